@@ -1,0 +1,34 @@
+# `make run` and `make test` set everything up on a fresh Debian machine, then run.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test lint format system-deps
+
+setup: system-deps $(STAMP)
+
+# redis-server powers the timelines and the Celery broker; docker-compose validates the stack.
+system-deps:
+	@command -v redis-server >/dev/null 2>&1 || scripts/install-system-deps.sh
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: setup
+	$(VENV)/bin/socialapp serve
+
+test: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/pytest
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .

@@ -1,0 +1,5 @@
+import sys
+
+from socialapp.cli import main
+
+sys.exit(main())

@@ -1,0 +1,84 @@
+"""Accounts and tokens."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields, validate
+
+from socialapp.api.auth import components
+from socialapp.api.fields import Id, Text, UtcDateTime
+from socialapp.domain.ids import parse_id
+from socialapp.errors import NotFound
+from socialapp.services import accounts
+
+blp = Blueprint("accounts", __name__, url_prefix="/v1", description="Accounts and tokens")
+
+HANDLE = validate.Regexp(r"^[a-z0-9_]{3,30}$", error="3 to 30 of a-z, 0-9 and _.")
+
+
+class UserSchema(ma.Schema):
+    id = Id(attribute="_id", dump_only=True)
+    handle = fields.String()
+    display_name = fields.String()
+    followers_count = fields.Integer()
+    following_count = fields.Integer()
+    post_count = fields.Integer()
+    created_at = UtcDateTime()
+
+
+class NewUserSchema(ma.Schema):
+    handle = Text(required=True, validate=HANDLE)
+    password = Text(required=True, validate=validate.Length(min=8, max=128))
+    display_name = Text(validate=validate.Length(min=1, max=64))
+
+
+class CredentialsSchema(ma.Schema):
+    handle = Text(required=True, validate=validate.Length(min=1, max=30))
+    password = Text(required=True, validate=validate.Length(min=1, max=128))
+
+
+class TokenSchema(ma.Schema):
+    access_token = fields.String()
+    token_type = fields.String()
+    expires_in = fields.Integer()
+
+
+def user_id_from_path(raw: str) -> int:
+    """A path id; malformed ids name no user, so they are 404 like unknown ones."""
+    user_id = parse_id(raw)
+    if user_id is None:
+        raise NotFound("user not found")
+    return user_id
+
+
+@blp.route("/users")
+class Users(MethodView):
+    @blp.arguments(NewUserSchema)
+    @blp.response(201, UserSchema)
+    @blp.alt_response(409, description="Handle already taken")
+    def post(self, body):
+        """Create an account"""
+        c = components()
+        return accounts.register(c.users, c.passwords, c.ids, **body)
+
+
+@blp.route("/users/<user_id>")
+class User(MethodView):
+    @blp.response(200, UserSchema)
+    def get(self, user_id):
+        """Get a user"""
+        return accounts.get_user(components().users, user_id_from_path(user_id))
+
+
+@blp.route("/auth/token")
+class Token(MethodView):
+    @blp.arguments(CredentialsSchema)
+    @blp.response(200, TokenSchema)
+    def post(self, body):
+        """Exchange a handle and password for a bearer token"""
+        c = components()
+        return accounts.issue_token(
+            c.users, c.passwords, c.tokens, body["handle"], body["password"]
+        )

@@ -1,0 +1,53 @@
+"""Marshmallow fields shared by every resource."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import marshmallow as ma
+from marshmallow import fields, validate
+
+from socialapp.domain.ids import MAX_ID
+
+
+class Id(fields.Field):
+    """Ids are integers inside and opaque strings on the wire."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else str(value)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str) or not value.isascii() or not value.isdigit():
+            raise ma.ValidationError("Not a valid id.")
+        number = int(value)
+        if not 0 < number <= MAX_ID:
+            raise ma.ValidationError("Not a valid id.")
+        return number
+
+
+class Text(fields.String):
+    """A string MongoDB can store: valid UTF-8 (no lone surrogates) and no NUL characters."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise ma.ValidationError("Not valid UTF-8 text.") from error
+        if "\x00" in text:
+            raise ma.ValidationError("NUL characters are not allowed.")
+        return text
+
+
+class UtcDateTime(fields.DateTime):
+    """ISO 8601 in UTC, whether or not the driver returned an aware datetime."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if isinstance(value, dt.datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return super()._serialize(value, attr, obj, **kwargs)
+
+
+class PageArgs(ma.Schema):
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    cursor = fields.String(load_default=None, validate=validate.Length(max=200))

@@ -1,0 +1,46 @@
+"""The Flask application factory."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask
+
+from socialapp import wiring
+from socialapp.api import register_api
+from socialapp.config import Settings
+from socialapp.services import accounts
+
+MAX_BODY_BYTES = 64 * 1024
+
+
+def create_app(settings: Settings | None = None, components: wiring.Components | None = None):
+    """Build the API. Tests pass their own ``settings`` (and may pass ready ``components``)."""
+    settings = settings or Settings.from_env()
+    components = components or wiring.build(settings)
+    app = Flask(__name__)
+    app.config.update(
+        SECRET_KEY=settings.secret_key,
+        MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
+        JSON_SORT_KEYS=False,
+        API_TITLE="socialapp",
+        API_VERSION="v1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
+    )
+    app.extensions["socialapp"] = components
+    components.ensure_indexes()
+    if settings.operator_handle and settings.operator_password:
+        accounts.ensure_operator(
+            components.users,
+            components.passwords,
+            components.ids,
+            settings.operator_handle,
+            settings.operator_password,
+        )
+    register_api(app)
+    logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
+    return app

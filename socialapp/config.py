@@ -1,0 +1,100 @@
+"""Settings read from the environment (prefix ``SOCIALAPP_``), with safe embedded defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from collections.abc import Mapping
+
+PREFIX = "SOCIALAPP_"
+
+
+class ConfigError(RuntimeError):
+    """The environment asks for something the service cannot run with."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    # Deployment
+    env: str = "development"  # "production" refuses insecure defaults
+    host: str = "127.0.0.1"
+    port: int = 8000
+    secret_key: str = ""  # signs tokens; generated per process outside production
+    cors_origins: str = ""  # comma separated; empty disables CORS
+    # MongoDB: no URI means the embedded mongomock store inside this process
+    mongo_uri: str = ""
+    mongo_db: str = "socialapp"
+    mongo_max_pool_size: int = 50
+    mongo_timeout_ms: int = 5000
+    mongo_majority_writes: bool = True  # majority write concern for edges and posts
+    # Redis: no URL means a redis-server started by the service itself
+    redis_url: str = ""
+    broker_url: str = ""
+    # Accounts and tokens
+    token_ttl_seconds: int = 3600
+    argon2_time_cost: int = 3
+    argon2_memory_kib: int = 65536
+    operator_handle: str = ""
+    operator_password: str = ""
+    # Posts and comments (outlier pattern)
+    embedded_comments: int = 20
+    comment_bucket_size: int = 100
+    # Timelines and fan-out
+    timeline_cap: int = 800
+    outbox_cap: int = 800
+    fanout_chunk_size: int = 1000
+    fanout_celebrity_chunk_size: int = 5000
+    inactive_after_seconds: int = 30 * 24 * 3600
+    settings_refresh_seconds: float = 2.0
+    sweep_interval_seconds: float = 30.0
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
+
+    @property
+    def embedded_mongo(self) -> bool:
+        return not self.mongo_uri
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> Settings:
+        """Build settings from ``SOCIALAPP_<FIELD>`` variables, then apply ``overrides``."""
+        environ = os.environ if environ is None else environ
+        values = {}
+        for field in dataclasses.fields(cls):
+            raw = environ.get(PREFIX + field.name.upper())
+            if raw is not None and raw != "":
+                values[field.name] = _parse(field, raw)
+        values.update(overrides)
+        settings = cls(**values)
+        return settings.checked()
+
+    def checked(self) -> Settings:
+        if self.production and len(self.secret_key) < 32:
+            raise ConfigError(
+                "SOCIALAPP_SECRET_KEY must be set (32+ characters) when SOCIALAPP_ENV=production"
+            )
+        if self.production and self.embedded_mongo:
+            raise ConfigError("SOCIALAPP_MONGO_URI must be set when SOCIALAPP_ENV=production")
+        if not self.secret_key:
+            return dataclasses.replace(self, secret_key=secrets.token_urlsafe(48))
+        return self
+
+
+def _parse(field: dataclasses.Field, raw: str):
+    kind = field.type
+    try:
+        if kind == "bool":
+            if raw.lower() in {"1", "true", "yes", "on"}:
+                return True
+            if raw.lower() in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+    except ValueError as error:
+        raise ConfigError(f"{PREFIX}{field.name.upper()}: cannot read {raw!r} as {kind}") from error
+    return raw

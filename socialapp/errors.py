@@ -1,0 +1,34 @@
+"""Errors the services raise; the API turns each into its HTTP status and JSON body."""
+
+from __future__ import annotations
+
+
+class AppError(Exception):
+    status = 500
+
+    def __init__(self, message: str, errors: dict | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errors = errors
+
+
+class Unauthorized(AppError):
+    status = 401
+
+
+class Forbidden(AppError):
+    status = 403
+
+
+class NotFound(AppError):
+    status = 404
+
+
+class Conflict(AppError):
+    status = 409
+
+
+class Invalid(AppError):
+    """A request that parsed but breaks a rule (e.g. following yourself)."""
+
+    status = 422

@@ -1,0 +1,1 @@
+"""Use cases. Each takes the stores it needs as arguments."""

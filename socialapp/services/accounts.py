@@ -1,0 +1,68 @@
+"""Sign-up, sign-in and operator accounts."""
+
+from __future__ import annotations
+
+import logging
+
+from socialapp.domain.ids import IdGenerator
+from socialapp.errors import Conflict, NotFound, Unauthorized
+from socialapp.security import Passwords, Tokens
+from socialapp.stores.users import UserStore
+
+log = logging.getLogger(__name__)
+
+OPERATOR = "operator"
+
+
+def register(
+    users: UserStore,
+    passwords: Passwords,
+    ids: IdGenerator,
+    handle: str,
+    password: str,
+    display_name: str | None = None,
+    role: str = "user",
+) -> dict:
+    if users.by_handle(handle) is not None:
+        raise Conflict(f"handle {handle!r} is already taken")
+    return users.create(
+        ids.next_id(), handle, passwords.hash(password), display_name or handle, role
+    )
+
+
+def issue_token(users: UserStore, passwords: Passwords, tokens: Tokens, handle: str, password: str):
+    """A bearer token for the account; the same error whether the handle or password is wrong."""
+    user = users.by_handle(handle)
+    if not passwords.verify(user["password_hash"] if user else None, password):
+        raise Unauthorized("invalid handle or password")
+    return {
+        "access_token": tokens.issue(user["_id"]),
+        "token_type": "bearer",
+        "expires_in": tokens.ttl,
+    }
+
+
+def get_user(users: UserStore, user_id: int) -> dict:
+    user = users.get(user_id)
+    if user is None:
+        raise NotFound("user not found")
+    return user
+
+
+def ensure_operator(
+    users: UserStore, passwords: Passwords, ids: IdGenerator, handle: str, password: str
+) -> dict:
+    """Create the operator account unless an account with ``handle`` exists already."""
+    existing = users.by_handle(handle)
+    if existing is not None:
+        return existing
+    try:
+        user = register(users, passwords, ids, handle, password, role=OPERATOR)
+    except Conflict:  # another process created it first
+        return users.by_handle(handle)
+    log.info("created operator account %r", handle)
+    return user
+
+
+def is_operator(user: dict) -> bool:
+    return user.get("role") == OPERATOR

@@ -1,0 +1,1 @@
+"""Stores: the only code that knows MongoDB collections and Redis keys."""

@@ -1,0 +1,9 @@
+"""Placeholder, replaced by the real store."""
+
+
+class LikeStore:
+    def __init__(self, db, settings) -> None:
+        self._db = db
+
+    def ensure_indexes(self) -> None:
+        pass

@@ -1,0 +1,73 @@
+"""The ``users`` collection: accounts, roles, counters and fan-out overrides."""
+
+from __future__ import annotations
+
+from pymongo import ASCENDING, ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from socialapp.config import Settings
+from socialapp.domain.ids import id_datetime
+from socialapp.errors import Conflict
+from socialapp.stores.mongo import collection
+
+COUNTERS = ("followers_count", "following_count", "post_count")
+
+
+class UserStore:
+    def __init__(self, db, settings: Settings) -> None:
+        self._users = collection(db, "users", settings)
+
+    def ensure_indexes(self) -> None:
+        self._users.create_index([("handle", ASCENDING)], unique=True, name="handle_unique")
+
+    def create(
+        self, user_id: int, handle: str, password_hash: str, display_name: str, role: str = "user"
+    ) -> dict:
+        user = {
+            "_id": user_id,
+            "handle": handle,
+            "display_name": display_name,
+            "password_hash": password_hash,
+            "role": role,
+            "followers_count": 0,
+            "following_count": 0,
+            "post_count": 0,
+            "fanout_override": "auto",
+            "created_at": id_datetime(user_id),
+        }
+        try:
+            self._users.insert_one(user)
+        except DuplicateKeyError as error:
+            if "handle" in str(error):
+                raise Conflict(f"handle {handle!r} is already taken") from error
+            raise
+        return user
+
+    def get(self, user_id: int) -> dict | None:
+        return self._users.find_one({"_id": user_id})
+
+    def get_many(self, user_ids: list[int]) -> list[dict]:
+        """The users with these ids, in the order given, skipping unknown ones."""
+        found = {u["_id"]: u for u in self._users.find({"_id": {"$in": list(user_ids)}})}
+        return [found[i] for i in user_ids if i in found]
+
+    def by_handle(self, handle: str) -> dict | None:
+        return self._users.find_one({"handle": handle})
+
+    def add_to_counter(self, user_id: int, counter: str, delta: int) -> dict | None:
+        """Add ``delta`` to one counter atomically; the updated user, or None if unknown."""
+        assert counter in COUNTERS
+        return self._users.find_one_and_update(
+            {"_id": user_id}, {"$inc": {counter: delta}}, return_document=ReturnDocument.AFTER
+        )
+
+    def set_fanout_override(self, user_id: int, strategy: str) -> dict | None:
+        return self._users.find_one_and_update(
+            {"_id": user_id},
+            {"$set": {"fanout_override": strategy}},
+            return_document=ReturnDocument.AFTER,
+        )
+
+    def with_override(self) -> list[dict]:
+        """Users whose fan-out strategy is forced (a handful, set by operators)."""
+        return list(self._users.find({"fanout_override": {"$in": ["push", "pull"]}}))
