@@ -1,9 +1,80 @@
-"""Placeholder, replaced by the real store."""
+"""The ``follows`` collection: one document per follower -> followee edge."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pymongo import ASCENDING
+from pymongo.errors import DuplicateKeyError
+
+from socialapp.config import Settings
+from socialapp.stores.mongo import collection
 
 
 class FollowStore:
-    def __init__(self, db, settings) -> None:
-        self._db = db
+    def __init__(self, db, settings: Settings) -> None:
+        self._follows = collection(db, "follows", settings)
 
     def ensure_indexes(self) -> None:
-        pass
+        self._follows.create_index(
+            [("follower_id", ASCENDING), ("followee_id", ASCENDING)],
+            unique=True,
+            name="follower_followee_unique",
+        )
+        self._follows.create_index(
+            [("followee_id", ASCENDING), ("follower_id", ASCENDING)], name="followee_follower"
+        )
+
+    def add(self, follower_id: int, followee_id: int) -> bool:
+        """Create the edge; True only if it did not exist yet."""
+        edge = {"follower_id": follower_id, "followee_id": followee_id, "created_at": _now()}
+        try:
+            self._follows.insert_one(edge)
+        except DuplicateKeyError:
+            return False
+        return True
+
+    def remove(self, follower_id: int, followee_id: int) -> bool:
+        """Delete the edge; True only if there was one."""
+        result = self._follows.delete_one({"follower_id": follower_id, "followee_id": followee_id})
+        return result.deleted_count == 1
+
+    def exists(self, follower_id: int, followee_id: int) -> bool:
+        edge = {"follower_id": follower_id, "followee_id": followee_id}
+        return self._follows.find_one(edge, projection={"_id": 1}) is not None
+
+    def follower_ids(
+        self, followee_id: int, after: int | None = None, limit: int = 1000
+    ) -> list[int]:
+        """Followers of ``followee_id`` with ids above ``after``, ascending."""
+        return self._walk("followee_id", followee_id, "follower_id", after, limit)
+
+    def followee_ids(
+        self, follower_id: int, after: int | None = None, limit: int | None = None
+    ) -> list[int]:
+        """Accounts ``follower_id`` follows with ids above ``after``, ascending (all by default)."""
+        return self._walk("follower_id", follower_id, "followee_id", after, limit)
+
+    def count_followers(self, user_id: int) -> int:
+        return self._follows.count_documents({"followee_id": user_id})
+
+    def count_followees(self, user_id: int) -> int:
+        return self._follows.count_documents({"follower_id": user_id})
+
+    def _walk(self, key: str, value: int, other: str, after: int | None, limit: int | None):
+        query = {key: value}
+        if after is not None:
+            query[other] = {"$gt": after}
+        edges = self._follows.find(
+            query,
+            projection={other: 1, "_id": 0},
+            sort=[(other, ASCENDING)],
+            limit=limit or 0,
+        )
+        return [edge[other] for edge in edges]
+
+
+def _now() -> dt.datetime:
+    """Now in UTC at MongoDB's millisecond precision."""
+    now = dt.datetime.now(dt.UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)

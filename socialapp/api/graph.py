@@ -1,0 +1,68 @@
+"""The follow graph: follow, unfollow, followers and following."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields
+
+from socialapp.api.accounts import UserSchema, user_id_from_path
+from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.fields import PageArgs
+from socialapp.services import graph
+
+blp = Blueprint("graph", __name__, url_prefix="/v1", description="Follow graph")
+
+
+class UserPageSchema(ma.Schema):
+    items = fields.List(fields.Nested(UserSchema))
+    next_cursor = fields.String(allow_none=True)
+
+
+@blp.route("/me/following/<user_id>")
+class Following(MethodView):
+    @blp.doc(**BEARER)
+    @blp.response(204)
+    @blp.alt_response(404, description="Unknown user")
+    @blp.alt_response(422, description="Following yourself")
+    def put(self, user_id):
+        """Follow a user (idempotent)"""
+        follower_id = caller_id()
+        c = components()
+        graph.follow(c.users, c.follows, follower_id, user_id_from_path(user_id))
+
+    @blp.doc(**BEARER)
+    @blp.response(204)
+    def delete(self, user_id):
+        """Unfollow a user (idempotent)"""
+        follower_id = caller_id()
+        c = components()
+        graph.unfollow(c.users, c.follows, follower_id, user_id_from_path(user_id))
+
+
+@blp.route("/users/<user_id>/followers")
+class Followers(MethodView):
+    @blp.arguments(PageArgs, location="query", unknown=ma.RAISE)
+    @blp.response(200, UserPageSchema)
+    def get(self, args, user_id):
+        """Who follows a user"""
+        c = components()
+        page = graph.followers_page(c.users, c.follows, user_id_from_path(user_id), **args)
+        return _page(page)
+
+
+@blp.route("/users/<user_id>/following")
+class Followees(MethodView):
+    @blp.arguments(PageArgs, location="query", unknown=ma.RAISE)
+    @blp.response(200, UserPageSchema)
+    def get(self, args, user_id):
+        """Whom a user follows"""
+        c = components()
+        page = graph.following_page(c.users, c.follows, user_id_from_path(user_id), **args)
+        return _page(page)
+
+
+def _page(page: graph.Page) -> dict:
+    items, next_cursor = page
+    return {"items": items, "next_cursor": next_cursor}

@@ -1,0 +1,66 @@
+"""Following and unfollowing, and paging through who follows whom."""
+
+from __future__ import annotations
+
+from socialapp.domain.ids import parse_id
+from socialapp.errors import Invalid
+from socialapp.services.accounts import get_user
+from socialapp.stores.follows import FollowStore
+from socialapp.stores.users import UserStore
+
+Page = tuple[list[dict], str | None]
+
+
+def follow(users: UserStore, follows: FollowStore, follower_id: int, followee_id: int) -> bool:
+    """Follow ``followee_id``; True if the edge is new (counters move only then)."""
+    if follower_id == followee_id:
+        raise Invalid("you cannot follow yourself")
+    get_user(users, followee_id)
+    if not follows.add(follower_id, followee_id):
+        return False
+    users.add_to_counter(followee_id, "followers_count", 1)
+    users.add_to_counter(follower_id, "following_count", 1)
+    return True
+
+
+def unfollow(users: UserStore, follows: FollowStore, follower_id: int, followee_id: int) -> bool:
+    """Stop following; True if there was an edge (counters move only then)."""
+    if not follows.remove(follower_id, followee_id):
+        return False
+    users.add_to_counter(followee_id, "followers_count", -1)
+    users.add_to_counter(follower_id, "following_count", -1)
+    return True
+
+
+def followers_page(
+    users: UserStore, follows: FollowStore, user_id: int, limit: int, cursor: str | None
+) -> Page:
+    """Followers of ``user_id`` in a stable order, ``limit`` at a time."""
+    get_user(users, user_id)
+    ids = follows.follower_ids(user_id, after=_decode(cursor), limit=limit + 1)
+    return _page(users, ids, limit)
+
+
+def following_page(
+    users: UserStore, follows: FollowStore, user_id: int, limit: int, cursor: str | None
+) -> Page:
+    """Accounts ``user_id`` follows in a stable order, ``limit`` at a time."""
+    get_user(users, user_id)
+    ids = follows.followee_ids(user_id, after=_decode(cursor), limit=limit + 1)
+    return _page(users, ids, limit)
+
+
+def _page(users: UserStore, ids: list[int], limit: int) -> Page:
+    more = len(ids) > limit
+    ids = ids[:limit]
+    next_cursor = str(ids[-1]) if more else None
+    return users.get_many(ids), next_cursor
+
+
+def _decode(cursor: str | None) -> int | None:
+    if cursor is None:
+        return None
+    after = parse_id(cursor)
+    if after is None:
+        raise Invalid("malformed cursor", {"query": {"cursor": ["Not a valid cursor."]}})
+    return after
