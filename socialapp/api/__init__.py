@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Flask
 from flask_smorest import Api
 
-from socialapp.api import accounts, errors, ops
+from socialapp.api import accounts, errors, graph, ops, posts
 
 
 class SocialApi(Api):
@@ -15,7 +15,7 @@ class SocialApi(Api):
         return payload, code, headers
 
 
-BLUEPRINTS = (accounts.blp, ops.blp)
+BLUEPRINTS = (accounts.blp, graph.blp, ops.blp, posts.blp)
 
 
 def register_api(app: Flask) -> SocialApi:

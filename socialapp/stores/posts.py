@@ -1,9 +1,196 @@
-"""Placeholder, replaced by the real store."""
+"""The ``posts`` and ``comment_overflow`` collections: a post and its comments, one aggregate.
+
+Outlier pattern: the first ``embedded_comments`` comments live inside the post document, so a
+post renders with one read; the rest go to ``comment_overflow`` buckets of at most
+``comment_bucket_size`` comments, keyed by (post_id, bucket). Every comment carries ``seq``,
+its 1-based position under the post: seq <= N is embedded, later ones go to bucket
+``(seq - N - 1) // B``.
+"""
+
+from __future__ import annotations
+
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from socialapp.config import Settings
+from socialapp.domain.ids import id_datetime
+from socialapp.stores.mongo import collection
+
+NEWEST_FIRST = [("_id", DESCENDING)]
 
 
 class PostStore:
-    def __init__(self, db, settings) -> None:
-        self._db = db
+    def __init__(self, db, settings: Settings) -> None:
+        self._posts = collection(db, "posts", settings)
+        self._overflow = collection(db, "comment_overflow", settings)
+        self._embedded = settings.embedded_comments
+        self._bucket_size = settings.comment_bucket_size
 
     def ensure_indexes(self) -> None:
-        pass
+        self._posts.create_index(
+            [("author_id", ASCENDING), ("_id", DESCENDING)], name="author_newest"
+        )
+        self._overflow.create_index(
+            [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
+        )
+
+    def create(self, post_id: int, author_id: int, text: str) -> dict:
+        post = {
+            "_id": post_id,
+            "author_id": author_id,
+            "text": text,
+            "created_at": id_datetime(post_id),
+            "like_count": 0,
+            "comment_count": 0,
+            "comment_seq": 0,
+            "comments": [],
+            "has_extra": False,
+        }
+        self._posts.insert_one(post)
+        return post
+
+    def get(self, post_id: int) -> dict | None:
+        return self._posts.find_one({"_id": post_id})
+
+    def exists(self, post_id: int) -> bool:
+        return self._posts.find_one({"_id": post_id}, projection={"_id": 1}) is not None
+
+    def get_many(self, post_ids: list[int]) -> dict[int, dict]:
+        return {p["_id"]: p for p in self._posts.find({"_id": {"$in": list(post_ids)}})}
+
+    def delete(self, post_id: int) -> dict | None:
+        """Remove the post and its overflow comments; the deleted post, or None if unknown."""
+        post = self._posts.find_one_and_delete({"_id": post_id})
+        if post is not None:
+            self._overflow.delete_many({"post_id": post_id})
+        return post
+
+    def by_author(self, author_id: int, max_id: int | None = None, limit: int = 20) -> list[dict]:
+        """The author's posts older than ``max_id``, newest first."""
+        query: dict = {"author_id": author_id}
+        if max_id is not None:
+            query["_id"] = {"$lt": max_id}
+        return list(self._posts.find(query, sort=NEWEST_FIRST, limit=limit))
+
+    def page_by_authors(
+        self, author_ids: list[int], before_id: int | None, after_id: int | None, limit: int
+    ) -> list[dict]:
+        """Posts of any of ``author_ids`` with after_id < id < before_id, newest first."""
+        query: dict = {"author_id": {"$in": list(author_ids)}}
+        window = {}
+        if before_id is not None:
+            window["$lt"] = before_id
+        if after_id is not None:
+            window["$gt"] = after_id
+        if window:
+            query["_id"] = window
+        return list(self._posts.find(query, sort=NEWEST_FIRST, limit=limit))
+
+    def latest_ids_by_author(self, author_id: int, limit: int) -> list[int]:
+        posts = self._posts.find(
+            {"author_id": author_id}, projection={"_id": 1}, sort=NEWEST_FIRST, limit=limit
+        )
+        return [p["_id"] for p in posts]
+
+    def add_to_like_count(self, post_id: int, delta: int) -> dict | None:
+        """Add ``delta`` to the like count atomically; the updated post, or None if unknown."""
+        return self._posts.find_one_and_update(
+            {"_id": post_id},
+            {"$inc": {"like_count": delta}},
+            return_document=ReturnDocument.AFTER,
+        )
+
+    def add_comment(self, post_id: int, comment_id: int, author_id: int, text: str) -> dict | None:
+        """Append a comment; the stored comment (with ``post_id``), or None if the post is gone.
+
+        Three single-document steps, in this order, keep counts and order exact under any
+        number of concurrent writers without transactions:
+
+        1. Reserve: ``$inc comment_seq`` hands out each position exactly once, so concurrent
+           writers never compete for a slot, the embedded array never exceeds N and no bucket
+           exceeds B, and ``$sort`` by seq puts racing pushes back in order.
+        2. Write the comment where its position says (embedded, or an upserted bucket).
+        3. Count: ``comment_count`` (and ``has_extra``) change only after the comment is
+           stored, so a reader is never promised a comment it cannot find. A writer that dies
+           after step 1 leaves a harmless gap in seq, never a wrong count. An embedded
+           comment is written and counted by one update.
+
+        If the post is deleted meanwhile, step 2 or 3 finds nothing; overflow written for it
+        is removed again (post ids are never reused), and the caller gets None.
+        """
+        reserved = self._posts.find_one_and_update(
+            {"_id": post_id},
+            {"$inc": {"comment_seq": 1}},
+            projection={"comment_seq": 1},
+            return_document=ReturnDocument.AFTER,
+        )
+        if reserved is None:
+            return None
+        seq = reserved["comment_seq"]
+        comment = {
+            "id": comment_id,
+            "seq": seq,
+            "author_id": author_id,
+            "text": text,
+            "created_at": id_datetime(comment_id),
+        }
+        if seq <= self._embedded:
+            stored = self._posts.update_one(
+                {"_id": post_id},
+                {"$push": {"comments": _in_order(comment)}, "$inc": {"comment_count": 1}},
+            )
+        else:
+            self._push_to_bucket(post_id, (seq - self._embedded - 1) // self._bucket_size, comment)
+            stored = self._posts.update_one(
+                {"_id": post_id}, {"$inc": {"comment_count": 1}, "$set": {"has_extra": True}}
+            )
+            if stored.matched_count == 0:
+                self._overflow.delete_many({"post_id": post_id})
+        if stored.matched_count == 0:
+            return None
+        return {**comment, "post_id": post_id}
+
+    def _push_to_bucket(self, post_id: int, bucket: int, comment: dict) -> None:
+        key = {"post_id": post_id, "bucket": bucket}
+        update = {"$push": {"comments": _in_order(comment)}, "$inc": {"count": 1}}
+        try:
+            self._overflow.update_one(key, update, upsert=True)
+        except DuplicateKeyError:  # another writer created the bucket first
+            self._overflow.update_one(key, update)
+
+    def comments_page(self, post_id: int, after_seq: int, limit: int) -> list[dict] | None:
+        """Up to ``limit`` comments with seq > ``after_seq``, oldest first; None if no post.
+
+        Paging by seq never repeats a comment; a position still being written when a page
+        was read is not revisited by later pages.
+        """
+        post = self._posts.find_one({"_id": post_id}, projection={"comments": 1, "has_extra": 1})
+        if post is None:
+            return None
+        page = [c for c in post["comments"] if c["seq"] > after_seq][:limit]
+        if post["has_extra"]:
+            page += self._overflow_after(post_id, after_seq, limit - len(page))
+        return [{**c, "post_id": post_id} for c in page]
+
+    def _overflow_after(self, post_id: int, after_seq: int, limit: int) -> list[dict]:
+        comments: list[dict] = []
+        bucket = max(0, (after_seq - self._embedded) // self._bucket_size)
+        batch = -(-limit // self._bucket_size) + 1
+        while len(comments) < limit:
+            buckets = list(
+                self._overflow.find(
+                    {"post_id": post_id, "bucket": {"$gte": bucket}},
+                    sort=[("bucket", ASCENDING)],
+                    limit=batch,
+                )
+            )
+            for found in buckets:
+                comments += [c for c in found["comments"] if c["seq"] > after_seq]
+            if len(buckets) < batch:
+                break
+            bucket = buckets[-1]["bucket"] + 1
+        return comments[:limit]
+
+
+def _in_order(comment: dict) -> dict:
+    return {"$each": [comment], "$sort": {"seq": 1}}

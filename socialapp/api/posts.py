@@ -1,0 +1,168 @@
+"""Posts, likes and comments."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields, validate
+
+from socialapp.api.accounts import user_id_from_path
+from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.fields import Id, Text, UtcDateTime
+from socialapp.domain.ids import parse_id
+from socialapp.errors import NotFound
+from socialapp.services import posts
+
+blp = Blueprint("posts", __name__, url_prefix="/v1", description="Posts, likes and comments")
+
+LIMIT = validate.Range(min=1, max=100)
+
+
+def _not_blank(text: str) -> None:
+    if not text.strip():
+        raise ma.ValidationError("Text must not be blank.")
+
+
+class NewTextSchema(ma.Schema):
+    text = Text(required=True, validate=[validate.Length(min=1, max=500), _not_blank])
+
+
+class CommentSchema(ma.Schema):
+    id = Id()
+    post_id = Id()
+    author_id = Id()
+    text = fields.String()
+    created_at = UtcDateTime()
+
+
+class PostSchema(ma.Schema):
+    id = Id(attribute="_id")
+    author_id = Id()
+    text = fields.String()
+    created_at = UtcDateTime()
+    like_count = fields.Integer()
+    comment_count = fields.Integer()
+    comments = fields.List(fields.Nested(CommentSchema))
+    has_more_comments = fields.Boolean(attribute="has_extra")
+
+    @ma.pre_dump
+    def _comments_name_their_post(self, post: dict, **kwargs) -> dict:
+        comments = [{**c, "post_id": post["_id"]} for c in post.get("comments", [])]
+        return {**post, "comments": comments}
+
+
+class PostPageSchema(ma.Schema):
+    items = fields.List(fields.Nested(PostSchema))
+    next_max_id = Id()
+
+
+class CommentPageSchema(ma.Schema):
+    items = fields.List(fields.Nested(CommentSchema))
+    next_cursor = fields.String(allow_none=True)
+
+
+class PostPageArgs(ma.Schema):
+    limit = fields.Integer(load_default=20, validate=LIMIT)
+    max_id = Id(load_default=None)
+
+
+class Cursor(fields.String):
+    """A comment cursor: an opaque string on the wire, the last position seen inside."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if not text.isascii() or not text.isdigit() or len(text) > 15:
+            raise ma.ValidationError("Not a valid cursor.")
+        return int(text)
+
+
+class CommentPageArgs(ma.Schema):
+    limit = fields.Integer(load_default=20, validate=LIMIT)
+    cursor = Cursor(attribute="after_seq", load_default=0)
+
+
+def post_id_from_path(raw: str) -> int:
+    """A path id; malformed ids name no post, so they are 404 like unknown ones."""
+    post_id = parse_id(raw)
+    if post_id is None:
+        raise NotFound("post not found")
+    return post_id
+
+
+@blp.route("/posts")
+class Posts(MethodView):
+    @blp.arguments(NewTextSchema)
+    @blp.response(201, PostSchema)
+    @blp.doc(**BEARER)
+    def post(self, body):
+        """Publish a post"""
+        c = components()
+        return posts.create_post(c.users, c.posts, c.ids, caller_id(), body["text"])
+
+
+@blp.route("/posts/<post_id>")
+class Post(MethodView):
+    @blp.response(200, PostSchema)
+    def get(self, post_id):
+        """Get a post with its first comments"""
+        return posts.get_post(components().posts, post_id_from_path(post_id))
+
+    @blp.response(204)
+    @blp.alt_response(403, description="Not the author")
+    @blp.doc(**BEARER)
+    def delete(self, post_id):
+        """Delete your own post"""
+        c = components()
+        user_id = caller_id()
+        posts.delete_post(c.users, c.posts, c.likes, post_id_from_path(post_id), user_id)
+
+
+@blp.route("/users/<user_id>/posts")
+class UserPosts(MethodView):
+    @blp.arguments(PostPageArgs, location="query")
+    @blp.response(200, PostPageSchema)
+    def get(self, args, user_id):
+        """A user's posts, newest first"""
+        c = components()
+        return posts.user_posts(c.users, c.posts, user_id_from_path(user_id), **args)
+
+
+@blp.route("/posts/<post_id>/like")
+class Like(MethodView):
+    @blp.response(204)
+    @blp.doc(**BEARER)
+    def put(self, post_id):
+        """Like a post (idempotent)"""
+        c = components()
+        user_id = caller_id()
+        posts.like(c.posts, c.likes, post_id_from_path(post_id), user_id)
+
+    @blp.response(204)
+    @blp.doc(**BEARER)
+    def delete(self, post_id):
+        """Take back a like (idempotent)"""
+        c = components()
+        user_id = caller_id()
+        posts.unlike(c.posts, c.likes, post_id_from_path(post_id), user_id)
+
+
+@blp.route("/posts/<post_id>/comments")
+class Comments(MethodView):
+    @blp.arguments(NewTextSchema)
+    @blp.response(201, CommentSchema)
+    @blp.doc(**BEARER)
+    def post(self, body, post_id):
+        """Comment on a post"""
+        c = components()
+        user_id = caller_id()
+        return posts.add_comment(c.posts, c.ids, post_id_from_path(post_id), user_id, body["text"])
+
+    @blp.arguments(CommentPageArgs, location="query")
+    @blp.response(200, CommentPageSchema)
+    def get(self, args, post_id):
+        """Every comment of a post, oldest first, page by page"""
+        c = components()
+        return posts.comments_page(
+            c.posts, post_id_from_path(post_id), args["after_seq"], args["limit"]
+        )
