@@ -1,5 +1,0 @@
-import sys
-
-from socialapp.cli import main
-
-sys.exit(main())

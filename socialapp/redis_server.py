@@ -1,0 +1,293 @@
+"""Real ``redis-server`` processes started by the project: one server, or a 3-master cluster.
+
+Used by the embedded default (no ``SOCIALAPP_REDIS_URL``) and by the tests. Every process
+started here is stopped when the interpreter exits, so no server outlives its run.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import redis
+from redis.backoff import NoBackoff
+from redis.cluster import ClusterNode
+from redis.retry import Retry
+
+START_TIMEOUT = 10.0
+INSTALL_HINT = (
+    "install it with `apt-get install redis-server` (Debian/Ubuntu) or `make setup`, "
+    "or point SOCIALAPP_REDIS_URL at a running Redis"
+)
+
+
+class RedisUnavailable(RuntimeError):
+    """redis-server is not installed, or did not come up."""
+
+
+def find_redis_server() -> str | None:
+    """The path of the ``redis-server`` binary, or None when it is not installed."""
+    return shutil.which("redis-server") or _existing("/usr/bin/redis-server")
+
+
+def _existing(path: str) -> str | None:
+    return path if Path(path).is_file() else None
+
+
+def _require(name: str) -> str:
+    found = find_redis_server() if name == "redis-server" else shutil.which(name)
+    if found is None:
+        raise RedisUnavailable(f"{name} is not installed: {INSTALL_HINT}")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+_running: set[RedisServer] = set()
+_running_lock = threading.Lock()
+
+
+@atexit.register
+def _stop_all() -> None:
+    with _running_lock:
+        servers = list(_running)
+    for server in servers:
+        server.stop()
+
+
+class RedisServer:
+    def __init__(
+        self,
+        port: int | None = None,
+        workdir: str | None = None,
+        maxmemory_policy: str = "noeviction",
+        extra_args: tuple[str, ...] | list[str] = (),
+    ) -> None:
+        self.port = port
+        self._fixed_port = port is not None
+        self._workdir = workdir
+        self._owns_dir = False
+        self.maxmemory_policy = maxmemory_policy
+        self.extra_args = tuple(extra_args)
+        self._process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self) -> str:
+        """Start the server (a free port unless one was given) and wait until it answers."""
+        if self.running:
+            return self.url
+        binary = _require("redis-server")
+        if self._workdir is None:
+            self._workdir = tempfile.mkdtemp(prefix="socialapp-redis-")
+            self._owns_dir = True
+        for attempt in range(3):
+            if not self._fixed_port and (self.port is None or attempt > 0):
+                self.port = free_port()
+            try:
+                self._launch(binary)
+                return self.url
+            except RedisUnavailable:
+                if self._fixed_port or attempt == 2:
+                    self.stop()
+                    raise
+        raise AssertionError("unreachable")
+
+    def _launch(self, binary: str) -> None:
+        log_path = Path(self._workdir, f"redis-{self.port}.log")
+        args = [
+            binary,
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", self._workdir,
+            "--daemonize", "no",
+            "--maxmemory-policy", self.maxmemory_policy,
+            *self.extra_args,
+        ]  # fmt: skip
+        with open(log_path, "ab") as log:
+            self._process = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+        with _running_lock:
+            _running.add(self)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                break
+            if _answers(self.port, self._process.pid):
+                return
+            time.sleep(0.02)
+        self._shutdown()
+        tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
+        raise RedisUnavailable(
+            f"redis-server on port {self.port} did not start within {START_TIMEOUT:.0f} s; "
+            f"its log ({log_path}):\n{tail}"
+        )
+
+    def stop(self) -> None:
+        """Stop the server and remove the directory it created."""
+        self._shutdown()
+        if self._owns_dir and self._workdir:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir, self._owns_dir = None, False
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash would (``restart()`` brings it back)."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+
+    def restart(self) -> str:
+        """Stop and start again on the same port (the data is gone: nothing is persisted)."""
+        self._shutdown()
+        binary = _require("redis-server")
+        self._launch(binary)
+        return self.url
+
+    def _shutdown(self) -> None:
+        process, self._process = self._process, None
+        with _running_lock:
+            _running.discard(self)
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _answers(port: int, pid: int) -> bool:
+    """True once the server with process id ``pid`` answers on ``port``."""
+    client = _probe(port)
+    with contextlib.closing(client):
+        try:
+            return client.info("server")["process_id"] == pid
+        except redis.RedisError:
+            return False
+
+
+class RedisCluster3:
+    """Three masters on localhost, every hash slot assigned, no replicas."""
+
+    def __init__(self, workdir: str | None = None, maxmemory_policy: str = "noeviction") -> None:
+        self._workdir = workdir
+        self._owns_dir = False
+        self.maxmemory_policy = maxmemory_policy
+        self.nodes: list[RedisServer] = []
+
+    @property
+    def startup_nodes(self) -> list[ClusterNode]:
+        return [ClusterNode("127.0.0.1", node.port) for node in self.nodes]
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.nodes[0].port}"
+
+    def start(self) -> str:
+        cli = _require("redis-cli")
+        _require("redis-server")
+        if self._workdir is None:
+            self._workdir = tempfile.mkdtemp(prefix="socialapp-cluster-")
+            self._owns_dir = True
+            atexit.register(self.stop)
+        try:
+            for _ in range(3):
+                port = free_port()
+                node = RedisServer(
+                    port=port,
+                    workdir=self._workdir,
+                    maxmemory_policy=self.maxmemory_policy,
+                    extra_args=(
+                        "--cluster-enabled", "yes",
+                        "--cluster-config-file", f"{self._workdir}/nodes-{port}.conf",
+                        "--cluster-port", str(free_port()),
+                        "--cluster-node-timeout", "5000",
+                    ),
+                )  # fmt: skip
+                self.nodes.append(node)
+                node.start()
+            self._create(cli)
+        except BaseException:
+            self.stop()
+            raise
+        return self.url
+
+    def _create(self, cli: str) -> None:
+        addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+        created = subprocess.run(
+            [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        if created.returncode != 0:
+            raise RedisUnavailable(f"redis-cli --cluster create failed:\n{created.stdout}")
+        deadline = time.monotonic() + START_TIMEOUT
+        while not all(_cluster_ok(node.port) for node in self.nodes):
+            if time.monotonic() > deadline:
+                raise RedisUnavailable(f"the cluster on {addresses} did not reach state ok")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+        self.nodes = []
+        if self._owns_dir and self._workdir:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir, self._owns_dir = None, False
+
+    def __enter__(self) -> RedisCluster3:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def _cluster_ok(port: int) -> bool:
+    client = _probe(port)
+    with contextlib.closing(client):
+        try:
+            return client.cluster("INFO").get("cluster_state") == "ok"
+        except redis.RedisError:
+            return False
+
+
+def _probe(port: int) -> redis.Redis:
+    """A client that asks once: no retries, short timeouts."""
+    return redis.Redis(
+        port=port,
+        socket_timeout=1,
+        socket_connect_timeout=1,
+        retry=Retry(NoBackoff(), 0),
+        decode_responses=True,
+    )

@@ -1,0 +1,4 @@
+-- Replace the set with an empty one that is being rebuilt.
+redis.call('DEL', key)
+redis.call('ZADD', key, '+inf', SENTINEL)
+return 1

@@ -1,0 +1,196 @@
+"""Home timelines and author outboxes in Redis: the only owner of their keys.
+
+Each is a sorted set ``home:{user_id}`` / ``outbox:{author_id}`` of ``"post_id:author_id"``
+members scored by post id, plus a sentinel member whose score is the set's floor: the set
+is complete for every post id above it (0: all history; +inf: being rebuilt, trust
+nothing). A set that does not exist is unknown and must be rebuilt by the caller. Every
+operation touches one key, so all of it runs unchanged on a Redis Cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from redis.exceptions import NoScriptError
+
+from socialapp.config import Settings
+from socialapp.domain.timeline import Entry
+
+LUA = Path(__file__).parent / "lua"
+SCRIPTS = ("create", "add", "begin_rebuild", "finish_rebuild", "remove_author", "read")
+SENTINEL = "floor"
+
+
+def _member(entry: Entry) -> str:
+    return f"{entry.post_id}:{entry.author_id}"
+
+
+def _entry(member: str) -> Entry:
+    post_id, _, author_id = member.partition(":")
+    return Entry(int(post_id), int(author_id))
+
+
+class Slice(NamedTuple):
+    entries: list[Entry]  # newest first
+    floor: float | None  # None: the set does not exist
+
+
+def home_key(user_id: int) -> str:
+    return f"home:{{{user_id}}}"
+
+
+def outbox_key(author_id: int) -> str:
+    return f"outbox:{{{author_id}}}"
+
+
+class TimelineStore:
+    def __init__(self, client, settings: Settings) -> None:
+        self._client = client
+        self._home_cap = settings.timeline_cap
+        self._outbox_cap = settings.outbox_cap
+        library = (LUA / "lib.lua").read_text()
+        self._scripts = {
+            name: client.register_script(library + (LUA / f"{name}.lua").read_text())
+            for name in SCRIPTS
+        }
+
+    # Creating and rebuilding
+
+    def create_home(self, user_id: int, entries: Iterable[Entry] = (), floor: int = 0) -> bool:
+        """Create the home timeline unless it exists; True when it was created."""
+        return bool(self._one("create", home_key(user_id), self._home_cap, floor, entries))
+
+    def create_outbox(self, author_id: int, entries: Iterable[Entry] = (), floor: int = 0) -> bool:
+        return bool(self._one("create", outbox_key(author_id), self._outbox_cap, floor, entries))
+
+    def begin_rebuild_home(self, user_id: int) -> None:
+        """Empty the timeline with floor +inf; deliveries meanwhile are kept, uncapped."""
+        self._run([("begin_rebuild", home_key(user_id), ())])
+
+    def begin_rebuild_outbox(self, author_id: int) -> None:
+        self._run([("begin_rebuild", outbox_key(author_id), ())])
+
+    def finish_rebuild_home(self, user_id: int, entries: Iterable[Entry], floor: int) -> bool:
+        """Add ``entries``, set the floor to max(floor, a floor already set), trim.
+
+        False when the timeline vanished meanwhile (nothing is written then).
+        """
+        key = home_key(user_id)
+        return bool(self._one("finish_rebuild", key, self._home_cap, floor, entries))
+
+    def finish_rebuild_outbox(self, author_id: int, entries: Iterable[Entry], floor: int) -> bool:
+        key = outbox_key(author_id)
+        return bool(self._one("finish_rebuild", key, self._outbox_cap, floor, entries))
+
+    # Delivering and removing
+
+    def add_to_homes(self, user_ids: Iterable[int], entry: Entry) -> None:
+        """Deliver ``entry`` to every existing home among ``user_ids`` in one round trip."""
+        args = _add_args(self._home_cap, 0, [entry])
+        self._run([("add", home_key(user_id), args) for user_id in user_ids])
+
+    def add_to_outbox(self, author_id: int, entry: Entry) -> None:
+        self._one("add", outbox_key(author_id), self._outbox_cap, 0, [entry])
+
+    def backfill_home(self, user_id: int, entries: Iterable[Entry], floor: int) -> None:
+        """Add a followee's entries and raise the home floor to at least ``floor``."""
+        self._one("add", home_key(user_id), self._home_cap, floor, entries)
+
+    def remove_from_homes(self, user_ids: Iterable[int], entry: Entry) -> None:
+        pipe = self._client.pipeline(transaction=False)
+        for user_id in user_ids:
+            pipe.zrem(home_key(user_id), _member(entry))
+        pipe.execute()
+
+    def remove_from_outbox(self, author_id: int, entry: Entry) -> None:
+        self._client.zrem(outbox_key(author_id), _member(entry))
+
+    def remove_author_from_home(self, user_id: int, author_id: int) -> int:
+        """Remove every entry of ``author_id``; how many were removed."""
+        return self._run([("remove_author", home_key(user_id), (f":{author_id}",))])[0]
+
+    # Reading
+
+    def read_home(
+        self,
+        user_id: int,
+        max_id: int | None = None,
+        since_id: int | None = None,
+        count: int = 20,
+    ) -> Slice:
+        """Entries with since_id < post_id < max_id, newest first, and the floor."""
+        call = ("read", home_key(user_id), _read_args(max_id, since_id, count))
+        return _slice(self._run([call])[0])
+
+    def read_outboxes(
+        self,
+        author_ids: list[int],
+        max_id: int | None = None,
+        since_id: int | None = None,
+        count: int = 20,
+    ) -> dict[int, Slice]:
+        args = _read_args(max_id, since_id, count)
+        replies = self._run([("read", outbox_key(author_id), args) for author_id in author_ids])
+        return {
+            author_id: _slice(reply) for author_id, reply in zip(author_ids, replies, strict=True)
+        }
+
+    def home_exists(self, user_id: int) -> bool:
+        return bool(self._client.exists(home_key(user_id)))
+
+    def home_size(self, user_id: int) -> int:
+        """Entries in the home timeline, not counting the sentinel."""
+        return max(self._client.zcard(home_key(user_id)) - 1, 0)
+
+    def memory_usage_home(self, user_id: int) -> int:
+        return self._client.memory_usage(home_key(user_id)) or 0
+
+    def delete_home(self, user_id: int) -> None:
+        self._client.delete(home_key(user_id))
+
+    def delete_outbox(self, author_id: int) -> None:
+        self._client.delete(outbox_key(author_id))
+
+    # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
+    # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
+    # primary and the batch runs again; each script is idempotent, so a re-run is harmless.
+
+    def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):
+        return self._run([(name, key, _add_args(cap, floor, entries))])[0]
+
+    def _run(self, calls: list[tuple[str, str, tuple | list]]) -> list:
+        if not calls:
+            return []
+        try:
+            return self._pipeline(calls)
+        except NoScriptError:
+            for script in self._scripts.values():
+                self._client.script_load(script.script)
+            return self._pipeline(calls)
+
+    def _pipeline(self, calls) -> list:
+        pipe = self._client.pipeline(transaction=False)
+        for name, key, args in calls:
+            pipe.execute_command("EVALSHA", self._scripts[name].sha, 1, key, *args)
+        return pipe.execute()
+
+
+def _add_args(cap: int, floor: int, entries: Iterable[Entry]) -> list:
+    args: list = [cap, floor]
+    for entry in entries:
+        args += [entry.post_id, _member(entry)]
+    return args
+
+
+def _read_args(max_id: int | None, since_id: int | None, count: int) -> tuple:
+    upper = "+inf" if max_id is None else f"({max_id}"
+    lower = "-inf" if since_id is None else f"({since_id}"
+    return (upper, lower, max(count, 0))
+
+
+def _slice(reply: list | None) -> Slice:
+    if reply is None:
+        return Slice([], None)
+    return Slice([_entry(member) for member in reply[1:]], float(reply[0]))

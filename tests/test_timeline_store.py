@@ -1,0 +1,333 @@
+"""Contract tests for the timeline store and the post cache, run on one redis-server and on
+a 3-master Redis Cluster (the ``timeline_client`` fixture is parametrised over both)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from socialapp.config import Settings
+from socialapp.domain.ids import IdGenerator, id_time_ms
+from socialapp.stores.post_cache import PostCache, post_key
+from socialapp.stores.timelines import Entry, TimelineStore, home_key, outbox_key
+
+
+def make_store(client, timeline_cap: int = 5, outbox_cap: int = 3) -> TimelineStore:
+    settings = Settings.from_env({}, timeline_cap=timeline_cap, outbox_cap=outbox_cap)
+    return TimelineStore(client, settings)
+
+
+def frozen_ids(count: int) -> list[int]:
+    """Real ids drawn with a stopped clock: up to 128 share each millisecond."""
+    ids = IdGenerator(node=3, clock=lambda: 1_767_225_600.0)
+    return [ids.next_id() for _ in range(count)]
+
+
+def entries_of(ids: list[int], authors: int = 7) -> list[Entry]:
+    return [Entry(post_id, 1000 + post_id % authors) for post_id in ids]
+
+
+def newest_first(entries) -> list[Entry]:
+    return sorted(entries, key=lambda entry: entry.post_id, reverse=True)
+
+
+def page_all(store: TimelineStore, user_id: int, count: int) -> list[Entry]:
+    seen: list[Entry] = []
+    max_id = None
+    while page := store.read_home(user_id, max_id=max_id, count=count).entries:
+        assert len(page) <= count
+        seen += page
+        max_id = page[-1].post_id
+    return seen
+
+
+class TestTimelineStore:
+    @pytest.fixture
+    def client(self, timeline_client):
+        return timeline_client
+
+    @pytest.fixture
+    def store(self, client) -> TimelineStore:
+        return make_store(client)
+
+    def test_order_is_strict_and_stable_within_one_millisecond(self, client):
+        store = make_store(client, timeline_cap=1000)
+        ids = frozen_ids(300)
+        assert len({id_time_ms(i) for i in ids}) < 10
+        entries = entries_of(ids)
+        store.create_home(1)
+        for entry in random.Random(1).sample(entries, len(entries)):
+            store.add_to_homes([1], entry)
+
+        first = store.read_home(1, count=1000)
+        assert first.entries == newest_first(entries)
+        assert first.floor == 0
+        assert store.read_home(1, count=1000) == first
+
+    def test_the_cap_trims_the_oldest_and_raises_the_floor_to_the_highest_trimmed(self, store):
+        store.create_home(1)
+        for post_id in range(10, 90, 10):
+            store.add_to_homes([1], Entry(post_id, 7))
+        home = store.read_home(1)
+        assert [e.post_id for e in home.entries] == [80, 70, 60, 50, 40]
+        assert home.floor == 30
+        assert store.home_size(1) == 5
+
+        store.add_to_homes([1], Entry(35, 7))  # late, above the floor: kept, then trimmed
+        assert store.read_home(1).floor == 35
+        store.add_to_homes([1], Entry(25, 7))  # at or below the floor: already accounted for
+        home = store.read_home(1)
+        assert [e.post_id for e in home.entries] == [80, 70, 60, 50, 40]
+        assert home.floor == 35
+
+    def test_outboxes_have_their_own_cap(self, store):
+        store.create_outbox(9)
+        for post_id in range(1, 6):
+            store.add_to_outbox(9, Entry(post_id, 9))
+        outbox = store.read_outboxes([9])[9]
+        assert [e.post_id for e in outbox.entries] == [5, 4, 3]
+        assert outbox.floor == 2
+
+    def test_create_keeps_the_newest_entries_within_the_cap(self, store):
+        assert store.create_home(1, entries_of(list(range(1, 9))), floor=0)
+        home = store.read_home(1)
+        assert [e.post_id for e in home.entries] == [8, 7, 6, 5, 4]
+        assert home.floor == 3
+
+    def test_create_never_overwrites_an_existing_set(self, store):
+        assert store.create_home(1, [Entry(10, 2)], floor=5)
+        assert not store.create_home(1, [Entry(20, 2)], floor=0)
+        assert store.read_home(1) == ([Entry(10, 2)], 5)
+        assert store.create_outbox(2, [Entry(10, 2)])
+        assert not store.create_outbox(2, [])
+        assert store.read_outboxes([2])[2].entries == [Entry(10, 2)]
+
+    def test_the_floor_is_never_lowered(self, store):
+        store.create_home(1, [Entry(10, 2), Entry(20, 2)], floor=0)
+        store.backfill_home(1, [], floor=100)
+        assert store.read_home(1).floor == 100
+        store.backfill_home(1, [Entry(150, 3)], floor=40)
+        assert store.read_home(1).floor == 100
+
+        for post_id in (110, 120, 130, 140):
+            store.add_to_homes([1], Entry(post_id, 2))
+        home = store.read_home(1, count=10)
+        assert [e.post_id for e in home.entries] == [150, 140, 130, 120, 110]
+        assert home.floor == 100  # trimming 10 and 20 left it where it was
+
+    def test_writes_to_unknown_sets_are_no_ops(self, store):
+        store.add_to_homes([1, 2, 3], Entry(10, 4))
+        store.add_to_outbox(4, Entry(10, 4))
+        store.backfill_home(1, [Entry(10, 4)], floor=5)
+        assert not store.finish_rebuild_home(1, [Entry(10, 4)], floor=0)
+        assert not store.finish_rebuild_outbox(4, [Entry(10, 4)], floor=0)
+        store.remove_from_homes([1, 2], Entry(10, 4))
+        store.remove_from_outbox(4, Entry(10, 4))
+        assert store.remove_author_from_home(1, 4) == 0
+
+        assert not any(store.home_exists(user_id) for user_id in (1, 2, 3))
+        assert store.read_home(1) == ([], None)
+        assert store.read_outboxes([4]) == {4: ([], None)}
+        assert store.home_size(1) == 0
+
+    def test_redelivery_changes_nothing(self, store):
+        users = list(range(1, 11))
+        for user_id in users:
+            store.create_home(user_id)
+        store.add_to_homes(users, Entry(10, 4))
+        store.add_to_homes(users, Entry(20, 5))
+        before = [store.read_home(user_id) for user_id in users]
+        store.add_to_homes(users, Entry(10, 4))
+        store.add_to_homes(users, Entry(20, 5))
+        assert [store.read_home(user_id) for user_id in users] == before
+        assert before[0] == ([Entry(20, 5), Entry(10, 4)], 0)
+
+    def test_paging_with_max_id_never_repeats_or_skips(self, client):
+        store = make_store(client, timeline_cap=2500)
+        entries = entries_of(frozen_ids(2100))
+        store.create_home(1, entries)
+        assert page_all(store, 1, count=37) == newest_first(entries)
+
+    def test_paging_is_unaffected_by_newer_deliveries(self, client):
+        store = make_store(client, timeline_cap=2500)
+        ids = frozen_ids(600)
+        older, newer = entries_of(ids[:500]), entries_of(ids[500:])
+        store.create_home(1, older)
+        seen: list[Entry] = []
+        max_id = None
+        while page := store.read_home(1, max_id=max_id, count=23).entries:
+            seen += page
+            max_id = page[-1].post_id
+            if newer:
+                store.add_to_homes([1], newer.pop())
+        assert seen == newest_first(older)
+        assert store.home_size(1) == 600 - len(newer)
+
+    def test_paging_a_capped_timeline_stops_at_the_floor(self, client):
+        store = make_store(client, timeline_cap=500)
+        entries = entries_of(frozen_ids(2000))
+        store.create_home(1)
+        shuffled = random.Random(2).sample(entries, len(entries))
+        for start in range(0, len(shuffled), 100):
+            store.backfill_home(1, shuffled[start : start + 100], floor=0)
+
+        ordered = newest_first(entries)
+        assert page_all(store, 1, count=41) == ordered[:500]
+        assert store.read_home(1).floor == ordered[500].post_id
+
+    def test_since_id_and_max_id_are_exclusive_bounds(self, store):
+        store.create_home(1, [Entry(post_id, 2) for post_id in (10, 20, 30, 40, 50)])
+        ids = lambda home: [e.post_id for e in home.entries]  # noqa: E731
+        assert ids(store.read_home(1, since_id=20)) == [50, 40, 30]
+        assert ids(store.read_home(1, since_id=20, count=2)) == [50, 40]
+        assert ids(store.read_home(1, max_id=50, since_id=20)) == [40, 30]
+        assert ids(store.read_home(1, max_id=40, since_id=30)) == []
+        assert ids(store.read_home(1, max_id=10)) == []
+        assert ids(store.read_home(1, count=0)) == []
+
+    def test_removals(self, store):
+        for user_id in (1, 2, 3):
+            store.create_home(user_id, [Entry(10, 4), Entry(20, 5)])
+        store.create_outbox(4, [Entry(10, 4), Entry(30, 4)])
+        store.remove_from_homes([1, 2], Entry(10, 4))
+        store.remove_from_outbox(4, Entry(10, 4))
+        assert store.read_home(1) == store.read_home(2) == ([Entry(20, 5)], 0)
+        assert store.read_home(3).entries == [Entry(20, 5), Entry(10, 4)]
+        assert store.read_outboxes([4])[4] == ([Entry(30, 4)], 0)
+
+    def test_remove_author_removes_every_entry_of_that_author_only(self, client):
+        store = make_store(client, timeline_cap=100)
+        entries = [Entry(post_id, (1, 11, 21)[post_id % 3]) for post_id in range(1, 31)]
+        store.create_home(1, entries, floor=0)
+        assert store.remove_author_from_home(1, 1) == 10
+        home = store.read_home(1, count=100)
+        assert home.entries == newest_first(e for e in entries if e.author_id != 1)
+        assert home.floor == 0
+
+    def test_rebuild_keeps_what_arrives_during_the_rebuild(self, client):
+        store = make_store(client, timeline_cap=5)
+        store.create_home(1, [Entry(1, 2), Entry(2, 2)])
+        store.begin_rebuild_home(1)
+        assert store.home_exists(1)
+        assert store.read_home(1) == ([], math.inf)
+
+        for post_id in (100, 110, 120):
+            store.add_to_homes([1], Entry(post_id, 3))
+        assert store.read_home(1).floor == math.inf
+
+        rebuilt = [Entry(post_id, 2) for post_id in (50, 60, 70, 80)]
+        assert store.finish_rebuild_home(1, rebuilt, floor=40)
+        home = store.read_home(1)
+        assert [e.post_id for e in home.entries] == [120, 110, 100, 80, 70]
+        assert home.floor == 60  # the highest trimmed, above the floor the rebuild gave
+
+    def test_rebuild_sets_the_given_floor_when_nothing_is_trimmed(self, store):
+        store.begin_rebuild_home(1)  # an unknown home becomes one being rebuilt
+        assert store.read_home(1).floor == math.inf
+        assert store.finish_rebuild_home(1, [Entry(50, 2), Entry(30, 2)], floor=20)
+        assert store.read_home(1) == ([Entry(50, 2), Entry(30, 2)], 20)
+
+    def test_a_rebuild_finished_twice_never_lowers_the_floor(self, store):
+        store.begin_rebuild_home(1)
+        store.finish_rebuild_home(1, [Entry(50, 2)], floor=40)
+        store.finish_rebuild_home(1, [Entry(35, 2), Entry(60, 2)], floor=10)
+        assert store.read_home(1) == ([Entry(60, 2), Entry(50, 2)], 40)
+
+    def test_a_rebuild_of_a_deleted_home_writes_nothing(self, store):
+        store.begin_rebuild_home(1)
+        store.delete_home(1)
+        assert not store.finish_rebuild_home(1, [Entry(50, 2)], floor=0)
+        assert not store.home_exists(1)
+
+    def test_outbox_rebuild(self, store):
+        store.create_outbox(2, [Entry(5, 2)])
+        store.begin_rebuild_outbox(2)
+        assert store.read_outboxes([2])[2] == ([], math.inf)
+        store.add_to_outbox(2, Entry(90, 2))
+        rebuilt = [Entry(post_id, 2) for post_id in (5, 10, 20, 30)]
+        assert store.finish_rebuild_outbox(2, rebuilt, floor=0)
+        assert store.read_outboxes([2])[2] == ([Entry(90, 2), Entry(30, 2), Entry(20, 2)], 10)
+
+    def test_backfill_adds_a_followees_posts_and_raises_the_floor(self, client):
+        store = make_store(client, timeline_cap=10)
+        store.create_home(1, [Entry(10, 2), Entry(40, 2)])
+        store.backfill_home(1, [Entry(30, 3), Entry(50, 3), Entry(20, 3)], floor=25)
+        home = store.read_home(1)
+        assert home.entries == [Entry(50, 3), Entry(40, 2), Entry(30, 3), Entry(10, 2)]
+        assert home.floor == 25
+
+    def test_read_outboxes_across_many_authors(self, client):
+        store = make_store(client, outbox_cap=50)
+        authors = list(range(1, 301))
+        for author_id in authors[:200]:
+            store.create_outbox(
+                author_id, [Entry(author_id * 1000 + n, author_id) for n in (1, 2, 3)]
+            )
+        if hasattr(client, "get_node_from_key"):
+            nodes = {client.get_node_from_key(outbox_key(a)).name for a in authors}
+            assert len(nodes) == 3
+
+        slices = store.read_outboxes(authors, since_id=None, count=2)
+        assert set(slices) == set(authors)
+        for author_id in authors[:200]:
+            expected = [Entry(author_id * 1000 + n, author_id) for n in (3, 2)]
+            assert slices[author_id] == (expected, 0)
+        assert all(slices[a] == ([], None) for a in authors[200:])
+
+        window = store.read_outboxes([7, 8], max_id=7003, since_id=7001)
+        assert window == {7: ([Entry(7002, 7)], 0), 8: ([], 0)}
+
+    def test_a_fanout_chunk_of_1000_users(self, client):
+        store = make_store(client)
+        users = list(range(1, 1001))
+        known = [user_id for user_id in users if user_id % 10]
+        for user_id in known:
+            store.create_home(user_id)
+
+        store.add_to_homes(users, Entry(77, 5))
+        store.add_to_homes(users, Entry(77, 5))
+        for user_id in users:
+            expected = ([Entry(77, 5)], 0) if user_id % 10 else ([], None)
+            assert store.read_home(user_id) == expected
+        if hasattr(client, "get_node_from_key"):
+            nodes = {client.get_node_from_key(home_key(u)).name for u in known}
+            assert len(nodes) == 3
+
+    def test_scripts_are_reloaded_after_a_script_flush(self, store, client):
+        store.create_home(1)
+        client.script_flush()
+        store.add_to_homes([1], Entry(10, 2))
+        assert store.read_home(1) == ([Entry(10, 2)], 0)
+
+    def test_size_and_memory_usage(self, store):
+        store.create_home(1, [Entry(10, 2), Entry(20, 2)])
+        assert store.home_size(1) == 2
+        assert store.memory_usage_home(1) > 0
+        store.delete_home(1)
+        assert not store.home_exists(1)
+        assert store.home_size(1) == 0
+
+
+class TestPostCache:
+    @pytest.fixture
+    def cache(self, timeline_client) -> PostCache:
+        return PostCache(timeline_client, Settings.from_env({}), ttl_seconds=600)
+
+    def test_put_and_get_many_across_slots(self, cache):
+        posts = {
+            post_id: {"id": str(post_id), "text": f"post {post_id} ✓"} for post_id in range(1, 200)
+        }
+        cache.put_many(posts)
+        assert cache.get_many([*posts, 999_999]) == posts
+        assert cache.get_many([]) == {}
+
+    def test_invalidate(self, cache):
+        cache.put_many({1: {"text": "a"}, 2: {"text": "b"}})
+        cache.invalidate(1)
+        assert cache.get_many([1, 2]) == {2: {"text": "b"}}
+
+    def test_entries_expire(self, cache, timeline_client):
+        cache.put_many({1: {"text": "a"}})
+        assert 0 < timeline_client.ttl(post_key(1)) <= 600
