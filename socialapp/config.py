@@ -30,6 +30,7 @@ class Settings:
     mongo_majority_writes: bool = True  # majority write concern for edges and posts
     # Redis: no URL means a redis-server started by the service itself
     redis_url: str = ""
+    redis_cluster: bool = False  # SOCIALAPP_REDIS_URL names a node of a Redis Cluster
     broker_url: str = ""
     # Accounts and tokens
     token_ttl_seconds: int = 3600

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 
-from socialapp.config import Settings
+from socialapp.config import ConfigError, Settings
 from socialapp.domain.ids import IdGenerator
+from socialapp.metrics import Metrics
+from socialapp.queue import TaskQueue
 from socialapp.security import Passwords, Tokens
-from socialapp.stores import mongo
+from socialapp.stores import mongo, redis_client
+from socialapp.stores.fanout_settings import FanoutSettingsStore
+from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
+from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
 
@@ -18,6 +24,7 @@ from socialapp.stores.users import UserStore
 class Components:
     settings: Settings
     db: object
+    redis: object
     ids: IdGenerator
     passwords: Passwords
     tokens: Tokens
@@ -25,17 +32,31 @@ class Components:
     follows: FollowStore
     posts: PostStore
     likes: LikeStore
+    fanout_settings: FanoutSettingsStore
+    timelines: TimelineStore
+    post_cache: PostCache
+    fanout_state: FanoutState
+    queue: TaskQueue
+    metrics: Metrics
 
     def ensure_indexes(self) -> None:
-        for store in (self.users, self.follows, self.posts, self.likes):
+        for store in (self.users, self.follows, self.posts, self.likes, self.fanout_settings):
             store.ensure_indexes()
 
 
 def build(settings: Settings) -> Components:
+    if not settings.redis_url:
+        raise ConfigError(
+            "no Redis configured: set SOCIALAPP_REDIS_URL, or run `socialapp serve`, "
+            "which starts its own redis-server"
+        )
     db = mongo.connect(settings)
+    redis = redis_client.connect(settings.redis_url, cluster=settings.redis_cluster)
+    queue = TaskQueue(settings)
     return Components(
         settings=settings,
         db=db,
+        redis=redis,
         ids=IdGenerator(),
         passwords=Passwords(settings),
         tokens=Tokens(settings),
@@ -43,4 +64,10 @@ def build(settings: Settings) -> Components:
         follows=FollowStore(db, settings),
         posts=PostStore(db, settings),
         likes=LikeStore(db, settings),
+        fanout_settings=FanoutSettingsStore(db, settings),
+        timelines=TimelineStore(redis, settings),
+        post_cache=PostCache(redis, settings),
+        fanout_state=FanoutState(redis),
+        queue=queue,
+        metrics=Metrics(queue_depth=queue.depth),
     )

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
+import redis
 
 from socialapp import create_app
 from socialapp.config import Settings
+from socialapp.queue import broker_url
 from socialapp.stores import mongo
+from tests.redis_fixtures import *  # noqa: F403
 
 # Cheap hashing keeps suites with many accounts fast; production uses the defaults.
 TEST_SETTINGS = dict(
@@ -20,17 +24,26 @@ TEST_SETTINGS = dict(
 
 
 @pytest.fixture
-def settings() -> Settings:
-    return Settings.from_env({}, **TEST_SETTINGS)
+def settings(redis_server) -> Settings:
+    return Settings.from_env({}, **TEST_SETTINGS, redis_url=f"{redis_server.url}/0")
 
 
 @pytest.fixture
 def app(settings):
     mongo.reset_embedded()
+    flush_redis(settings)
     app = create_app(settings)
     app.config["TESTING"] = True
     yield app
     mongo.reset_embedded()
+
+
+def flush_redis(settings: Settings) -> None:
+    """Empty the timelines' database and the broker's (database 1) before a test."""
+    for url in (settings.redis_url, broker_url(settings)):
+        client = redis.Redis.from_url(url)
+        client.flushdb()
+        client.close()
 
 
 @pytest.fixture
@@ -68,3 +81,36 @@ def signup(client):
         return Account(client, handle or f"user_{next(_handles)}")
 
     return make
+
+
+@pytest.fixture
+def worker(components):
+    """A real Celery worker (thread pool) on the real Redis broker, in this process."""
+    from workers.app import EmbeddedWorker
+
+    embedded = EmbeddedWorker(components, concurrency=4).start()
+    yield embedded
+    embedded.stop()
+
+
+@pytest.fixture
+def settle(components, worker):
+    """``settle()`` waits until every queued task has run and fan-out has been reconciled."""
+    from celery.worker import state
+
+    def wait(timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 3:
+            assert time.monotonic() < deadline, "fan-out did not settle"
+            busy = (
+                any(components.queue.depth().values())
+                or state.active_requests
+                or state.reserved_requests
+                or not components.fanout_settings.read().settled
+                or components.fanout_state.unsettled()
+            )
+            quiet = 0 if busy else quiet + 1
+            time.sleep(0.05)
+
+    return wait

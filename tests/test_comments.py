@@ -164,21 +164,21 @@ def test_concurrent_comments_keep_count_order_and_bounds(app, client, signup, co
 def test_comments_racing_a_delete_leave_nothing_behind(signup, components):
     ada = signup("ada")
     c = components
-    post = post_service.create_post(c.users, c.posts, c.ids, int(ada.id), "short-lived")
+    post = post_service.create_post(c, int(ada.id), "short-lived")
     barrier = threading.Barrier(17)
 
     def write(i):
         barrier.wait()
         try:
             for _ in range(4):
-                post_service.add_comment(c.posts, c.ids, post["_id"], int(ada.id), f"c{i}")
+                post_service.add_comment(c, post["_id"], int(ada.id), f"c{i}")
         except NotFound:
             return "gone"
         return "ok"
 
     def delete():
         barrier.wait()
-        post_service.delete_post(c.users, c.posts, c.likes, post["_id"], int(ada.id))
+        post_service.delete_post(c, post["_id"], int(ada.id))
         return "deleted"
 
     with ThreadPoolExecutor(max_workers=17) as pool:
@@ -188,7 +188,7 @@ def test_comments_racing_a_delete_leave_nothing_behind(signup, components):
     assert c.posts.get(post["_id"]) is None
     assert buckets(components, post["_id"]) == []
     with pytest.raises(NotFound):
-        post_service.add_comment(c.posts, c.ids, post["_id"], int(ada.id), "late")
+        post_service.add_comment(c, post["_id"], int(ada.id), "late")
 
 
 @pytest.mark.parametrize("position", [EMBEDDED, EMBEDDED + 1, EMBEDDED + BUCKET + 1])

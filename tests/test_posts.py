@@ -217,5 +217,5 @@ def test_store_reads_for_timelines(components):
 
 def test_unknown_author_cannot_post(components):
     with pytest.raises(NotFound):
-        post_service.create_post(components.users, components.posts, components.ids, 42, "hi")
+        post_service.create_post(components, 42, "hi")
     assert components.posts.by_author(42) == []

@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Flask
 from flask_smorest import Api
 
-from socialapp.api import accounts, errors, graph, ops, posts
+from socialapp.api import accounts, admin, errors, graph, ops, posts, timeline
+from socialapp.api.fields import Id
 
 
 class SocialApi(Api):
@@ -15,11 +16,12 @@ class SocialApi(Api):
         return payload, code, headers
 
 
-BLUEPRINTS = (accounts.blp, graph.blp, ops.blp, posts.blp)
+BLUEPRINTS = (accounts.blp, graph.blp, posts.blp, timeline.blp, admin.blp, ops.blp)
 
 
 def register_api(app: Flask) -> SocialApi:
     api = SocialApi(app)
+    api.register_field(Id, "string", None)
     api.spec.components.security_scheme(
         "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
     )

@@ -30,7 +30,7 @@ class Following(MethodView):
         """Follow a user (idempotent)"""
         follower_id = caller_id()
         c = components()
-        graph.follow(c.users, c.follows, follower_id, user_id_from_path(user_id))
+        graph.follow(c, follower_id, user_id_from_path(user_id))
 
     @blp.doc(**BEARER)
     @blp.response(204)
@@ -38,7 +38,7 @@ class Following(MethodView):
         """Unfollow a user (idempotent)"""
         follower_id = caller_id()
         c = components()
-        graph.unfollow(c.users, c.follows, follower_id, user_id_from_path(user_id))
+        graph.unfollow(c, follower_id, user_id_from_path(user_id))
 
 
 @blp.route("/users/<user_id>/followers")

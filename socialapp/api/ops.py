@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask import Response
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
@@ -30,3 +31,11 @@ class Ready(MethodView):
             (200 if ok else 503),
             headers,
         )
+
+
+@blp.route("/metrics")
+class Metrics(MethodView):
+    def get(self):
+        """Prometheus metrics"""
+        body = components().metrics.render()
+        return Response(body, mimetype="text/plain; version=0.0.4; charset=utf-8")

@@ -98,7 +98,7 @@ class Posts(MethodView):
     def post(self, body):
         """Publish a post"""
         c = components()
-        return posts.create_post(c.users, c.posts, c.ids, caller_id(), body["text"])
+        return posts.create_post(c, caller_id(), body["text"])
 
 
 @blp.route("/posts/<post_id>")
@@ -115,7 +115,7 @@ class Post(MethodView):
         """Delete your own post"""
         c = components()
         user_id = caller_id()
-        posts.delete_post(c.users, c.posts, c.likes, post_id_from_path(post_id), user_id)
+        posts.delete_post(c, post_id_from_path(post_id), user_id)
 
 
 @blp.route("/users/<user_id>/posts")
@@ -136,7 +136,7 @@ class Like(MethodView):
         """Like a post (idempotent)"""
         c = components()
         user_id = caller_id()
-        posts.like(c.posts, c.likes, post_id_from_path(post_id), user_id)
+        posts.like(c, post_id_from_path(post_id), user_id)
 
     @blp.response(204)
     @blp.doc(**BEARER)
@@ -144,7 +144,7 @@ class Like(MethodView):
         """Take back a like (idempotent)"""
         c = components()
         user_id = caller_id()
-        posts.unlike(c.posts, c.likes, post_id_from_path(post_id), user_id)
+        posts.unlike(c, post_id_from_path(post_id), user_id)
 
 
 @blp.route("/posts/<post_id>/comments")
@@ -156,7 +156,7 @@ class Comments(MethodView):
         """Comment on a post"""
         c = components()
         user_id = caller_id()
-        return posts.add_comment(c.posts, c.ids, post_id_from_path(post_id), user_id, body["text"])
+        return posts.add_comment(c, post_id_from_path(post_id), user_id, body["text"])
 
     @blp.arguments(CommentPageArgs, location="query")
     @blp.response(200, CommentPageSchema)

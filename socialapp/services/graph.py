@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Invalid
+from socialapp.services import fanout
 from socialapp.services.accounts import get_user
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.users import UserStore
@@ -11,24 +12,26 @@ from socialapp.stores.users import UserStore
 Page = tuple[list[dict], str | None]
 
 
-def follow(users: UserStore, follows: FollowStore, follower_id: int, followee_id: int) -> bool:
+def follow(c, follower_id: int, followee_id: int) -> bool:
     """Follow ``followee_id``; True if the edge is new (counters move only then)."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
-    get_user(users, followee_id)
-    if not follows.add(follower_id, followee_id):
+    get_user(c.users, followee_id)
+    if not c.follows.add(follower_id, followee_id):
         return False
-    users.add_to_counter(followee_id, "followers_count", 1)
-    users.add_to_counter(follower_id, "following_count", 1)
+    followee = c.users.add_to_counter(followee_id, "followers_count", 1)
+    c.users.add_to_counter(follower_id, "following_count", 1)
+    fanout.on_follow(c, follower_id, followee)
     return True
 
 
-def unfollow(users: UserStore, follows: FollowStore, follower_id: int, followee_id: int) -> bool:
+def unfollow(c, follower_id: int, followee_id: int) -> bool:
     """Stop following; True if there was an edge (counters move only then)."""
-    if not follows.remove(follower_id, followee_id):
+    if not c.follows.remove(follower_id, followee_id):
         return False
-    users.add_to_counter(followee_id, "followers_count", -1)
-    users.add_to_counter(follower_id, "following_count", -1)
+    followee = c.users.add_to_counter(followee_id, "followers_count", -1)
+    c.users.add_to_counter(follower_id, "following_count", -1)
+    fanout.on_unfollow(c, follower_id, followee)
     return True
 
 

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound
-from socialapp.stores.likes import LikeStore
+from socialapp.services import fanout
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
 
 
-def create_post(
-    users: UserStore, posts: PostStore, ids: IdGenerator, author_id: int, text: str
-) -> dict:
-    post = posts.create(ids.next_id(), author_id, text)
-    if users.add_to_counter(author_id, "post_count", 1) is None:
-        posts.delete(post["_id"])
+def create_post(c, author_id: int, text: str) -> dict:
+    """Store the post, then put it in the author's outbox and queue its delivery."""
+    post = c.posts.create(c.ids.next_id(), author_id, text)
+    if c.users.add_to_counter(author_id, "post_count", 1) is None:
+        c.posts.delete(post["_id"])
         raise NotFound("user not found")
+    fanout.on_post_created(c, post)
     return post
 
 
@@ -26,17 +25,16 @@ def get_post(posts: PostStore, post_id: int) -> dict:
     return post
 
 
-def delete_post(
-    users: UserStore, posts: PostStore, likes: LikeStore, post_id: int, caller_id: int
-) -> dict:
+def delete_post(c, post_id: int, caller_id: int) -> dict:
     """Delete the caller's own post with its comments and likes; the deleted post."""
-    if get_post(posts, post_id)["author_id"] != caller_id:
+    if get_post(c.posts, post_id)["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
-    post = posts.delete(post_id)
+    post = c.posts.delete(post_id)
     if post is None:  # a concurrent delete won
         raise NotFound("post not found")
-    users.add_to_counter(post["author_id"], "post_count", -1)
-    likes.delete_for_post(post_id)
+    c.users.add_to_counter(post["author_id"], "post_count", -1)
+    c.likes.delete_for_post(post_id)
+    fanout.on_post_deleted(c, post)
     return post
 
 
@@ -52,28 +50,30 @@ def user_posts(
     return {"items": items, "next_max_id": items[-1]["_id"] if more else None}
 
 
-def like(posts: PostStore, likes: LikeStore, post_id: int, user_id: int) -> None:
+def like(c, post_id: int, user_id: int) -> None:
     """Idempotent: the post's like count moves only when the like is new."""
-    if not posts.exists(post_id):
+    if not c.posts.exists(post_id):
         raise NotFound("post not found")
-    if likes.add(post_id, user_id) and posts.add_to_like_count(post_id, 1) is None:
-        likes.remove(post_id, user_id)  # the post was deleted meanwhile
+    if c.likes.add(post_id, user_id):
+        if c.posts.add_to_like_count(post_id, 1) is None:
+            c.likes.remove(post_id, user_id)  # the post was deleted meanwhile
+            raise NotFound("post not found")
+        c.post_cache.invalidate(post_id)
+
+
+def unlike(c, post_id: int, user_id: int) -> None:
+    if not c.posts.exists(post_id):
         raise NotFound("post not found")
+    if c.likes.remove(post_id, user_id):
+        c.posts.add_to_like_count(post_id, -1)
+        c.post_cache.invalidate(post_id)
 
 
-def unlike(posts: PostStore, likes: LikeStore, post_id: int, user_id: int) -> None:
-    if not posts.exists(post_id):
-        raise NotFound("post not found")
-    if likes.remove(post_id, user_id):
-        posts.add_to_like_count(post_id, -1)
-
-
-def add_comment(
-    posts: PostStore, ids: IdGenerator, post_id: int, author_id: int, text: str
-) -> dict:
-    comment = posts.add_comment(post_id, ids.next_id(), author_id, text)
+def add_comment(c, post_id: int, author_id: int, text: str) -> dict:
+    comment = c.posts.add_comment(post_id, c.ids.next_id(), author_id, text)
     if comment is None:
         raise NotFound("post not found")
+    c.post_cache.invalidate(post_id)
     return comment
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 
 from pymongo import ASCENDING
 from pymongo.errors import DuplicateKeyError
@@ -48,6 +49,22 @@ class FollowStore:
     ) -> list[int]:
         """Followers of ``followee_id`` with ids above ``after``, ascending."""
         return self._walk("followee_id", followee_id, "follower_id", after, limit)
+
+    def follower_chunks(self, followee_id: int, size: int) -> Iterator[list[int]]:
+        """Every follower of ``followee_id``, ascending, in lists of ``size``, from one query."""
+        edges = self._follows.find(
+            {"followee_id": followee_id},
+            projection={"follower_id": 1, "_id": 0},
+            sort=[("follower_id", ASCENDING)],
+        )
+        chunk = []
+        for edge in edges:
+            chunk.append(edge["follower_id"])
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
     def followee_ids(
         self, follower_id: int, after: int | None = None, limit: int | None = None

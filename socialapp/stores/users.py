@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pymongo import ASCENDING, ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
@@ -68,6 +70,19 @@ class UserStore:
             return_document=ReturnDocument.AFTER,
         )
 
-    def with_override(self) -> list[dict]:
-        """Users whose fan-out strategy is forced (a handful, set by operators)."""
-        return list(self._users.find({"fanout_override": {"$in": ["push", "pull"]}}))
+    def authors_with_followers(self, batch: int = 1000) -> Iterator[dict]:
+        """Every user with followers (reconciliation after a mode switch walks them)."""
+        after = 0
+        while True:
+            users = list(
+                self._users.find(
+                    {"_id": {"$gt": after}, "followers_count": {"$gt": 0}},
+                    projection={"followers_count": 1, "fanout_override": 1},
+                    sort=[("_id", ASCENDING)],
+                    limit=batch,
+                )
+            )
+            yield from users
+            if len(users) < batch:
+                return
+            after = users[-1]["_id"]

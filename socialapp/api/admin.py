@@ -1,0 +1,65 @@
+"""Operator endpoints: fan-out mode, threshold and per-author overrides."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields, validate
+
+from socialapp.api.accounts import user_id_from_path
+from socialapp.api.auth import BEARER, components, operator
+from socialapp.api.fields import Id
+from socialapp.domain.fanout import MODES, STRATEGIES
+from socialapp.services import operators
+
+blp = Blueprint("admin", __name__, url_prefix="/v1/admin", description="Operator controls")
+
+
+class FanoutConfigSchema(ma.Schema):
+    mode = fields.String(validate=validate.OneOf(MODES))
+    celebrity_threshold = fields.Integer(validate=validate.Range(min=1, max=2**31))
+
+
+class FanoutSchema(FanoutConfigSchema):
+    generation = fields.Integer()
+    settled = fields.Boolean()
+    pending = fields.List(fields.Nested(FanoutConfigSchema))
+    refresh_seconds = fields.Float()
+
+
+class StrategySchema(ma.Schema):
+    strategy = fields.String(required=True, validate=validate.OneOf(STRATEGIES))
+
+
+class AuthorStrategySchema(StrategySchema):
+    user_id = Id()
+
+
+@blp.route("/fanout")
+class Fanout(MethodView):
+    @blp.doc(**BEARER)
+    @blp.response(200, FanoutSchema)
+    def get(self):
+        """The fan-out settings in force"""
+        operator()
+        return operators.describe_fanout(components())
+
+    @blp.doc(**BEARER)
+    @blp.arguments(FanoutConfigSchema)
+    @blp.response(200, FanoutSchema)
+    def put(self, body):
+        """Switch fan-out mode and/or celebrity threshold, at runtime"""
+        operator()
+        return operators.change_fanout(components(), **body)
+
+
+@blp.route("/users/<user_id>/fanout")
+class AuthorFanout(MethodView):
+    @blp.doc(**BEARER)
+    @blp.arguments(StrategySchema)
+    @blp.response(200, AuthorStrategySchema)
+    def put(self, body, user_id):
+        """Force an author to be pushed or pulled (or back to auto)"""
+        operator()
+        return operators.set_author_strategy(components(), user_id_from_path(user_id), **body)

@@ -1,0 +1,52 @@
+"""The home timeline."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask.views import MethodView
+from flask_smorest import Blueprint
+from marshmallow import fields, validate
+
+from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.fields import Id
+from socialapp.api.posts import PostPageSchema
+from socialapp.services import timeline
+
+blp = Blueprint("timeline", __name__, url_prefix="/v1/timeline", description="Home timeline")
+
+DIAGNOSTICS = {
+    "X-Fanout-Mode": "fan-out mode in force when the page was built",
+    "X-Timeline-Materialized": "entries taken from the materialized home timeline",
+    "X-Timeline-Merged-Authors": "authors whose outboxes were merged at read time",
+    "X-Timeline-From-Store": "posts read from MongoDB, past what the caches hold",
+}
+
+
+class HomeArgs(ma.Schema):
+    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    max_id = Id(load_default=None)
+    since_id = Id(load_default=None)
+
+
+@blp.route("/home")
+class Home(MethodView):
+    @blp.doc(**BEARER)
+    @blp.arguments(HomeArgs, location="query", unknown=ma.RAISE)
+    @blp.response(
+        200,
+        PostPageSchema,
+        headers={
+            name: {"description": d, "schema": {"type": "string"}}
+            for name, d in DIAGNOSTICS.items()
+        },
+    )
+    def get(self, args):
+        """Posts by the accounts the caller follows, and their own, newest first"""
+        page = timeline.read_home(components(), caller_id(), **args)
+        headers = {
+            "X-Fanout-Mode": page.mode,
+            "X-Timeline-Materialized": str(page.from_timeline),
+            "X-Timeline-Merged-Authors": str(page.merged_authors),
+            "X-Timeline-From-Store": str(page.from_store),
+        }
+        return {"items": page.posts, "next_max_id": page.next_max_id}, 200, headers

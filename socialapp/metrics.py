@@ -1,0 +1,63 @@
+"""Prometheus metrics: deliveries, delivery lag, queue depth, timeline read latency by mode."""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+
+from socialapp.domain.ids import id_time_ms
+
+LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
+READ_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+
+
+class Metrics:
+    def __init__(self, queue_depth=None) -> None:
+        self.registry = CollectorRegistry()
+        self.deliveries = Counter(
+            "socialapp_deliveries", "Posts copied into home timelines", registry=self.registry
+        )
+        self.delivery_lag = Histogram(
+            "socialapp_delivery_lag_seconds",
+            "Post created to in the last follower's home timeline",
+            buckets=LAG_BUCKETS,
+            registry=self.registry,
+        )
+        self.timeline_reads = Histogram(
+            "socialapp_timeline_read_seconds",
+            "Home timeline page build time",
+            ["mode"],
+            buckets=READ_BUCKETS,
+            registry=self.registry,
+        )
+        if queue_depth is not None:
+            self.registry.register(_QueueDepth(queue_depth))
+
+    def observe_delivery_lag(self, post_id: int) -> None:
+        self.delivery_lag.observe(max(0.0, time.time() - id_time_ms(post_id) / 1000))
+
+    def observe_timeline_read(self, mode: str, seconds: float) -> None:
+        self.timeline_reads.labels(mode=mode).observe(seconds)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+class _QueueDepth:
+    """Reads the broker's queue lengths at scrape time."""
+
+    def __init__(self, depth) -> None:
+        self._depth = depth
+
+    def collect(self):
+        family = GaugeMetricFamily(
+            "socialapp_queue_depth", "Tasks waiting in each Celery queue", labels=["queue"]
+        )
+        try:
+            for queue, depth in self._depth().items():
+                family.add_metric([queue], depth)
+        except Exception:  # broker down: report no sample rather than fail the scrape
+            pass
+        yield family

@@ -1,0 +1,64 @@
+"""Sending fan-out work to the Celery workers, by task name (socialapp never imports workers).
+
+Queues: ``fanout`` for ordinary authors, ``fanout_large`` for authors whose followers fill
+many chunks (so one celebrity never delays everyone's small deliveries), and ``feed`` for
+maintenance (removals, reconciliation).
+"""
+
+from __future__ import annotations
+
+import celery
+from kombu import Queue
+
+from socialapp.config import Settings
+
+FANOUT = "fanout"
+FANOUT_LARGE = "fanout_large"
+FEED = "feed"
+QUEUES = (FANOUT, FANOUT_LARGE, FEED)
+
+
+def broker_url(settings: Settings) -> str:
+    """The broker: its own URL, else database 1 of the timelines' Redis."""
+    if settings.broker_url:
+        return settings.broker_url
+    base, _, _db = settings.redis_url.rstrip("/").rpartition("/")
+    return f"{base}/1" if base.startswith("redis") and _db.isdigit() else f"{settings.redis_url}/1"
+
+
+def celery_app(settings: Settings, name: str = "socialapp") -> celery.Celery:
+    """A Celery app configured from the project's settings (used by senders and workers)."""
+    app = celery.Celery(name, broker=broker_url(settings))
+    app.conf.update(
+        task_queues=[Queue(q) for q in QUEUES],
+        task_default_queue=FANOUT,
+        task_serializer="json",
+        accept_content=["json"],
+        task_ignore_result=True,
+        task_acks_late=True,  # a task is removed from the queue only once it is done...
+        task_reject_on_worker_lost=True,  # ...and requeued if its worker dies mid-way
+        worker_prefetch_multiplier=1,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options={
+            "visibility_timeout": 300,  # unacknowledged tasks come back after this
+            "socket_timeout": 5,
+            "socket_connect_timeout": 5,
+        },
+        worker_hijack_root_logger=False,
+        enable_utc=True,
+    )
+    return app
+
+
+class TaskQueue:
+    def __init__(self, settings: Settings) -> None:
+        self.app = celery_app(settings, name="socialapp-sender")
+
+    def send(self, name: str, *args, queue: str = FANOUT, countdown: float | None = None):
+        self.app.send_task(name, args=args, queue=queue, countdown=countdown)
+
+    def depth(self) -> dict[str, int]:
+        """Messages waiting in each queue (Redis broker lists)."""
+        with self.app.connection_for_read() as connection:
+            client = connection.default_channel.client
+            return {queue: client.llen(queue) for queue in QUEUES}

@@ -1,0 +1,116 @@
+"""Redis copies of what the fan-out decisions read on the hot path.
+
+Owns the keys ``following:{<user_id>}`` (a reader's followees) and ``fanout:*`` (authors'
+follower counts and overrides, authors whose pull-to-push switch is being reconciled,
+readers' last activity, and deliveries still in flight). MongoDB stays the store of record:
+each copy is rebuilt from it when missing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+
+LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
+FOLLOWERS = "fanout:followers"
+OVERRIDES = "fanout:overrides"
+UNSETTLED = "fanout:unsettled"
+ACTIVE = "fanout:active"
+# A reload racing an unfollow could keep a stale followee; the TTL bounds how long.
+FOLLOWING_TTL_SECONDS = 24 * 3600
+
+
+def _following(user_id: int) -> str:
+    return f"following:{{{user_id}}}"
+
+
+def _in_flight(post_id: int) -> str:
+    return f"fanout:inflight:{{{post_id}}}"
+
+
+class FanoutState:
+    def __init__(self, client, clock=time.time) -> None:
+        self._redis = client
+        self._clock = clock
+
+    # Followees of a reader -------------------------------------------------------------
+    def followees(self, user_id: int, load: Callable[[], list[int]]) -> set[int]:
+        members = self._redis.smembers(_following(user_id))
+        if LOADED not in members:
+            ids = load()
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.sadd(_following(user_id), LOADED, *ids)
+            pipe.expire(_following(user_id), FOLLOWING_TTL_SECONDS)
+            pipe.execute()
+            return set(ids)
+        return {int(m) for m in members if m != LOADED}
+
+    def add_followee(self, user_id: int, followee_id: int) -> None:
+        # Added even when the set is not loaded: a set without the sentinel is reloaded.
+        self._redis.sadd(_following(user_id), str(followee_id))
+
+    def remove_followee(self, user_id: int, followee_id: int) -> None:
+        self._redis.srem(_following(user_id), str(followee_id))
+
+    # Authors: follower counts and overrides ----------------------------------------------
+    def set_followers(self, author_id: int, count: int) -> None:
+        self._redis.hset(FOLLOWERS, str(author_id), count)
+
+    def set_override(self, author_id: int, strategy: str) -> None:
+        if strategy == "auto":
+            self._redis.hdel(OVERRIDES, str(author_id))
+        else:
+            self._redis.hset(OVERRIDES, str(author_id), strategy)
+
+    def authors(self, author_ids: list[int]) -> dict[int, tuple[int, str, bool]]:
+        """``{author: (followers, override, unsettled)}`` in one round trip."""
+        if not author_ids:
+            return {}
+        fields = [str(a) for a in author_ids]
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hmget(FOLLOWERS, fields)
+        pipe.hmget(OVERRIDES, fields)
+        pipe.smismember(UNSETTLED, fields)
+        counts, overrides, unsettled = pipe.execute()
+        return {
+            author: (int(count or 0), override or "auto", bool(flag))
+            for author, count, override, flag in zip(
+                author_ids, counts, overrides, unsettled, strict=True
+            )
+        }
+
+    def mark_unsettled(self, author_id: int) -> None:
+        self._redis.sadd(UNSETTLED, str(author_id))
+
+    def settle(self, author_id: int) -> None:
+        self._redis.srem(UNSETTLED, str(author_id))
+
+    def unsettled(self) -> set[int]:
+        return {int(m) for m in self._redis.smembers(UNSETTLED)}
+
+    # Reader activity ----------------------------------------------------------------------
+    def touch(self, user_id: int) -> None:
+        self._redis.zadd(ACTIVE, {str(user_id): self._clock()})
+
+    def is_active(self, user_id: int, inactive_after: float) -> bool:
+        seen = self._redis.zscore(ACTIVE, str(user_id))
+        return seen is not None and seen >= self._clock() - inactive_after
+
+    def active_among(self, user_ids: Iterable[int], inactive_after: float) -> list[int]:
+        user_ids = list(user_ids)
+        if not user_ids:
+            return []
+        cutoff = self._clock() - inactive_after
+        seen = self._redis.zmscore(ACTIVE, [str(u) for u in user_ids])
+        return [u for u, s in zip(user_ids, seen, strict=True) if s is not None and s >= cutoff]
+
+    # Deliveries in flight (for the delivery-lag measure) ----------------------------------
+    def start_delivery(self, post_id: int, chunks: int) -> None:
+        self._redis.set(_in_flight(post_id), chunks, ex=24 * 3600)
+
+    def finish_chunk(self, post_id: int) -> bool:
+        """Count one chunk done; True for the chunk that completes the delivery."""
+        return self._redis.decr(_in_flight(post_id)) == 0
+
+    def deliveries_in_flight(self) -> int:
+        return sum(1 for _ in self._redis.scan_iter(match="fanout:inflight:*", count=1000))

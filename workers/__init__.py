@@ -1,0 +1,1 @@
+"""Celery workers: thin tasks that call socialapp's fan-out services."""
