@@ -32,6 +32,7 @@ class Settings:
     redis_url: str = ""
     redis_cluster: bool = False  # SOCIALAPP_REDIS_URL names a node of a Redis Cluster
     broker_url: str = ""
+    broker_visibility_timeout: int = 300  # a task unacknowledged this long is redelivered
     # Accounts and tokens
     token_ttl_seconds: int = 3600
     argon2_time_cost: int = 3

@@ -40,7 +40,8 @@ def celery_app(settings: Settings, name: str = "socialapp") -> celery.Celery:
         worker_prefetch_multiplier=1,
         broker_connection_retry_on_startup=True,
         broker_transport_options={
-            "visibility_timeout": 300,  # unacknowledged tasks come back after this
+            # A task whose worker died unacknowledged is redelivered after this many seconds.
+            "visibility_timeout": settings.broker_visibility_timeout,
             "socket_timeout": 5,
             "socket_connect_timeout": 5,
         },
@@ -58,7 +59,9 @@ class TaskQueue:
         self.app.send_task(name, args=args, queue=queue, countdown=countdown)
 
     def depth(self) -> dict[str, int]:
-        """Messages waiting in each queue (Redis broker lists)."""
+        """Tasks waiting in each queue, and taken by a worker but not yet acknowledged."""
         with self.app.connection_for_read() as connection:
             client = connection.default_channel.client
-            return {queue: client.llen(queue) for queue in QUEUES}
+            depths = {queue: client.llen(queue) for queue in QUEUES}
+            depths["unacked"] = client.hlen("unacked")  # kombu's Redis transport keeps them here
+            return depths

@@ -1,0 +1,154 @@
+"""Indexes: every hot query has one, unique ones stand behind upserts, at most 10 each.
+
+The indexes are the ones the app creates at start-up (``Components.ensure_indexes``).
+docs/data-model.md is the data dictionary that explains each of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+from socialapp.stores.fanout_settings import FanoutSettingsStore
+from socialapp.stores.follows import FollowStore
+from socialapp.stores.likes import LikeStore
+from socialapp.stores.posts import PostStore
+from socialapp.stores.users import UserStore
+
+MAX_INDEXES = 10
+DATA_MODEL = Path(__file__).parents[1] / "docs" / "data-model.md"
+COLLECTIONS = ("users", "follows", "posts", "comment_overflow", "likes", "settings")
+
+
+class Query(NamedTuple):
+    collection: str
+    method: object  # the store method that sends it
+    equality: tuple[str, ...]  # fields matched by value or $in, in any order
+    order: str | None = None  # the sort or range field that must follow them
+
+
+# One line per hot query shape: the filter's equality fields, then its sort/range field.
+HOT_QUERIES = [
+    Query("users", UserStore.get, ("_id",)),
+    Query("users", UserStore.get_many, ("_id",)),
+    Query("users", UserStore.by_handle, ("handle",)),
+    Query("users", UserStore.add_to_counter, ("_id",)),
+    Query("users", UserStore.set_fanout_override, ("_id",)),
+    Query("users", UserStore.authors_with_followers, (), "_id"),
+    Query("follows", FollowStore.remove, ("follower_id", "followee_id")),
+    Query("follows", FollowStore.exists, ("follower_id", "followee_id")),
+    Query("follows", FollowStore.follower_ids, ("followee_id",), "follower_id"),
+    Query("follows", FollowStore.follower_chunks, ("followee_id",), "follower_id"),
+    Query("follows", FollowStore.followee_ids, ("follower_id",), "followee_id"),
+    Query("follows", FollowStore.count_followers, ("followee_id",)),
+    Query("follows", FollowStore.count_followees, ("follower_id",)),
+    Query("posts", PostStore.get, ("_id",)),
+    Query("posts", PostStore.exists, ("_id",)),
+    Query("posts", PostStore.get_many, ("_id",)),
+    Query("posts", PostStore.delete, ("_id",)),
+    Query("posts", PostStore.add_to_like_count, ("_id",)),
+    Query("posts", PostStore.add_comment, ("_id",)),
+    Query("posts", PostStore.comments_page, ("_id",)),
+    Query("posts", PostStore.by_author, ("author_id",), "_id"),
+    Query("posts", PostStore.page_by_authors, ("author_id",), "_id"),
+    Query("posts", PostStore.latest_ids_by_author, ("author_id",), "_id"),
+    Query("comment_overflow", PostStore.comments_page, ("post_id",), "bucket"),
+    Query("comment_overflow", PostStore.add_comment, ("post_id", "bucket")),
+    Query("comment_overflow", PostStore.delete, ("post_id",)),
+    Query("likes", LikeStore.remove, ("post_id", "user_id")),
+    Query("likes", LikeStore.has_liked, ("post_id", "user_id")),
+    Query("likes", LikeStore.count, ("post_id",)),
+    Query("likes", LikeStore.delete_for_post, ("post_id",)),
+    Query("settings", FanoutSettingsStore.read, ("_id",)),
+    Query("settings", FanoutSettingsStore.change, ("_id",)),
+]
+
+# The unique indexes behind the upserts and the idempotent inserts, by name: renaming one
+# makes create_index fail on an existing database.
+UNIQUE = [
+    ("users", "handle_unique", [("handle", 1)]),
+    ("follows", "follower_followee_unique", [("follower_id", 1), ("followee_id", 1)]),
+    ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
+    ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
+]
+
+NAMED = {
+    "users": {"_id_", "handle_unique"},
+    "follows": {"_id_", "follower_followee_unique", "followee_follower"},
+    "posts": {"_id_", "author_newest"},
+    "comment_overflow": {"_id_", "post_bucket_unique"},
+    "likes": {"_id_", "post_user_unique"},
+    "settings": {"_id_"},
+}
+
+
+def indexes(db, name: str) -> dict[str, dict]:
+    """``index_information()`` with the ``_id_`` index every collection has, even unwritten."""
+    info = db[name].index_information()
+    info.setdefault("_id_", {"key": [("_id", 1)]})
+    return info
+
+
+def serves(key: list[tuple[str, object]], query: Query) -> bool:
+    """Whether an index on ``key`` starts with the equality fields, then the sort/range one."""
+    fields = [name for name, _ in key]
+    prefix = len(query.equality) + (query.order is not None)
+    if len(fields) < prefix or any(direction not in (1, -1) for _, direction in key[:prefix]):
+        return False
+    if set(fields[: len(query.equality)]) != set(query.equality):
+        return False
+    return query.order is None or fields[len(query.equality)] == query.order
+
+
+def query_id(query: Query) -> str:
+    return f"{query.collection}-{query.method.__qualname__}"
+
+
+def test_serves_checks_the_key_prefix():
+    by_author = Query("posts", PostStore.by_author, ("author_id",), "_id")
+    assert serves([("author_id", 1), ("_id", -1)], by_author)
+    assert serves([("author_id", 1), ("_id", 1), ("text", 1)], by_author)
+    assert not serves([("_id", -1), ("author_id", 1)], by_author)
+    assert not serves([("author_id", 1)], by_author)
+    assert not serves([("author_id", "hashed"), ("_id", -1)], by_author)
+    edge = Query("follows", FollowStore.remove, ("follower_id", "followee_id"))
+    assert serves([("followee_id", 1), ("follower_id", 1)], edge)
+    assert not serves([("followee_id", 1), ("created_at", 1)], edge)
+
+
+def test_no_collection_has_more_than_ten_indexes(components):
+    db = components.db
+    for name in set(COLLECTIONS) | set(db.list_collection_names()):
+        assert len(indexes(db, name)) <= MAX_INDEXES, name
+
+
+@pytest.mark.parametrize("query", HOT_QUERIES, ids=query_id)
+def test_every_hot_query_has_an_index(components, query):
+    found = indexes(components.db, query.collection)
+    assert any(serves(index["key"], query) for index in found.values()), (
+        f"no index serves {query_id(query)}: {query.equality} then {query.order}",
+        found,
+    )
+
+
+@pytest.mark.parametrize(("collection", "name", "key"), UNIQUE, ids=[u[1] for u in UNIQUE])
+def test_unique_indexes_behind_upserts(components, collection, name, key):
+    found = indexes(components.db, collection)
+    assert name in found, f"{collection}.{name} is missing: {sorted(found)}"
+    assert [(field, int(direction)) for field, direction in found[name]["key"]] == key
+    assert found[name].get("unique") is True
+
+
+def test_indexes_keep_their_names(components):
+    for collection, names in NAMED.items():
+        found = indexes(components.db, collection)
+        assert names <= set(found), f"{collection}: missing {sorted(names - set(found))}"
+
+
+def test_every_index_is_in_the_data_dictionary(components):
+    dictionary = DATA_MODEL.read_text()
+    for collection in COLLECTIONS:
+        for name in indexes(components.db, collection):
+            assert f"`{name}`" in dictionary, f"{collection}.{name} is not in {DATA_MODEL.name}"
