@@ -53,6 +53,7 @@ def build(settings: Settings) -> Components:
     db = mongo.connect(settings)
     redis = redis_client.connect(settings.redis_url, cluster=settings.redis_cluster)
     queue = TaskQueue(settings)
+    users = UserStore(db, settings)
     return Components(
         settings=settings,
         db=db,
@@ -60,14 +61,14 @@ def build(settings: Settings) -> Components:
         ids=IdGenerator(),
         passwords=Passwords(settings),
         tokens=Tokens(settings),
-        users=UserStore(db, settings),
+        users=users,
         follows=FollowStore(db, settings),
         posts=PostStore(db, settings),
         likes=LikeStore(db, settings),
         fanout_settings=FanoutSettingsStore(db, settings),
         timelines=TimelineStore(redis, settings),
         post_cache=PostCache(redis, settings),
-        fanout_state=FanoutState(redis),
+        fanout_state=FanoutState(redis, load_authors=users.authors_with_followers),
         queue=queue,
         metrics=Metrics(queue_depth=queue.depth),
     )

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields, validate
 
 from socialapp.api.auth import components
+from socialapp.api.base import Blueprint
 from socialapp.api.fields import Id, Text, UtcDateTime
 from socialapp.domain.ids import parse_id
 from socialapp.errors import NotFound

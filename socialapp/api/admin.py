@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields, validate
 
 from socialapp.api.accounts import user_id_from_path
-from socialapp.api.auth import BEARER, components, operator
+from socialapp.api.auth import BEARER, components
+from socialapp.api.base import Blueprint, operator_only
 from socialapp.api.fields import Id
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.services import operators
@@ -38,28 +38,28 @@ class AuthorStrategySchema(StrategySchema):
 
 @blp.route("/fanout")
 class Fanout(MethodView):
+    @operator_only
     @blp.doc(**BEARER)
     @blp.response(200, FanoutSchema)
     def get(self):
         """The fan-out settings in force"""
-        operator()
         return operators.describe_fanout(components())
 
+    @operator_only
     @blp.doc(**BEARER)
     @blp.arguments(FanoutConfigSchema)
     @blp.response(200, FanoutSchema)
     def put(self, body):
         """Switch fan-out mode and/or celebrity threshold, at runtime"""
-        operator()
         return operators.change_fanout(components(), **body)
 
 
 @blp.route("/users/<user_id>/fanout")
 class AuthorFanout(MethodView):
+    @operator_only
     @blp.doc(**BEARER)
     @blp.arguments(StrategySchema)
     @blp.response(200, AuthorStrategySchema)
     def put(self, body, user_id):
         """Force an author to be pushed or pulled (or back to auto)"""
-        operator()
         return operators.set_author_strategy(components(), user_id_from_path(user_id), **body)

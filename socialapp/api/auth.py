@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import current_app, request
+from flask import current_app, g, request
 
 from socialapp.errors import Forbidden, Unauthorized
 from socialapp.security import InvalidToken
@@ -17,7 +17,9 @@ def components() -> Components:
 
 
 def caller_id() -> int:
-    """The authenticated caller's user id; 401 without a valid token for a live account."""
+    """The authenticated caller's user id; 401 without a valid token."""
+    if "caller_id" in g:
+        return g.caller_id
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("missing or malformed bearer token")
@@ -25,6 +27,7 @@ def caller_id() -> int:
         user_id = components().tokens.user_id(token.strip())
     except InvalidToken as error:
         raise Unauthorized("invalid or expired token") from error
+    g.caller_id = user_id
     return user_id
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields
 
 from socialapp.api.accounts import UserSchema, user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.base import Blueprint
 from socialapp.api.fields import PageArgs
 from socialapp.services import graph
 
@@ -43,7 +43,7 @@ class Following(MethodView):
 
 @blp.route("/users/<user_id>/followers")
 class Followers(MethodView):
-    @blp.arguments(PageArgs, location="query", unknown=ma.RAISE)
+    @blp.arguments(PageArgs, location="query")
     @blp.response(200, UserPageSchema)
     def get(self, args, user_id):
         """Who follows a user"""
@@ -54,7 +54,7 @@ class Followers(MethodView):
 
 @blp.route("/users/<user_id>/following")
 class Followees(MethodView):
-    @blp.arguments(PageArgs, location="query", unknown=ma.RAISE)
+    @blp.arguments(PageArgs, location="query")
     @blp.response(200, UserPageSchema)
     def get(self, args, user_id):
         """Whom a user follows"""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Response
 from flask.views import MethodView
-from flask_smorest import Blueprint
 
 from socialapp.api.auth import components
+from socialapp.api.base import Blueprint
 from socialapp.services import health
 
 blp = Blueprint("ops", __name__, description="Operations")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields, validate
 
 from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import Id, Text, UtcDateTime
 from socialapp.domain.ids import parse_id
 from socialapp.errors import NotFound
@@ -92,6 +92,7 @@ def post_id_from_path(raw: str) -> int:
 
 @blp.route("/posts")
 class Posts(MethodView):
+    @authenticated
     @blp.arguments(NewTextSchema)
     @blp.response(201, PostSchema)
     @blp.doc(**BEARER)
@@ -149,6 +150,7 @@ class Like(MethodView):
 
 @blp.route("/posts/<post_id>/comments")
 class Comments(MethodView):
+    @authenticated
     @blp.arguments(NewTextSchema)
     @blp.response(201, CommentSchema)
     @blp.doc(**BEARER)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
-from flask_smorest import Blueprint
 from marshmallow import fields, validate
 
 from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import Id
 from socialapp.api.posts import PostPageSchema
 from socialapp.services import timeline
@@ -30,8 +30,9 @@ class HomeArgs(ma.Schema):
 
 @blp.route("/home")
 class Home(MethodView):
+    @authenticated
     @blp.doc(**BEARER)
-    @blp.arguments(HomeArgs, location="query", unknown=ma.RAISE)
+    @blp.arguments(HomeArgs, location="query")
     @blp.response(
         200,
         PostPageSchema,

@@ -29,8 +29,10 @@ def _in_flight(post_id: int) -> str:
 
 
 class FanoutState:
-    def __init__(self, client, clock=time.time) -> None:
+    def __init__(self, client, load_authors: Callable[[], Iterable[dict]], clock=time.time):
+        """``load_authors()`` yields the users with followers or overrides (from MongoDB)."""
         self._redis = client
+        self._load_authors = load_authors
         self._clock = clock
 
     # Followees of a reader -------------------------------------------------------------
@@ -68,16 +70,32 @@ class FanoutState:
             return {}
         fields = [str(a) for a in author_ids]
         pipe = self._redis.pipeline(transaction=False)
-        pipe.hmget(FOLLOWERS, fields)
+        pipe.hmget(FOLLOWERS, [*fields, LOADED])
         pipe.hmget(OVERRIDES, fields)
         pipe.smismember(UNSETTLED, fields)
         counts, overrides, unsettled = pipe.execute()
+        if counts.pop() is None:
+            self._reload_authors()
+            return self.authors(author_ids)
         return {
             author: (int(count or 0), override or "auto", bool(flag))
             for author, count, override, flag in zip(
                 author_ids, counts, overrides, unsettled, strict=True
             )
         }
+
+    def _reload_authors(self) -> None:
+        """Copy follower counts and overrides from MongoDB after Redis lost them.
+
+        HSETNX keeps any value written since the loss, which is newer than what is loaded.
+        """
+        pipe = self._redis.pipeline(transaction=False)
+        for author in self._load_authors():
+            pipe.hsetnx(FOLLOWERS, str(author["_id"]), author.get("followers_count", 0))
+            if author.get("fanout_override", "auto") != "auto":
+                pipe.hsetnx(OVERRIDES, str(author["_id"]), author["fanout_override"])
+        pipe.hset(FOLLOWERS, LOADED, 1)
+        pipe.execute()
 
     def mark_unsettled(self, author_id: int) -> None:
         self._redis.sadd(UNSETTLED, str(author_id))

@@ -71,12 +71,18 @@ class UserStore:
         )
 
     def authors_with_followers(self, batch: int = 1000) -> Iterator[dict]:
-        """Every user with followers (reconciliation after a mode switch walks them)."""
+        """Every user with followers or a fan-out override (reconciliation walks them)."""
         after = 0
         while True:
             users = list(
                 self._users.find(
-                    {"_id": {"$gt": after}, "followers_count": {"$gt": 0}},
+                    {
+                        "_id": {"$gt": after},
+                        "$or": [
+                            {"followers_count": {"$gt": 0}},
+                            {"fanout_override": {"$in": ["push", "pull"]}},
+                        ],
+                    },
                     projection={"followers_count": 1, "fanout_override": 1},
                     sort=[("_id", ASCENDING)],
                     limit=batch,

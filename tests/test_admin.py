@@ -1,0 +1,128 @@
+"""Operator accounts and the /v1/admin fan-out controls."""
+
+import dataclasses
+
+import mongomock
+import pytest
+
+from socialapp import create_app
+from socialapp.stores import mongo
+from workers import cli
+
+OPERATOR = {"handle": "root_op", "password": "operator-pass"}
+
+
+@pytest.fixture
+def settings(settings):
+    return dataclasses.replace(
+        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
+    )
+
+
+@pytest.fixture
+def operator_headers(client):
+    token = client.post("/v1/auth/token", json=OPERATOR)
+    assert token.status_code == 200, token.json
+    return {"Authorization": f"Bearer {token.json['access_token']}"}
+
+
+def test_operator_is_created_from_the_environment_once(app, components, settings):
+    first = components.users.by_handle("root_op")
+    assert first["role"] == "operator"
+    create_app(settings)  # a second start-up finds the account and keeps it
+    assert components.users.by_handle("root_op")["_id"] == first["_id"]
+
+
+def test_admin_needs_a_token_then_the_operator_role(client, signup, operator_headers):
+    bob = signup("bob")
+    for method, path, body in [
+        ("get", "/v1/admin/fanout", None),
+        ("put", "/v1/admin/fanout", {"mode": "read"}),
+        ("put", f"/v1/admin/users/{bob.id}/fanout", {"strategy": "pull"}),
+    ]:
+        call = getattr(client, method)
+        assert call(path, json=body).status_code == 401
+        forbidden = call(path, json=body, headers=bob.headers)
+        assert forbidden.status_code == 403 and forbidden.json["code"] == 403
+    assert client.get("/v1/admin/fanout", headers=operator_headers).status_code == 200
+
+
+def test_operator_switches_mode_and_threshold(client, operator_headers, components):
+    response = client.put(
+        "/v1/admin/fanout",
+        json={"mode": "read", "celebrity_threshold": 50},
+        headers=operator_headers,
+    )
+    assert response.status_code == 200
+    assert response.json["mode"] == "read" and response.json["celebrity_threshold"] == 50
+    assert response.json["settled"] is False  # the old config stays pending until reconciled
+    current = components.fanout_settings.read().current
+    assert (current.mode, current.celebrity_threshold) == ("read", 50)
+    shown = client.get("/v1/admin/fanout", headers=operator_headers).json
+    assert shown["mode"] == "read" and shown["pending"][0]["mode"] == "hybrid"
+
+
+def test_switch_is_in_force_after_a_reconciliation(client, operator_headers, components, settle):
+    client.put("/v1/admin/fanout", json={"mode": "write"}, headers=operator_headers)
+    settle()
+    shown = client.get("/v1/admin/fanout", headers=operator_headers).json
+    assert shown["settled"] is True and shown["pending"] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"mode": "sideways"},
+        {"celebrity_threshold": 0},
+        {"celebrity_threshold": "ten"},
+        {"celebrity_threshold": {"$gt": 1}},
+        {"mode": "read", "extra": 1},
+    ],
+)
+def test_bad_settings_are_422_and_change_nothing(client, operator_headers, components, body):
+    before = components.fanout_settings.read()
+    response = client.put("/v1/admin/fanout", json=body, headers=operator_headers)
+    assert response.status_code == 422 and "errors" in response.json
+    assert components.fanout_settings.read() == before
+
+
+def test_author_override(client, signup, operator_headers, components):
+    bob = signup("bob")
+    path = f"/v1/admin/users/{bob.id}/fanout"
+    response = client.put(path, json={"strategy": "pull"}, headers=operator_headers)
+    assert response.status_code == 200 and response.json == {"user_id": bob.id, "strategy": "pull"}
+    assert components.users.get(int(bob.id))["fanout_override"] == "pull"
+    assert components.fanout_state.authors([int(bob.id)])[int(bob.id)][1] == "pull"
+    bad = client.put(path, json={"strategy": "shove"}, headers=operator_headers)
+    assert bad.status_code == 422
+    missing = client.put(
+        "/v1/admin/users/123456789/fanout", json={"strategy": "push"}, headers=operator_headers
+    )
+    assert missing.status_code == 404
+
+
+def test_unauthenticated_bad_body_is_401_not_422(client):
+    assert client.put("/v1/admin/fanout", json={"mode": 5}).status_code == 401
+    assert client.post("/v1/posts", json={"text": ""}).status_code == 401
+    assert client.get("/v1/timeline/home?limit=0").status_code == 401
+
+
+def test_create_operator_command_on_a_real_mongodb(monkeypatch, redis_server, capsys):
+    """The CLI talks to a MongoDB server; mongomock's client stands in for pymongo's here."""
+    server = mongomock.MongoClient()
+    monkeypatch.setattr(mongo.pymongo, "MongoClient", lambda *args, **kwargs: server)
+    monkeypatch.setenv("SOCIALAPP_MONGO_URI", "mongodb://db.example:27017")
+    monkeypatch.setenv("SOCIALAPP_REDIS_URL", f"{redis_server.url}/0")
+    monkeypatch.setenv("SOCIALAPP_OPERATOR_PASSWORD", "operator-pass")
+    monkeypatch.setenv("SOCIALAPP_ARGON2_MEMORY_KIB", "64")
+    assert cli.main(["create-operator", "ops_lead"]) == 0
+    assert server.socialapp.users.find_one({"handle": "ops_lead"})["role"] == "operator"
+    assert cli.main(["create-operator", "ops_lead"]) == 0  # idempotent
+    assert server.socialapp.users.count_documents({"handle": "ops_lead"}) == 1
+    assert "ops_lead" in capsys.readouterr().out
+
+
+def test_commands_refuse_the_embedded_store(monkeypatch, capsys):
+    monkeypatch.delenv("SOCIALAPP_MONGO_URI", raising=False)
+    assert cli.main(["create-operator", "ops_lead"]) == 2
+    assert "SOCIALAPP_MONGO_URI" in capsys.readouterr().err

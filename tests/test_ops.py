@@ -1,0 +1,98 @@
+"""Operations endpoints, the OpenAPI contract and configuration safety."""
+
+import dataclasses
+
+import pytest
+
+from socialapp import create_app
+from socialapp.config import ConfigError, Settings
+from socialapp.redis_server import free_port
+
+CONTRACT = {
+    "/v1/users": {"post"},
+    "/v1/auth/token": {"post"},
+    "/v1/users/{user_id}": {"get"},
+    "/v1/me/following/{user_id}": {"put", "delete"},
+    "/v1/users/{user_id}/followers": {"get"},
+    "/v1/users/{user_id}/following": {"get"},
+    "/v1/posts": {"post"},
+    "/v1/posts/{post_id}": {"get", "delete"},
+    "/v1/users/{user_id}/posts": {"get"},
+    "/v1/posts/{post_id}/like": {"put", "delete"},
+    "/v1/posts/{post_id}/comments": {"post", "get"},
+    "/v1/timeline/home": {"get"},
+    "/v1/admin/fanout": {"get", "put"},
+    "/v1/admin/users/{user_id}/fanout": {"put"},
+    "/healthz": {"get"},
+    "/readyz": {"get"},
+    "/metrics": {"get"},
+}
+
+
+def test_health_and_readiness(client):
+    assert client.get("/healthz").json == {"status": "ok"}
+    ready = client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json["checks"] == {"mongodb": "ok", "redis": "ok", "broker": "ok"}
+
+
+def test_readiness_names_the_store_that_is_down(settings):
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    app = create_app(dataclasses.replace(settings, redis_url=dead))
+    ready = app.test_client().get("/readyz")
+    assert ready.status_code == 503
+    assert ready.headers["Retry-After"]
+    assert ready.json["checks"]["mongodb"] == "ok"
+    assert ready.json["checks"]["redis"] == "unavailable"
+
+
+def test_openapi_spec_covers_the_contract(client):
+    spec = client.get("/openapi.json").json
+    for path, methods in CONTRACT.items():
+        assert path in spec["paths"], path
+        assert methods <= set(spec["paths"][path]), path
+    user = spec["components"]["schemas"]["User"]["properties"]
+    assert user["id"]["type"] == "string"
+    timeline = spec["paths"]["/v1/timeline/home"]["get"]
+    assert timeline["security"] == [{"bearerAuth": []}]
+    assert "X-Fanout-Mode" in timeline["responses"]["200"]["headers"]
+    assert client.get("/docs").status_code == 200
+
+
+def test_metrics_report_deliveries_lag_and_reads(client, signup, settle):
+    ada, bob = signup("ada"), signup("bob")
+    client.get("/v1/timeline/home", headers=bob.headers)
+    client.put(f"/v1/me/following/{ada.id}", headers=bob.headers)
+    client.post("/v1/posts", json={"text": "measured"}, headers=ada.headers)
+    settle()
+    client.get("/v1/timeline/home", headers=bob.headers)
+    text = client.get("/metrics").get_data(as_text=True)
+    assert "socialapp_deliveries_total 1.0" in text
+    assert "socialapp_delivery_lag_seconds_count 1.0" in text
+    assert 'socialapp_timeline_read_seconds_count{mode="hybrid"}' in text
+    assert 'socialapp_queue_depth{queue="fanout"} 0.0' in text
+
+
+def test_production_needs_a_secret_and_a_mongodb():
+    with pytest.raises(ConfigError, match="SECRET_KEY"):
+        Settings.from_env({"SOCIALAPP_ENV": "production"})
+    with pytest.raises(ConfigError, match="MONGO_URI"):
+        Settings.from_env({"SOCIALAPP_ENV": "production", "SOCIALAPP_SECRET_KEY": "k" * 40})
+    ok = Settings.from_env(
+        {
+            "SOCIALAPP_ENV": "production",
+            "SOCIALAPP_SECRET_KEY": "k" * 40,
+            "SOCIALAPP_MONGO_URI": "mongodb://db:27017",
+        }
+    )
+    assert ok.secret_key == "k" * 40
+
+
+def test_settings_come_from_the_environment():
+    settings = Settings.from_env(
+        {"SOCIALAPP_PORT": "9001", "SOCIALAPP_MONGO_MAJORITY_WRITES": "false"}
+    )
+    assert settings.port == 9001 and settings.mongo_majority_writes is False
+    assert len(settings.secret_key) >= 32  # generated per process outside production
+    with pytest.raises(ConfigError, match="SOCIALAPP_PORT"):
+        Settings.from_env({"SOCIALAPP_PORT": "eighty"})
