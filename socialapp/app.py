@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask
+from flask_cors import CORS
 
 from socialapp import wiring
 from socialapp.api import register_api
@@ -42,5 +43,8 @@ def create_app(settings: Settings | None = None, components: wiring.Components |
             settings.operator_password,
         )
     register_api(app)
+    if settings.cors_origins:
+        origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
+        CORS(app, origins=origins, allow_headers=["Authorization", "Content-Type"])
     logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
     return app

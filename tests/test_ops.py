@@ -96,3 +96,13 @@ def test_settings_come_from_the_environment():
     assert len(settings.secret_key) >= 32  # generated per process outside production
     with pytest.raises(ConfigError, match="SOCIALAPP_PORT"):
         Settings.from_env({"SOCIALAPP_PORT": "eighty"})
+
+
+def test_cors_is_off_unless_origins_are_configured(client, settings):
+    headers = {"Origin": "https://app.example"}
+    assert "Access-Control-Allow-Origin" not in client.get("/healthz", headers=headers).headers
+    allowed = create_app(dataclasses.replace(settings, cors_origins="https://app.example"))
+    response = allowed.test_client().get("/healthz", headers=headers)
+    assert response.headers["Access-Control-Allow-Origin"] == "https://app.example"
+    other = allowed.test_client().get("/healthz", headers={"Origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in other.headers
