@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -22,6 +25,7 @@ from redis.cluster import ClusterNode
 from redis.retry import Retry
 
 START_TIMEOUT = 10.0
+PR_SET_PDEATHSIG = 1  # prctl option: signal sent to this child when its parent dies
 INSTALL_HINT = (
     "install it with `apt-get install redis-server` (Debian/Ubuntu) or `make setup`, "
     "or point SOCIALAPP_REDIS_URL at a running Redis"
@@ -125,7 +129,11 @@ class RedisServer:
         ]  # fmt: skip
         with open(log_path, "ab") as log:
             self._process = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent,
             )
         with _running_lock:
             _running.add(self)
@@ -182,6 +190,13 @@ class RedisServer:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def _die_with_parent() -> None:
+    """On Linux, have the kernel stop redis-server if its parent dies, even by SIGKILL."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _answers(port: int, pid: int) -> bool:

@@ -11,6 +11,7 @@ import dataclasses
 import getpass
 import logging
 import os
+import signal
 import sys
 
 from socialapp.config import ConfigError, Settings
@@ -72,6 +73,7 @@ def _serve(args, settings: Settings) -> int:
         EmbeddedWorker(app.extensions["socialapp"]).start() if settings.embedded_mongo else None
     )
     server = make_server(settings.host, settings.port, app, threaded=True)
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
     print(f"socialapp serving on http://{settings.host}:{settings.port}", flush=True)
     try:
         server.serve_forever()
@@ -84,6 +86,10 @@ def _serve(args, settings: Settings) -> int:
         if redis:
             redis.stop()
     return 0
+
+
+def _stop_on_sigterm(signum, frame) -> None:
+    raise KeyboardInterrupt  # unwinds serve_forever so the worker and Redis stop cleanly
 
 
 def _worker(args, settings: Settings) -> int:
