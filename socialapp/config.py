@@ -49,7 +49,8 @@ class Settings:
     fanout_celebrity_chunk_size: int = 5000
     inactive_after_seconds: int = 30 * 24 * 3600
     settings_refresh_seconds: float = 2.0
-    sweep_interval_seconds: float = 30.0
+    sweep_interval_seconds: float = 30.0  # how often a sweeper looks for stuck fan-outs
+    sweep_after_seconds: float = 60.0  # a fan-out pending this long is enqueued again
 
     @property
     def production(self) -> bool:

@@ -2,6 +2,21 @@
 
 from __future__ import annotations
 
+import kombu.exceptions
+import pymongo.errors
+import redis.exceptions
+
+# A backing store that cannot answer now: callers retry later (HTTP 503 with Retry-After).
+UNAVAILABLE = (
+    pymongo.errors.ConnectionFailure,
+    pymongo.errors.ServerSelectionTimeoutError,
+    pymongo.errors.WriteConcernError,
+    pymongo.errors.NotPrimaryError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    kombu.exceptions.OperationalError,
+)
+
 
 class AppError(Exception):
     status = 500

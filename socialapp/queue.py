@@ -38,7 +38,10 @@ def celery_app(settings: Settings, name: str = "socialapp") -> celery.Celery:
         task_acks_late=True,  # a task is removed from the queue only once it is done...
         task_reject_on_worker_lost=True,  # ...and requeued if its worker dies mid-way
         worker_prefetch_multiplier=1,
+        worker_cancel_long_running_tasks_on_connection_loss=True,  # redelivered, not lost
         broker_connection_retry_on_startup=True,
+        # Publishing gives up quickly when the broker is down: the caller decides what then.
+        task_publish_retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2},
         broker_transport_options={
             # A task whose worker died unacknowledged is redelivered after this many seconds.
             "visibility_timeout": settings.broker_visibility_timeout,

@@ -54,6 +54,8 @@ HOT_QUERIES = [
     Query("posts", PostStore.by_author, ("author_id",), "_id"),
     Query("posts", PostStore.page_by_authors, ("author_id",), "_id"),
     Query("posts", PostStore.latest_ids_by_author, ("author_id",), "_id"),
+    Query("posts", PostStore.pending_fanouts, ("fanout_pending",), "_id"),
+    Query("posts", PostStore.finish_fanout, ("_id",)),
     Query("comment_overflow", PostStore.comments_page, ("post_id",), "bucket"),
     Query("comment_overflow", PostStore.add_comment, ("post_id", "bucket")),
     Query("comment_overflow", PostStore.delete, ("post_id",)),
@@ -77,7 +79,7 @@ UNIQUE = [
 NAMED = {
     "users": {"_id_", "handle_unique"},
     "follows": {"_id_", "follower_followee_unique", "followee_follower"},
-    "posts": {"_id_", "author_newest"},
+    "posts": {"_id_", "author_newest", "fanout_pending"},
     "comment_overflow": {"_id_", "post_bucket_unique"},
     "likes": {"_id_", "post_user_unique"},
     "settings": {"_id_"},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import celery
@@ -9,10 +10,11 @@ from celery.contrib.testing.worker import TestWorkController
 
 from socialapp import wiring
 from socialapp.config import Settings
-from socialapp.queue import QUEUES, celery_app
+from socialapp.queue import FEED, QUEUES, celery_app
+from socialapp.services import fanout
 from workers import tasks
 
-POOL = "threads"
+log = logging.getLogger(__name__)
 
 
 def create_worker_app(components: wiring.Components | None = None) -> celery.Celery:
@@ -33,22 +35,53 @@ def create_worker_app(components: wiring.Components | None = None) -> celery.Cel
     return app
 
 
+class SweepTimer:
+    """Asks for a sweep of stuck fan-outs every ``interval`` seconds (one sweeper wins a turn)."""
+
+    def __init__(self, app: celery.Celery, interval: float) -> None:
+        self._app = app
+        self._interval = interval
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="sweep-timer", daemon=True)
+
+    def start(self) -> SweepTimer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval):
+            try:
+                self._app.send_task(fanout.SWEEP, queue=FEED)
+            except Exception as error:  # broker down: the next turn tries again
+                log.warning("could not ask for a sweep: %r", error)
+
+
 class EmbeddedWorker:
     """A real Celery worker on a thread pool inside this process (the embedded default)."""
 
-    def __init__(self, components: wiring.Components, concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        components: wiring.Components,
+        concurrency: int = 4,
+        queues: tuple[str, ...] = QUEUES,
+        pool: str = "threads",
+    ) -> None:
         self.app = create_worker_app(components)
         self._controller = TestWorkController(
             app=self.app,
             concurrency=concurrency,
-            pool=POOL,
-            queues=list(QUEUES),
+            pool=pool,
+            queues=list(queues),
             loglevel="WARNING",
             without_heartbeat=True,
             without_mingle=True,
             without_gossip=True,
         )
         self._thread = threading.Thread(target=self._controller.start, daemon=True)
+        self._sweeper = SweepTimer(self.app, components.settings.sweep_interval_seconds)
 
     def start(self) -> EmbeddedWorker:
         # Tasks are traced through the current app: make it this one, not the API's sender.
@@ -56,8 +89,10 @@ class EmbeddedWorker:
         self.app.set_default()
         self._thread.start()
         self._controller.ensure_started()
+        self._sweeper.start()
         return self
 
     def stop(self) -> None:
+        self._sweeper.stop()
         self._controller.stop()
         self._thread.join(timeout=10)

@@ -93,10 +93,11 @@ def _stop_on_sigterm(signum, frame) -> None:
 
 
 def _worker(args, settings: Settings) -> int:
-    from workers.app import create_worker_app
+    from workers.app import SweepTimer, create_worker_app
 
     _require_shared_stores(settings)
     app = create_worker_app()
+    SweepTimer(app, settings.sweep_interval_seconds).start()
     argv = ["worker", f"--queues={args.queues}", f"--concurrency={args.concurrency}"]
     app.worker_main([*argv, f"--pool={args.pool}", "--loglevel=INFO"])
     return 0

@@ -34,12 +34,16 @@ def register(app, components) -> None:
         return fanout.deliver_post(components(), post_id, author_id)
 
     @app.task(name=fanout.DELIVER_CHUNK, **RETRY)
-    def deliver_chunk(post_id: int, author_id: int, follower_ids: list[int]) -> int:
-        return fanout.deliver_chunk(components(), post_id, author_id, follower_ids)
+    def deliver_chunk(post_id: int, author_id: int, follower_ids: list[int], index=0) -> int:
+        return fanout.deliver_chunk(components(), post_id, author_id, follower_ids, index)
 
     @app.task(name=fanout.RETRACT, **RETRY)
     def retract_post(post_id: int, author_id: int) -> None:
         fanout.retract_post(components(), post_id, author_id)
+
+    @app.task(name=fanout.SWEEP, **RETRY)
+    def sweep() -> int:
+        return fanout.sweep(components())
 
     @app.task(name=fanout.RECONCILE, **RETRY)
     def reconcile(generation: int, not_before: float = 0) -> bool:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 
-import pymongo.errors
-import redis.exceptions
 from flask import Flask
 from werkzeug.exceptions import (
     HTTPException,
@@ -14,19 +12,11 @@ from werkzeug.exceptions import (
     default_exceptions,
 )
 
-from socialapp.errors import AppError
+from socialapp.errors import UNAVAILABLE, AppError
 
 log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
-UNAVAILABLE = (
-    pymongo.errors.ConnectionFailure,
-    pymongo.errors.ServerSelectionTimeoutError,
-    pymongo.errors.WriteConcernError,
-    pymongo.errors.NotPrimaryError,
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-)
 
 
 def register(app: Flask, api) -> None:

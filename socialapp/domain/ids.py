@@ -61,3 +61,8 @@ def parse_id(raw: str) -> int | None:
 def id_datetime(id_: int) -> dt.datetime:
     """The moment ``id_`` was drawn, in UTC with MongoDB's millisecond precision."""
     return dt.datetime.fromtimestamp(id_time_ms(id_) / 1000, tz=dt.UTC)
+
+
+def first_id_at(unix_seconds: float) -> int:
+    """The smallest id that could be drawn at ``unix_seconds``: ids below it are older."""
+    return max(0, int(unix_seconds * 1000) - EPOCH_MS) << (NODE_BITS + SEQUENCE_BITS)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import logging
 import time
 
+from socialapp.domain.ids import first_id_at
 from socialapp.domain.timeline import Entry
+from socialapp.errors import UNAVAILABLE
 from socialapp.queue import FANOUT, FANOUT_LARGE, FEED
 from socialapp.services import timeline
 
@@ -20,6 +22,7 @@ DELIVER_CHUNK = "socialapp.deliver_chunk"
 RETRACT = "socialapp.retract_post"
 RECONCILE = "socialapp.reconcile"
 RECONCILE_AUTHOR = "socialapp.reconcile_author"
+SWEEP = "socialapp.sweep"
 
 
 def settle_delay(c) -> float:
@@ -29,35 +32,50 @@ def settle_delay(c) -> float:
 
 # Called by the API --------------------------------------------------------------------------
 def on_post_created(c, post: dict) -> None:
-    author_id = post["author_id"]
+    """Publish a stored post; if Redis or the broker is down, the sweeper publishes it later.
+
+    The post document carries ``fanout_pending`` from its insert on, so a post acknowledged
+    to its author is never lost: only its delivery may be late.
+    """
+    try:
+        publish_to_outbox(c, post["_id"], post["author_id"])
+        c.queue.send(DELIVER, post["_id"], post["author_id"])
+    except UNAVAILABLE as error:
+        log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
+
+
+def publish_to_outbox(c, post_id: int, author_id: int) -> None:
     timeline.ensure_outbox(c, author_id)
-    c.timelines.add_to_outbox(author_id, Entry(post["_id"], author_id))
-    c.queue.send(DELIVER, post["_id"], author_id)
+    c.timelines.add_to_outbox(author_id, Entry(post_id, author_id))
 
 
-def on_post_deleted(c, post: dict) -> None:
+def before_post_deleted(c, post: dict) -> None:
+    """Take the post out of the author's outbox and the cache (Redis must be up: 503 if not)."""
     entry = Entry(post["_id"], post["author_id"])
     c.timelines.remove_from_outbox(entry.author_id, entry)
     c.post_cache.invalidate(entry.post_id)
-    c.queue.send(RETRACT, entry.post_id, entry.author_id, queue=FEED)
 
 
-def on_follow(c, follower_id: int, followee: dict) -> None:
+def on_post_deleted(c, post: dict) -> None:
+    """Retract the deleted post from followers' timelines (readers already skip it)."""
+    c.post_cache.invalidate(post["_id"])  # again: a read may have cached it meanwhile
+    c.queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
+
+
+def on_follow(c, follower_id: int, followee: dict, followers_before: int) -> None:
     """Record the edge in the hot-path copies and backfill the followee's recent posts."""
     followee_id = followee["_id"]
     c.fanout_state.add_followee(follower_id, followee_id)
-    _followers_changed(c, followee, followee["followers_count"] - 1)
+    _followers_changed(c, followee, followers_before)
     settings = c.fanout_settings.current()
     if settings.delivery_pushes(followee["followers_count"], followee.get("fanout_override")):
         outbox = timeline.read_outbox(c, followee_id, count=c.settings.outbox_cap)
         c.timelines.backfill_home(follower_id, outbox.entries, outbox.floor)
 
 
-def on_unfollow(c, follower_id: int, followee: dict | None) -> None:
-    if followee is None:
-        return
+def on_unfollow(c, follower_id: int, followee: dict, followers_before: int) -> None:
     c.fanout_state.remove_followee(follower_id, followee["_id"])
-    _followers_changed(c, followee, followee["followers_count"] + 1)
+    _followers_changed(c, followee, followers_before)
     c.timelines.remove_author_from_home(follower_id, followee["_id"])
 
 
@@ -92,27 +110,44 @@ def deliver_post(c, post_id: int, author_id: int) -> int:
     """Plan a post's delivery: one chunk task per ``fanout_chunk_size`` followers."""
     if c.posts.get(post_id) is None:
         return 0  # deleted before delivery: nothing to do
+    publish_to_outbox(c, post_id, author_id)  # idempotent; done here too after an outage
     followers, override, _ = c.fanout_state.authors([author_id])[author_id]
-    if not c.fanout_settings.current().delivery_pushes(followers, override):
-        return 0
-    chunks = list(c.follows.follower_chunks(author_id, c.settings.fanout_chunk_size))
+    chunks = []
+    if c.fanout_settings.current().delivery_pushes(followers, override):
+        chunks = list(c.follows.follower_chunks(author_id, c.settings.fanout_chunk_size))
     if not chunks:
+        c.posts.finish_fanout(post_id)
         return 0
     queue = FANOUT_LARGE if len(chunks) > 1 else FANOUT
     c.fanout_state.start_delivery(post_id, len(chunks))
-    for follower_ids in chunks:
-        c.queue.send(DELIVER_CHUNK, post_id, author_id, follower_ids, queue=queue)
+    for index, follower_ids in enumerate(chunks):
+        c.queue.send(DELIVER_CHUNK, post_id, author_id, follower_ids, index, queue=queue)
     return len(chunks)
 
 
-def deliver_chunk(c, post_id: int, author_id: int, follower_ids: list[int]) -> int:
+def deliver_chunk(c, post_id: int, author_id: int, follower_ids: list[int], index=0) -> int:
     """Copy the post into the home timelines of the active followers in this chunk."""
     active = c.fanout_state.active_among(follower_ids, c.settings.inactive_after_seconds)
     c.timelines.add_to_homes(active, Entry(post_id, author_id))
     c.metrics.deliveries.inc(len(active))
-    if c.fanout_state.finish_chunk(post_id):
+    if c.fanout_state.finish_chunk(post_id, index):
+        c.posts.finish_fanout(post_id)
         c.metrics.observe_delivery_lag(post_id)
     return len(active)
+
+
+def sweep(c) -> int:
+    """Re-enqueue posts whose fan-out has been pending too long (one sweeper at a time)."""
+    interval = c.settings.sweep_interval_seconds
+    if not c.fanout_state.claim_sweep(interval):
+        return 0
+    cutoff = first_id_at(time.time() - c.settings.sweep_after_seconds)
+    pending = c.posts.pending_fanouts(before_id=cutoff)
+    for post in pending:
+        c.queue.send(DELIVER, post["_id"], post["author_id"])
+    if pending:
+        log.info("sweeper re-enqueued %d unfinished fan-outs", len(pending))
+    return len(pending)
 
 
 def retract_post(c, post_id: int, author_id: int) -> None:

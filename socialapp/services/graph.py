@@ -16,23 +16,27 @@ def follow(c, follower_id: int, followee_id: int) -> bool:
     """Follow ``followee_id``; True if the edge is new (counters move only then)."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
-    get_user(c.users, followee_id)
-    if not c.follows.add(follower_id, followee_id):
-        return False
-    followee = c.users.add_to_counter(followee_id, "followers_count", 1)
-    c.users.add_to_counter(follower_id, "following_count", 1)
-    fanout.on_follow(c, follower_id, followee)
-    return True
+    followee = get_user(c.users, followee_id)
+    added = c.follows.add(follower_id, followee_id)
+    if added:
+        followee = c.users.add_to_counter(followee_id, "followers_count", 1)
+        c.users.add_to_counter(follower_id, "following_count", 1)
+    # Also when the edge existed: a retry after a Redis failure repairs the caches.
+    fanout.on_follow(c, follower_id, followee, followee["followers_count"] - added)
+    return added
 
 
 def unfollow(c, follower_id: int, followee_id: int) -> bool:
     """Stop following; True if there was an edge (counters move only then)."""
-    if not c.follows.remove(follower_id, followee_id):
-        return False
-    followee = c.users.add_to_counter(followee_id, "followers_count", -1)
-    c.users.add_to_counter(follower_id, "following_count", -1)
-    fanout.on_unfollow(c, follower_id, followee)
-    return True
+    removed = c.follows.remove(follower_id, followee_id)
+    if removed:
+        followee = c.users.add_to_counter(followee_id, "followers_count", -1)
+        c.users.add_to_counter(follower_id, "following_count", -1)
+    else:
+        followee = c.users.get(followee_id)
+    if followee is not None:  # also on a retry, as for follow
+        fanout.on_unfollow(c, follower_id, followee, followee["followers_count"] + removed)
+    return removed
 
 
 def followers_page(

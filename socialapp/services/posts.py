@@ -27,8 +27,10 @@ def get_post(posts: PostStore, post_id: int) -> dict:
 
 def delete_post(c, post_id: int, caller_id: int) -> dict:
     """Delete the caller's own post with its comments and likes; the deleted post."""
-    if get_post(c.posts, post_id)["author_id"] != caller_id:
+    post = get_post(c.posts, post_id)
+    if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
+    fanout.before_post_deleted(c, post)
     post = c.posts.delete(post_id)
     if post is None:  # a concurrent delete won
         raise NotFound("post not found")
@@ -54,11 +56,10 @@ def like(c, post_id: int, user_id: int) -> None:
     """Idempotent: the post's like count moves only when the like is new."""
     if not c.posts.exists(post_id):
         raise NotFound("post not found")
-    if c.likes.add(post_id, user_id):
-        if c.posts.add_to_like_count(post_id, 1) is None:
-            c.likes.remove(post_id, user_id)  # the post was deleted meanwhile
-            raise NotFound("post not found")
-        c.post_cache.invalidate(post_id)
+    if c.likes.add(post_id, user_id) and c.posts.add_to_like_count(post_id, 1) is None:
+        c.likes.remove(post_id, user_id)  # the post was deleted meanwhile
+        raise NotFound("post not found")
+    c.post_cache.invalidate(post_id)  # even when unchanged: a retry after an outage refreshes
 
 
 def unlike(c, post_id: int, user_id: int) -> None:
@@ -66,7 +67,7 @@ def unlike(c, post_id: int, user_id: int) -> None:
         raise NotFound("post not found")
     if c.likes.remove(post_id, user_id):
         c.posts.add_to_like_count(post_id, -1)
-        c.post_cache.invalidate(post_id)
+    c.post_cache.invalidate(post_id)
 
 
 def add_comment(c, post_id: int, author_id: int, text: str) -> dict:

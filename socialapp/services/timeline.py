@@ -9,10 +9,16 @@ caches hold, so ``max_id`` pages back through the whole history.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import time
 
+import redis.exceptions
+
 from socialapp.domain.timeline import Entry, SourceRead, merge
+
+log = logging.getLogger(__name__)
+REDIS_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
 @dataclasses.dataclass
@@ -26,7 +32,26 @@ class HomePage:
 
 
 def read_home(c, user_id: int, limit: int, max_id: int | None, since_id: int | None) -> HomePage:
+    """A page of the home timeline; from MongoDB alone while Redis is unreachable."""
     started = time.perf_counter()
+    try:
+        page = _read_home(c, user_id, limit, max_id, since_id)
+    except REDIS_DOWN as error:
+        log.warning("timeline read from MongoDB, Redis is unavailable: %r", error)
+        page = read_home_from_store(c, user_id, limit, max_id, since_id)
+    c.metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
+    return page
+
+
+def read_home_from_store(c, user_id: int, limit: int, max_id, since_id) -> HomePage:
+    """The fan-out-on-read path over the store of record: slow, but always right."""
+    visible = sorted([*c.follows.followee_ids(user_id), user_id])
+    posts = c.posts.page_by_authors(visible, before_id=max_id, after_id=since_id, limit=limit)
+    next_max_id = posts[-1]["_id"] if len(posts) == limit else None
+    return HomePage(posts, next_max_id, "store", from_store=len(posts))
+
+
+def _read_home(c, user_id: int, limit: int, max_id, since_id) -> HomePage:
     settings = c.fanout_settings.current()
     followees = c.fanout_state.followees(user_id, load=lambda: c.follows.followee_ids(user_id))
     authors = c.fanout_state.authors(sorted(followees))
@@ -60,7 +85,6 @@ def read_home(c, user_id: int, limit: int, max_id: int | None, since_id: int | N
     page.posts = page.posts[:limit]
     if len(page.posts) == limit:
         page.next_max_id = page.posts[-1]["_id"]
-    c.metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
     return page
 
 

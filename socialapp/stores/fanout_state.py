@@ -16,6 +16,8 @@ FOLLOWERS = "fanout:followers"
 OVERRIDES = "fanout:overrides"
 UNSETTLED = "fanout:unsettled"
 ACTIVE = "fanout:active"
+SWEEP_LOCK = "fanout:sweep"
+IN_FLIGHT_TTL_SECONDS = 24 * 3600
 # A reload racing an unfollow could keep a stale followee; the TTL bounds how long.
 FOLLOWING_TTL_SECONDS = 24 * 3600
 
@@ -26,6 +28,10 @@ def _following(user_id: int) -> str:
 
 def _in_flight(post_id: int) -> str:
     return f"fanout:inflight:{{{post_id}}}"
+
+
+def _chunks_done(post_id: int) -> str:
+    return f"fanout:done:{{{post_id}}}"  # same hash tag as _in_flight: one slot, one MULTI
 
 
 class FanoutState:
@@ -122,13 +128,32 @@ class FanoutState:
         seen = self._redis.zmscore(ACTIVE, [str(u) for u in user_ids])
         return [u for u, s in zip(user_ids, seen, strict=True) if s is not None and s >= cutoff]
 
-    # Deliveries in flight (for the delivery-lag measure) ----------------------------------
+    # Deliveries in flight ----------------------------------------------------------------
     def start_delivery(self, post_id: int, chunks: int) -> None:
-        self._redis.set(_in_flight(post_id), chunks, ex=24 * 3600)
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.delete(_chunks_done(post_id))
+        pipe.set(_in_flight(post_id), chunks, ex=IN_FLIGHT_TTL_SECONDS)
+        pipe.execute()
 
-    def finish_chunk(self, post_id: int) -> bool:
-        """Count one chunk done; True for the chunk that completes the delivery."""
-        return self._redis.decr(_in_flight(post_id)) == 0
+    def finish_chunk(self, post_id: int, index: int) -> bool:
+        """Record chunk ``index`` as delivered; True exactly once, for the last one to finish.
 
-    def deliveries_in_flight(self) -> int:
-        return sum(1 for _ in self._redis.scan_iter(match="fanout:inflight:*", count=1000))
+        A retried chunk is recorded once, so it cannot complete a delivery early.
+        """
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.sadd(_chunks_done(post_id), index)
+        pipe.expire(_chunks_done(post_id), IN_FLIGHT_TTL_SECONDS)
+        pipe.scard(_chunks_done(post_id))
+        pipe.get(_in_flight(post_id))
+        added, _, done, total = pipe.execute()
+        return bool(added) and total is not None and done == int(total)
+
+    def claim_sweep(self, seconds: float) -> bool:
+        """True for one caller per ``seconds`` across every process (the sweeper's turn)."""
+        return bool(self._redis.set(SWEEP_LOCK, "1", nx=True, px=int(seconds * 1000)))
+
+    def set_followers_many(self, counts: dict[int, int], batch: int = 10_000) -> None:
+        """``set_followers`` for many authors, ``batch`` fields per round trip."""
+        items = [(str(author), count) for author, count in counts.items()]
+        for start in range(0, len(items), batch):
+            self._redis.hset(FOLLOWERS, mapping=dict(items[start : start + batch]))

@@ -9,7 +9,7 @@ from pymongo import ASCENDING
 from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
-from socialapp.stores.mongo import collection
+from socialapp.stores.mongo import collection, insert_unordered
 
 
 class FollowStore:
@@ -89,6 +89,18 @@ class FollowStore:
             limit=limit or 0,
         )
         return [edge[other] for edge in edges]
+
+    def add_many(self, edges: list[tuple[int, int]], on_batch=None) -> None:
+        """Create new ``(follower_id, followee_id)`` edges in unordered bulk writes.
+
+        The edges must not exist yet: a duplicate raises ``DuplicateKeyError``.
+        """
+        now = _now()
+        documents = [
+            {"follower_id": follower, "followee_id": followee, "created_at": now}
+            for follower, followee in edges
+        ]
+        insert_unordered(self._follows, documents, on_batch=on_batch)
 
 
 def _now() -> dt.datetime:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import threading
 
+import bson
 import mongomock
+import mongomock.helpers
 import pymongo
 from pymongo.database import Database
 from pymongo.write_concern import WriteConcern
@@ -106,3 +108,67 @@ def _locked(method):
             return method(*args, **kwargs)
 
     return call
+
+
+def insert_unordered(coll, documents: list[dict], batch_size: int = 10_000, on_batch=None):
+    """Insert new ``documents`` with unordered bulk writes, a batch at a time.
+
+    A duplicate key raises ``DuplicateKeyError``; ``on_batch(count)`` follows every batch.
+    On mongomock, whose unique indexes scan the whole collection for every document
+    inserted, each batch is checked against one scan instead and written whole or not at
+    all (the same outcome in linear time).
+    """
+    embedded = isinstance(coll, mongomock.collection.Collection)
+    size = max(batch_size, MONGOMOCK_BATCH) if embedded else batch_size
+    for start in range(0, len(documents), size):
+        batch = documents[start : start + size]
+        if embedded:
+            _insert_mongomock(coll, batch)
+        else:
+            try:
+                coll.insert_many(batch, ordered=False)
+            except pymongo.errors.BulkWriteError as error:
+                codes = {e.get("code") for e in error.details.get("writeErrors", [])}
+                if codes == {11000}:
+                    raise pymongo.errors.DuplicateKeyError(str(error), 11000) from error
+                raise
+        if on_batch is not None:
+            on_batch(len(batch))
+
+
+MONGOMOCK_BATCH = 50_000  # each batch costs one scan of the collection per unique index
+
+
+def _insert_mongomock(coll, batch: list[dict]) -> None:
+    """Documents of our own making go straight into mongomock's store (no BSON checks).
+
+    Every mongomock operation runs under ``_mongomock_lock`` (see above), so the store's
+    documents can be read here without its own reader lock.
+    """
+    with _mongomock_lock:
+        store = coll._store
+        indexes = [index for index in store.indexes.values() if index.get("unique")]
+        if any(
+            index.get("sparse") or index.get("partialFilterExpression") or "." in key
+            for index in indexes
+            for key, _ in index["key"]
+        ):
+            coll.insert_many(batch, ordered=False)
+            return
+        existing = store._documents
+        new = {}
+        for document in batch:
+            document.setdefault("_id", bson.ObjectId())  # as pymongo does to the caller's dict
+            if document["_id"] in new or document["_id"] in existing:
+                raise pymongo.errors.DuplicateKeyError("E11000 duplicate key _id", 11000)
+            new[document["_id"]] = mongomock.helpers.patch_datetime_awareness_in_document(document)
+        for index in indexes:
+            fields = [key for key, _ in index["key"]]
+            taken = {tuple(map(doc.get, fields)) for doc in existing.values()}
+            for document in new.values():
+                key = tuple(map(document.get, fields))
+                if key in taken:
+                    raise pymongo.errors.DuplicateKeyError(f"E11000 duplicate key {key}", 11000)
+                taken.add(key)
+        with store._rwlock.writer():
+            existing.update(new)

@@ -14,7 +14,7 @@ from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
-from socialapp.stores.mongo import collection
+from socialapp.stores.mongo import collection, insert_unordered
 
 NEWEST_FIRST = [("_id", DESCENDING)]
 
@@ -29,6 +29,10 @@ class PostStore:
     def ensure_indexes(self) -> None:
         self._posts.create_index(
             [("author_id", ASCENDING), ("_id", DESCENDING)], name="author_newest"
+        )
+        # Sparse: only posts whose fan-out is unfinished carry the field.
+        self._posts.create_index(
+            [("fanout_pending", ASCENDING), ("_id", ASCENDING)], sparse=True, name="fanout_pending"
         )
         self._overflow.create_index(
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
@@ -45,9 +49,24 @@ class PostStore:
             "comment_seq": 0,
             "comments": [],
             "has_extra": False,
+            "fanout_pending": True,  # durable intent: cleared once delivery has finished
         }
         self._posts.insert_one(post)
         return post
+
+    def finish_fanout(self, post_id: int) -> None:
+        self._posts.update_one({"_id": post_id}, {"$unset": {"fanout_pending": ""}})
+
+    def pending_fanouts(self, before_id: int, limit: int = 1000) -> list[dict]:
+        """Posts older than ``before_id`` whose delivery never finished, oldest first."""
+        return list(
+            self._posts.find(
+                {"fanout_pending": True, "_id": {"$lt": before_id}},
+                projection={"author_id": 1},
+                sort=[("fanout_pending", ASCENDING), ("_id", ASCENDING)],
+                limit=limit,
+            )
+        )
 
     def get(self, post_id: int) -> dict | None:
         return self._posts.find_one({"_id": post_id})
@@ -190,6 +209,27 @@ class PostStore:
                 break
             bucket = buckets[-1]["bucket"] + 1
         return comments[:limit]
+
+    def create_many(self, posts: list[tuple[int, int, str]], on_batch=None) -> None:
+        """Insert new ``(post_id, author_id, text)`` posts in unordered bulk writes.
+
+        Meant for generated history: no delivery is marked pending for these posts.
+        """
+        documents = [
+            {
+                "_id": post_id,
+                "author_id": author_id,
+                "text": text,
+                "created_at": id_datetime(post_id),
+                "like_count": 0,
+                "comment_count": 0,
+                "comment_seq": 0,
+                "comments": [],
+                "has_extra": False,
+            }
+            for post_id, author_id, text in posts
+        ]
+        insert_unordered(self._posts, documents, on_batch=on_batch)
 
 
 def _in_order(comment: dict) -> dict:

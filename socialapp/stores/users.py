@@ -10,7 +10,7 @@ from pymongo.errors import DuplicateKeyError
 from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
 from socialapp.errors import Conflict
-from socialapp.stores.mongo import collection
+from socialapp.stores.mongo import collection, insert_unordered
 
 COUNTERS = ("followers_count", "following_count", "post_count")
 
@@ -92,3 +92,32 @@ class UserStore:
             if len(users) < batch:
                 return
             after = users[-1]["_id"]
+
+    def create_many(self, users: list[dict], on_batch=None) -> None:
+        """Insert new accounts in unordered bulk writes, counters included.
+
+        Each of ``users`` carries ``_id``, ``handle`` and ``password_hash``, and may carry
+        ``display_name``, ``role`` and the counters; a taken handle raises ``Conflict``.
+        """
+        documents = [
+            {
+                "display_name": user["handle"],
+                "role": "user",
+                **dict.fromkeys(COUNTERS, 0),
+                "fanout_override": "auto",
+                **user,
+                "created_at": id_datetime(user["_id"]),
+            }
+            for user in users
+        ]
+        try:
+            insert_unordered(self._users, documents, on_batch=on_batch)
+        except DuplicateKeyError as error:
+            raise Conflict("a handle is already taken") from error
+
+    def first_handle_like(self, pattern: str) -> str | None:
+        """A handle matching the anchored regular expression ``pattern``, if any."""
+        user = self._users.find_one(
+            {"handle": {"$regex": pattern}}, projection={"handle": 1, "_id": 0}
+        )
+        return user["handle"] if user else None

@@ -1,0 +1,100 @@
+"""Redis or broker outages delay fan-out but lose nothing; the sweeper finishes the job."""
+
+import dataclasses
+import time
+
+import pytest
+
+from socialapp import create_app
+from socialapp.redis_server import RedisServer
+from socialapp.stores import mongo
+from tests.conftest import Account
+from workers.app import EmbeddedWorker
+
+
+@pytest.fixture
+def own_redis():
+    """A redis-server this test may stop and restart (timelines and broker both live on it)."""
+    server = RedisServer()
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def outage_app(settings, own_redis):
+    settings = dataclasses.replace(
+        settings,
+        redis_url=f"{own_redis.url}/0",
+        sweep_interval_seconds=0.2,
+        sweep_after_seconds=0.3,
+    )
+    mongo.reset_embedded()
+    app = create_app(settings)
+    worker = EmbeddedWorker(app.extensions["socialapp"]).start()
+    yield app
+    worker.stop()
+    mongo.reset_embedded()
+
+
+def wait_for(condition, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.1)
+
+
+def home_ids(client, account):
+    response = client.get("/v1/timeline/home", headers=account.headers)
+    assert response.status_code == 200, response.json
+    return [p["id"] for p in response.json["items"]]
+
+
+def test_post_during_a_redis_outage_is_kept_and_delivered_later(outage_app, own_redis):
+    client = outage_app.test_client()
+    c = outage_app.extensions["socialapp"]
+    ada, bob = Account(client, "ada"), Account(client, "bob")
+    home_ids(client, bob)
+    assert client.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
+
+    own_redis.kill()  # a crash: no persistence, so timelines and queues are gone too
+    response = client.post("/v1/posts", json={"text": "written in the dark"}, headers=ada.headers)
+    assert response.status_code == 201
+    post_id = response.json["id"]
+    assert c.posts.get(int(post_id))["fanout_pending"] is True
+    assert home_ids(client, bob) == [post_id]  # read from MongoDB while Redis is down
+    ready = client.get("/readyz")
+    assert ready.status_code == 503 and ready.json["checks"]["redis"] == "unavailable"
+
+    own_redis.restart()
+    wait_for(lambda: "fanout_pending" not in c.posts.get(int(post_id)))
+    assert home_ids(client, bob) == [post_id]
+    assert c.timelines.read_outboxes([int(ada.id)])[int(ada.id)].entries[0].post_id == int(post_id)
+    assert client.get("/readyz").status_code == 200
+
+
+def test_a_lost_delivery_task_is_swept_and_delivered_once(outage_app):
+    client = outage_app.test_client()
+    c = outage_app.extensions["socialapp"]
+    ada, bob = Account(client, "ada"), Account(client, "bob")
+    client.put(f"/v1/me/following/{ada.id}", headers=bob.headers)
+    home_ids(client, bob)  # bob now has a materialized timeline that fan-out writes to
+    sent = []
+    c.queue.send = lambda *args, **kwargs: sent.append(args)  # the broker "loses" the task
+    post_id = client.post("/v1/posts", json={"text": "lost"}, headers=ada.headers).json["id"]
+    assert sent and c.posts.get(int(post_id))["fanout_pending"] is True
+    del c.queue.send  # the broker works again; the sweeper re-enqueues the delivery
+    wait_for(lambda: "fanout_pending" not in c.posts.get(int(post_id)))
+    home = c.timelines.read_home(int(bob.id), count=10)
+    assert [e.post_id for e in home.entries] == [int(post_id)]
+    assert home_ids(client, bob) == [post_id]
+
+
+def test_a_retried_chunk_cannot_finish_a_delivery_early(components):
+    state = components.fanout_state
+    state.start_delivery(post_id=7, chunks=3)
+    assert state.finish_chunk(7, 0) is False
+    assert state.finish_chunk(7, 0) is False  # the same chunk again, after a retry
+    assert state.finish_chunk(7, 1) is False
+    assert state.finish_chunk(7, 2) is True
+    assert state.finish_chunk(7, 2) is False  # completion is reported once
