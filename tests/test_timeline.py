@@ -52,3 +52,94 @@ def test_unfollow_and_delete_disappear(client, signup, settle):
     assert [p["id"] for p in home(client, bob).json["items"]] == [kept]
     client.delete(f"/v1/me/following/{ada.id}", headers=bob.headers)
     assert home(client, bob).json["items"] == []
+
+
+def all_pages(client, account, limit):
+    ids, max_id = [], None
+    while True:
+        params = {"limit": limit} | ({"max_id": max_id} if max_id else {})
+        page = home(client, account, **params).json
+        ids += [p["id"] for p in page["items"]]
+        max_id = page["next_max_id"]
+        if max_id is None:
+            return ids
+
+
+class TestSmallCaps:
+    @pytest.fixture
+    def settings(self, settings):
+        import dataclasses
+
+        return dataclasses.replace(settings, timeline_cap=4, outbox_cap=3, fanout_chunk_size=2)
+
+    @pytest.mark.parametrize("mode", ["write", "read", "hybrid"])
+    def test_paging_goes_past_the_caps_without_repeats_or_gaps(
+        self, settle, client, signup, components, mode
+    ):
+        from socialapp.services import operators
+
+        operators.change_fanout(components, mode=mode, celebrity_threshold=2)
+        readers = [signup() for _ in range(3)]
+        authors = [signup() for _ in range(2)]
+        for reader in readers:
+            home(client, reader)
+            for author in authors:
+                client.put(f"/v1/me/following/{author.id}", headers=reader.headers)
+        posted = [post(client, authors[n % 2], f"p{n}") for n in range(11)]
+        settle()
+        expected = sorted(posted, key=int, reverse=True)
+        for reader in readers:
+            assert all_pages(client, reader, limit=3) == expected
+        newest = home(client, readers[0], limit=2).json["items"]
+        assert [p["id"] for p in newest] == expected[:2]
+        newer = home(client, readers[0], since_id=expected[3]).json["items"]
+        assert [p["id"] for p in newer] == expected[:3]
+        deep = home(client, readers[0], limit=5, max_id=expected[4])
+        assert [p["id"] for p in deep.json["items"]] == expected[5:10]
+        assert int(deep.headers["X-Timeline-From-Store"]) > 0  # past the caps: MongoDB
+
+
+def test_inactive_readers_are_skipped_and_rebuilt_on_return(
+    client, signup, settle, components, monkeypatch
+):
+    ada, bob, cyd = signup("ada"), signup("bob"), signup("cyd")
+    for reader in (bob, cyd):
+        client.put(f"/v1/me/following/{ada.id}", headers=reader.headers)
+        home(client, reader)
+    first = post(client, ada, "while everyone is here")
+    settle()
+    # bob goes away: his last activity falls behind the inactivity cutoff
+    components.redis.zadd("fanout:active", {bob.id: 0})
+    second = post(client, ada, "while bob is away")
+    settle()
+    bob_home = components.timelines.read_home(int(bob.id), count=10).entries
+    cyd_home = components.timelines.read_home(int(cyd.id), count=10).entries
+    assert [e.post_id for e in bob_home] == [int(first)]  # skipped by fan-out
+    assert [e.post_id for e in cyd_home] == [int(second), int(first)]
+    assert [p["id"] for p in home(client, bob).json["items"]] == [second, first]  # rebuilt
+    rebuilt = components.timelines.read_home(int(bob.id), count=10).entries
+    assert [e.post_id for e in rebuilt] == [int(second), int(first)]
+
+
+def test_a_celebrity_fan_out_goes_to_its_own_queue(client, signup, components, monkeypatch):
+    import dataclasses
+
+    from socialapp.services import fanout
+
+    monkeypatch.setattr(
+        components, "settings", dataclasses.replace(components.settings, fanout_chunk_size=2)
+    )
+    sent = []
+    monkeypatch.setattr(components.queue, "send", lambda *a, **kw: sent.append((a, kw)))
+    celebrity, small = signup("celeb"), signup("small")
+    for n in range(5):
+        fan = signup(f"fan_{n}")
+        client.put(f"/v1/me/following/{celebrity.id}", headers=fan.headers)
+    client.put(f"/v1/me/following/{small.id}", headers=fan.headers)
+    big_post = post(client, celebrity, "to many")
+    small_post = post(client, small, "to one")
+    sent.clear()
+    fanout.deliver_post(components, int(big_post), int(celebrity.id))
+    fanout.deliver_post(components, int(small_post), int(small.id))
+    queues = {(args[1], kw["queue"]) for args, kw in sent if args[0] == fanout.DELIVER_CHUNK}
+    assert queues == {(int(big_post), "fanout_large"), (int(small_post), "fanout")}
