@@ -9,7 +9,7 @@ setup: system-deps $(STAMP)
 
 # redis-server powers the timelines and the Celery broker; docker-compose validates the stack.
 system-deps:
-	@command -v redis-server >/dev/null 2>&1 || scripts/install-system-deps.sh
+	@command -v redis-server >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 || scripts/install-system-deps.sh
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)

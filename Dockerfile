@@ -1,0 +1,36 @@
+# The socialapp image: the API (gunicorn, the default command) and the Celery workers
+# (`socialapp worker ...`). Targets: `app` (the default) and `load` (app + locust).
+# Nothing secret goes in: settings come from the environment at run time.
+
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY socialapp socialapp
+COPY workers workers
+RUN pip wheel --no-deps --wheel-dir /wheels .
+
+FROM python:3.11-slim AS base
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
+RUN groupadd --system --gid 10001 socialapp \
+    && useradd --system --uid 10001 --gid socialapp --home-dir /app --shell /usr/sbin/nologin socialapp
+COPY --from=build /wheels /wheels
+RUN pip install /wheels/*.whl && rm -rf /wheels
+WORKDIR /app
+COPY deploy/gunicorn.conf.py deploy/gunicorn.conf.py
+
+FROM base AS load
+RUN pip install "locust>=2.20"
+COPY loadtest loadtest
+USER socialapp
+EXPOSE 8089
+CMD ["locust", "-f", "loadtest/locustfile.py", "--host", "http://api:8000"]
+
+FROM base AS app
+USER socialapp
+EXPOSE 8000
+CMD ["gunicorn", "--config", "deploy/gunicorn.conf.py", "socialapp:create_app()"]

@@ -1,0 +1,39 @@
+"""gunicorn settings for the API: ``gunicorn -c deploy/gunicorn.conf.py 'socialapp:create_app()'``.
+
+Every value can be changed from the environment. The app is loaded in each worker after
+the fork (no preload), so every worker opens its own MongoDB and Redis connections.
+"""
+
+import logging
+import os
+
+
+def _int(name: str, default: int) -> int:
+    return int(os.environ.get(name) or default)
+
+
+bind = os.environ.get("GUNICORN_BIND") or "0.0.0.0:8000"
+workers = _int("GUNICORN_WORKERS", 4)
+worker_class = "gthread"
+threads = _int("GUNICORN_THREADS", 4)
+timeout = _int("GUNICORN_TIMEOUT", 30)
+graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
+keepalive = _int("GUNICORN_KEEPALIVE", 5)
+max_requests = _int("GUNICORN_MAX_REQUESTS", 0)  # 0: workers are never recycled
+max_requests_jitter = max_requests // 10
+preload_app = False
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL") or "info"
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
+control_socket_disable = True  # workers are scaled by the orchestrator, not at runtime
+if os.path.isdir("/dev/shm"):
+    worker_tmp_dir = "/dev/shm"  # workers' heartbeat files off the container's disk
+
+
+def on_starting(server) -> None:
+    """The app's own log records go to stderr too (workers inherit this after the fork)."""
+    logging.basicConfig(
+        level=os.environ.get("SOCIALAPP_LOG_LEVEL") or "INFO",
+        format="%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s",
+    )
