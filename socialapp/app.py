@@ -6,9 +6,10 @@ import logging
 
 from flask import Flask
 from flask_cors import CORS
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialapp import wiring
-from socialapp.api import register_api
+from socialapp.api import limits, register_api
 from socialapp.config import Settings
 from socialapp.services import accounts
 
@@ -42,7 +43,10 @@ def create_app(settings: Settings | None = None, components: wiring.Components |
             settings.operator_handle,
             settings.operator_password,
         )
-    register_api(app)
+    api = register_api(app)
+    limits.init_app(app, api, settings)
+    if settings.trusted_proxies > 0:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)
     if settings.cors_origins:
         origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
         CORS(app, origins=origins, allow_headers=["Authorization", "Content-Type"])

@@ -51,6 +51,14 @@ class Settings:
     settings_refresh_seconds: float = 2.0
     sweep_interval_seconds: float = 30.0  # how often a sweeper looks for stuck fan-outs
     sweep_after_seconds: float = 60.0  # a fan-out pending this long is enqueued again
+    # Rate limits ("N/unit" rules joined by ";"), kept in the timelines' Redis
+    rate_limits_enabled: bool = True
+    rate_limit_writes: str = "60/minute;600/hour"  # per caller, every write together
+    rate_limit_writes_per_address: str = "300/minute;3000/hour"  # per client address
+    rate_limit_signups: str = "10/hour"  # per client address
+    rate_limit_tokens: str = "10/minute;100/hour"  # per target handle, failed or not
+    rate_limit_tokens_per_address: str = "30/minute;300/hour"  # per client address
+    trusted_proxies: int = 0  # proxies in front that append to X-Forwarded-For
 
     @property
     def production(self) -> bool:
