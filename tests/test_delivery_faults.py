@@ -1,0 +1,221 @@
+"""Delivery under faults, with real Celery workers on a real Redis broker.
+
+A post reaches every active follower exactly once: at 10,000 followers, when Redis fails in
+the middle of a chunk, and when the worker process running the chunks is killed mid-fan-out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import mongomock
+import pytest
+import redis
+
+from socialapp.queue import FANOUT, FEED
+from socialapp.services import accounts, operators, posts
+from tests.helpers_processes import start_worker, wait_until
+
+FOLLOWERS = 10_000
+CHUNK = 500
+VISIBILITY_TIMEOUT = 3
+PASSWORD = "correct horse"
+
+
+@pytest.fixture
+def settings(settings):
+    return dataclasses.replace(
+        settings, fanout_chunk_size=CHUNK, broker_visibility_timeout=VISIBILITY_TIMEOUT
+    )
+
+
+@pytest.fixture
+def write_mode(components, settle):
+    operators.change_fanout(components, mode="write")
+    settle()
+
+
+@contextlib.contextmanager
+def unique_scans_skipped(c):
+    """mongomock checks a unique index by scanning every document: skip it for fresh ids."""
+    if not c.settings.embedded_mongo:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(mongomock.collection.Collection, "_ensure_uniques", lambda self, doc: None)
+        yield
+
+
+def seed_author(c, count: int) -> tuple[int, list[int]]:
+    """An author with ``count`` active followers whose home timelines exist and are empty."""
+    author = accounts.register(c.users, c.passwords, c.ids, "author", PASSWORD)["_id"]
+    password_hash = c.passwords.hash(PASSWORD)
+    followers = [c.ids.next_id() for _ in range(count)]
+    with unique_scans_skipped(c):
+        for n, user_id in enumerate(followers):
+            c.users.create(user_id, f"follower_{n}", password_hash, f"Follower {n}")
+            c.follows.add(user_id, author)
+    c.users.add_to_counter(author, "followers_count", count)
+    c.fanout_state.set_followers(author, count)
+    for user_id in followers:
+        c.fanout_state.touch(user_id)
+        c.timelines.create_home(user_id)
+    return author, followers
+
+
+def holds(c, user_id: int, post_id: int) -> tuple[int, int]:
+    """(entries for ``post_id``, entries in all) of the user's home timeline."""
+    window = c.timelines.read_home(user_id, max_id=post_id + 1, since_id=post_id - 1, count=10)
+    assert all(entry.post_id == post_id for entry in window.entries)
+    return len(window.entries), c.timelines.home_size(user_id)
+
+
+def copies(c, user_ids: list[int], post_id: int) -> Counter:
+    """How many homes hold the post how many times: ``{(1, 1): n}`` is exactly once each."""
+    with ThreadPoolExecutor(8) as pool:
+        return Counter(pool.map(lambda user_id: holds(c, user_id, post_id), user_ids))
+
+
+def test_post_reaches_ten_thousand_followers_exactly_once(components, settle, write_mode):
+    c = components
+    author, followers = seed_author(c, FOLLOWERS)
+    post = posts.create_post(c, author, "hello, all of you")
+    settle()
+    assert copies(c, followers, post["_id"]) == {(1, 1): FOLLOWERS}
+    assert c.metrics.registry.get_sample_value("socialapp_deliveries_total") == FOLLOWERS
+    assert c.metrics.registry.get_sample_value("socialapp_delivery_lag_seconds_count") == 1
+
+
+def test_connection_error_mid_chunk_is_retried(components, settle, write_mode, monkeypatch):
+    c = components
+    author, followers = seed_author(c, 2_000)
+    deliver = c.timelines.add_to_homes
+    calls: list[list[int]] = []
+    lock = threading.Lock()
+
+    def fails_once_half_way(user_ids, entry) -> None:
+        user_ids = list(user_ids)
+        with lock:
+            calls.append(user_ids)
+            fail = len(calls) == 2  # the second chunk: others are under way or done
+        if not fail:
+            return deliver(user_ids, entry)
+        deliver(user_ids[: len(user_ids) // 2], entry)
+        raise redis.exceptions.ConnectionError("connection lost mid-chunk (injected)")
+
+    monkeypatch.setattr(c.timelines, "add_to_homes", fails_once_half_way)
+    post = posts.create_post(c, author, "through a flaky connection")
+    settle()
+    failed = calls[1]
+    assert sum(1 for user_ids in calls if user_ids == failed) == 2  # the chunk ran again
+    assert len(calls) == 2_000 // CHUNK + 1
+    assert copies(c, followers, post["_id"]) == {(1, 1): 2_000}
+
+
+def test_connections_killed_during_fanout(components, settle, write_mode, monkeypatch):
+    """Real broken connections: the timelines' Redis clients are killed over and over."""
+    c = components
+    author, followers = seed_author(c, 2_000)
+    deliver = c.timelines.add_to_homes
+
+    def in_two_halves(user_ids, entry) -> None:
+        user_ids = list(user_ids)
+        deliver(user_ids[: len(user_ids) // 2], entry)
+        time.sleep(0.01)
+        deliver(user_ids[len(user_ids) // 2 :], entry)
+
+    monkeypatch.setattr(c.timelines, "add_to_homes", in_two_halves)
+    killer = ConnectionKiller(c.settings.redis_url, rounds=40, every=0.005)
+    post = posts.create_post(c, author, "through broken connections")
+    killer.start()
+    killer.join()
+    settle()
+    assert killer.killed > 0
+    assert copies(c, followers, post["_id"]) == {(1, 1): 2_000}
+
+
+class ConnectionKiller(threading.Thread):
+    """``CLIENT KILL``s every connection to the timelines' database, ``rounds`` times."""
+
+    def __init__(self, redis_url: str, rounds: int, every: float) -> None:
+        super().__init__(daemon=True)
+        base, _, db = redis_url.rpartition("/")
+        self._db = db
+        self._admin = redis.Redis.from_url(f"{base}/15")  # a database nobody else uses
+        self._rounds = rounds
+        self._every = every
+        self.killed = 0
+
+    def run(self) -> None:
+        try:
+            for _ in range(self._rounds):
+                for client in self._admin.client_list():
+                    if client["db"] == self._db and self._admin.client_kill_filter(
+                        _id=client["id"]
+                    ):
+                        self.killed += 1
+                time.sleep(self._every)
+        finally:
+            self._admin.close()
+
+
+class TestWorkerKilledMidFanout:
+    """The chunks run in a worker subprocess (they touch Redis only) that is SIGKILLed."""
+
+    @pytest.fixture
+    def worker(self, components):
+        from workers.app import EmbeddedWorker
+
+        embedded = EmbeddedWorker(components, concurrency=4, queues=(FANOUT, FEED)).start()
+        yield embedded
+        embedded.stop()
+
+    @pytest.fixture
+    def chunk_workers(self, settings, tmp_path):
+        """``chunk_workers(pause)`` starts a worker process on ``fanout_large`` only."""
+        started = []
+
+        def start(pause: float = 0.0):
+            log_path = tmp_path / f"worker-{len(started)}.log"
+            process = start_worker(settings, log_path, queues="fanout_large", pause=pause)
+            started.append(process)
+            return process
+
+        yield start
+        for process in started:
+            process.end()
+
+    def test_every_follower_gets_the_post_exactly_once(
+        self, components, settle, write_mode, chunk_workers
+    ):
+        c = components
+        author, followers = seed_author(c, FOLLOWERS)
+        first = chunk_workers(pause=0.05)
+        post_id = posts.create_post(c, author, "survives a crash")["_id"]
+
+        wait_until(
+            lambda: holds(c, followers[0], post_id)[0] or not first.running,
+            timeout=60,
+            what="the worker process to start delivering",
+        )
+        assert first.running, first.log()
+        assert holds(c, followers[-1], post_id)[0] == 0, "the fan-out ended before the kill"
+        first.kill()
+        killed_at = time.monotonic()
+
+        partial = copies(c, followers, post_id)
+        assert set(partial) <= {(0, 0), (1, 1)}
+        assert 0 < partial[(1, 1)] < FOLLOWERS
+        assert c.queue.depth()["unacked"] > 0  # the killed worker's chunks, never acknowledged
+
+        # A restarted worker restores unacknowledged tasks older than the visibility timeout
+        # when it starts; wait that long, as a supervisor restarting a crashed worker would.
+        time.sleep(max(0.0, killed_at + VISIBILITY_TIMEOUT + 0.5 - time.monotonic()))
+        chunk_workers()
+        settle(timeout=120)
+        assert copies(c, followers, post_id) == {(1, 1): FOLLOWERS}
