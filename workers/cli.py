@@ -46,6 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     override.add_argument("strategy", choices=STRATEGIES)
     override.set_defaults(run=_fanout_override)
 
+    seed = commands.add_parser("seed", help="generate load-test accounts, follows and posts")
+    seed.add_argument("--users", type=int, required=True, help="ordinary accounts load_<i>")
+    seed.add_argument("--celebrities", type=int, default=3, help="accounts celeb_<i>")
+    seed.add_argument("--posts-per-user", type=int, default=5)
+    seed.add_argument("--seed", type=int, default=0, help="random seed: the same graph shape")
+    seed.add_argument("--server", help="seed a running API through POST /v1/admin/seed")
+    seed.add_argument("--operator", help="operator handle for --server")
+    seed.set_defaults(run=_seed)
+
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("SOCIALAPP_LOG_LEVEL", "INFO"))
     try:
@@ -152,6 +161,121 @@ def _fanout_override(args, settings: Settings) -> int:
         return 1
     print(f"user {args.user_id}: {args.strategy}")
     return 0
+
+
+def _seed(args, settings: Settings) -> int:
+    from socialapp.services import seed as seeding
+
+    params = dict(
+        users=args.users,
+        celebrities=args.celebrities,
+        posts_per_user=args.posts_per_user,
+        seed=args.seed,
+    )
+    limits = dict(
+        users=(1, seeding.MAX_USERS),
+        celebrities=(0, seeding.MAX_CELEBRITIES),
+        posts_per_user=(0, seeding.MAX_POSTS_PER_USER),
+        seed=(0, 2**31 - 1),
+    )
+    for name, (low, high) in limits.items():
+        if not low <= params[name] <= high:
+            print(f"socialapp: --{name.replace('_', '-')} must be {low} to {high}", file=sys.stderr)
+            return 2
+    # Every generated account signs in with this password (the load test's too).
+    password = os.environ.get("SOCIALAPP_LOAD_PASSWORD") or seeding.DEFAULT_PASSWORD
+    if args.server:
+        return _seed_server(args, {**params, "password": password})
+    return _seed_store(settings, params, password)
+
+
+def _seed_store(settings: Settings, params: dict, password: str) -> int:
+    from socialapp import wiring
+    from socialapp.errors import Conflict
+    from socialapp.services import seed as seeding
+
+    _require_shared_stores(settings)
+    c = wiring.build(settings)
+    c.ensure_indexes()
+    with _progress_bar() as bar:
+        try:
+            written = seeding.generate(c, **params, password=password, progress=bar.show)
+        except Conflict as error:
+            print(f"socialapp: {error.message}", file=sys.stderr)
+            return 1
+    print(" ".join(f"{key}={value}" for key, value in written.items()))
+    return 0
+
+
+def _seed_server(args, body: dict) -> int:
+    import time
+
+    if not args.operator:
+        print("socialapp: --server needs --operator HANDLE", file=sys.stderr)
+        return 2
+    password = os.environ.get("SOCIALAPP_OPERATOR_PASSWORD") or getpass.getpass("Password: ")
+    api = args.server.rstrip("/")
+    try:
+        credentials = {"handle": args.operator, "password": password}
+        token = _call(api, "POST", "/v1/auth/token", credentials)["access_token"]
+        job = _call(api, "POST", "/v1/admin/seed", body, token)
+        with _progress_bar() as bar:
+            while job["state"] == "running":
+                bar.show(job["stage"], job["done"], job["total"])
+                time.sleep(0.5)
+                job = _call(api, "GET", "/v1/admin/seed", token=token)
+            bar.show(job["stage"] or job["state"], job["done"], job["total"])
+    except _CallFailed as error:
+        print(f"socialapp: {error}", file=sys.stderr)
+        return 1
+    if job["state"] != "done":
+        print(f"socialapp: seeding {job['state']}: {job.get('error')}", file=sys.stderr)
+        return 1
+    print(" ".join(f"{key}={job[key]}" for key in ("accounts", "follows", "posts")))
+    return 0
+
+
+class _CallFailed(Exception):
+    """The API answered with an error, or could not be reached."""
+
+
+def _call(api: str, method: str, path: str, body: dict | None = None, token: str = "") -> dict:
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(api + path, method=method)
+    request.add_header("Accept", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, data, timeout=30) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as error:
+        try:
+            message = json.load(error).get("message", "")
+        except ValueError:
+            message = ""
+        raise _CallFailed(f"{method} {path}: {error.code} {error.reason} {message}") from error
+    except (urllib.error.URLError, OSError) as error:
+        raise _CallFailed(f"{method} {path}: {error}") from error
+
+
+def _progress_bar():
+    from tqdm import tqdm
+
+    class Bar(tqdm):
+        def show(self, stage: str | None, done: int, total: int) -> None:
+            self.set_description(stage or "", refresh=False)
+            self.total = total or None
+            self.n = done
+            self.refresh()
+
+    return Bar(unit=" docs", unit_scale=True, dynamic_ncols=True)
 
 
 def _require_shared_stores(settings: Settings) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
+from flask_smorest.error_handler import ErrorSchema
 from marshmallow import fields, validate
 
+from socialapp.api import limits
 from socialapp.api.auth import components
 from socialapp.api.base import Blueprint
 from socialapp.api.fields import Id, Text, UtcDateTime
@@ -55,9 +57,11 @@ def user_id_from_path(raw: str) -> int:
 
 @blp.route("/users")
 class Users(MethodView):
+    @limits.signups
     @blp.arguments(NewUserSchema)
     @blp.response(201, UserSchema)
-    @blp.alt_response(409, description="Handle already taken")
+    @blp.alt_response(409, schema=ErrorSchema, description="Handle already taken")
+    @blp.errors(400, 413, 429, 503)
     def post(self, body):
         """Create an account"""
         c = components()
@@ -67,6 +71,7 @@ class Users(MethodView):
 @blp.route("/users/<user_id>")
 class User(MethodView):
     @blp.response(200, UserSchema)
+    @blp.errors(404, 503)
     def get(self, user_id):
         """Get a user"""
         return accounts.get_user(components().users, user_id_from_path(user_id))
@@ -74,8 +79,10 @@ class User(MethodView):
 
 @blp.route("/auth/token")
 class Token(MethodView):
+    @limits.tokens
     @blp.arguments(CredentialsSchema)
     @blp.response(200, TokenSchema)
+    @blp.errors(400, 401, 413, 429, 503)
     def post(self, body):
         """Exchange a handle and password for a bearer token"""
         c = components()

@@ -41,6 +41,7 @@ class Fanout(MethodView):
     @operator_only
     @blp.doc(**BEARER)
     @blp.response(200, FanoutSchema)
+    @blp.errors(401, 403, 503)
     def get(self):
         """The fan-out settings in force"""
         return operators.describe_fanout(components())
@@ -49,6 +50,7 @@ class Fanout(MethodView):
     @blp.doc(**BEARER)
     @blp.arguments(FanoutConfigSchema)
     @blp.response(200, FanoutSchema)
+    @blp.errors(400, 401, 403, 413, 503)
     def put(self, body):
         """Switch fan-out mode and/or celebrity threshold, at runtime"""
         return operators.change_fanout(components(), **body)
@@ -60,6 +62,7 @@ class AuthorFanout(MethodView):
     @blp.doc(**BEARER)
     @blp.arguments(StrategySchema)
     @blp.response(200, AuthorStrategySchema)
+    @blp.errors(400, 401, 403, 404, 413, 503)
     def put(self, body, user_id):
         """Force an author to be pushed or pulled (or back to auto)"""
         return operators.set_author_strategy(components(), user_id_from_path(user_id), **body)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import http
 
 import flask_smorest
 import marshmallow as ma
@@ -19,6 +20,16 @@ class StrictParser(FlaskParser):
 
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = StrictParser()
+
+    def errors(self, *statuses: int):
+        """Document the error statuses a view can answer with (JSON bodies, ErrorSchema)."""
+
+        def document(view):
+            for status in statuses:
+                view = self.alt_response(status, response=http.HTTPStatus(status).name)(view)
+            return view
+
+        return document
 
 
 def authenticated(view):

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
+from flask_smorest.error_handler import ErrorSchema
 from marshmallow import fields
 
+from socialapp.api import limits
 from socialapp.api.accounts import UserSchema, user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint
@@ -22,18 +24,22 @@ class UserPageSchema(ma.Schema):
 
 @blp.route("/me/following/<user_id>")
 class Following(MethodView):
+    @limits.writes
     @blp.doc(**BEARER)
     @blp.response(204)
-    @blp.alt_response(404, description="Unknown user")
-    @blp.alt_response(422, description="Following yourself")
+    @blp.alt_response(404, schema=ErrorSchema, description="Unknown user")
+    @blp.alt_response(422, schema=ErrorSchema, description="Following yourself")
+    @blp.errors(401, 429, 503)
     def put(self, user_id):
         """Follow a user (idempotent)"""
         follower_id = caller_id()
         c = components()
         graph.follow(c, follower_id, user_id_from_path(user_id))
 
+    @limits.writes
     @blp.doc(**BEARER)
     @blp.response(204)
+    @blp.errors(401, 404, 429, 503)
     def delete(self, user_id):
         """Unfollow a user (idempotent)"""
         follower_id = caller_id()
@@ -45,6 +51,7 @@ class Following(MethodView):
 class Followers(MethodView):
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, UserPageSchema)
+    @blp.errors(404, 503)
     def get(self, args, user_id):
         """Who follows a user"""
         c = components()
@@ -56,6 +63,7 @@ class Followers(MethodView):
 class Followees(MethodView):
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, UserPageSchema)
+    @blp.errors(404, 503)
     def get(self, args, user_id):
         """Whom a user follows"""
         c = components()

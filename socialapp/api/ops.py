@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import marshmallow as ma
 from flask import Response
 from flask.views import MethodView
+from marshmallow import fields
 
 from socialapp.api.auth import components
 from socialapp.api.base import Blueprint
@@ -11,9 +13,24 @@ from socialapp.services import health
 
 blp = Blueprint("ops", __name__, description="Operations")
 
+PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class HealthSchema(ma.Schema):
+    status = fields.String()
+
+
+class ReadySchema(HealthSchema):
+    checks = fields.Dict(
+        keys=fields.String(),
+        values=fields.String(),
+        metadata={"description": "each backing store: ok or unavailable"},
+    )
+
 
 @blp.route("/healthz")
 class Health(MethodView):
+    @blp.response(200, HealthSchema)
     def get(self):
         """The process is alive"""
         return {"status": "ok"}
@@ -21,6 +38,8 @@ class Health(MethodView):
 
 @blp.route("/readyz")
 class Ready(MethodView):
+    @blp.response(200, ReadySchema)
+    @blp.alt_response(503, schema=ReadySchema, description="A backing store does not answer")
     def get(self):
         """Every backing store answers (503 naming the ones that do not)"""
         checks = health.check(components())
@@ -35,7 +54,7 @@ class Ready(MethodView):
 
 @blp.route("/metrics")
 class Metrics(MethodView):
+    @blp.response(200, {"type": "string"}, content_type="text/plain")
     def get(self):
         """Prometheus metrics"""
-        body = components().metrics.render()
-        return Response(body, mimetype="text/plain; version=0.0.4; charset=utf-8")
+        return Response(components().metrics.render(), content_type=PROMETHEUS_TEXT)

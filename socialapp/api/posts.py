@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
+from flask_smorest.error_handler import ErrorSchema
 from marshmallow import fields, validate
 
+from socialapp.api import limits
 from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
@@ -54,7 +56,7 @@ class PostSchema(ma.Schema):
 
 class PostPageSchema(ma.Schema):
     items = fields.List(fields.Nested(PostSchema))
-    next_max_id = Id()
+    next_max_id = Id(allow_none=True)
 
 
 class CommentPageSchema(ma.Schema):
@@ -92,9 +94,11 @@ def post_id_from_path(raw: str) -> int:
 
 @blp.route("/posts")
 class Posts(MethodView):
+    @limits.writes
     @authenticated
     @blp.arguments(NewTextSchema)
     @blp.response(201, PostSchema)
+    @blp.errors(400, 401, 413, 429, 503)
     @blp.doc(**BEARER)
     def post(self, body):
         """Publish a post"""
@@ -105,12 +109,15 @@ class Posts(MethodView):
 @blp.route("/posts/<post_id>")
 class Post(MethodView):
     @blp.response(200, PostSchema)
+    @blp.errors(404, 503)
     def get(self, post_id):
         """Get a post with its first comments"""
         return posts.get_post(components().posts, post_id_from_path(post_id))
 
+    @limits.writes
     @blp.response(204)
-    @blp.alt_response(403, description="Not the author")
+    @blp.alt_response(403, schema=ErrorSchema, description="Not the author")
+    @blp.errors(401, 404, 429, 503)
     @blp.doc(**BEARER)
     def delete(self, post_id):
         """Delete your own post"""
@@ -123,6 +130,7 @@ class Post(MethodView):
 class UserPosts(MethodView):
     @blp.arguments(PostPageArgs, location="query")
     @blp.response(200, PostPageSchema)
+    @blp.errors(404, 503)
     def get(self, args, user_id):
         """A user's posts, newest first"""
         c = components()
@@ -131,7 +139,9 @@ class UserPosts(MethodView):
 
 @blp.route("/posts/<post_id>/like")
 class Like(MethodView):
+    @limits.writes
     @blp.response(204)
+    @blp.errors(401, 404, 429, 503)
     @blp.doc(**BEARER)
     def put(self, post_id):
         """Like a post (idempotent)"""
@@ -139,7 +149,9 @@ class Like(MethodView):
         user_id = caller_id()
         posts.like(c, post_id_from_path(post_id), user_id)
 
+    @limits.writes
     @blp.response(204)
+    @blp.errors(401, 404, 429, 503)
     @blp.doc(**BEARER)
     def delete(self, post_id):
         """Take back a like (idempotent)"""
@@ -150,9 +162,11 @@ class Like(MethodView):
 
 @blp.route("/posts/<post_id>/comments")
 class Comments(MethodView):
+    @limits.writes
     @authenticated
     @blp.arguments(NewTextSchema)
     @blp.response(201, CommentSchema)
+    @blp.errors(400, 401, 404, 413, 429, 503)
     @blp.doc(**BEARER)
     def post(self, body, post_id):
         """Comment on a post"""
@@ -162,6 +176,7 @@ class Comments(MethodView):
 
     @blp.arguments(CommentPageArgs, location="query")
     @blp.response(200, CommentPageSchema)
+    @blp.errors(404, 503)
     def get(self, args, post_id):
         """Every comment of a post, oldest first, page by page"""
         c = components()

@@ -41,6 +41,7 @@ class Home(MethodView):
             for name, d in DIAGNOSTICS.items()
         },
     )
+    @blp.errors(401, 503)
     def get(self, args):
         """Posts by the accounts the caller follows, and their own, newest first"""
         page = timeline.read_home(components(), caller_id(), **args)

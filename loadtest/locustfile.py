@@ -1,0 +1,241 @@
+"""Load test: simulated people using the feed, in the proportions of a real feed's traffic.
+
+Half the traffic reads the first page of the home timeline, a third scrolls back with
+``max_id``, and the rest posts, comments and likes, follows and unfollows; one celebrity posts
+to their large following. Each simulated user signs in once, as a generated account
+(``socialapp seed`` makes ``load_<i>`` and ``celeb_<i>``, all with one password).
+
+Requests are named by route, so the statistics group well. When the run ends the budgets
+file (``loadtest/budgets.toml``) is checked; a run over budget exits with code 1.
+See loadtest/README.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import tomllib
+from pathlib import Path
+
+from locust import HttpUser, between, events, task
+from locust.exception import StopUser
+from locust.runners import WorkerRunner
+
+HOME = "/v1/timeline/home"
+DEFAULT_PASSWORD = "load-test-password"  # socialapp.services.seed.DEFAULT_PASSWORD
+WORDS = ("feed", "timeline", "reply", "coffee", "launch", "weekend", "news", "idea", "music")
+
+log = logging.getLogger("loadtest")
+
+
+@events.init_command_line_parser.add_listener
+def _options(parser) -> None:
+    parser.add_argument(
+        "--load-users",
+        type=int,
+        default=1000,
+        env_var="SOCIALAPP_LOAD_USERS",
+        help="how many load_<i> accounts were seeded",
+    )
+    parser.add_argument(
+        "--load-celebrities",
+        type=int,
+        default=3,
+        env_var="SOCIALAPP_LOAD_CELEBRITIES",
+        help="how many celeb_<i> accounts were seeded",
+    )
+    parser.add_argument(
+        "--load-password",
+        default=DEFAULT_PASSWORD,
+        env_var="SOCIALAPP_LOAD_PASSWORD",
+        is_secret=True,
+        help="the generated accounts' shared password",
+    )
+    parser.add_argument(
+        "--budgets",
+        default=str(Path(__file__).with_name("budgets.toml")),
+        env_var="SOCIALAPP_LOAD_BUDGETS",
+        help="TOML file of fail_ratio and p95_ms budgets checked at the end",
+    )
+
+
+class FeedUser(HttpUser):
+    abstract = True
+    wait_time = between(0.5, 2.0)
+
+    def handle(self) -> str:
+        return f"load_{random.randrange(self.environment.parsed_options.load_users)}"
+
+    def on_start(self) -> None:
+        self.sign_in(self.handle())
+
+    def sign_in(self, handle: str) -> None:
+        credentials = {"handle": handle, "password": self.environment.parsed_options.load_password}
+        self.client.headers.pop("Authorization", None)
+        response = self.client.post("/v1/auth/token", json=credentials, name="/v1/auth/token")
+        if response.status_code != 200:
+            log.error("cannot sign in as %s: %s (seeded?)", handle, response.status_code)
+            raise StopUser()
+        token = response.json()
+        self.handle_in_use = handle
+        self.client.headers["Authorization"] = f"Bearer {token['access_token']}"
+        self.token_renewal = time.monotonic() + 0.9 * token["expires_in"]
+
+    def call(self, method: str, path: str, name: str, **kwargs):
+        if time.monotonic() > self.token_renewal:
+            self.sign_in(self.handle_in_use)
+        return self.client.request(method, path, name=name, **kwargs)
+
+    def home(self, max_id: str | None = None) -> dict:
+        """One page of the home timeline; ``{}`` when the request failed."""
+        params = {"limit": 20}
+        if max_id is not None:
+            params["max_id"] = max_id
+        name = f"{HOME} [max_id]" if max_id else f"{HOME} [first]"
+        response = self.call("GET", HOME, name, params=params)
+        return response.json() if response.ok else {}
+
+    def post(self, name: str = "/v1/posts") -> None:
+        self.call("POST", "/v1/posts", name, json={"text": _text()})
+
+
+class Reader(FeedUser):
+    """Opens the app: the first page of the home timeline."""
+
+    weight = 50
+
+    @task
+    def read(self) -> None:
+        self.home()
+
+
+class Scroller(FeedUser):
+    """Reads the first page, then scrolls back a few pages."""
+
+    weight = 33
+
+    @task
+    def scroll(self) -> None:
+        page = self.home()
+        for _ in range(random.randint(1, 4)):
+            if not page.get("next_max_id"):
+                return
+            page = self.home(max_id=page["next_max_id"])
+
+
+class Poster(FeedUser):
+    weight = 8
+
+    @task
+    def write(self) -> None:
+        self.post()
+
+
+class Commenter(FeedUser):
+    """Reads, then comments on and likes a post from the page."""
+
+    weight = 5
+
+    @task
+    def react(self) -> None:
+        items = self.home().get("items") or []
+        if not items:
+            return
+        post_id = random.choice(items)["id"]
+        path = f"/v1/posts/{post_id}"
+        self.call("POST", f"{path}/comments", "/v1/posts/{id}/comments", json={"text": _text()})
+        self.call("PUT", f"{path}/like", "/v1/posts/{id}/like")
+
+
+class Follower(FeedUser):
+    """Follows someone found through an author on the page, or unfollows an author."""
+
+    weight = 3
+
+    @task
+    def follow(self) -> None:
+        author = self._author()
+        if author is None:
+            return
+        response = self.call(
+            "GET", f"/v1/users/{author}/followers", "/v1/users/{id}/followers", params={"limit": 50}
+        )
+        candidates = response.json().get("items", []) if response.ok else []
+        if not candidates:
+            return
+        user_id = random.choice(candidates)["id"]
+        with self.call(
+            "PUT", f"/v1/me/following/{user_id}", "/v1/me/following/{id}", catch_response=True
+        ) as followed:
+            if followed.status_code == 422:  # drew themselves: not a failure of the service
+                followed.success()
+
+    @task
+    def unfollow(self) -> None:
+        author = self._author()
+        if author is not None:
+            self.call("DELETE", f"/v1/me/following/{author}", "/v1/me/following/{id}")
+
+    def _author(self) -> str | None:
+        items = self.home().get("items") or []
+        return random.choice(items)["author_id"] if items else None
+
+
+class CelebrityPoster(FeedUser):
+    """One celebrity at a time posting to a large following (the fan-out's worst case)."""
+
+    fixed_count = 1
+    wait_time = between(2.0, 5.0)
+
+    def handle(self) -> str:
+        celebrities = self.environment.parsed_options.load_celebrities
+        if celebrities < 1:
+            raise StopUser()
+        return f"celeb_{random.randrange(celebrities)}"
+
+    @task
+    def write(self) -> None:
+        self.post(name="/v1/posts [celebrity]")
+
+
+def _text() -> str:
+    return " ".join(random.choices(WORDS, k=random.randint(3, 20))).capitalize()
+
+
+@events.quitting.add_listener
+def _check_budgets(environment, **kwargs) -> None:
+    if isinstance(environment.runner, WorkerRunner):
+        return  # the master has the whole picture
+    with open(environment.parsed_options.budgets, "rb") as budgets_file:
+        budgets = tomllib.load(budgets_file)
+    problems = over_budget(environment.stats, budgets)
+    if environment.runner.exceptions:
+        problems.append(f"{len(environment.runner.exceptions)} exceptions in the simulated users")
+    for problem in problems:
+        log.error("over budget: %s", problem)
+    if not problems:
+        log.info("within budgets (%s)", environment.parsed_options.budgets)
+    environment.process_exit_code = 1 if problems else 0
+
+
+def over_budget(stats, budgets: dict) -> list[str]:
+    """What breaks the budgets: ``[total]`` and ``[requests."<name>"]`` tables."""
+    problems = []
+    if stats.total.num_requests == 0:
+        problems.append("no request was made")
+    checks = [("total", stats.total, budgets.get("total", {}))]
+    for name, budget in budgets.get("requests", {}).items():
+        entries = [entry for entry in stats.entries.values() if entry.name == name]
+        if not entries:
+            log.warning("budget for %r: no such request in this run", name)
+        checks += [(f"{entry.method} {name}", entry, budget) for entry in entries]
+    for label, entry, budget in checks:
+        if entry.num_requests == 0:
+            continue
+        if "fail_ratio" in budget and entry.fail_ratio > budget["fail_ratio"]:
+            problems.append(f"{label}: fail ratio {entry.fail_ratio:.3f} > {budget['fail_ratio']}")
+        p95 = entry.get_response_time_percentile(0.95)
+        if "p95_ms" in budget and p95 > budget["p95_ms"]:
+            problems.append(f"{label}: p95 {p95:.0f} ms > {budget['p95_ms']} ms")
+    return problems

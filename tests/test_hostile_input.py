@@ -1,0 +1,468 @@
+"""Hostile input: smuggled MongoDB operators, oversized and unknown fields, forged tokens,
+handle probing, leaked internals, insecure production start-up and open CORS.
+
+Every body and query parameter is taken from the app's own OpenAPI spec, so an endpoint
+added later is attacked too (its valid body must be added to VALID_BODIES).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import hmac
+import io
+import json
+import time
+
+import argon2
+import pytest
+
+from socialapp import create_app
+from socialapp.app import MAX_BODY_BYTES
+from socialapp.config import ConfigError, Settings
+from socialapp.services import operators, posts, seed, timeline
+from workers import cli
+
+OPERATOR = {"handle": "root_operator", "password": "operator password"}
+OPERATORS = [
+    {"$gt": ""},
+    {"$ne": None},
+    {"$where": "sleep(1000) || true"},
+    {"$regex": ".*"},
+    {"$in": ["ada", "bob"]},
+    {"$exists": True},
+    {"text": {"$ne": None}},
+    ["$gt", ""],
+]
+# A valid body for each operation that takes one: each field is attacked in turn.
+VALID_BODIES = {
+    ("post", "/v1/users"): {"handle": "carol", "password": "long enough", "display_name": "C"},
+    ("post", "/v1/auth/token"): {"handle": "ada", "password": "correct horse"},
+    ("post", "/v1/posts"): {"text": "hello"},
+    ("post", "/v1/posts/{post_id}/comments"): {"text": "hello"},
+    ("put", "/v1/admin/fanout"): {"mode": "hybrid", "celebrity_threshold": 1000},
+    ("put", "/v1/admin/users/{user_id}/fanout"): {"strategy": "auto"},
+    ("post", "/v1/admin/seed"): {
+        "users": 1,
+        "celebrities": 0,
+        "posts_per_user": 0,
+        "seed": 0,
+        "password": "long enough",
+    },
+}
+JSON_ERROR_KEYS = {"code", "status", "message", "errors"}
+
+
+@pytest.fixture
+def settings(settings):
+    return dataclasses.replace(
+        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
+    )
+
+
+@pytest.fixture
+def world(client, signup, monkeypatch):
+    """Ada with a post, an operator, and what it takes to call every operation as them."""
+    monkeypatch.setattr(seed, "generate", lambda c, **kwargs: {})  # never write a real graph
+    ada = signup("ada")
+    post = client.post("/v1/posts", json={"text": "hello"}, headers=ada.headers).json
+    token = client.post("/v1/auth/token", json=OPERATOR).json["access_token"]
+    spec = client.get("/openapi.json").json
+    return {
+        "ada": ada,
+        "ids": {"{user_id}": ada.id, "{post_id}": post["id"]},
+        "operator": {"Authorization": f"Bearer {token}"},
+        "spec": spec,
+    }
+
+
+@pytest.fixture
+def state(components):
+    def snapshot():
+        db = components.db
+        return {name: db[name].count_documents({}) for name in db.list_collection_names()}
+
+    return snapshot
+
+
+def call(client, world, method, template, **kwargs):
+    path = template
+    for name, value in world["ids"].items():
+        path = path.replace(name, value)
+    operator = template.startswith("/v1/admin")
+    headers = world["operator"] if operator else world["ada"].headers
+    return getattr(client, method)(path, headers=headers, **kwargs)
+
+
+def resolve(spec, schema):
+    if "$ref" in schema:
+        return spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
+    return schema
+
+
+def body_operations(spec):
+    """(method, path, {field: property schema}) for every operation that takes a JSON body."""
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            if "requestBody" in operation:
+                content = operation["requestBody"]["content"]["application/json"]
+                yield method, path, resolve(spec, content["schema"])["properties"]
+
+
+def query_operations(spec):
+    """(method, path, [parameter name]) for every operation that reads query parameters."""
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            if method == "parameters":  # path parameters, shared by the path's operations
+                continue
+            names = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
+            if names:
+                yield method, path, names
+
+
+def assert_json_error(response, status):
+    assert response.status_code == status, (response.status_code, response.get_data()[:300])
+    body = response.get_json()
+    assert body["code"] == status and body["status"] and body["message"]
+    assert set(body) <= JSON_ERROR_KEYS
+    return body
+
+
+def test_every_body_operation_is_attacked(world):
+    assert {(m, p) for m, p, _ in body_operations(world["spec"])} == set(VALID_BODIES)
+
+
+def test_mongodb_operators_in_any_body_field_are_422(client, world, state):
+    before = state()
+    for method, path, fields in body_operations(world["spec"]):
+        for field in fields:
+            for smuggled in OPERATORS:
+                body = {**VALID_BODIES[method, path], field: smuggled}
+                response = call(client, world, method, path, json=body)
+                errors = assert_json_error(response, 422)["errors"]["json"]
+                assert field in errors, (method, path, field, smuggled, errors)
+    assert state() == before
+
+
+def test_operator_keys_and_unknown_fields_are_422(client, world, state):
+    before = state()
+    for method, path, _ in body_operations(world["spec"]):
+        for extra in ("$where", "$set", "_id", "role", "author_id", "text.$", "handle "):
+            body = {**VALID_BODIES[method, path], extra: "operator"}
+            errors = assert_json_error(call(client, world, method, path, json=body), 422)
+            assert errors["errors"]["json"] == {extra: ["Unknown field."]}, (path, extra)
+    assert state() == before
+
+
+def test_sign_up_cannot_ask_for_the_operator_role(client, components):
+    body = {"handle": "eve", "password": "long enough", "role": "operator"}
+    assert_json_error(client.post("/v1/users", json=body), 422)
+    assert components.users.by_handle("eve") is None
+
+
+def test_login_bypass_with_operators_is_refused(client, world):
+    for smuggled in OPERATORS:
+        for body in (
+            {"handle": "ada", "password": smuggled},
+            {"handle": smuggled, "password": smuggled},
+        ):
+            response = client.post("/v1/auth/token", json=body)
+            assert_json_error(response, 422)
+            assert "access_token" not in response.get_json()
+
+
+def test_every_string_and_number_limit_holds_one_past_it(client, world, state):
+    """The longest (largest) value each field allows is not a 422; one more is."""
+    checked = 0
+    for method, path, fields in body_operations(world["spec"]):
+        for field, rule in fields.items():
+            if "maxLength" in rule:
+                at_limit, past = "a" * rule["maxLength"], "a" * (rule["maxLength"] + 1)
+            elif "maximum" in rule and rule.get("type") == "integer":
+                at_limit, past = rule["maximum"], rule["maximum"] + 1
+            else:
+                continue
+            checked += 1
+            before = state()
+            response = call(
+                client, world, method, path, json={**VALID_BODIES[method, path], field: past}
+            )
+            errors = assert_json_error(response, 422)["errors"]["json"]
+            assert field in errors, (method, path, field)
+            assert state() == before
+            response = call(
+                client, world, method, path, json={**VALID_BODIES[method, path], field: at_limit}
+            )
+            assert response.status_code != 422, (method, path, field, response.get_json())
+    assert checked >= 10
+
+
+def test_bodies_over_64_kib_are_413(client, world, state):
+    before = state()
+    too_big = json.dumps({"text": "a" * MAX_BODY_BYTES}).encode()
+    for method, path, _ in body_operations(world["spec"]):
+        response = call(client, world, method, path, data=too_big, content_type="application/json")
+        assert_json_error(response, 413)
+    assert state() == before
+
+
+def post_chunked(client, headers, body: bytes):
+    return client.post(
+        "/v1/posts",
+        input_stream=io.BytesIO(body),
+        content_type="application/json",
+        headers={**headers, "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},  # as servers set for chunked bodies
+    )
+
+
+def test_chunked_bodies_over_64_kib_are_413(client, world, state):
+    """Without a Content-Length the limit holds while reading: no truncated body is parsed."""
+    headers = world["ada"].headers
+    # Valid JSON in its first 64 KiB: parsing the body cut at the limit would accept it.
+    sneaky = b'{"text": "sneaky"}' + b" " * MAX_BODY_BYTES
+    before = state()
+    for body in (sneaky, json.dumps({"text": "a" * MAX_BODY_BYTES}).encode()):
+        assert_json_error(post_chunked(client, headers, body), 413)
+    assert state() == before
+    at_limit = b'{"text": "at the limit"}'.ljust(MAX_BODY_BYTES)
+    assert post_chunked(client, headers, at_limit).status_code == 201
+    assert post_chunked(client, headers, b'{"text": "small"}').status_code == 201
+
+
+def test_mongodb_operators_in_query_parameters_are_422(client, world):
+    smuggled = ["[$gt]=1", "[$ne]=1", "[$regex]=.*", "[]=1", "[$where]=1", ".$gt=1"]
+    for method, path, names in query_operations(world["spec"]):
+        for name in names:
+            for suffix in smuggled:
+                response = call(client, world, method, f"{path}?{name}{suffix}")
+                errors = assert_json_error(response, 422)["errors"]["query"]
+                assert list(errors) == [f"{name}{suffix.split('=')[0]}"], errors
+            for value in ("$gt", '{"$gt":""}', "[1]"):
+                response = call(client, world, method, f"{path}?{name}={value}")
+                assert_json_error(response, 422)
+        assert_json_error(call(client, world, method, f"{path}?$where=1"), 422)
+
+
+# Tokens -----------------------------------------------------------------------------------
+
+
+def b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def token(header: dict, claims: dict, sign=None) -> str:
+    """A JWT built by hand, so that no library refuses to make the hostile ones."""
+    signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}"
+    signature = sign(signing_input.encode()) if sign else b""
+    return f"{signing_input}.{b64(signature)}"
+
+
+def hmac_signer(key: bytes, digest=hashlib.sha256):
+    return lambda data: hmac.new(key, data, digest).digest()
+
+
+def without(claims: dict, name: str) -> dict:
+    return {key: value for key, value in claims.items() if key != name}
+
+
+def forged_tokens(app, user_id: str) -> dict[str, str]:
+    key = app.config["SECRET_KEY"].encode()
+    signed = hmac_signer(key)
+    now = int(time.time())
+    claims = {"sub": user_id, "iat": now, "exp": now + 600, "iss": "socialapp"}
+    attacker = b"attacker key that is long enough for hmac-sha256"
+    hs256 = {"alg": "HS256", "typ": "JWT"}
+    confusion = {**hs256, "kid": "../../dev/null", "jku": "https://evil.example/jwks.json"}
+    return {
+        "alg none": token({"alg": "none", "typ": "JWT"}, claims),
+        "alg None": token({"alg": "None"}, claims),
+        "alg none, signed anyway": token({"alg": "none"}, claims, signed),
+        "HS512, same key": token({"alg": "HS512"}, claims, hmac_signer(key, hashlib.sha512)),
+        "HS384, same key": token({"alg": "HS384"}, claims, hmac_signer(key, hashlib.sha384)),
+        "RS256 header, HMAC signature": token({"alg": "RS256"}, claims, signed),
+        "RS256 header, junk signature": token({"alg": "RS256"}, claims, lambda d: b"\1" * 256),
+        "key confusion: embedded jwk": token(
+            {**hs256, "jwk": {"kty": "oct", "k": b64(attacker)}}, claims, hmac_signer(attacker)
+        ),
+        "key confusion: kid and jku": token(confusion, claims, hmac_signer(b"")),
+        "empty key": token(hs256, claims, hmac_signer(b"")),
+        "other key": token(hs256, claims, hmac_signer(attacker)),
+        "no signature": token(hs256, claims),
+        "missing exp": token(hs256, without(claims, "exp"), signed),
+        "future iat, no exp": token(hs256, without({**claims, "iat": now + 3600}, "exp"), signed),
+        "future iat": token(hs256, {**claims, "iat": now + 3600}, signed),
+        "missing iat": token(hs256, without(claims, "iat"), signed),
+        "missing iss": token(hs256, without(claims, "iss"), signed),
+        "wrong issuer": token(hs256, {**claims, "iss": "someone-else"}, signed),
+        "expired": token(hs256, {**claims, "iat": now - 7200, "exp": now - 3600}, signed),
+        "missing sub": token(hs256, without(claims, "sub"), signed),
+        "sub not an id": token(hs256, {**claims, "sub": "ada"}, signed),
+        "claims changed after signing": tampered(token(hs256, claims, signed)),
+    }
+
+
+def tampered(valid: str) -> str:
+    header, claims, signature = valid.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(claims + "=="))
+    return f"{header}.{b64(json.dumps({**claims, 'sub': '1'}).encode())}.{signature}"
+
+
+def test_forged_tokens_get_the_same_generic_401(app, client, world, state):
+    ada = world["ada"]
+    now = int(time.time())
+    claims = {"sub": ada.id, "iat": now, "exp": now + 600, "iss": "socialapp"}
+    genuine = token({"alg": "HS256"}, claims, hmac_signer(app.config["SECRET_KEY"].encode()))
+    # The hand-made tokens are right but for what each one forges.
+    assert client.get("/v1/timeline/home", headers=bearer(genuine)).status_code == 200
+    before = state()
+    bodies = set()
+    for name, forged in forged_tokens(app, ada.id).items():
+        for method, path in (
+            ("get", "/v1/timeline/home"),
+            ("post", "/v1/posts"),
+            ("put", "/v1/admin/fanout"),
+            ("delete", f"/v1/posts/{world['ids']['{post_id}']}"),
+        ):
+            response = getattr(client, method)(path, headers=bearer(forged), json={"text": "x"})
+            assert response.status_code == 401, (name, path, response.get_json())
+            bodies.add(response.get_data())
+    assert state() == before
+    assert [json.loads(body) for body in bodies] == [
+        {"code": 401, "status": "Unauthorized", "message": "invalid or expired token"}
+    ]
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_unknown_handle_costs_a_password_hash_like_a_wrong_password(
+    client, components, monkeypatch
+):
+    client.post("/v1/users", json={"handle": "ada", "password": "correct horse"})
+    verified = []
+    real_verify = argon2.PasswordHasher.verify
+
+    def spy(hasher, password_hash, password):
+        verified.append(password_hash)
+        return real_verify(hasher, password_hash, password)
+
+    monkeypatch.setattr(argon2.PasswordHasher, "verify", spy)
+    wrong = client.post("/v1/auth/token", json={"handle": "ada", "password": "not it at all"})
+    assert verified == [components.users.by_handle("ada")["password_hash"]]
+    verified.clear()
+    unknown = client.post("/v1/auth/token", json={"handle": "nobody", "password": "not it at all"})
+    assert len(verified) == 1
+    decoy = verified[0]
+    assert decoy.startswith("$argon2id$")
+    # The decoy is hashed with the same costs as real passwords, so it takes as long to check.
+    real = components.users.by_handle("ada")["password_hash"]
+    assert decoy.split("$")[:4] == real.split("$")[:4]
+    assert wrong.status_code == unknown.status_code == 401
+    assert wrong.get_data() == unknown.get_data()
+    assert dict(wrong.headers) == dict(unknown.headers)
+    # Even the decoy's own password does not open an unknown handle.
+    decoy_password = {"handle": "nobody", "password": "decoy password"}
+    assert client.post("/v1/auth/token", json=decoy_password).status_code == 401
+
+
+# Internals never leak ---------------------------------------------------------------------
+
+SECRET = "secret detail /srv/socialapp/services/posts.py line 42"
+
+
+def boom(*args, **kwargs):
+    raise RuntimeError(SECRET)
+
+
+@pytest.mark.parametrize(
+    ("module", "function", "method", "path", "body"),
+    [
+        (posts, "get_post", "get", "/v1/posts/{post_id}", None),
+        (posts, "create_post", "post", "/v1/posts", {"text": "hello"}),
+        (timeline, "read_home", "get", "/v1/timeline/home", None),
+        (operators, "change_fanout", "put", "/v1/admin/fanout", {"mode": "read"}),
+    ],
+)
+def test_internal_errors_are_a_generic_json_500(
+    client, world, monkeypatch, caplog, module, function, method, path, body
+):
+    monkeypatch.setattr(module, function, boom)
+    response = call(client, world, method, path, json=body)
+    assert response.status_code == 500
+    assert response.mimetype == "application/json"
+    assert response.get_json() == {
+        "code": 500,
+        "status": "Internal Server Error",
+        "message": "internal server error",
+    }
+    text = response.get_data(as_text=True) + str(response.headers)
+    for leak in ("Traceback", "secret detail", "/srv/", ".py", "RuntimeError", "socialapp."):
+        assert leak not in text
+    assert SECRET in caplog.text  # for the operators, in the log
+
+
+# Start-up safety and CORS -----------------------------------------------------------------
+
+
+def test_production_refuses_a_missing_or_short_secret_key():
+    production = {"SOCIALAPP_ENV": "production", "SOCIALAPP_MONGO_URI": "mongodb://db:27017"}
+    for key in (None, "", "k" * 31):
+        environ = production if key is None else {**production, "SOCIALAPP_SECRET_KEY": key}
+        with pytest.raises(ConfigError, match="SOCIALAPP_SECRET_KEY"):
+            Settings.from_env(environ)
+    assert (
+        Settings.from_env({**production, "SOCIALAPP_SECRET_KEY": "k" * 32}).secret_key == "k" * 32
+    )
+
+
+def test_serve_in_production_without_a_secret_exits_with_a_clear_message(monkeypatch, capsys):
+    import werkzeug.serving
+
+    def never(*args, **kwargs):
+        raise AssertionError("started serving without a secret key")
+
+    monkeypatch.setattr(werkzeug.serving, "make_server", never)
+    monkeypatch.setattr(cli.logging, "basicConfig", lambda **kwargs: None)
+    for name in ("SOCIALAPP_SECRET_KEY", "SOCIALAPP_REDIS_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SOCIALAPP_ENV", "production")
+    monkeypatch.setenv("SOCIALAPP_MONGO_URI", "mongodb://db:27017")
+    for key in (None, "too short"):
+        if key:
+            monkeypatch.setenv("SOCIALAPP_SECRET_KEY", key)
+        assert cli.main(["serve"]) != 0
+        err = capsys.readouterr().err
+        assert "SOCIALAPP_SECRET_KEY must be set" in err and "production" in err
+        assert "Traceback" not in err
+
+
+def test_cors_answers_only_the_listed_origins(settings):
+    origins = "https://app.example, https://admin.example"
+    client = create_app(dataclasses.replace(settings, cors_origins=origins)).test_client()
+    preflight = {
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "Authorization",
+    }
+    for origin in ("https://app.example", "https://admin.example"):
+        response = client.options("/v1/posts", headers={"Origin": origin, **preflight})
+        assert response.headers["Access-Control-Allow-Origin"] == origin
+        assert "authorization" in response.headers["Access-Control-Allow-Headers"].lower()
+        assert "Access-Control-Allow-Credentials" not in response.headers
+    for origin in (
+        "https://evil.example",
+        "null",
+        "https://app.example.evil.example",
+        "http://app.example",
+    ):
+        for response in (
+            client.options("/v1/posts", headers={"Origin": origin, **preflight}),
+            client.get("/healthz", headers={"Origin": origin}),
+            client.post("/v1/posts", headers={"Origin": origin}, json={"text": "x"}),
+        ):
+            assert "Access-Control-Allow-Origin" not in response.headers, origin
+    unlisted = create_app(settings).test_client()
+    response = unlisted.options("/v1/posts", headers={"Origin": "https://app.example", **preflight})
+    assert not [name for name, _ in response.headers if name.startswith("Access-Control-")]

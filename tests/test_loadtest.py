@@ -1,0 +1,148 @@
+"""The load test end to end: a real server, seeded through the CLI, and headless locust runs."""
+
+import csv
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LOADTEST = ROOT / "loadtest"
+OPERATOR = {"handle": "load_op", "password": "operator-pass"}
+USERS, CELEBRITIES = 200, 3
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _environment(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SOCIALAPP_", "LOCUST_"))}
+    return {**env, "SOCIALAPP_LOG_LEVEL": "WARNING", **extra}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """``socialapp serve`` on the embedded defaults, with an operator, on a free port."""
+    port = _free_port()
+    env = _environment(
+        SOCIALAPP_PORT=str(port),
+        SOCIALAPP_OPERATOR_HANDLE=OPERATOR["handle"],
+        SOCIALAPP_OPERATOR_PASSWORD=OPERATOR["password"],
+        SOCIALAPP_ARGON2_TIME_COST="1",
+        SOCIALAPP_ARGON2_MEMORY_KIB="64",
+        SOCIALAPP_RATE_LIMITS_ENABLED="false",  # every simulated user comes from one address
+    )
+    log = open(tmp_path_factory.mktemp("server") / "server.log", "w+")  # noqa: SIM115
+    process = subprocess.Popen(
+        [sys.executable, "-m", "workers", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url, process, log)
+        yield url
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _wait_until_up(url: str, process: subprocess.Popen, log) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            log.seek(0)
+            pytest.fail(f"the server exited with {process.returncode}:\n{log.read()}")
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    pytest.fail("the server did not come up")
+
+
+@pytest.fixture(scope="module")
+def seeded(server):
+    command = [
+        sys.executable, "-m", "workers", "seed", "--users", str(USERS),
+        "--celebrities", str(CELEBRITIES), "--posts-per-user", "3",
+        "--server", server, "--operator", OPERATOR["handle"],
+    ]  # fmt: skip
+    result = subprocess.run(
+        command,
+        cwd=ROOT,
+        env=_environment(SOCIALAPP_OPERATOR_PASSWORD=OPERATOR["password"]),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"accounts={USERS + CELEBRITIES}" in result.stdout
+    return server
+
+
+def _budgets(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _locust(command: list[str], timeout: float = 90) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command, cwd=ROOT, env=_environment(), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def test_a_headless_run_within_budget_writes_its_reports(seeded, tmp_path):
+    # Budgets here check the mechanics, not the speed: any failed request breaks them.
+    budgets = _budgets(tmp_path / "budgets.toml", "[total]\nfail_ratio = 0.0\np95_ms = 600000\n")
+    report = tmp_path / "report"
+    run = _locust([
+        sys.executable, str(LOADTEST / "run.py"), "--host", seeded, "-u", "10", "-r", "10",
+        "-t", "10s", "--report-dir", str(report), "--budgets", str(budgets),
+        "--load-users", str(USERS), "--load-celebrities", str(CELEBRITIES),
+    ])  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    with open(report / "stats_stats.csv", newline="") as stats_file:
+        counts = {row["Name"]: int(row["Request Count"]) for row in csv.DictReader(stats_file)}
+    assert counts["/v1/timeline/home [first]"] > 0
+    assert counts["/v1/auth/token"] == 10
+    assert counts["Aggregated"] > counts["/v1/auth/token"]
+    assert (report / "stats_stats_history.csv").stat().st_size > 0
+    assert "/v1/timeline/home [first]" in (report / "report.html").read_text()
+
+
+def test_a_run_over_budget_exits_non_zero(seeded, tmp_path):
+    budgets = _budgets(tmp_path / "impossible.toml", "[total]\np95_ms = 0\n")
+    run = _locust([
+        sys.executable, "-m", "locust", "-f", str(LOADTEST / "locustfile.py"), "--headless",
+        "--host", seeded, "-u", "4", "-r", "4", "-t", "4s", "--budgets", str(budgets),
+        "--load-users", str(USERS), "--load-celebrities", str(CELEBRITIES),
+        "--csv", str(tmp_path / "stats"), "--only-summary",
+    ])  # fmt: skip
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "over budget: total: p95" in run.stderr
+
+
+def test_the_default_budgets_cover_total_and_timeline_reads():
+    with open(LOADTEST / "budgets.toml", "rb") as budgets_file:
+        budgets = tomllib.load(budgets_file)
+    assert {"fail_ratio", "p95_ms"} <= set(budgets["total"])
+    assert "/v1/timeline/home [first]" in budgets["requests"]
