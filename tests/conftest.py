@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 
 import pytest
@@ -82,6 +83,15 @@ def signup(client):
         return Account(client, handle or f"user_{next(_handles)}")
 
     return make
+
+
+@pytest.fixture
+def frequent_thread_switches():
+    """Switch threads far more often than usual so racing requests really interleave."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
 
 
 @pytest.fixture

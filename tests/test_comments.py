@@ -1,5 +1,4 @@
 import dataclasses
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -15,15 +14,6 @@ EMBEDDED, BUCKET = 3, 4
 def settings(settings):
     """Small outlier limits, so the embedded limit and bucket boundaries are cheap to reach."""
     return dataclasses.replace(settings, embedded_comments=EMBEDDED, comment_bucket_size=BUCKET)
-
-
-@pytest.fixture
-def frequent_thread_switches():
-    """Switch threads far more often than usual so racing requests really interleave."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(interval)
 
 
 @pytest.fixture

@@ -1,20 +1,10 @@
 import random
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from socialapp.services import posts as post_service
-
-
-@pytest.fixture
-def frequent_thread_switches():
-    """Switch threads far more often than usual so racing requests really interleave."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(interval)
 
 
 @pytest.fixture

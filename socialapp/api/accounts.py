@@ -10,9 +10,7 @@ from marshmallow import fields, validate
 from socialapp.api import limits
 from socialapp.api.auth import components
 from socialapp.api.base import Blueprint
-from socialapp.api.fields import Id, Text, UtcDateTime
-from socialapp.domain.ids import parse_id
-from socialapp.errors import NotFound
+from socialapp.api.fields import Id, Text, UtcDateTime, id_from_path
 from socialapp.services import accounts
 
 blp = Blueprint("accounts", __name__, url_prefix="/v1", description="Accounts and tokens")
@@ -48,11 +46,7 @@ class TokenSchema(ma.Schema):
 
 
 def user_id_from_path(raw: str) -> int:
-    """A path id; malformed ids name no user, so they are 404 like unknown ones."""
-    user_id = parse_id(raw)
-    if user_id is None:
-        raise NotFound("user not found")
-    return user_id
+    return id_from_path(raw, "user")
 
 
 @blp.route("/users")

@@ -7,7 +7,8 @@ import datetime as dt
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from socialapp.domain.ids import MAX_ID
+from socialapp.domain.ids import MAX_ID, parse_id
+from socialapp.errors import NotFound
 
 
 class Id(fields.Field):
@@ -51,3 +52,11 @@ class UtcDateTime(fields.DateTime):
 class PageArgs(ma.Schema):
     limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
     cursor = fields.String(load_default=None, validate=validate.Length(max=200))
+
+
+def id_from_path(raw: str, what: str) -> int:
+    """A path id; a malformed one names nothing, so it is 404 like an unknown one."""
+    value = parse_id(raw)
+    if value is None:
+        raise NotFound(f"{what} not found")
+    return value

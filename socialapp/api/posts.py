@@ -11,9 +11,7 @@ from socialapp.api import limits
 from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
-from socialapp.api.fields import Id, Text, UtcDateTime
-from socialapp.domain.ids import parse_id
-from socialapp.errors import NotFound
+from socialapp.api.fields import Id, Text, UtcDateTime, id_from_path
 from socialapp.services import posts
 
 blp = Blueprint("posts", __name__, url_prefix="/v1", description="Posts, likes and comments")
@@ -85,11 +83,7 @@ class CommentPageArgs(ma.Schema):
 
 
 def post_id_from_path(raw: str) -> int:
-    """A path id; malformed ids name no post, so they are 404 like unknown ones."""
-    post_id = parse_id(raw)
-    if post_id is None:
-        raise NotFound("post not found")
-    return post_id
+    return id_from_path(raw, "post")
 
 
 @blp.route("/posts")

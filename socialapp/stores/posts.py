@@ -39,18 +39,8 @@ class PostStore:
         )
 
     def create(self, post_id: int, author_id: int, text: str) -> dict:
-        post = {
-            "_id": post_id,
-            "author_id": author_id,
-            "text": text,
-            "created_at": id_datetime(post_id),
-            "like_count": 0,
-            "comment_count": 0,
-            "comment_seq": 0,
-            "comments": [],
-            "has_extra": False,
-            "fanout_pending": True,  # durable intent: cleared once delivery has finished
-        }
+        post = _new_post(post_id, author_id, text)
+        post["fanout_pending"] = True  # durable intent: cleared once delivery has finished
         self._posts.insert_one(post)
         return post
 
@@ -215,21 +205,22 @@ class PostStore:
 
         Meant for generated history: no delivery is marked pending for these posts.
         """
-        documents = [
-            {
-                "_id": post_id,
-                "author_id": author_id,
-                "text": text,
-                "created_at": id_datetime(post_id),
-                "like_count": 0,
-                "comment_count": 0,
-                "comment_seq": 0,
-                "comments": [],
-                "has_extra": False,
-            }
-            for post_id, author_id, text in posts
-        ]
+        documents = [_new_post(*post) for post in posts]
         insert_unordered(self._posts, documents, on_batch=on_batch)
+
+
+def _new_post(post_id: int, author_id: int, text: str) -> dict:
+    return {
+        "_id": post_id,
+        "author_id": author_id,
+        "text": text,
+        "created_at": id_datetime(post_id),
+        "like_count": 0,
+        "comment_count": 0,
+        "comment_seq": 0,
+        "comments": [],
+        "has_extra": False,
+    }
 
 
 def _in_order(comment: dict) -> dict:
