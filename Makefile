@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint format system-deps
+.PHONY: setup run test lint format system-deps benchmark reliability
 
 setup: system-deps $(STAMP)
 
@@ -32,3 +32,16 @@ lint: setup
 format: setup
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
+
+# Fan-out, read and memory figures against one redis-server, reported in reports/benchmark/
+# (`make benchmark SIZE=smoke` for a quick run, in reports/benchmark-smoke/; OUT=DIR).
+SIZE ?= full
+benchmark: setup
+	@command -v redis-benchmark >/dev/null 2>&1 || scripts/install-system-deps.sh
+	$(PY) -m loadtest.benchmark --size $(SIZE) $(if $(OUT),--out $(OUT))
+
+# Load with a worker SIGKILLed and the timelines and broker Redis crashed, then proof that no
+# acknowledged post was lost or duplicated: reports/reliability/ (MINUTES=M, OUT=DIR).
+MINUTES ?= 3
+reliability: setup
+	$(PY) -m loadtest.reliability --minutes $(MINUTES) $(if $(OUT),--out $(OUT))

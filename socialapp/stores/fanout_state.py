@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from redis.cluster import RedisCluster
 
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
 FOLLOWERS = "fanout:followers"
@@ -20,6 +23,7 @@ SWEEP_LOCK = "fanout:sweep"
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 # A reload racing an unfollow could keep a stale followee; the TTL bounds how long.
 FOLLOWING_TTL_SECONDS = 24 * 3600
+LUA = Path(__file__).parent / "lua"
 
 
 def _following(user_id: int) -> str:
@@ -40,10 +44,18 @@ class FanoutState:
         self._redis = client
         self._load_authors = load_authors
         self._clock = clock
+        # Scripts that answer with one string for many ids: a reply of thousands of items
+        # costs far more to parse. ``authors`` spans hash slots: a single server only.
+        self._single_server = not isinstance(client, RedisCluster)
+        self._scripts = {
+            name: client.register_script((LUA / f"state_{name}.lua").read_text())
+            for name in ("followees", "authors", "active")
+        }
 
     # Followees of a reader -------------------------------------------------------------
     def followees(self, user_id: int, load: Callable[[], list[int]]) -> set[int]:
-        members = self._redis.smembers(_following(user_id))
+        text = self._scripts["followees"](keys=[_following(user_id)])
+        members = set(text.split(",")) if text else set()
         if LOADED not in members:
             ids = load()
             pipe = self._redis.pipeline(transaction=False)
@@ -74,6 +86,8 @@ class FanoutState:
         """``{author: (followers, override, unsettled)}`` in one round trip."""
         if not author_ids:
             return {}
+        if self._single_server:
+            return self._authors_by_script(author_ids)
         fields = [str(a) for a in author_ids]
         pipe = self._redis.pipeline(transaction=False)
         pipe.hmget(FOLLOWERS, [*fields, LOADED])
@@ -89,6 +103,19 @@ class FanoutState:
                 author_ids, counts, overrides, unsettled, strict=True
             )
         }
+
+    def _authors_by_script(self, author_ids: list[int]) -> dict[int, tuple[int, str, bool]]:
+        text = self._scripts["authors"](
+            keys=[FOLLOWERS, OVERRIDES, UNSETTLED], args=[_joined(author_ids), LOADED]
+        )
+        if text is None:
+            self._reload_authors()
+            return self.authors(author_ids)
+        found = {}
+        for author, info in zip(author_ids, text.split(","), strict=True):
+            count, override, unsettled = info.split(":")
+            found[author] = (int(count or 0), override or "auto", unsettled == "1")
+        return found
 
     def _reload_authors(self) -> None:
         """Copy follower counts and overrides from MongoDB after Redis lost them.
@@ -116,6 +143,13 @@ class FanoutState:
     def touch(self, user_id: int) -> None:
         self._redis.zadd(ACTIVE, {str(user_id): self._clock()})
 
+    def touch_many(self, user_ids: Iterable[int]) -> None:
+        """Mark many readers active at once (one command)."""
+        now = self._clock()
+        mapping = {str(user_id): now for user_id in user_ids}
+        if mapping:
+            self._redis.zadd(ACTIVE, mapping)
+
     def is_active(self, user_id: int, inactive_after: float) -> bool:
         seen = self._redis.zscore(ACTIVE, str(user_id))
         return seen is not None and seen >= self._clock() - inactive_after
@@ -125,8 +159,8 @@ class FanoutState:
         if not user_ids:
             return []
         cutoff = self._clock() - inactive_after
-        seen = self._redis.zmscore(ACTIVE, [str(u) for u in user_ids])
-        return [u for u, s in zip(user_ids, seen, strict=True) if s is not None and s >= cutoff]
+        text = self._scripts["active"](keys=[ACTIVE], args=[_joined(user_ids), cutoff])
+        return [int(user_id) for user_id in text.split(",")] if text else []
 
     # Deliveries in flight ----------------------------------------------------------------
     def start_delivery(self, post_id: int, chunks: int) -> None:
@@ -157,3 +191,7 @@ class FanoutState:
         items = [(str(author), count) for author, count in counts.items()]
         for start in range(0, len(items), batch):
             self._redis.hset(FOLLOWERS, mapping=dict(items[start : start + batch]))
+
+
+def _joined(ids: Iterable[int]) -> str:
+    return ",".join(map(str, ids))

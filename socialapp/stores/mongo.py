@@ -95,7 +95,9 @@ def _make_mongomock_atomic() -> None:
     def find(self, *args, **kwargs):
         # Materialise under the lock; callers pass sort/limit as arguments and only iterate.
         with _mongomock_lock:
-            return iter(list(original_find(self, *args, **kwargs)))
+            # list(cursor) re-slices the whole result for every document (O(n^2) in mongomock).
+            cursor = original_find(self, *args, **kwargs)
+            return iter(cursor._compute_results(with_limit_and_skip=True))
 
     cls.find = find
     cls._socialapp_atomic = True

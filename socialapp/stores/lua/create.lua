@@ -2,6 +2,6 @@
 if redis.call('EXISTS', key) == 1 then return 0 end
 redis.call('ZADD', key, ARGV[2], SENTINEL)
 local floor = tonumber(ARGV[2])
-add_entries(3, floor)
-trim(tonumber(ARGV[1]), floor)
+add_entries(key, 3, floor)
+trim(key, tonumber(ARGV[1]), floor)
 return 1

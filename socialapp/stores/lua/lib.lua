@@ -1,10 +1,11 @@
--- Prepended to every timeline script. KEYS[1] is one sorted set of "post_id:author_id"
+-- Prepended to every timeline script. Each key is one sorted set of "post_id:author_id"
 -- members scored by post id, plus the member 'floor': the set is complete for every id
 -- above its score (+inf while the set is being rebuilt: trust nothing, trim nothing).
+-- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS.
 local SENTINEL = 'floor'
 local key = KEYS[1]
 
-local function read_floor()
+local function read_floor(key)
   local floor = redis.call('ZSCORE', key, SENTINEL)
   if floor then return tonumber(floor), floor end
   return nil, nil
@@ -12,7 +13,7 @@ end
 
 -- ARGV[first], ARGV[first + 1], ... are score, member pairs; entries at or below a finite
 -- floor are already accounted for and dropped.
-local function add_entries(first, floor)
+local function add_entries(key, first, floor)
   for i = first, #ARGV, 2 do
     if floor == math.huge or tonumber(ARGV[i]) > floor then
       redis.call('ZADD', key, ARGV[i], ARGV[i + 1])
@@ -21,7 +22,7 @@ local function add_entries(first, floor)
 end
 
 -- Keep at most cap entries; the floor rises to the highest score removed, never lowers.
-local function trim(cap, floor)
+local function trim(key, cap, floor)
   if floor == math.huge then return end
   local excess = redis.call('ZCARD', key) - 1 - cap
   if excess <= 0 then return end
@@ -37,4 +38,33 @@ local function trim(cap, floor)
     end
   end
   if highest_text then redis.call('ZADD', key, highest_text, SENTINEL) end
+end
+
+-- Add the entries ARGV[3..] to an existing set, raising its floor to at least ARGV[2] and
+-- trimming it to ARGV[1] entries; 0 (and nothing written) when the set does not exist.
+local function add(key)
+  local floor = read_floor(key)
+  if not floor then return 0 end
+  if floor ~= math.huge and tonumber(ARGV[2]) > floor then
+    floor = tonumber(ARGV[2])
+    redis.call('ZADD', key, ARGV[2], SENTINEL)
+  end
+  add_entries(key, 3, floor)
+  trim(key, tonumber(ARGV[1]), floor)
+  return 1
+end
+
+-- {floor, members...} newest first with ARGV[2] < score < ARGV[1] (bounds in ZRANGE
+-- syntax), at most ARGV[3] members; false when the set does not exist.
+local function read(key)
+  local _, floor_text = read_floor(key)
+  if not floor_text then return false end
+  local count = tonumber(ARGV[3])
+  local result = {floor_text}
+  local members = redis.call('ZRANGE', key, ARGV[1], ARGV[2], 'BYSCORE', 'REV', 'LIMIT', 0,
+    count + 1)
+  for _, member in ipairs(members) do
+    if member ~= SENTINEL and #result <= count then result[#result + 1] = member end
+  end
+  return result
 end

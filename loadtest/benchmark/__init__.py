@@ -1,0 +1,62 @@
+"""The benchmark: fan-out delivery, home timeline reads and Redis memory, in one run.
+
+``python -m loadtest.benchmark [--size smoke|full] [--out DIR]`` starts one redis-server,
+measures everything against it, prints the headline figures and writes a report folder
+(summary.md, figures.json, PNG plots). It asserts nothing: the targets are reported as met
+or missed, with the profile of every miss.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Size:
+    name: str
+    zadd_requests: int  # per redis-benchmark run
+    followers: tuple[int, ...]  # one author per count
+    posts_per_author: int  # measured posts per author (after one warm-up post)
+    concurrency: int  # worker threads
+    more_concurrency: tuple[int, ...]  # extra runs on the largest author
+    followees: tuple[int, ...]  # readers follow this many ordinary authors...
+    celebrities: tuple[int, ...]  # ...and this many celebrities
+    readers: int  # per (followees, celebrities) pair
+    posts_per_author_read: int
+    read_seconds: float  # per closed-loop measurement
+    connections: int  # concurrent keep-alive HTTP connections
+    memory_users: int
+
+
+SIZES = {
+    "smoke": Size(
+        name="smoke",
+        zadd_requests=20_000,
+        followers=(10, 30, 100),
+        posts_per_author=2,
+        concurrency=4,
+        more_concurrency=(8,),
+        followees=(2, 5, 10),
+        celebrities=(0, 2),
+        readers=2,
+        posts_per_author_read=3,
+        read_seconds=0.3,
+        connections=2,
+        memory_users=50,
+    ),
+    "full": Size(
+        name="full",
+        zadd_requests=2_000_000,
+        followers=(1_000, 10_000, 100_000),
+        posts_per_author=5,
+        concurrency=4,
+        more_concurrency=(8,),
+        followees=(10, 100, 1000),
+        celebrities=(0, 5),
+        readers=20,
+        posts_per_author_read=3,
+        read_seconds=4.0,
+        connections=8,
+        memory_users=10_000,
+    ),
+}

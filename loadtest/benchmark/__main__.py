@@ -1,0 +1,122 @@
+"""``python -m loadtest.benchmark [--size smoke|full] [--out DIR]``: run, print, report."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import logging
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from loadtest.benchmark import SIZES, Size, delivery, memory, reads, redis_ceiling, report
+from loadtest.benchmark.targets import check
+from loadtest.benchmark.world import World
+from socialapp.redis_server import RedisServer
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m loadtest.benchmark", description=__doc__)
+    parser.add_argument("--size", choices=sorted(SIZES), default="full")
+    parser.add_argument("--out", type=Path, help="default: reports/benchmark[-SIZE]")
+    args = parser.parse_args(argv)
+    suffix = "" if args.size == "full" else f"-{args.size}"
+    args.out = args.out or REPO / "reports" / f"benchmark{suffix}"
+    logging.basicConfig(level=logging.WARNING)
+    figures = run(SIZES[args.size], log=lambda message: print(message, flush=True))
+    report.write(figures, args.out)
+    print("\n".join(report.headlines(figures)))
+    print(f"report: {args.out}")
+    return 0
+
+
+def run(size: Size, log=lambda message: None) -> dict:
+    """Every measurement against one redis-server; the figures as one dict."""
+    figures: dict = {"environment": _environment(), "size": dataclasses.asdict(size)}
+    profiles: list[dict] = []
+    with RedisServer() as server:
+        figures["environment"]["redis"] = _redis_version(server)
+        log(f"[{size.name}] redis-benchmark ZADD ceiling...")
+        figures["redis_ceiling"] = redis_ceiling.measure(server.port, size.zadd_requests)
+        log(f"[{size.name}] memory...")
+        figures["memory"] = memory.measure(server.url, size.memory_users)
+        log(f"[{size.name}] fan-out delivery to {size.followers} followers...")
+        figures["delivery"], found = _delivery(server, size, log)
+        profiles += found
+        log(f"[{size.name}] home timeline reads...")
+        with World(server.url, concurrency=size.concurrency) as world:
+            started = time.monotonic()
+            population = reads.setup(world, size)
+            log(f"  read setup {time.monotonic() - started:.0f} s; measuring")
+            figures["reads"], found = reads.measure(world, size, population)
+            profiles += found
+    figures["profiles"] = profiles
+    figures["environment"]["load_average_end"] = _load_average()
+    figures["targets"] = check(figures)
+    return figures
+
+
+def _delivery(server: RedisServer, size: Size, log) -> tuple[dict, list[dict]]:
+    with World(server.url, concurrency=size.concurrency) as world:
+        started = time.monotonic()
+        authors = delivery.setup(world, size.followers)
+        log(f"  delivery setup {time.monotonic() - started:.0f} s; measuring")
+        runs = delivery.measure(world, authors, size.posts_per_author)
+        largest = {max(authors): authors[max(authors)]}
+        for threads in size.more_concurrency:
+            log(f"  {threads} worker threads...")
+            world.start_worker(threads)
+            runs += delivery.measure(world, largest, size.posts_per_author)
+        world.start_worker(size.concurrency)
+        checked = delivery.check_delivered(world.c, authors)
+        log("  profiling...")
+        found = delivery.profile_hot_paths(world, authors)
+    return {"runs": runs, "checked": checked}, found
+
+
+def _environment() -> dict:
+    import celery
+
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": _git("rev-parse", "--short", "HEAD"),
+        "worktree_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "celery": celery.__version__,
+        "platform": platform.platform(),
+        "load_average_start": _load_average(),
+    }
+
+
+def _load_average() -> list[float]:
+    """1, 5 and 15 minute load averages: above the core count, others share the machine."""
+    return [round(load, 2) for load in os.getloadavg()]
+
+
+def _redis_version(server: RedisServer) -> str:
+    import redis
+
+    client = redis.Redis.from_url(server.url)
+    try:
+        return client.info("server")["redis_version"]
+    finally:
+        client.close()
+
+
+def _git(*args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)
+    except OSError:
+        return ""
+    return done.stdout.strip()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

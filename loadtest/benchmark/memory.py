@@ -1,0 +1,61 @@
+"""Redis memory per timeline entry and per active user (INFO memory deltas, MEMORY USAGE)."""
+
+from __future__ import annotations
+
+from socialapp.config import Settings
+from socialapp.domain.timeline import Entry
+from socialapp.stores import redis_client
+from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.timelines import TimelineStore, home_key
+
+SPARE_DB = 2
+SMALL_HOME = 20  # entries: a small home stays a listpack (zset-max-listpack-entries 128)
+FULL_SAMPLE = 1000  # users whose homes are filled up to the cap
+
+
+def measure(redis_url: str, users: int) -> dict:
+    client = redis_client.connect(f"{redis_url}/{SPARE_DB}")
+    client.flushdb()
+    settings = Settings.from_env({}, redis_url=f"{redis_url}/{SPARE_DB}")
+    store = TimelineStore(client, settings)
+    state = FanoutState(client, load_authors=list)
+    cap = settings.timeline_cap
+    try:
+        ids = list(range(1, users + 1))
+        before = _used(client)
+        state.touch_many(ids)
+        store.create_homes(ids)
+        empty = _used(client)
+        for n in range(SMALL_HOME):
+            store.add_to_homes(ids, Entry(10_000 + n, 7))
+        small = _used(client)
+        full_ids = list(range(users + 1, users + 1 + min(FULL_SAMPLE, users)))
+        entries = [Entry(100_000 + n, 7 + n % 50) for n in range(cap)]
+        for user_id in full_ids:
+            store.create_home(user_id, entries)
+        full = _used(client)
+        spare = users + len(full_ids) + 1
+        store.create_home(spare)
+        per_user = (empty - before) / users
+        per_entry_small = (small - empty) / (users * SMALL_HOME)
+        per_entry_full = (full - small) / (len(full_ids) * cap)
+        return {
+            "users": users,
+            "timeline_cap": cap,
+            "bytes_per_active_user_empty_home": round(per_user, 1),
+            "bytes_per_entry_small_home": round(per_entry_small, 1),
+            "bytes_per_entry_full_home": round(per_entry_full, 1),
+            "bytes_per_active_user_full_home": round(per_user + cap * per_entry_full, 1),
+            "memory_usage_home": {
+                "empty": client.memory_usage(home_key(spare), samples=0),
+                f"{SMALL_HOME}_entries": client.memory_usage(home_key(1), samples=0),
+                f"{cap}_entries": client.memory_usage(home_key(full_ids[0]), samples=0),
+            },
+        }
+    finally:
+        client.flushdb()
+        client.close()
+
+
+def _used(client) -> int:
+    return client.info("memory")["used_memory"]

@@ -1,0 +1,67 @@
+"""The report's PNG plots (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+MODE_COLOURS = {"write": "tab:blue", "read": "tab:orange", "hybrid": "tab:green"}
+
+
+def deliveries(figures: dict, path: Path) -> None:
+    runs = figures["delivery"]["runs"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for threads in sorted({run["concurrency"] for run in runs}):
+        mine = sorted((r for r in runs if r["concurrency"] == threads), key=_followers)
+        ax.plot([r["followers"] for r in mine], [r["deliveries_per_s"] for r in mine],
+                marker="o", label=f"{threads} worker threads")  # fmt: skip
+    ax.axhline(100_000, color="grey", linestyle="--", label="target: 100,000/s")
+    ceiling = figures["redis_ceiling"]["zadd_per_second"]
+    ax.axhline(0.3 * ceiling, color="red", linestyle=":", label="target: 30% of ZADD ceiling")
+    ax.set_xscale("log")
+    ax.set_xlabel("followers of the author")
+    ax.set_ylabel("deliveries per second (median post)")
+    ax.set_title("Fan-out delivery throughput")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def read_latency(figures: dict, path: Path) -> None:
+    rows = figures["reads"]["home"]
+    celebrities = sorted({row["celebrities"] for row in rows})
+    fig, axes = plt.subplots(1, len(celebrities), figsize=(6 * len(celebrities), 4.5),
+                             sharey=True, squeeze=False)  # fmt: skip
+    for ax, count in zip(axes[0], celebrities, strict=True):
+        for mode, colour in MODE_COLOURS.items():
+            mine = sorted((r for r in rows if (r["mode"], r["celebrities"]) == (mode, count)),
+                          key=_followees)  # fmt: skip
+            x = [r["followees"] for r in mine]
+            ax.plot(x, [r["p50_ms"] for r in mine], marker="o", color=colour, label=f"{mode} p50")
+            ax.plot(x, [r["p99_ms"] for r in mine], linestyle=":", color=colour, alpha=0.6,
+                    label=f"{mode} p99")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_ylim(0, max(r["p99_ms"] for r in rows) * 1.08)
+        ax.set_xlabel("followees of the reader")
+        ax.set_title(f"GET /v1/timeline/home, {count} celebrities followed")
+        ax.grid(True, alpha=0.3)
+    axes[0][0].set_ylabel("latency (ms), closed loop")
+    axes[0][-1].legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _followers(run: dict) -> int:
+    return run["followers"]
+
+
+def _followees(row: dict) -> int:
+    return row["followees"]

@@ -1,0 +1,126 @@
+"""Timing the fan-out service functions from the outside, per post and phase.
+
+The planner (``deliver_post``), the follower lookup it makes (``follower_chunks``), the
+chunk tasks it enqueues (``queue.send``) and the chunk deliveries (``deliver_chunk``) are
+wrapped while a measurement runs; the wrappers only read the clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+import time
+
+from socialapp.services import fanout
+
+
+@dataclasses.dataclass
+class Trace:
+    created: float = 0.0  # just before create_post was called
+    plan: tuple[float, float] | None = None
+    lookup: tuple[float, float] | None = None
+    sends: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+    chunks: list[tuple[float, float, int]] = dataclasses.field(default_factory=list)
+    planned: int | None = None  # chunk tasks the planner sent
+
+    @property
+    def done(self) -> bool:
+        return self.planned is not None and len(self.chunks) >= self.planned
+
+    def phases(self) -> dict:
+        """Seconds in each phase, from post creation to the last chunk done."""
+        first_start = min(start for start, _, _ in self.chunks)
+        last_end = max(end for _, end, _ in self.chunks)
+        delivered = sum(n for _, _, n in self.chunks)
+        return {
+            "queued_s": self.plan[0] - self.created,
+            "lookup_s": self.lookup[1] - self.lookup[0],
+            "enqueue_s": self.sends[-1][1] - self.sends[0][0],
+            "delivery_s": last_end - first_start,
+            "visible_s": last_end - self.created,
+            "deliveries": delivered,
+            "chunks": len(self.chunks),
+            "deliveries_per_s": delivered / max(last_end - first_start, 1e-9),
+        }
+
+
+class Probe:
+    def __init__(self) -> None:
+        self.traces: dict[int, Trace] = {}
+        self._lock = threading.Lock()
+        self._planning = threading.local()
+
+    def trace(self, post_id: int) -> Trace:
+        with self._lock:
+            return self.traces.setdefault(post_id, Trace())
+
+    @contextlib.contextmanager
+    def installed(self, c):
+        deliver_post, deliver_chunk = fanout.deliver_post, fanout.deliver_chunk
+        follower_chunks, send = c.follows.follower_chunks, c.queue.send
+        fanout.deliver_post = self._plan(deliver_post)
+        fanout.deliver_chunk = self._chunk(deliver_chunk)
+        c.follows.follower_chunks = self._lookup(follower_chunks)
+        c.queue.send = self._send(send)
+        try:
+            yield self
+        finally:
+            fanout.deliver_post, fanout.deliver_chunk = deliver_post, deliver_chunk
+            del c.follows.follower_chunks, c.queue.send  # the class's methods again
+
+    def wait(self, post_id: int, timeout: float = 600.0) -> Trace:
+        trace = self.trace(post_id)
+        deadline = time.monotonic() + timeout
+        while not trace.done:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"post {post_id} was not delivered in {timeout} s")
+            time.sleep(0.002)
+        return trace
+
+    def _plan(self, deliver_post):
+        def timed(c, post_id, *args, **kwargs):
+            self._planning.post_id = post_id
+            start = time.time()
+            try:
+                planned = deliver_post(c, post_id, *args, **kwargs)
+            finally:
+                self._planning.post_id = None
+            trace = self.trace(post_id)
+            trace.plan = (start, time.time())
+            trace.planned = planned
+            return planned
+
+        return timed
+
+    def _lookup(self, follower_chunks):
+        def timed(*args, **kwargs):
+            start = time.time()
+            chunks = list(follower_chunks(*args, **kwargs))
+            post_id = getattr(self._planning, "post_id", None)
+            if post_id is not None:
+                self.trace(post_id).lookup = (start, time.time())
+            return iter(chunks)
+
+        return timed
+
+    def _send(self, send):
+        def timed(name, *args, **kwargs):
+            start = time.time()
+            result = send(name, *args, **kwargs)
+            if name == fanout.DELIVER_CHUNK:
+                self.trace(args[0]).sends.append((start, time.time()))
+            return result
+
+        return timed
+
+    def _chunk(self, deliver_chunk):
+        def timed(c, post_id, *args, **kwargs):
+            start = time.time()
+            delivered = deliver_chunk(c, post_id, *args, **kwargs)
+            trace = self.trace(post_id)
+            with self._lock:
+                trace.chunks.append((start, time.time(), delivered))
+            return delivered
+
+        return timed

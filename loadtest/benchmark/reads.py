@@ -1,0 +1,175 @@
+"""Home timeline reads over a real HTTP server, per mode, followees and celebrities followed.
+
+Modes are measured in the order hybrid, write, read: each switch then reconciles only a few
+authors (hybrid -> write backfills the celebrities; write -> read backfills nobody), where
+read -> hybrid would backfill every ordinary author, one MongoDB scan each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import logging
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from werkzeug.serving import make_server
+
+from loadtest.benchmark import profiles, seed
+from loadtest.benchmark.stats import summary_ms
+from socialapp.redis_server import free_port
+from socialapp.services import operators, posts, timeline
+
+MODES = ("hybrid", "write", "read")
+HOME = "/v1/timeline/home"
+HEALTHZ = "/healthz"
+CELEBRITY_FOLLOWERS = 1_000_000  # far above the default threshold: pulled in hybrid mode
+REPO = Path(__file__).resolve().parents[2]
+OPEN_LOOP_RUNS = 3
+
+
+@dataclasses.dataclass
+class Population:
+    readers: dict[tuple[int, int], list[int]]  # (followees, celebrities) -> reader ids
+    tokens: dict[int, str]
+
+
+def setup(world, size) -> Population:
+    """Authors with posts, then readers following some of them (edges last: see below)."""
+    c = world.c
+    ordinary = seed.authors(c, max(size.followees), "followee")
+    celebrities = seed.authors(c, max(size.celebrities), "celebrity")
+    for celebrity in celebrities:
+        seed.add_followers(c, celebrity, CELEBRITY_FOLLOWERS)
+    # Posting before anyone follows keeps each delivery's follower lookup trivial.
+    for n in range(size.posts_per_author_read):
+        for author_id in ordinary + celebrities:
+            posts.create_post(c, author_id, f"post {n}")
+    world.settle()
+    readers, edges = {}, []
+    for followees in size.followees:
+        for count in size.celebrities:
+            ids = seed.new_ids(c, size.readers)
+            readers[(followees, count)] = ids
+            followed = ordinary[:followees] + celebrities[:count]
+            edges += [(reader, author) for reader in ids for author in followed]
+    seed.follow_all(c, edges)
+    seed.load_followees(c, edges)
+    tokens = {reader: c.tokens.issue(reader) for ids in readers.values() for reader in ids}
+    return Population(readers, tokens)
+
+
+class Server:
+    """The app on werkzeug's threaded server, as ``socialapp serve`` runs it, in a thread."""
+
+    def __init__(self, app) -> None:
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
+        self.port = free_port()
+        self._server = make_server("127.0.0.1", self.port, app, threaded=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Server:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def load(port: int, path: str, headers: list[dict], connections: int, seconds: float,
+         rate: float | None = None) -> dict:  # fmt: skip
+    """Run the load client in its own process; throughput and latency percentiles."""
+    job = dict(port=port, path=path, headers=headers, connections=connections,
+               seconds=seconds, rate=rate)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "loadtest.benchmark.client"],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=seconds * 10 + 60,
+        check=True,
+    )
+    result = json.loads(done.stdout)
+    return {
+        "requests": result["requests"],
+        "errors": result["errors"],
+        "throughput": round(result["throughput"], 1),
+        "connections": connections,
+        "rate": rate,
+        **summary_ms(result["latencies"]),
+    }
+
+
+def measure(world, size, population: Population) -> dict:
+    c = world.c
+    target = (size.followees[len(size.followees) // 2], max(size.celebrities))
+    largest = (max(size.followees), max(size.celebrities))
+    results, open_loop, found = [], None, []
+    with Server(world.app) as server:
+        load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds / 4)  # warm-up
+        healthz = load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds)
+        for mode in MODES:
+            if c.fanout_settings.read().current.mode != mode:
+                operators.change_fanout(c, mode=mode)
+            world.settle()
+            for (followees, celebrities), readers in population.readers.items():
+                pages = [timeline.read_home(c, reader, 20, None, None) for reader in readers]
+                headers = [_bearer(population.tokens[reader]) for reader in readers]
+                run = load(server.port, HOME, headers, size.connections, size.read_seconds)
+                results.append(
+                    {
+                        "mode": mode,
+                        "followees": followees,
+                        "celebrities": celebrities,
+                        "page_size": min(len(page.posts) for page in pages),
+                        "from_store": sum(page.from_store for page in pages),
+                        **run,
+                    }
+                )
+                if mode == "hybrid" and (followees, celebrities) == target:
+                    rate = run["throughput"] / 2
+                    open_loop = _open_loop(server.port, headers, size, rate)
+                    open_loop.update(mode=mode, followees=followees, celebrities=celebrities)
+            found.append(_profile_service(c, mode, largest, population.readers[largest]))
+            if mode == "hybrid":
+                found.append(_profile_http(world.app, target, population))
+    return {"healthz": healthz, "home": results, "hybrid_half_load": open_loop}, found
+
+
+def _open_loop(port: int, headers: list[dict], size, rate: float) -> dict:
+    """The run with the median p99 of a few: one stall of a shared machine moves a p99."""
+    runs = [
+        load(port, HOME, headers, size.connections, size.read_seconds * 2, rate=rate)
+        for _ in range(OPEN_LOOP_RUNS)
+    ]
+    runs.sort(key=lambda run: run["p99_ms"])
+    return {**runs[len(runs) // 2], "runs_p99_ms": [run["p99_ms"] for run in runs]}
+
+
+def _profile_service(c, mode: str, config: tuple[int, int], readers: list[int]) -> dict:
+    turn = itertools.cycle(readers)
+    return profiles.profile(
+        f"read_home service, {mode} mode, {config[0]} followees + {config[1]} celebrities",
+        lambda: timeline.read_home(c, next(turn), 20, None, None),
+        repeat=50,
+    )
+
+
+def _profile_http(app, config: tuple[int, int], population: Population) -> dict:
+    client = app.test_client()
+    turn = itertools.cycle([_bearer(population.tokens[r]) for r in population.readers[config]])
+    return profiles.profile(
+        f"GET {HOME} through Flask (test client), hybrid, {config[0]} followees + "
+        f"{config[1]} celebrities",
+        lambda: client.get(HOME, headers=next(turn)),
+        repeat=200,
+    )
+
+
+def _bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}

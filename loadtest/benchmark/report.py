@@ -1,0 +1,321 @@
+"""The report folder: figures.json, summary.md and the plots; and the headline figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loadtest.benchmark import plots
+
+SECTIONS = ("environment", "size", "redis_ceiling", "memory", "delivery", "reads", "profiles",
+            "targets")  # fmt: skip
+PLOTS = {"deliveries.png": plots.deliveries, "read_latency.png": plots.read_latency}
+
+
+def write(figures: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
+    for name, draw in PLOTS.items():
+        draw(figures, out / name)
+    (out / "summary.md").write_text(summary(figures))
+
+
+def headlines(figures: dict) -> list[str]:
+    ceiling = figures["redis_ceiling"]["zadd_per_second"]
+    largest = _largest_runs(figures)
+    reads = figures["reads"]
+    memory = figures["memory"]
+    lines = [f"redis-benchmark ZADD ceiling: {ceiling:,.0f} requests/s"]
+    for run in largest:
+        lines.append(
+            f"{run['followers']:,}-follower author, {run['concurrency']} threads: "
+            f"{run['deliveries_per_s']:,.0f} deliveries/s ({run['deliveries_per_s'] / ceiling:.0%} "
+            f"of the ceiling), post-to-visible p50 {run['phases']['visible_s']['p50']:.2f} s"
+        )
+    lines.append(f"/healthz: {reads['healthz']['throughput']:,.0f} req/s")
+    half = reads["hybrid_half_load"]
+    lines.append(
+        f"hybrid home ({half['followees']} followees, {half['celebrities']} celebrities) at "
+        f"{half['rate']:.0f} req/s: p50 {half['p50_ms']} ms, p99 {half['p99_ms']} ms"
+    )
+    lines.append(
+        f"memory: {memory['bytes_per_entry_full_home']:.0f} B per timeline entry (full home), "
+        f"{memory['bytes_per_active_user_full_home'] / 1024:.0f} KiB per active user (full home)"
+    )
+    for target in figures["targets"]:
+        lines.append(f"target {'MET   ' if target['met'] else 'MISSED'} {target['name']}: "
+                     f"{_value(target)} ({target['margin']})")  # fmt: skip
+    return lines
+
+
+def summary(f: dict) -> str:
+    env, size = f["environment"], f["size"]
+    parts = [
+        f"# Benchmark report ({size['name']} size)\n",
+        f"Run {env['date']} on commit `{env['commit']}`"
+        f"{' with uncommitted changes' if env['worktree_changes'] else ''}: {env['cpus']} cores, "
+        f"Python {env['python']}, redis-server {env['redis']}, Celery {env['celery']}. One "
+        "redis-server served every measurement; the machine is shared and noisy (load average "
+        f"{env['load_average_start']} at the start, {env['load_average_end']} at the end), so "
+        "compare ratios within this run rather than figures across runs.\n",
+        "## Targets\n",
+        _table(
+            ["target", "measured", "required", "result"],
+            [
+                [t["name"], _value(t), f"{t['comparison']} {_number(t, t['target'])}", t["margin"]]
+                for t in f["targets"]
+            ],
+        ),
+        _misses(f),
+        "## Redis ceiling\n",
+        f"`{f['redis_ceiling']['command']}`: median {f['redis_ceiling']['zadd_per_second']:,.0f}"
+        f" ZADD/s over runs {', '.join(f'{r:,.0f}' for r in f['redis_ceiling']['runs'])}.\n",
+        "## Fan-out delivery\n",
+        _delivery(f),
+        "![deliveries per second against followers](deliveries.png)\n",
+        "## Home timeline reads\n",
+        _reads(f),
+        "![read latency against followees](read_latency.png)\n",
+        "## Redis memory\n",
+        _memory(f),
+        "## Profiles\n",
+        "cProfile in one thread; own time per call, top functions. Time in "
+        "`recv_into`/`readline` is waiting for Redis (or the broker).\n",
+        *(_profile(p) for p in f["profiles"]),
+        "## How it was measured\n",
+        METHOD,
+    ]
+    return "\n".join(parts)
+
+
+METHOD = """\
+- **Stores**: the embedded default, as `socialapp serve` runs it: mongomock in this process
+  and one real redis-server (timelines in database 0, the Celery broker in database 1).
+- **Delivery**: mode `write`; one author per follower count, every follower active with a
+  home timeline (bulk store writes: follow edges with `insert_many`, `touch_many`,
+  `create_homes`). A real Celery worker (`workers.app.EmbeddedWorker`, thread pool) delivers.
+  Posts go one at a time through `services.posts.create_post`; the fan-out service functions
+  are wrapped from the outside to read the clock: *queued* = post created to planner start,
+  *lookup* = the planner's `follower_chunks`, *enqueue* = first to last chunk task sent,
+  *delivery* = first chunk start to last chunk done, *visible* = post created to last chunk
+  done. deliveries/s = followers reached / delivery phase (median post).
+- **Reads**: werkzeug's threaded server in this process, as `socialapp serve`; the load client
+  is another process (`loadtest.benchmark.client`, keep-alive `http.client` connections).
+  Closed loop for throughput and latency; the hybrid p99 target is measured open loop at half
+  the closed-loop throughput, latency counted from each request's scheduled time. Readers
+  follow N ordinary authors (3 posts each) and K celebrities (pulled in hybrid mode); every
+  page is 20 posts served from Redis (`from_store` counts pages that fell back to MongoDB).
+- **Memory**: `INFO memory` used_memory deltas on an empty database; `MEMORY USAGE ... SAMPLES
+  0` for single homes.
+"""
+
+
+def _misses(f: dict) -> str:
+    missed = [t for t in f["targets"] if not t["met"]]
+    if not missed:
+        return "Every target was met.\n"
+    out = ["## Why targets were missed\n"]
+    for target in missed:
+        out.append(f"**{target['name']}** ({target['margin']})\n")
+        out += [f"- {line}" for line in WHY[target["key"]](f)]
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _why_delivery(f: dict) -> list[str]:
+    chunk = _find_profile(f, "deliver_chunk")
+    runs = _largest_runs(f)
+    lines = [
+        "By worker threads: "
+        + ", ".join(f"{r['concurrency']} -> {r['deliveries_per_s']:,.0f}/s" for r in runs)
+        + ". The workers share one interpreter (GIL): threads overlap only Redis waits.",
+    ]
+    if chunk:
+        lines.append(
+            f"One {chunk['name']} takes {chunk['wall_ms_per_call']} ms in one thread; hot spots: "
+            + _hot(chunk)
+        )
+    lines.append(
+        "redis-benchmark pipelines a bare ZADD to one key. A delivery costs Redis more: the "
+        "activity check (ZMSCORE), then per home a Lua step that reads the floor (ZSCORE), "
+        "adds (ZADD) and checks the cap (ZCARD); and the Celery task, the chunk's "
+        "(de)serialisation and redis-py's command packing run in Python."
+    )
+    return lines
+
+
+def _why_visible(f: dict) -> list[str]:
+    base = next(r for r in _largest_runs(f) if r["concurrency"] == f["size"]["concurrency"])
+    phases = base["phases"]
+    total = phases["visible_s"]["p50"]
+    shares = ", ".join(
+        f"{name[:-2]} {phases[name]['p50']:.3f} s ({phases[name]['p50'] / total:.0%})"
+        for name in ("queued_s", "lookup_s", "enqueue_s", "delivery_s")
+    )
+    lines = [f"p50 phases (they overlap: enqueue runs while chunks deliver): {shares}."]
+    planner = _find_profile(f, "deliver_post")
+    if planner:
+        lines.append(f"Planner hot spots ({planner['name']}): " + _hot(planner))
+        if any("mongomock/collection.py" in t["function"] for t in planner["top"][:2]):
+            lines.append(
+                "mongomock's cursor copies its remaining results for every document it yields "
+                "(`Cursor.__next__` -> `_compute_results` slices `_results[skip:]`), so a lookup "
+                "returning n followers costs O(n^2); `socialapp/stores/mongo.py` materialises "
+                "every find() with `list(cursor)`. A real MongoDB serves it from the "
+                "(followee_id, follower_id) index."
+            )
+    return lines
+
+
+def _why_hybrid(f: dict) -> list[str]:
+    http = _find_profile(f, "through Flask")
+    reads = f["reads"]
+    lines = [
+        f"/healthz serves {reads['healthz']['throughput']:,.0f} req/s on the same server; a "
+        "home page adds the token check, argument parsing, Redis round trips and rendering, "
+        "all in one interpreter."
+    ]
+    if http:
+        lines.append(f"{http['wall_ms_per_call']} ms per request in one thread; hot spots: "
+                     + _hot(http))  # fmt: skip
+    return lines
+
+
+def _why_p99(f: dict) -> list[str]:
+    half = f["reads"]["hybrid_half_load"]
+    return [
+        f"Open loop at {half['rate']:.0f} req/s (median run): p50 {half['p50_ms']} ms, p95 "
+        f"{half['p95_ms']} ms, p99 {half['p99_ms']} ms, max {half['max_ms']} ms over "
+        f"{half['requests']} requests; p99 of every run: {half['runs_p99_ms']} ms. A p99 far "
+        "above the p95 comes from stalls of a few hundred ms, which come and go between runs "
+        "(the machine is shared: see the load averages above).",
+        *_why_hybrid(f)[1:],
+    ]
+
+
+def _why_read_ratio(f: dict) -> list[str]:
+    service = _find_profile(f, "read mode")
+    lines = [
+        "In read mode a page reads one outbox per followee (up to 20 entries each) and merges "
+        "them in Python, so the work grows with the number of followees."
+    ]
+    if service:
+        lines.append(f"{service['name']}: {service['wall_ms_per_call']} ms per call; hot spots: "
+                     + _hot(service))  # fmt: skip
+    return lines
+
+
+WHY = {
+    "deliveries": _why_delivery,
+    "ceiling": _why_delivery,
+    "visible": _why_visible,
+    "hybrid_throughput": _why_hybrid,
+    "hybrid_p99": _why_p99,
+    "read_ratio": _why_read_ratio,
+}
+
+
+def _delivery(f: dict) -> str:
+    rows = []
+    for r in f["delivery"]["runs"]:
+        p = r["phases"]
+        rows.append([
+            f"{r['followers']:,}", r["concurrency"], r["posts"], f"{r['deliveries_per_s']:,.0f}",
+            ", ".join(f"{x:,.0f}" for x in r["deliveries_per_s_runs"]),
+            f"{r['end_to_end_deliveries_per_s']:,.0f}",
+            *(f"{p[k]['p50']:.3f} / {p[k]['p95']:.3f}" for k in
+              ("visible_s", "queued_s", "lookup_s", "enqueue_s", "delivery_s")),
+        ])  # fmt: skip
+    header = ["followers", "threads", "posts", "deliveries/s (median)", "per post",
+              "end to end/s", "visible s p50/p95", "queued", "lookup", "enqueue",
+              "delivery"]  # fmt: skip
+    checked = "yes" if f["delivery"]["checked"] else "NO"
+    return _table(header, rows) + f"\nSampled followers hold the posts: {checked}.\n"
+
+
+def _reads(f: dict) -> str:
+    r = f["reads"]
+    rows = [["/healthz", "", "", *_load_cells(r["healthz"]), "", ""]]
+    for row in r["home"]:
+        rows.append([row["mode"], row["followees"], row["celebrities"], *_load_cells(row),
+                     row["page_size"], row["from_store"]])  # fmt: skip
+    half = r["hybrid_half_load"]
+    header = ["mode", "followees", "celebrities", "req/s", "p50 ms", "p95 ms", "p99 ms",
+              "requests", "errors", "page size", "from store"]  # fmt: skip
+    return (
+        f"{r['healthz']['connections']} keep-alive connections, closed loop.\n\n"
+        + _table(header, rows)
+        + f"\nOpen loop, hybrid, {half['followees']} followees + {half['celebrities']} "
+        f"celebrities, at {half['rate']:.0f} req/s (half the closed-loop throughput), "
+        f"{len(half['runs_p99_ms'])} runs of {half['requests']} requests; the run with the "
+        f"median p99: {half['throughput']:.0f} req/s served, p50 {half['p50_ms']} ms, p95 "
+        f"{half['p95_ms']} ms, p99 {half['p99_ms']} ms, {half['errors']} errors. p99 of every "
+        f"run: {', '.join(f'{p} ms' for p in half['runs_p99_ms'])}.\n"
+    )
+
+
+def _load_cells(run: dict) -> list:
+    return [f"{run['throughput']:,.0f}", run["p50_ms"], run["p95_ms"], run["p99_ms"],
+            run["requests"], run["errors"]]  # fmt: skip
+
+
+def _memory(f: dict) -> str:
+    m = f["memory"]
+    rows = [
+        ["per active user, empty home (home key + activity entry)",
+         f"{m['bytes_per_active_user_empty_home']:.0f} B"],
+        ["per timeline entry, small home (listpack)", f"{m['bytes_per_entry_small_home']:.0f} B"],
+        [f"per timeline entry, full home ({m['timeline_cap']} entries, skiplist)",
+         f"{m['bytes_per_entry_full_home']:.0f} B"],
+        ["per active user with a full home",
+         f"{m['bytes_per_active_user_full_home'] / 1024:.1f} KiB"],
+        *([f"MEMORY USAGE of one home, {k.replace('_', ' ')}", f"{v:,} B"]
+          for k, v in m["memory_usage_home"].items()),
+    ]  # fmt: skip
+    return f"{m['users']:,} users.\n\n" + _table(["what", "bytes"], rows)
+
+
+def _profile(p: dict) -> str:
+    rows = [[f"`{t['function']}`", f"{t['own_share']:.0%}", t["own_ms_per_call"],
+             t["cumulative_ms_per_call"]] for t in p["top"]]  # fmt: skip
+    return f"### {p['name']}\n\n{p['calls']} calls, {p['wall_ms_per_call']} ms each.\n\n" + _table(
+        ["function", "own share", "own ms/call", "cumulative ms/call"], rows
+    )
+
+
+def _hot(profile: dict, count: int = 4) -> str:
+    return (
+        "; ".join(
+            f"`{t['function']}` {t['own_share']:.0%} of own time" for t in profile["top"][:count]
+        )
+        + "."
+    )
+
+
+def _find_profile(f: dict, text: str) -> dict | None:
+    return next((p for p in f["profiles"] if text in p["name"]), None)
+
+
+def _largest_runs(f: dict) -> list[dict]:
+    runs = f["delivery"]["runs"]
+    largest = max(r["followers"] for r in runs)
+    return [r for r in runs if r["followers"] == largest]
+
+
+def _value(target: dict) -> str:
+    return _number(target, target["measured"])
+
+
+def _number(target: dict, value: float) -> str:
+    if target["unit"] == "fraction":
+        return f"{value:.0%}"
+    if target["unit"] == "deliveries/s":
+        return f"{value:,.0f}/s"
+    return f"{value:.3g} {target['unit']}".strip()
+
+
+def _table(header: list, rows: list[list]) -> str:
+    lines = ["| " + " | ".join(str(h) for h in header) + " |",
+             "|" + "---|" * len(header)]  # fmt: skip
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,76 @@
+"""Bulk data for the benchmark: authors, follow edges, active readers with homes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+BATCH = 10_000
+PASSWORD_HASH = "!"  # benchmark accounts never sign in: tokens are issued directly
+
+
+def authors(c, count: int, prefix: str) -> list[int]:
+    """``count`` accounts that can post."""
+    ids = []
+    for n in range(count):
+        user_id = c.ids.next_id()
+        c.users.create(user_id, f"{prefix}{n}", PASSWORD_HASH, f"{prefix}{n}")
+        ids.append(user_id)
+    return ids
+
+
+def new_ids(c, count: int) -> list[int]:
+    """Ids for readers and followers: they need no account document to follow or read."""
+    return [c.ids.next_id() for _ in range(count)]
+
+
+def follow_all(c, edges: list[tuple[int, int]]) -> None:
+    """Insert ``(follower, followee)`` edges in bulk and bring every copy up to date.
+
+    mongomock checks a unique index by scanning the whole collection on every insert, so
+    100k edges would take hours: the unique index is dropped for the load and built again
+    after it, which checks uniqueness once (in O(n)). The followees' counters are then
+    raised as the follow service would have.
+    """
+    follows = c.follows._follows  # the benchmark's one reach into a store: see the report
+    follows.drop_index("follower_followee_unique")
+    try:
+        for start in range(0, len(edges), BATCH):
+            follows.insert_many(
+                [
+                    {"follower_id": a, "followee_id": b, "created_at": None}
+                    for a, b in edges[start : start + BATCH]
+                ],
+                ordered=False,
+            )
+    finally:
+        c.follows.ensure_indexes()
+    followers: dict[int, int] = {}
+    for _, followee in edges:
+        followers[followee] = followers.get(followee, 0) + 1
+    for author_id, count in followers.items():
+        add_followers(c, author_id, count)
+
+
+def load_followees(c, edges: list[tuple[int, int]]) -> None:
+    """Fill the readers' followee sets in Redis, as their first read would from MongoDB."""
+    followees: dict[int, list[int]] = {}
+    for follower, followee in edges:
+        followees.setdefault(follower, []).append(followee)
+    for reader_id, ids in followees.items():
+        c.fanout_state.followees(reader_id, load=lambda ids=ids: ids)
+
+
+def add_followers(c, author_id: int, count: int) -> None:
+    """Raise an author's follower count (in MongoDB and in the fan-out state)."""
+    author = c.users.add_to_counter(author_id, "followers_count", count)
+    if author is not None:
+        c.fanout_state.set_followers(author_id, author["followers_count"])
+
+
+def activate(c, user_ids: Iterable[int]) -> None:
+    """Mark users active and create their (empty) home timelines, as a first read would."""
+    user_ids = list(user_ids)
+    for start in range(0, len(user_ids), BATCH):
+        batch = user_ids[start : start + BATCH]
+        c.fanout_state.touch_many(batch)
+        c.timelines.create_homes(batch)

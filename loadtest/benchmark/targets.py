@@ -1,0 +1,89 @@
+"""The targets for this 2-core machine, checked against one run's figures."""
+
+from __future__ import annotations
+
+
+def check(figures: dict) -> list[dict]:
+    delivery = figures["delivery"]["runs"]
+    largest = max(run["followers"] for run in delivery)
+    at_largest = [run for run in delivery if run["followers"] == largest]
+    best = max(at_largest, key=lambda run: run["deliveries_per_s"])
+    base = next(run for run in at_largest if run["concurrency"] == figures["size"]["concurrency"])
+    ceiling = figures["redis_ceiling"]["zadd_per_second"]
+    reads = figures["reads"]
+    hybrid = reads["hybrid_half_load"]
+    target_home = _home(reads, "hybrid", hybrid["followees"], hybrid["celebrities"])
+    followees = sorted({row["followees"] for row in reads["home"]})
+    few, many = _home(reads, "read", followees[0], 0), _home(reads, "read", followees[-1], 0)
+    return [
+        _at_least(
+            "deliveries",
+            f"deliveries/s, {largest}-follower author (best: {best['concurrency']} threads)",
+            best["deliveries_per_s"], 100_000, "deliveries/s",
+        ),
+        _at_least(
+            "ceiling",
+            "share of the redis-benchmark ZADD ceiling",
+            best["deliveries_per_s"] / ceiling, 0.30, "", percent=True,
+        ),
+        _at_most(
+            "visible",
+            f"post-to-visible p50, {largest}-follower author ({base['concurrency']} threads)",
+            base["phases"]["visible_s"]["p50"], 2.0, "s",
+        ),
+        _at_least(
+            "hybrid_throughput",
+            f"hybrid read throughput / healthz ({hybrid['followees']} followees, "
+            f"{hybrid['celebrities']} celebrities)",
+            target_home["throughput"] / reads["healthz"]["throughput"], 0.50, "", percent=True,
+        ),
+        _at_most(
+            "hybrid_p99",
+            f"hybrid read p99 at half the max throughput ({hybrid['rate']:.0f} req/s, open loop)",
+            hybrid["p99_ms"], 25.0, "ms",
+        ),
+        _at_most(
+            "read_ratio",
+            f"read mode p50 with {followees[-1]} followees / with {followees[0]}",
+            many["p50_ms"] / few["p50_ms"], 5.0, "x",
+        ),
+    ]  # fmt: skip
+
+
+def _home(reads: dict, mode: str, followees: int, celebrities: int) -> dict:
+    return next(
+        row
+        for row in reads["home"]
+        if (row["mode"], row["followees"], row["celebrities"]) == (mode, followees, celebrities)
+    )
+
+
+def _at_least(key, name, measured, target, unit, percent=False) -> dict:
+    ratio = measured / target
+    return _target(key, name, measured, target, unit, ">=", ratio, percent)
+
+
+def _at_most(key, name, measured, target, unit, percent=False) -> dict:
+    ratio = target / measured if measured else float("inf")
+    return _target(key, name, measured, target, unit, "<=", ratio, percent)
+
+
+def _target(key, name, measured, target, unit, comparison, ratio, percent) -> dict:
+    """``ratio`` >= 1: inside the target by that factor; < 1: short of it."""
+    met = ratio >= 1
+    return {
+        "key": key,
+        "name": name,
+        "measured": round(measured, 4),
+        "target": target,
+        "unit": "fraction" if percent else unit,
+        "comparison": comparison,
+        "met": met,
+        "margin": f"{'met' if met else 'missed'}: {_by(ratio, met)}",
+    }
+
+
+def _by(ratio: float, met: bool) -> str:
+    if met:
+        return f"{ratio:.1f}x inside the target" if ratio >= 2 else f"{(ratio - 1):.0%} to spare"
+    return f"{1 - ratio:.0%} short of the target ({1 / ratio:.1f}x away)"

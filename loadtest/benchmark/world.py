@@ -1,0 +1,72 @@
+"""A fresh app on the embedded store, with a real Celery worker, on the benchmark's Redis."""
+
+from __future__ import annotations
+
+import time
+
+import redis
+
+from socialapp import create_app
+from socialapp.config import Settings
+from socialapp.queue import broker_url
+from socialapp.stores import mongo
+
+BENCHMARK_SETTINGS = dict(
+    secret_key="benchmark-secret-key-that-is-long-enough-for-hs256",
+    settings_refresh_seconds=0.1,  # mode switches settle in 0.7 s
+)
+
+
+class World:
+    """Empty stores (mongomock and Redis databases 0 and 1), the app, and a worker."""
+
+    def __init__(self, redis_url: str, concurrency: int = 4) -> None:
+        self.settings = Settings.from_env({}, **BENCHMARK_SETTINGS, redis_url=f"{redis_url}/0")
+        self.concurrency = concurrency
+        self.worker = None
+
+    def __enter__(self) -> World:
+        mongo.reset_embedded()
+        for url in (self.settings.redis_url, broker_url(self.settings)):
+            client = redis.Redis.from_url(url)
+            client.flushdb()
+            client.close()
+        self.app = create_app(self.settings)
+        self.c = self.app.extensions["socialapp"]
+        self.start_worker(self.concurrency)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop_worker()
+        mongo.reset_embedded()
+
+    def start_worker(self, concurrency: int) -> None:
+        from workers.app import EmbeddedWorker
+
+        self.stop_worker()
+        self.concurrency = concurrency
+        self.worker = EmbeddedWorker(self.c, concurrency=concurrency).start()
+
+    def stop_worker(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+    def settle(self, timeout: float = 600.0) -> None:
+        """Wait until every task has run and fan-out has been reconciled."""
+        from celery.worker import state
+
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 3:
+            if time.monotonic() > deadline:
+                raise TimeoutError("fan-out did not settle")
+            busy = (
+                any(self.c.queue.depth().values())
+                or state.active_requests
+                or state.reserved_requests
+                or not self.c.fanout_settings.read().settled
+                or self.c.fanout_state.unsettled()
+            )
+            quiet = 0 if busy else quiet + 1
+            time.sleep(0.05)

@@ -1,0 +1,31 @@
+"""The benchmark command at its smoke size: it runs, and writes every part of its report.
+
+No timing is asserted: the figures of a run are reported, never tested.
+"""
+
+import json
+
+from loadtest.benchmark import __main__ as benchmark
+from loadtest.benchmark import report
+
+PARTS = ("summary.md", "figures.json", "deliveries.png", "read_latency.png")
+
+
+def test_smoke_run_writes_the_report(tmp_path, capsys):
+    assert benchmark.main(["--size", "smoke", "--out", str(tmp_path)]) == 0
+
+    for name in PARTS:
+        assert (tmp_path / name).stat().st_size > 0, name
+    figures = json.loads((tmp_path / "figures.json").read_text())
+    assert set(report.SECTIONS) <= set(figures)
+    assert figures["redis_ceiling"]["zadd_per_second"] > 0
+    assert {run["followers"] for run in figures["delivery"]["runs"]} == {10, 30, 100}
+    assert figures["delivery"]["checked"]
+    modes = {row["mode"] for row in figures["reads"]["home"]}
+    assert modes == {"write", "read", "hybrid"}
+    assert all(row["errors"] == 0 for row in figures["reads"]["home"])
+    assert figures["reads"]["hybrid_half_load"]["requests"] > 0
+    assert len(figures["targets"]) == 6
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## Targets" in summary and "deliveries.png" in summary
+    assert "target" in capsys.readouterr().out
