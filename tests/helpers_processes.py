@@ -87,6 +87,7 @@ def start_worker(
     """A Celery worker subprocess on the same Redis and broker as ``settings``."""
     env = clean_env(
         SOCIALAPP_REDIS_URL=settings.redis_url,
+        SOCIALAPP_BROKER_URL=settings.broker_url,  # empty: database 1 of REDIS_URL
         SOCIALAPP_SECRET_KEY=settings.secret_key,
         SOCIALAPP_BROKER_VISIBILITY_TIMEOUT=str(settings.broker_visibility_timeout),
         SOCIALAPP_ARGON2_TIME_COST="1",

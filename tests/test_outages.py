@@ -98,3 +98,21 @@ def test_a_retried_chunk_cannot_finish_a_delivery_early(components):
     assert state.finish_chunk(7, 1) is False
     assert state.finish_chunk(7, 2) is True
     assert state.finish_chunk(7, 2) is False  # completion is reported once
+
+
+def test_delete_answers_204_when_the_broker_fails_after_the_delete(
+    client, signup, components, monkeypatch
+):
+    import kombu.exceptions
+
+    ada = signup("ada")
+    post_id = client.post("/v1/posts", json={"text": "bye"}, headers=ada.headers).json["id"]
+
+    def broker_down(*args, **kwargs):
+        raise kombu.exceptions.OperationalError("broker unreachable")
+
+    monkeypatch.setattr(components.queue, "send", broker_down)
+    assert client.delete(f"/v1/posts/{post_id}", headers=ada.headers).status_code == 204
+    assert client.get(f"/v1/posts/{post_id}").status_code == 404
+    timeline = client.get("/v1/timeline/home", headers=ada.headers).json["items"]
+    assert timeline == []

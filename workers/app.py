@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import celery
+from celery.bootsteps import RUN
 from celery.contrib.testing.worker import TestWorkController
 
 from socialapp import wiring
@@ -15,6 +17,7 @@ from socialapp.services import fanout
 from workers import tasks
 
 log = logging.getLogger(__name__)
+RESTART_DELAY_SECONDS = 1.0
 
 
 def create_worker_app(components: wiring.Components | None = None) -> celery.Celery:
@@ -60,7 +63,12 @@ class SweepTimer:
 
 
 class EmbeddedWorker:
-    """A real Celery worker on a thread pool inside this process (the embedded default)."""
+    """A real Celery worker on a thread pool inside this process (the embedded default).
+
+    Celery stops a worker for good on an "unrecoverable" error, e.g. when the broker
+    connection drops while it holds a retried task; a worker process would be restarted by
+    its supervisor, so this one restarts itself.
+    """
 
     def __init__(
         self,
@@ -70,7 +78,7 @@ class EmbeddedWorker:
         pool: str = "threads",
     ) -> None:
         self.app = create_worker_app(components)
-        self._controller = TestWorkController(
+        self._options = dict(
             app=self.app,
             concurrency=concurrency,
             pool=pool,
@@ -80,7 +88,10 @@ class EmbeddedWorker:
             without_mingle=True,
             without_gossip=True,
         )
-        self._thread = threading.Thread(target=self._controller.start, daemon=True)
+        self._controller = TestWorkController(**self._options)
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
         self._sweeper = SweepTimer(self.app, components.settings.sweep_interval_seconds)
 
     def start(self) -> EmbeddedWorker:
@@ -92,7 +103,23 @@ class EmbeddedWorker:
         self._sweeper.start()
         return self
 
+    def _run(self) -> None:
+        while True:
+            self._controller.start()  # returns when the worker stops, asked to or not
+            if self._stopping.wait(RESTART_DELAY_SECONDS):
+                return
+            log.error("the in-process Celery worker stopped; starting a new one")
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                self._controller = TestWorkController(**self._options)
+
     def stop(self) -> None:
+        with self._lock:
+            self._stopping.set()
         self._sweeper.stop()
-        self._controller.stop()
-        self._thread.join(timeout=10)
+        deadline = time.monotonic() + 10
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            if self._controller.blueprint.state == RUN:  # also one restarted just now
+                self._controller.stop()
+            self._thread.join(timeout=0.2)

@@ -71,6 +71,7 @@ def _serve(args, settings: Settings) -> int:
     from socialapp.redis_server import RedisServer
     from workers.app import EmbeddedWorker
 
+    queues = _embedded_worker_queues(settings)
     redis = None
     if not settings.redis_url:
         redis = RedisServer()
@@ -78,9 +79,9 @@ def _serve(args, settings: Settings) -> int:
         print(f"socialapp started its own redis-server at {redis.url}", flush=True)
     app = create_app(settings)
     # mongomock lives inside this process, so the embedded default runs its worker here too.
-    worker = (
-        EmbeddedWorker(app.extensions["socialapp"]).start() if settings.embedded_mongo else None
-    )
+    worker = None
+    if settings.embedded_mongo:
+        worker = EmbeddedWorker(app.extensions["socialapp"], queues=queues).start()
     server = make_server(settings.host, settings.port, app, threaded=True)
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     print(f"socialapp serving on http://{settings.host}:{settings.port}", flush=True)
@@ -95,6 +96,18 @@ def _serve(args, settings: Settings) -> int:
         if redis:
             redis.stop()
     return 0
+
+
+def _embedded_worker_queues(settings: Settings) -> tuple[str, ...]:
+    """The queues ``serve``'s in-process worker takes (others are left to worker processes)."""
+    queues = tuple(q.strip() for q in settings.embedded_worker_queues.split(",") if q.strip())
+    unknown = sorted(set(queues) - set(QUEUES))
+    if not queues or unknown:
+        raise ConfigError(
+            f"SOCIALAPP_EMBEDDED_WORKER_QUEUES: {', '.join(unknown) or 'none given'}; "
+            f"choose among {','.join(QUEUES)}"
+        )
+    return queues
 
 
 def _stop_on_sigterm(signum, frame) -> None:

@@ -57,9 +57,16 @@ def before_post_deleted(c, post: dict) -> None:
 
 
 def on_post_deleted(c, post: dict) -> None:
-    """Retract the deleted post from followers' timelines (readers already skip it)."""
-    c.post_cache.invalidate(post["_id"])  # again: a read may have cached it meanwhile
-    c.queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
+    """Retract the deleted post from followers' timelines; best effort, as readers skip it.
+
+    The post is gone from MongoDB by now, so an outage here must not turn the answer into
+    a 503: the timelines' stale entries are dropped when a page is built.
+    """
+    try:
+        c.post_cache.invalidate(post["_id"])  # again: a read may have cached it meanwhile
+        c.queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
+    except UNAVAILABLE as error:
+        log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
 
 
 def on_follow(c, follower_id: int, followee: dict, followers_before: int) -> None:

@@ -1,0 +1,98 @@
+"""The faults: a worker SIGKILLed mid-fan-out, the timelines Redis and the broker Redis crashed.
+
+Each is held for ``down`` seconds while the load and the driver keep posting and reading,
+then repaired; each leaves a record with its wall-clock start and end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import redis
+
+from loadtest.reliability.stack import CHUNK_QUEUE, Stack
+from loadtest.reliability.traffic import Driver
+
+
+class Faults:
+    def __init__(self, stack: Stack, driver: Driver, down: float) -> None:
+        self._stack, self._driver, self.down = stack, driver, down
+        self.log: list[dict] = []
+
+    def kill_worker(self) -> None:
+        """SIGKILL the large fan-outs' worker while it delivers a celebrity's post."""
+        self._driver.post_as_celebrity()
+        in_flight = self._wait_for_chunks_taken(timeout=15)
+        started = time.time()
+        answer = self._stack.kill_worker(self.down, while_dead=self._driver.post_as_celebrity)
+        self._record(
+            "worker SIGKILL",
+            started,
+            "the fanout_large worker process, SIGKILLed and started again",
+            chunks_in_flight_at_kill=in_flight,
+            celebrity_post_while_dead=answer.status,  # queued, nobody takes it until the restart
+        )
+
+    def crash_timelines(self) -> None:
+        """SIGKILL the timelines' redis-server: timelines, outboxes, caches are gone."""
+        server = self._stack.timelines
+        server.kill()
+        started = time.time()
+        readyz = self._readyz_while_down()
+        server.restart()
+        self._record(
+            "timelines Redis crash",
+            started,
+            "SIGKILL, no persistence, restarted empty",
+            readyz=readyz,
+        )
+
+    def crash_broker(self) -> None:
+        """SIGKILL the broker's redis-server: every queued task is gone."""
+        server = self._stack.broker
+        server.kill()
+        started = time.time()
+        readyz = self._readyz_while_down()
+        server.restart()
+        self._record(
+            "broker Redis crash",
+            started,
+            "SIGKILL, no persistence, restarted empty",
+            readyz=readyz,
+        )
+
+    def _readyz_while_down(self) -> dict:
+        """What ``/readyz`` says half-way through the outage; returns when it is over."""
+        over = time.monotonic() + self.down
+        time.sleep(self.down / 2)
+        asked = time.monotonic()
+        answer = self._stack.api.call("GET", "/readyz")
+        answered_in = time.monotonic() - asked
+        time.sleep(max(0.0, over - time.monotonic()))
+        body = answer.body if isinstance(answer.body, dict) else {}
+        return {
+            "status": answer.status,
+            "seconds": round(answered_in, 2),
+            "retry_after": answer.headers.get("Retry-After"),
+            "checks": body.get("checks"),
+        }
+
+    def _wait_for_chunks_taken(self, timeout: float) -> int:
+        """How many chunks the worker holds unacknowledged, once it holds any (0 if never)."""
+        client = redis.Redis.from_url(f"{self._stack.broker.url}/0")
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                held = [json.loads(raw)[2] for raw in client.hvals("unacked")]
+                if CHUNK_QUEUE in held:
+                    return held.count(CHUNK_QUEUE)
+                time.sleep(0.01)
+            return 0
+        finally:
+            client.close()
+
+    def _record(self, fault: str, started: float, what: str, **detail) -> None:
+        self.log.append(
+            {"fault": fault, "what": what, "started": started, "ended": time.time(), **detail}
+        )

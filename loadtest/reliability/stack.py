@@ -1,0 +1,152 @@
+"""The processes under test: two redis-servers, the API and a worker for large fan-outs."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from loadtest.reliability.client import Api
+from socialapp.redis_server import RedisServer, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+OPERATOR = "reliability_ops"
+CHUNK_QUEUE = "fanout_large"
+SETTINGS = {
+    "SWEEP_INTERVAL_SECONDS": "2",
+    "SWEEP_AFTER_SECONDS": "5",
+    "BROKER_VISIBILITY_TIMEOUT": "8",
+    "RATE_LIMITS_ENABLED": "false",
+    "ARGON2_TIME_COST": "1",
+    "ARGON2_MEMORY_KIB": "8192",
+    "EMBEDDED_WORKER_QUEUES": "fanout,feed",
+}
+WORKER_PAUSE = "0.1"  # seconds each chunk stops half-way, so a kill lands mid-chunk
+
+
+class Process:
+    """A child process in its own session, its output in a log file, ended by its id."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        with open(log_path, "ab") as log:
+            self.popen = subprocess.Popen(
+                args, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+
+    @property
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would, and reap."""
+        if self.running:
+            self.popen.send_signal(signal.SIGKILL)
+        self.popen.wait()
+
+    def end(self) -> None:
+        if not self.running:
+            return
+        self.popen.terminate()
+        try:
+            self.popen.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait()
+
+
+class Stack:
+    """``chunk_size`` should make the celebrities' posts large fan-outs (several chunks)."""
+
+    def __init__(self, logs: Path, chunk_size: int) -> None:
+        self.logs = logs
+        self.settings = {**SETTINGS, "FANOUT_CHUNK_SIZE": str(chunk_size)}
+        self.timelines = RedisServer(maxmemory_policy="allkeys-lru")  # may evict: a cache
+        self.broker = RedisServer()  # noeviction: queued tasks must not vanish
+        self.operator_password = secrets.token_urlsafe(16)
+        self.port = free_port()
+        self.api = Api(f"http://127.0.0.1:{self.port}")
+        self.server: Process | None = None
+        self.worker: Process | None = None
+        self.worker_exits: list[
+            dict
+        ] = []  # exits nobody asked for, restarted as a supervisor would
+        self._workers_started = 0
+        self._worker_lock = threading.Lock()
+        self._stopped = threading.Event()
+
+    def env(self, **values: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALAPP_")}
+        env.update({f"SOCIALAPP_{key}": value for key, value in self.settings.items()})
+        env.update(
+            SOCIALAPP_REDIS_URL=f"{self.timelines.url}/0",
+            SOCIALAPP_BROKER_URL=f"{self.broker.url}/0",
+            **values,
+        )
+        return env
+
+    def start(self) -> None:
+        self.timelines.start()
+        self.broker.start()
+        env = self.env(
+            SOCIALAPP_PORT=str(self.port),
+            SOCIALAPP_SECRET_KEY=secrets.token_urlsafe(48),
+            SOCIALAPP_OPERATOR_HANDLE=OPERATOR,
+            SOCIALAPP_OPERATOR_PASSWORD=self.operator_password,
+        )
+        self.server = Process([*_socialapp(), "serve"], env, self.logs / "server.log")
+        deadline = time.monotonic() + 60
+        while not self.api.ready():
+            if not self.server.running or time.monotonic() > deadline:
+                raise RuntimeError(f"the API did not start: see {self.logs / 'server.log'}")
+            time.sleep(0.2)
+        self._start_worker()
+        threading.Thread(target=self._supervise, name="supervisor", daemon=True).start()
+
+    def kill_worker(self, down: float, while_dead=lambda: None):
+        """SIGKILL the worker, call ``while_dead()``, and start a new one ``down`` s after the
+        kill; what ``while_dead()`` returned."""
+        with self._worker_lock:
+            self.worker.kill()
+            killed = time.monotonic()
+            result = while_dead()
+            time.sleep(max(0.0, killed + down - time.monotonic()))
+            self._start_worker()
+            return result
+
+    def _start_worker(self) -> None:
+        self._workers_started += 1
+        args = [sys.executable, "-m", "loadtest.reliability.worker", CHUNK_QUEUE, "4", WORKER_PAUSE]
+        log_path = self.logs / f"worker-{self._workers_started}.log"
+        self.worker = Process(args, self.env(), log_path)
+
+    def _supervise(self) -> None:
+        """Restart a worker that exited on its own (``restart: unless-stopped`` in compose)."""
+        while not self._stopped.wait(1.0):
+            with self._worker_lock:
+                if self._stopped.is_set() or self.worker.running:
+                    continue
+                code = self.worker.popen.returncode
+                self.worker_exits.append({"t": time.time(), "exit_code": code})
+                self._start_worker()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        with self._worker_lock:
+            for process in (self.worker, self.server):
+                if process is not None:
+                    process.end()
+        self.broker.stop()
+        self.timelines.stop()
+
+
+def _socialapp() -> list[str]:
+    script = Path(sys.executable).with_name("socialapp")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "workers"]

@@ -1,0 +1,122 @@
+"""The harness's own traffic beside locust: a steady poster and readers who keep coming back.
+
+Both keep going through every fault, so posts are acknowledged and timelines read while each
+component is down; every request lands in a ``Journal`` in the locust plugin's line format.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import Counter
+from typing import NamedTuple
+
+from loadtest.reliability.client import Answer, Api
+
+Post = tuple[str, str]  # (post id, author id)
+
+
+class Account(NamedTuple):
+    id: str
+    handle: str
+    token: str
+
+
+class Journal:
+    def __init__(self) -> None:
+        self.lines: list[dict] = []
+        self._lock = threading.Lock()
+
+    def record(self, method: str, name: str, answer: Answer, **extra) -> None:
+        line = {"t": time.time(), "method": method, "name": name, "status": answer.status}
+        with self._lock:
+            self.lines.append({**line, **extra})
+
+
+class Driver(threading.Thread):
+    """Posts every ``every`` seconds as ``authors`` in turn, every fifth time as the celebrity,
+    and deletes one of its earlier posts every seventh time."""
+
+    def __init__(
+        self, api: Api, journal: Journal, authors: list[Account], celebrity: Account, every: float
+    ) -> None:
+        super().__init__(name="driver", daemon=True)
+        self._api, self._journal = api, journal
+        self._authors, self._celebrity, self._every = authors, celebrity, every
+        self._tokens = {account.id: account.token for account in [*authors, celebrity]}
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self.acknowledged: list[Post] = []
+        self.deletes: dict[str, int] = {}  # post id -> what its DELETE was answered
+
+    def run(self) -> None:
+        n = 0
+        while not self._stopped.wait(self._every):
+            n += 1
+            self.post(self._celebrity if n % 5 == 0 else self._authors[n % len(self._authors)])
+            if n % 7 == 0:
+                self._delete_one()
+
+    def post(self, author: Account) -> Answer:
+        text = f"reliability {random.randrange(10**9)}"
+        answer = self._api.call("POST", "/v1/posts", {"text": text}, author.token)
+        extra = {}
+        if answer.status == 201:
+            extra = {"post": answer.body["id"], "author": author.id}
+            with self._lock:
+                self.acknowledged.append((answer.body["id"], author.id))
+        self._journal.record("POST", "/v1/posts [driver]", answer, **extra)
+        return answer
+
+    def post_as_celebrity(self) -> Answer:
+        return self.post(self._celebrity)
+
+    def _delete_one(self) -> None:
+        with self._lock:
+            candidates = [
+                (post_id, author)
+                for post_id, author in self.acknowledged[-20:]
+                if post_id not in self.deletes and author != self._celebrity.id
+            ]
+        if not candidates:
+            return
+        post_id, author = random.choice(candidates)
+        answer = self._api.call("DELETE", f"/v1/posts/{post_id}", token=self._tokens[author])
+        self._journal.record("DELETE", "/v1/posts/{id} [driver]", answer)
+        with self._lock:
+            self.deletes[post_id] = answer.status
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join(timeout=60)
+
+
+class Watchers(threading.Thread):
+    """Readers who open the app every ``every`` seconds, so fan-out keeps pushing to them;
+    each page they get is checked for a post shown twice."""
+
+    def __init__(self, api: Api, journal: Journal, readers: list[Account], every: float) -> None:
+        super().__init__(name="watchers", daemon=True)
+        self._api, self._journal, self._readers, self._every = api, journal, readers, every
+        self._stopped = threading.Event()
+        self.pages_with_duplicates = 0
+        self.modes: Counter = Counter()
+
+    def run(self) -> None:
+        while True:
+            for reader in self._readers:
+                if self._stopped.is_set():
+                    return
+                answer = self._api.call("GET", "/v1/timeline/home?limit=50", token=reader.token)
+                self._journal.record("GET", "/v1/timeline/home [watcher]", answer)
+                if answer.status == 200:
+                    ids = [post["id"] for post in answer.body["items"]]
+                    self.pages_with_duplicates += len(ids) != len(set(ids))
+                    self.modes[answer.headers.get("X-Fanout-Mode", "?")] += 1
+            if self._stopped.wait(self._every):
+                return
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.join(timeout=60)

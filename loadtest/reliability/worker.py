@@ -1,0 +1,69 @@
+"""The worker process for large fan-outs: ``python -m loadtest.reliability.worker QUEUES N PAUSE``.
+
+Configured from ``SOCIALAPP_*`` like ``socialapp worker``, without its check for shared stores.
+On the embedded store the store of record lives inside the API process, so this process's
+own store is empty: a chunk's Redis work is done here, and the chunk's completion (recording
+it, and clearing the post's ``fanout_pending`` after the last one) is handed back to the API's
+in-process worker as an empty chunk on the ``fanout`` queue, so it lands in the store of
+record as it would on a shared MongoDB. With PAUSE > 0 each chunk stops half-way for PAUSE
+seconds, so a kill lands mid-chunk.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from socialapp.queue import FANOUT
+from socialapp.services import fanout
+from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.timelines import TimelineStore
+
+
+def hand_back_completion() -> None:
+    deliver = fanout.deliver_chunk
+
+    def deliver_here(c, post_id: int, author_id: int, follower_ids: list[int], index=0) -> int:
+        delivered = deliver(c, post_id, author_id, follower_ids, index)
+        c.queue.send(fanout.DELIVER_CHUNK, post_id, author_id, [], index, queue=FANOUT)
+        return delivered
+
+    FanoutState.finish_chunk = lambda self, post_id, index: False  # recorded by the API's worker
+    fanout.deliver_chunk = deliver_here
+
+
+def pause_half_way(seconds: float) -> None:
+    deliver = TimelineStore.add_to_homes
+
+    def in_two_halves(self, user_ids, entry) -> None:
+        user_ids = list(user_ids)
+        half = len(user_ids) // 2
+        deliver(self, user_ids[:half], entry)
+        time.sleep(seconds)
+        deliver(self, user_ids[half:], entry)
+
+    TimelineStore.add_to_homes = in_two_halves
+
+
+def main(queues: str, concurrency: int, pause: float) -> None:
+    from workers.app import create_worker_app
+
+    hand_back_completion()
+    if pause > 0:
+        pause_half_way(pause)
+    create_worker_app().worker_main(
+        [
+            "worker",
+            f"--queues={queues}",
+            "--pool=threads",
+            f"--concurrency={concurrency}",
+            "--loglevel=INFO",
+            "--without-heartbeat",
+            "--without-mingle",
+            "--without-gossip",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))
