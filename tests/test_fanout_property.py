@@ -1,0 +1,289 @@
+"""The fan-out invariant under random operations, against the real stack.
+
+A hypothesis state machine signs users up, reads, follows, unfollows, posts, deletes, switches
+mode, moves the celebrity threshold and sets per-author overrides, on mongomock, a real
+redis-server and a real Celery worker. Small caps and chunks make paging fall back to MongoDB
+and split deliveries. Once settled, every user's home timeline (every page) must equal the
+reference model; while reconciling, no page may hold a duplicate, a deleted post or a post
+of an author the reader does not follow, nor lose a post that was there when last settled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import itertools
+import time
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as run_settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+
+from socialapp import create_app
+from socialapp.services import accounts, graph, operators, posts, timeline
+from socialapp.stores import mongo
+from tests.conftest import flush_redis
+
+MAX_USERS = 6
+PAGE = 3
+users = st.integers(0, MAX_USERS - 1)
+graphs = st.lists(st.booleans(), min_size=MAX_USERS**2, max_size=MAX_USERS**2).map(
+    lambda bits: [divmod(i, MAX_USERS) for i, bit in enumerate(bits) if bit]
+)  # (follower, followee) index pairs
+_handles = itertools.count()
+
+
+@pytest.fixture
+def settings(settings):
+    return dataclasses.replace(settings, timeline_cap=5, outbox_cap=4, fanout_chunk_size=2)
+
+
+def settle(components, timeout: float = 60.0) -> None:
+    """Wait until every queued task has run and fan-out has been reconciled (as conftest)."""
+    from celery.worker import state
+
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 3:
+        assert time.monotonic() < deadline, "fan-out did not settle"
+        busy = (
+            any(components.queue.depth().values())
+            or state.active_requests
+            or state.reserved_requests
+            or not components.fanout_settings.read().settled
+            or components.fanout_state.unsettled()
+        )
+        quiet = 0 if busy else quiet + 1
+        time.sleep(0.02)
+
+
+def read_all(c, user_id: int, since_id: int | None = None) -> list[dict]:
+    """Every page of the home timeline, following ``next_max_id`` until it is null."""
+    found, max_id = [], None
+    for _ in range(200):
+        page = timeline.read_home(c, user_id, PAGE, max_id, since_id)
+        assert len(page.posts) <= PAGE
+        found += page.posts
+        if page.next_max_id is None:
+            return found
+        assert page.posts and page.next_max_id == page.posts[-1]["_id"]
+        max_id = page.next_max_id
+    raise AssertionError("paging did not end")
+
+
+def step(method):
+    """Mark the machine broken until the step completes, so teardown skips its final check."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        self.broken = True
+        method(self, *args, **kwargs)
+        self.broken = False
+
+    return run
+
+
+class FanoutMachine(RuleBasedStateMachine):
+    def __init__(self, settings) -> None:
+        super().__init__()
+        mongo.reset_embedded()
+        flush_redis(settings)
+        from workers.app import EmbeddedWorker
+
+        self.c = create_app(settings).extensions["socialapp"]
+        self.worker = EmbeddedWorker(self.c, concurrency=4)
+        # A short broker poll lets the worker stop at once rather than after a 1 s BRPOP.
+        options = self.worker.app.conf.broker_transport_options
+        self.worker.app.conf.broker_transport_options = {**options, "polling_interval": 0.1}
+        self.worker.start()
+        self.broken = False
+        self.users: list[int] = []
+        self.follows: set[tuple[int, int]] = set()
+        self.authors: dict[int, int] = {}  # every post ever made -> its author
+        self.live: set[int] = set()  # posts not deleted
+        self.settled_live: set[int] = set()  # posts live at the last settle
+
+    # The reference model ----------------------------------------------------------------
+
+    def user(self, index: int) -> int:
+        return self.users[index % len(self.users)]
+
+    def visible(self, reader: int) -> set[int]:
+        return {reader} | {b for a, b in self.follows if a == reader}
+
+    def expected(self, reader: int) -> list[int]:
+        visible = self.visible(reader)
+        return sorted((p for p in self.live if self.authors[p] in visible), reverse=True)
+
+    # Checks --------------------------------------------------------------------------------
+
+    def delivered(self) -> set[int]:
+        """Live posts whose fan-out has finished (the store of record clears the flag)."""
+        found = self.c.posts.get_many(sorted(self.live))
+        return {post_id for post_id, post in found.items() if not post.get("fanout_pending")}
+
+    def check_reading(self, reader: int) -> None:
+        """What holds at any time, settled or not."""
+        due = self.settled_live | self.delivered()
+        found = read_all(self.c, reader)
+        ids = [p["_id"] for p in found]
+        assert ids == sorted(set(ids), reverse=True), f"duplicate or out of order: {ids}"
+        assert not set(ids) - self.live, f"deleted posts shown: {set(ids) - self.live}"
+        visible = self.visible(reader)
+        strangers = {p["_id"] for p in found if p["author_id"] not in visible}
+        assert not strangers, f"posts of authors not followed: {strangers}"
+        lost = set(self.expected(reader)) & due - set(ids)
+        assert not lost, f"posts settled or delivered are missing: {lost}"
+
+    def check_switch(self, reader: int, then_settle: bool) -> None:
+        self.check_reading(reader)
+        if then_settle:
+            self.check_settled()
+
+    def check_settled(self) -> None:
+        settle(self.c)
+        self.settled_live = set(self.live)
+        for reader in self.users:
+            assert set(self.c.follows.followee_ids(reader)) == self.visible(reader) - {reader}
+            expected = self.expected(reader)
+            ids = [p["_id"] for p in read_all(self.c, reader)]
+            assert ids == expected, f"home of {reader}: {ids} != {expected}"
+            if expected:
+                since = expected[len(expected) // 2]
+                newer = [p["_id"] for p in read_all(self.c, reader, since_id=since)]
+                assert newer == expected[: len(expected) // 2], f"since_id {since}: {newer}"
+
+    # Operations -----------------------------------------------------------------------------
+
+    @initialize(
+        count=st.integers(3, MAX_USERS),
+        edges=graphs,
+        readers=st.sets(users),
+        history=st.lists(st.integers(0, 6), min_size=MAX_USERS, max_size=MAX_USERS),
+    )
+    @step
+    def start(self, count, edges, readers, history) -> None:
+        """Users, who follows whom, who has read (is active), and posts made before."""
+        for _ in range(count):
+            self.sign_up()
+        for follower, followee in edges:
+            if max(follower, followee) < count:
+                self.follow(follower, followee)
+        for reader in sorted(readers):
+            self.check_reading(self.user(reader))
+        for author, posts_made in enumerate(history[:count]):
+            self.post(author, posts_made)
+
+    @rule()
+    @step
+    def sign_up(self) -> None:
+        if len(self.users) >= MAX_USERS:
+            return
+        user = accounts.register(
+            self.c.users, self.c.passwords, self.c.ids, f"p{next(_handles)}", "correct horse"
+        )
+        self.users.append(user["_id"])
+
+    @rule(reader=users, wait=st.sampled_from([0, 0, 0.3, 0.7]))
+    @step
+    def read(self, reader, wait) -> None:
+        """Read, after letting workers get part-way through reconciling, maybe."""
+        time.sleep(wait)
+        self.check_reading(self.user(reader))
+
+    @rule(follower=users, followee=users)
+    @step
+    def follow(self, follower, followee) -> None:
+        follower, followee = self.user(follower), self.user(followee)
+        if follower != followee:
+            graph.follow(self.c, follower, followee)
+            self.follows.add((follower, followee))
+
+    @rule(edge=st.integers(0, 100), reader_reads=st.booleans())
+    @step
+    def unfollow(self, edge, reader_reads) -> None:
+        if not self.follows:
+            return
+        follower, followee = sorted(self.follows)[edge % len(self.follows)]
+        graph.unfollow(self.c, follower, followee)
+        self.follows.discard((follower, followee))
+        if reader_reads:
+            self.check_reading(follower)
+
+    @rule(author=users, count=st.integers(1, 6))
+    @step
+    def post(self, author, count) -> None:
+        author = self.user(author)
+        for _ in range(count):
+            post = posts.create_post(self.c, author, "hello")
+            self.authors[post["_id"]] = author
+            self.live.add(post["_id"])
+
+    @rule(which=st.integers(0, 100))
+    @step
+    def delete(self, which) -> None:
+        if not self.live:
+            return
+        post_id = sorted(self.live)[which % len(self.live)]
+        posts.delete_post(self.c, post_id, self.authors[post_id])
+        self.live.discard(post_id)
+
+    @rule(
+        mode=st.sampled_from(["write", "read", "hybrid"]), reader=users, then_settle=st.booleans()
+    )
+    @step
+    def switch_mode(self, mode, reader, then_settle) -> None:
+        operators.change_fanout(self.c, mode=mode)
+        self.check_switch(self.user(reader), then_settle)
+
+    @rule(threshold=st.integers(1, 4), reader=users, then_settle=st.booleans())
+    @step
+    def change_threshold(self, threshold, reader, then_settle) -> None:
+        operators.change_fanout(self.c, celebrity_threshold=threshold)
+        self.check_switch(self.user(reader), then_settle)
+
+    @rule(
+        author=users,
+        strategy=st.sampled_from(["push", "pull", "auto"]),
+        follower=users,
+        then_settle=st.booleans(),
+    )
+    @step
+    def override(self, author, strategy, follower, then_settle) -> None:
+        """Set an author's strategy, then one of their followers reads at once."""
+        author = self.user(author)
+        operators.set_author_strategy(self.c, author, strategy)
+        followers = sorted(a for a, b in self.follows if b == author) or [author]
+        self.check_switch(followers[follower % len(followers)], then_settle)
+
+    @rule()
+    @step
+    def settle_and_check(self) -> None:
+        self.check_settled()
+
+    def teardown(self) -> None:
+        try:
+            if not self.broken:
+                self.check_settled()
+        finally:
+            if self.broken:
+                with contextlib.suppress(AssertionError):
+                    settle(self.c, timeout=10)  # no task of this example may outlive it
+            self.worker.stop()
+            mongo.reset_embedded()
+
+
+def test_home_timeline_matches_the_model(settings):
+    run_state_machine_as_test(
+        lambda: FanoutMachine(settings),
+        settings=run_settings(
+            max_examples=30,
+            stateful_step_count=30,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+            database=None,
+        ),
+    )
