@@ -143,3 +143,30 @@ def test_a_celebrity_fan_out_goes_to_its_own_queue(client, signup, components, m
     fanout.deliver_post(components, int(small_post), int(small.id))
     queues = {(args[1], kw["queue"]) for args, kw in sent if args[0] == fanout.DELIVER_CHUNK}
     assert queues == {(int(big_post), "fanout_large"), (int(small_post), "fanout")}
+
+
+def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components):
+    """The followee set is reloaded from MongoDB while the same user unfollows."""
+    from socialapp.services import accounts, graph, posts, timeline
+
+    c = components
+    reader = accounts.register(c.users, c.passwords, c.ids, "reader", "correct horse")["_id"]
+    author = accounts.register(c.users, c.passwords, c.ids, "author", "correct horse")["_id"]
+    graph.follow(c, reader, author)
+    post_id = posts.create_post(c, author, "hi")["_id"]
+    c.redis.delete(f"following:{{{reader}}}")  # evicted, or expired after its TTL
+    load = c.follows.followee_ids
+    raced = []
+
+    def load_then_unfollow(user_id, *args, **kwargs):
+        found = load(user_id, *args, **kwargs)
+        if not raced:
+            raced.append(True)
+            graph.unfollow(c, reader, author)  # another request of the same user, meanwhile
+        return found
+
+    c.follows.followee_ids = load_then_unfollow
+    timeline.read_home(c, reader, 20, None, None)
+    c.follows.followee_ids = load
+    assert c.fanout_state.followees(reader, load=lambda: load(reader)) == set()
+    assert post_id not in [p["_id"] for p in timeline.read_home(c, reader, 20, None, None).posts]

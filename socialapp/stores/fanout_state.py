@@ -1,9 +1,9 @@
 """Redis copies of what the fan-out decisions read on the hot path.
 
-Owns the keys ``following:{<user_id>}`` (a reader's followees) and ``fanout:*`` (authors'
-follower counts and overrides, authors whose pull-to-push switch is being reconciled,
-readers' last activity, and deliveries still in flight). MongoDB stays the store of record:
-each copy is rebuilt from it when missing.
+Owns the keys ``following:{<user_id>}`` (a reader's followees) and its change counter,
+and ``fanout:*`` (authors' follower counts and overrides, authors whose pull-to-push switch
+is being reconciled, readers' last activity, and deliveries still in flight). MongoDB stays
+the store of record: each copy is rebuilt from it when missing.
 """
 
 from __future__ import annotations
@@ -21,13 +21,17 @@ UNSETTLED = "fanout:unsettled"
 ACTIVE = "fanout:active"
 SWEEP_LOCK = "fanout:sweep"
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
-# A reload racing an unfollow could keep a stale followee; the TTL bounds how long.
 FOLLOWING_TTL_SECONDS = 24 * 3600
+FILL_ATTEMPTS = 3  # reloads of a followee set that kept changing while it was loaded
 LUA = Path(__file__).parent / "lua"
 
 
 def _following(user_id: int) -> str:
     return f"following:{{{user_id}}}"
+
+
+def _following_changes(user_id: int) -> str:
+    return f"following_changes:{{{user_id}}}"
 
 
 def _in_flight(post_id: int) -> str:
@@ -49,28 +53,39 @@ class FanoutState:
         self._single_server = not isinstance(client, RedisCluster)
         self._scripts = {
             name: client.register_script((LUA / f"state_{name}.lua").read_text())
-            for name in ("followees", "authors", "active")
+            for name in ("followees", "fill_followees", "authors", "active")
         }
 
     # Followees of a reader -------------------------------------------------------------
     def followees(self, user_id: int, load: Callable[[], list[int]]) -> set[int]:
         text = self._scripts["followees"](keys=[_following(user_id)])
         members = set(text.split(",")) if text else set()
-        if LOADED not in members:
+        if LOADED in members:
+            return {int(m) for m in members if m != LOADED}
+        for _ in range(FILL_ATTEMPTS):
+            # Read the change counter before MongoDB: a follow or unfollow that lands after
+            # the load bumps it, and the stale load is not kept.
+            changes = self._redis.get(_following_changes(user_id)) or ""
             ids = load()
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.sadd(_following(user_id), LOADED, *ids)
-            pipe.expire(_following(user_id), FOLLOWING_TTL_SECONDS)
-            pipe.execute()
-            return set(ids)
-        return {int(m) for m in members if m != LOADED}
+            keys = [_following(user_id), _following_changes(user_id)]
+            args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *ids]
+            if self._scripts["fill_followees"](keys=keys, args=args):
+                break
+        return set(ids)
 
     def add_followee(self, user_id: int, followee_id: int) -> None:
         # Added even when the set is not loaded: a set without the sentinel is reloaded.
-        self._redis.sadd(_following(user_id), str(followee_id))
+        self._changed(user_id, "sadd", followee_id)
 
     def remove_followee(self, user_id: int, followee_id: int) -> None:
-        self._redis.srem(_following(user_id), str(followee_id))
+        self._changed(user_id, "srem", followee_id)
+
+    def _changed(self, user_id: int, command: str, followee_id: int) -> None:
+        pipe = self._redis.pipeline(transaction=True)  # one hash tag: one slot
+        getattr(pipe, command)(_following(user_id), str(followee_id))
+        pipe.incr(_following_changes(user_id))
+        pipe.expire(_following_changes(user_id), 2 * FOLLOWING_TTL_SECONDS)
+        pipe.execute()
 
     # Authors: follower counts and overrides ----------------------------------------------
     def set_followers(self, author_id: int, count: int) -> None:
