@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import sys
 import time
@@ -23,6 +24,24 @@ TEST_SETTINGS = dict(
     settings_refresh_seconds=0.05,
     rate_limits_enabled=False,  # tests/test_rate_limits.py turns them on
 )
+
+
+OPERATOR = {"handle": "root_op", "password": "operator-pass"}
+
+
+def with_operator(settings: Settings) -> Settings:
+    """``settings`` that create the ``OPERATOR`` account at start-up."""
+    return dataclasses.replace(
+        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
+    )
+
+
+@pytest.fixture
+def operator_headers(client):
+    """Acting as the operator (the module's ``settings`` must come from ``with_operator``)."""
+    token = client.post("/v1/auth/token", json=OPERATOR)
+    assert token.status_code == 200, token.json
+    return {"Authorization": f"Bearer {token.json['access_token']}"}
 
 
 @pytest.fixture

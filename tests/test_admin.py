@@ -1,29 +1,17 @@
 """Operator accounts and the /v1/admin fan-out controls."""
 
-import dataclasses
-
 import mongomock
 import pytest
 
 from socialapp import create_app
 from socialapp.stores import mongo
+from tests.conftest import with_operator
 from workers import cli
-
-OPERATOR = {"handle": "root_op", "password": "operator-pass"}
 
 
 @pytest.fixture
 def settings(settings):
-    return dataclasses.replace(
-        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
-    )
-
-
-@pytest.fixture
-def operator_headers(client):
-    token = client.post("/v1/auth/token", json=OPERATOR)
-    assert token.status_code == 200, token.json
-    return {"Authorization": f"Bearer {token.json['access_token']}"}
+    return with_operator(settings)
 
 
 def test_operator_is_created_from_the_environment_once(app, components, settings):

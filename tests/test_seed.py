@@ -1,6 +1,5 @@
 """The load-test data generator: a skewed graph with exact counters, once per store."""
 
-import dataclasses
 import datetime as dt
 import itertools
 import random
@@ -15,24 +14,15 @@ from pymongo.errors import DuplicateKeyError
 from socialapp.errors import Conflict
 from socialapp.services import seed
 from socialapp.stores import mongo
+from tests.conftest import with_operator
 from workers import cli
 
-OPERATOR = {"handle": "seed_op", "password": "operator-pass"}
 USERS, CELEBRITIES, POSTS_PER_USER = 300, 3, 2
 
 
 @pytest.fixture
 def settings(settings):
-    return dataclasses.replace(
-        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
-    )
-
-
-@pytest.fixture
-def operator_headers(client):
-    token = client.post("/v1/auth/token", json=OPERATOR)
-    assert token.status_code == 200, token.json
-    return {"Authorization": f"Bearer {token.json['access_token']}"}
+    return with_operator(settings)
 
 
 @pytest.fixture
