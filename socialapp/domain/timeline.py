@@ -30,9 +30,17 @@ class SourceRead:
     count: int  # how many entries were asked for
 
     @property
+    def full(self) -> bool:
+        """The read stopped at ``count`` above the floor: the source may hold more below it.
+
+        Entries at or below the floor (left behind when the floor was raised) prove nothing.
+        """
+        return len(self.entries) >= self.count and self.entries[-1].post_id > self.floor
+
+    @property
     def known_from(self) -> float:
         """The lowest id at and above which this read shows everything the source has."""
-        if len(self.entries) >= self.count:
+        if self.full:
             return self.entries[-1].post_id
         return self.floor + 1 if math.isfinite(self.floor) else math.inf
 
@@ -56,5 +64,4 @@ def merge(reads: Iterable[SourceRead], keep: Callable[[Entry], bool], limit: int
             if entry.post_id >= known_from and keep(entry):
                 unique.setdefault(entry.post_id, entry)
     entries = sorted(unique.values(), reverse=True)[:limit]
-    truncated = len(limiting.entries) >= limiting.count
-    return Merged(entries, known_from, truncated)
+    return Merged(entries, known_from, limiting.full)
