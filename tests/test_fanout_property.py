@@ -30,6 +30,8 @@ from tests.conftest import flush_redis
 MAX_USERS = 6
 PAGE = 3
 users = st.integers(0, MAX_USERS - 1)
+modes = st.sampled_from(["write", "read", "hybrid"])
+thresholds = st.integers(1, 4)  # authors cross it as they gain and lose followers
 graphs = st.lists(st.booleans(), min_size=MAX_USERS**2, max_size=MAX_USERS**2).map(
     lambda bits: [divmod(i, MAX_USERS) for i, bit in enumerate(bits) if bit]
 )  # (follower, followee) index pairs
@@ -158,14 +160,16 @@ class FanoutMachine(RuleBasedStateMachine):
 
     @initialize(
         large_caps=st.booleans(),
+        mode=modes,
+        threshold=thresholds,
         count=st.integers(3, MAX_USERS),
         edges=graphs,
         readers=st.sets(users),
         history=st.lists(st.integers(0, 6), min_size=MAX_USERS, max_size=MAX_USERS),
     )
     @step
-    def start(self, large_caps, count, edges, readers, history) -> None:
-        """A fresh stack; users, who follows whom, who is active, and posts made before.
+    def start(self, large_caps, mode, threshold, count, edges, readers, history) -> None:
+        """A fresh stack in some mode; users, who follows whom, who is active, and posts.
 
         Small caps send deep pages to MongoDB; large ones keep every post in Redis, where a
         post missing from a timeline cannot be made up for by the fallback.
@@ -183,6 +187,8 @@ class FanoutMachine(RuleBasedStateMachine):
         options = self.worker.app.conf.broker_transport_options
         self.worker.app.conf.broker_transport_options = {**options, "polling_interval": 0.1}
         self.worker.start()
+        configured = self.c.fanout_settings.change(mode=mode, threshold=threshold)
+        self.c.fanout_settings.settle(configured.generation)  # no user yet: nothing to do
         for _ in range(count):
             self.sign_up()
         for follower, followee in edges:
@@ -251,15 +257,13 @@ class FanoutMachine(RuleBasedStateMachine):
         posts.delete_post(self.c, post_id, self.authors[post_id])
         self.live.discard(post_id)
 
-    @rule(
-        mode=st.sampled_from(["write", "read", "hybrid"]), reader=users, then_settle=st.booleans()
-    )
+    @rule(mode=modes, reader=users, then_settle=st.booleans())
     @step
     def switch_mode(self, mode, reader, then_settle) -> None:
         operators.change_fanout(self.c, mode=mode)
         self.check_switch(self.user(reader), then_settle)
 
-    @rule(threshold=st.integers(1, 4), reader=users, then_settle=st.booleans())
+    @rule(threshold=thresholds, reader=users, then_settle=st.booleans())
     @step
     def change_threshold(self, threshold, reader, then_settle) -> None:
         operators.change_fanout(self.c, celebrity_threshold=threshold)
