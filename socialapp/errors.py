@@ -6,8 +6,15 @@ import kombu.exceptions
 import pymongo.errors
 import redis.exceptions
 
+
+class Unavailable(Exception):
+    """A backing store failed in a way its own error types do not say (a transaction gave up)."""
+
+
 # A backing store that cannot answer now: callers retry later (HTTP 503 with Retry-After).
 UNAVAILABLE = (
+    Unavailable,
+    pymongo.errors.ExecutionTimeout,
     pymongo.errors.ConnectionFailure,
     pymongo.errors.ServerSelectionTimeoutError,
     pymongo.errors.WriteConcernError,

@@ -24,6 +24,7 @@ from socialapp.stores.users import UserStore
 class Components:
     settings: Settings
     db: object
+    transactions: mongo.Transactions
     redis: object
     ids: IdGenerator
     passwords: Passwords
@@ -57,6 +58,7 @@ def build(settings: Settings) -> Components:
     return Components(
         settings=settings,
         db=db,
+        transactions=mongo.Transactions(db, settings),
         redis=redis,
         ids=IdGenerator(),
         passwords=Passwords(settings),

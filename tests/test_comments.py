@@ -183,18 +183,20 @@ def test_comments_racing_a_delete_leave_nothing_behind(signup, components):
 
 @pytest.mark.parametrize("position", [EMBEDDED, EMBEDDED + 1, EMBEDDED + BUCKET + 1])
 def test_delete_between_reserving_and_writing_reports_not_found(components, position):
-    posts, ids = components.posts, components.ids
-    post = posts.create(ids.next_id(), 1, "short-lived")
+    c, posts = components, components.posts
+    ada = c.users.create(c.ids.next_id(), "ada", "hash", "Ada")
+    post = post_service.create_post(c, ada["_id"], "short-lived")
     for i in range(position - 1):
-        posts.add_comment(post["_id"], ids.next_id(), 2, f"c{i}")
-    reserve = posts._posts.find_one_and_update
+        post_service.add_comment(c, post["_id"], ada["_id"], f"c{i}")
+    reserve = posts.reserve_comment
 
     def reserve_then_lose_the_post(*args, **kwargs):
         reserved = reserve(*args, **kwargs)
         posts.delete(post["_id"])
         return reserved
 
-    posts._posts.find_one_and_update = reserve_then_lose_the_post
-    assert posts.add_comment(post["_id"], ids.next_id(), 2, "too late") is None
+    posts.reserve_comment = reserve_then_lose_the_post
+    with pytest.raises(NotFound):
+        post_service.add_comment(c, post["_id"], ada["_id"], "too late")
     assert posts.get(post["_id"]) is None
     assert buckets(components, post["_id"]) == []

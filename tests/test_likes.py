@@ -96,15 +96,13 @@ def test_like_unlike_storm_keeps_count_equal_to_likes(signup, components, post_i
 def test_like_racing_a_delete_leaves_no_like(components):
     posts, likes, ids = components.posts, components.likes, components.ids
     post = posts.create(ids.next_id(), 1, "short-lived")
-    add = likes.add
+    count = posts.add_to_like_count
 
-    def add_then_lose_the_post(post_id, user_id):
-        added = add(post_id, user_id)
-        posts.delete(post_id)
-        likes.delete_for_post(post_id)
-        return added
+    def lose_the_post_then_count(post_id, delta, session=None):
+        posts.delete(post_id, session=session)
+        return count(post_id, delta, session=session)
 
-    likes.add = add_then_lose_the_post
+    posts.add_to_like_count = lose_the_post_then_count
     with pytest.raises(Exception, match="post not found"):
         post_service.like(components, post["_id"], 2)
     assert likes.count(post["_id"]) == 0

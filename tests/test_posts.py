@@ -187,7 +187,7 @@ def test_wrong_method_is_405(client, signup):
 def test_post_schema_dumps_a_stored_document(client, signup, components):
     ada = signup()
     post_id = int(publish(client, ada)["id"])
-    components.posts.add_comment(post_id, components.ids.next_id(), int(ada.id), "hey")
+    post_service.add_comment(components, post_id, int(ada.id), "hey")
     rendered = PostSchema().dump(components.posts.get(post_id))
     assert rendered == client.get(f"/v1/posts/{post_id}").json
     assert rendered["comments"][0]["post_id"] == str(post_id)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from socialapp.domain.ids import parse_id
-from socialapp.errors import Invalid
+from socialapp.errors import Invalid, NotFound
 from socialapp.services import fanout
 from socialapp.services.accounts import get_user
 from socialapp.stores.follows import FollowStore
@@ -16,11 +16,9 @@ def follow(c, follower_id: int, followee_id: int) -> bool:
     """Follow ``followee_id``; True if the edge is new (counters move only then)."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
-    followee = get_user(c.users, followee_id)
-    added = c.follows.add(follower_id, followee_id)
-    if added:
-        followee = c.users.add_to_counter(followee_id, "followers_count", 1)
-        c.users.add_to_counter(follower_id, "following_count", 1)
+    added, followee = c.transactions.run(
+        lambda session: _change_edge(c, follower_id, followee_id, +1, session)
+    )
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
     fanout.on_follow(c, follower_id, followee, followee["followers_count"] - added)
     return added
@@ -28,15 +26,32 @@ def follow(c, follower_id: int, followee_id: int) -> bool:
 
 def unfollow(c, follower_id: int, followee_id: int) -> bool:
     """Stop following; True if there was an edge (counters move only then)."""
-    removed = c.follows.remove(follower_id, followee_id)
-    if removed:
-        followee = c.users.add_to_counter(followee_id, "followers_count", -1)
-        c.users.add_to_counter(follower_id, "following_count", -1)
-    else:
-        followee = c.users.get(followee_id)
+    removed, followee = c.transactions.run(
+        lambda session: _change_edge(c, follower_id, followee_id, -1, session)
+    )
     if followee is not None:  # also on a retry, as for follow
         fanout.on_unfollow(c, follower_id, followee, followee["followers_count"] + removed)
     return removed
+
+
+def _change_edge(c, follower_id: int, followee_id: int, delta: int, session):
+    """Add (+1) or remove (-1) the edge and move both counters with it, in one transaction.
+
+    Whether anything changed, and the followee as it is now (None if unknown: unfollowing
+    an unknown account changes nothing, following one is 404).
+    """
+    followee = c.users.get(followee_id, session=session)
+    if followee is None:
+        if delta > 0:
+            raise NotFound("user not found")
+        return False, None
+    edges = c.follows.add if delta > 0 else c.follows.remove
+    if not edges(follower_id, followee_id, session=session):
+        return False, followee
+    followee = c.users.add_to_counter(followee_id, "followers_count", delta, session=session)
+    if c.users.add_to_counter(follower_id, "following_count", delta, session=session) is None:
+        raise NotFound("user not found")  # the follower's account is gone: nothing is written
+    return True, followee
 
 
 def followers_page(

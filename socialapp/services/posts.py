@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
-from socialapp.errors import Forbidden, NotFound
+import logging
+
+from socialapp.errors import UNAVAILABLE, Forbidden, NotFound
 from socialapp.services import fanout
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
 
+log = logging.getLogger(__name__)
+
 
 def create_post(c, author_id: int, text: str) -> dict:
-    """Store the post, then put it in the author's outbox and queue its delivery."""
-    post = c.posts.create(c.ids.next_id(), author_id, text)
-    if c.users.add_to_counter(author_id, "post_count", 1) is None:
-        c.posts.delete(post["_id"])
-        raise NotFound("user not found")
+    """Store the post and count it, then put it in the author's outbox and queue delivery."""
+    post_id = c.ids.next_id()
+
+    def store(session) -> dict:
+        post = c.posts.create(post_id, author_id, text, session=session)
+        if c.users.add_to_counter(author_id, "post_count", 1, session=session) is None:
+            raise NotFound("user not found")  # the author's account is gone: nothing is written
+        return post
+
+    post = c.transactions.run(store)
     fanout.on_post_created(c, post)
     return post
 
@@ -31,12 +40,20 @@ def delete_post(c, post_id: int, caller_id: int) -> dict:
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
     fanout.before_post_deleted(c, post)
-    post = c.posts.delete(post_id)
+    post = c.transactions.run(lambda session: _delete_counted(c, post_id, session))
+    try:  # outside the transaction: a popular post has more likes than one should hold
+        c.likes.delete_for_post(post_id)
+    except UNAVAILABLE as error:  # the post is gone: nothing can reach its likes any more
+        log.warning("post %s deleted, its likes left behind: %r", post_id, error)
+    fanout.on_post_deleted(c, post)
+    return post
+
+
+def _delete_counted(c, post_id: int, session) -> dict:
+    post = c.posts.delete(post_id, session=session)
     if post is None:  # a concurrent delete won
         raise NotFound("post not found")
-    c.users.add_to_counter(post["author_id"], "post_count", -1)
-    c.likes.delete_for_post(post_id)
-    fanout.on_post_deleted(c, post)
+    c.users.add_to_counter(post["author_id"], "post_count", -1, session=session)
     return post
 
 
@@ -54,28 +71,34 @@ def user_posts(
 
 def like(c, post_id: int, user_id: int) -> None:
     """Idempotent: the post's like count moves only when the like is new."""
-    if not c.posts.exists(post_id):
-        raise NotFound("post not found")
-    if c.likes.add(post_id, user_id) and c.posts.add_to_like_count(post_id, 1) is None:
-        c.likes.remove(post_id, user_id)  # the post was deleted meanwhile
-        raise NotFound("post not found")
+    c.transactions.run(lambda session: _change_like(c, post_id, user_id, +1, session))
     c.post_cache.invalidate(post_id)  # even when unchanged: a retry after an outage refreshes
 
 
 def unlike(c, post_id: int, user_id: int) -> None:
-    if not c.posts.exists(post_id):
-        raise NotFound("post not found")
-    if c.likes.remove(post_id, user_id):
-        c.posts.add_to_like_count(post_id, -1)
+    c.transactions.run(lambda session: _change_like(c, post_id, user_id, -1, session))
     c.post_cache.invalidate(post_id)
+
+
+def _change_like(c, post_id: int, user_id: int, delta: int, session) -> None:
+    """Add (+1) or remove (-1) the like and move the post's count with it, in one transaction."""
+    if not c.posts.exists(post_id, session=session):
+        raise NotFound("post not found")
+    likes = c.likes.add if delta > 0 else c.likes.remove
+    changed = likes(post_id, user_id, session=session)
+    if changed and c.posts.add_to_like_count(post_id, delta, session=session) is None:
+        raise NotFound("post not found")  # deleted meanwhile: the like is not kept
 
 
 def add_comment(c, post_id: int, author_id: int, text: str) -> dict:
-    comment = c.posts.add_comment(post_id, c.ids.next_id(), author_id, text)
-    if comment is None:
+    """Reserve the comment's position, then store and count it in one transaction."""
+    comment = c.posts.reserve_comment(post_id, c.ids.next_id(), author_id, text)
+    if comment is None or not c.transactions.run(
+        lambda session: c.posts.store_comment(post_id, comment, session=session)
+    ):
         raise NotFound("post not found")
     c.post_cache.invalidate(post_id)
-    return comment
+    return {**comment, "post_id": post_id}
 
 
 def comments_page(posts: PostStore, post_id: int, after_seq: int, limit: int) -> dict:

@@ -6,7 +6,6 @@ import datetime as dt
 from collections.abc import Iterator
 
 from pymongo import ASCENDING
-from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
 from socialapp.stores.mongo import collection, insert_unordered
@@ -26,19 +25,24 @@ class FollowStore:
             [("followee_id", ASCENDING), ("follower_id", ASCENDING)], name="followee_follower"
         )
 
-    def add(self, follower_id: int, followee_id: int) -> bool:
-        """Create the edge; True only if it did not exist yet."""
-        edge = {"follower_id": follower_id, "followee_id": followee_id, "created_at": _now()}
-        try:
-            self._follows.insert_one(edge)
-        except DuplicateKeyError:
-            return False
-        return True
+    def add(self, follower_id: int, followee_id: int, session=None) -> bool:
+        """Create the edge; True only if it did not exist yet.
 
-    def remove(self, follower_id: int, followee_id: int) -> bool:
+        An upsert rather than an insert: in a transaction a duplicate-key error would abort
+        the whole transaction, while a racing upsert is a write conflict it retries.
+        """
+        result = self._follows.update_one(
+            {"follower_id": follower_id, "followee_id": followee_id},
+            {"$setOnInsert": {"created_at": _now()}},
+            upsert=True,
+            session=session,
+        )
+        return result.upserted_id is not None
+
+    def remove(self, follower_id: int, followee_id: int, session=None) -> bool:
         """Delete the edge; True only if there was one."""
-        result = self._follows.delete_one({"follower_id": follower_id, "followee_id": followee_id})
-        return result.deleted_count == 1
+        edge = {"follower_id": follower_id, "followee_id": followee_id}
+        return self._follows.delete_one(edge, session=session).deleted_count == 1
 
     def exists(self, follower_id: int, followee_id: int) -> bool:
         edge = {"follower_id": follower_id, "followee_id": followee_id}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 
 from pymongo import ASCENDING
-from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
 from socialapp.stores.mongo import collection
@@ -20,18 +19,23 @@ class LikeStore:
             [("post_id", ASCENDING), ("user_id", ASCENDING)], unique=True, name="post_user_unique"
         )
 
-    def add(self, post_id: int, user_id: int) -> bool:
-        """True only when this call added the like (False if the user liked it already)."""
-        like = {"post_id": post_id, "user_id": user_id, "created_at": dt.datetime.now(dt.UTC)}
-        try:
-            self._likes.insert_one(like)
-        except DuplicateKeyError:
-            return False
-        return True
+    def add(self, post_id: int, user_id: int, session=None) -> bool:
+        """True only when this call added the like (False if the user liked it already).
 
-    def remove(self, post_id: int, user_id: int) -> bool:
+        An upsert, as for follow edges: safe inside a transaction under concurrency.
+        """
+        result = self._likes.update_one(
+            {"post_id": post_id, "user_id": user_id},
+            {"$setOnInsert": {"created_at": dt.datetime.now(dt.UTC)}},
+            upsert=True,
+            session=session,
+        )
+        return result.upserted_id is not None
+
+    def remove(self, post_id: int, user_id: int, session=None) -> bool:
         """True only when this call removed the like."""
-        return self._likes.delete_one({"post_id": post_id, "user_id": user_id}).deleted_count == 1
+        like = {"post_id": post_id, "user_id": user_id}
+        return self._likes.delete_one(like, session=session).deleted_count == 1
 
     def has_liked(self, post_id: int, user_id: int) -> bool:
         return self._likes.find_one({"post_id": post_id, "user_id": user_id}) is not None

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-import functools
-import threading
+import logging
+from collections.abc import Callable
+from typing import TypeVar
 
-import bson
 import mongomock
-import mongomock.helpers
 import pymongo
+from pymongo.client_session import ClientSession
 from pymongo.database import Database
 from pymongo.write_concern import WriteConcern
 
 from socialapp.config import Settings
+from socialapp.errors import Unavailable
+from socialapp.stores import embedded
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Collections whose writes must survive a primary failover.
 MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "likes", "fanout_intents")
@@ -21,7 +26,7 @@ MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "likes", "fanout
 def connect(settings: Settings) -> Database:
     """The database named in ``settings``; nothing is sent to the server until first use."""
     if settings.embedded_mongo:
-        return _embedded_client().get_database(settings.mongo_db)
+        return embedded.client().get_database(settings.mongo_db)
     client = pymongo.MongoClient(
         settings.mongo_uri,
         maxPoolSize=settings.mongo_max_pool_size,
@@ -50,66 +55,57 @@ def ping(db: Database) -> None:
     db.command("ping")
 
 
-_embedded_lock = threading.Lock()
-_embedded = None
+class Transactions:
+    """Runs a unit of work as one MongoDB transaction: all of its writes land, or none.
 
+    ``run(work)`` calls ``work(session)``; every read and write in it must pass that
+    session. On a replica set or sharded cluster this is ``ClientSession.with_transaction``,
+    which retries transient errors (a write conflict, a failover) with backoff, within the
+    request's MongoDB timeout; ``work`` may therefore run more than once and must only touch
+    MongoDB. Once the retries are spent the failure leaves as ``Unavailable`` (503), with
+    nothing written. The embedded store runs ``work(None)`` under its global lock and
+    undoes its writes on failure. A standalone ``mongod`` has no transactions: units of
+    work then run step by step, as the warning at start-up says.
+    """
 
-def _embedded_client() -> mongomock.MongoClient:
-    """One in-process client, so every component of the embedded default shares one store."""
-    global _embedded
-    with _embedded_lock:
-        if _embedded is None:
-            _make_mongomock_atomic()
-            _embedded = mongomock.MongoClient(tz_aware=True)
-        return _embedded
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self._db = db
+        self._embedded = settings.embedded_mongo
+        self._timeout = settings.mongo_timeout_ms / 1000
+        self._supported: bool | None = None
+
+    def run(self, work: Callable[[ClientSession | None], T]) -> T:
+        if self._embedded:
+            with embedded.transaction():
+                return work(None)
+        if not self._server_supports_transactions():
+            return work(None)
+        try:
+            with pymongo.timeout(self._timeout), self._db.client.start_session() as session:
+                return session.with_transaction(work)
+        except pymongo.errors.PyMongoError as error:
+            if error.has_error_label("TransientTransactionError") or error.has_error_label(
+                "UnknownTransactionCommitResult"
+            ):
+                raise Unavailable("a MongoDB transaction could not commit") from error
+            raise
+
+    def _server_supports_transactions(self) -> bool:
+        if self._supported is None:
+            hello = self._db.command("hello")
+            self._supported = "setName" in hello or hello.get("msg") == "isdbgrid"
+            if not self._supported:
+                log.warning(
+                    "MongoDB is a standalone server without transactions: a failure between "
+                    "the steps of a write (an edge and its counters) can leave them apart; "
+                    "run a replica set (even of one member) in production"
+                )
+        return self._supported
 
 
 def reset_embedded() -> None:
     """Forget the embedded store (tests start each app on an empty one)."""
-    global _embedded
-    with _embedded_lock:
-        _embedded = None
-
-
-# A MongoDB server applies each single-document write atomically and checks unique indexes
-# under concurrency; mongomock does neither across threads. Serialising its operations
-# gives the threaded embedded server the same guarantees the code relies on in production.
-_MONGOMOCK_OPERATIONS = (
-    "insert_one", "insert_many", "update_one", "update_many", "replace_one", "delete_one",
-    "delete_many", "find_one", "find_one_and_update", "find_one_and_delete",
-    "find_one_and_replace", "bulk_write", "count_documents", "create_index", "aggregate",
-    "distinct",
-)  # fmt: skip
-_mongomock_lock = threading.RLock()
-
-
-def _make_mongomock_atomic() -> None:
-    cls = mongomock.collection.Collection
-    if getattr(cls, "_socialapp_atomic", False):
-        return
-    for name in _MONGOMOCK_OPERATIONS:
-        setattr(cls, name, _locked(getattr(cls, name)))
-    original_find = cls.find
-
-    @functools.wraps(original_find)
-    def find(self, *args, **kwargs):
-        # Materialise under the lock; callers pass sort/limit as arguments and only iterate.
-        with _mongomock_lock:
-            # list(cursor) re-slices the whole result for every document (O(n^2) in mongomock).
-            cursor = original_find(self, *args, **kwargs)
-            return iter(cursor._compute_results(with_limit_and_skip=True))
-
-    cls.find = find
-    cls._socialapp_atomic = True
-
-
-def _locked(method):
-    @functools.wraps(method)
-    def call(*args, **kwargs):
-        with _mongomock_lock:
-            return method(*args, **kwargs)
-
-    return call
+    embedded.reset()
 
 
 def insert_unordered(coll, documents: list[dict], batch_size: int = 10_000, on_batch=None):
@@ -120,12 +116,12 @@ def insert_unordered(coll, documents: list[dict], batch_size: int = 10_000, on_b
     inserted, each batch is checked against one scan instead and written whole or not at
     all (the same outcome in linear time).
     """
-    embedded = isinstance(coll, mongomock.collection.Collection)
-    size = max(batch_size, MONGOMOCK_BATCH) if embedded else batch_size
+    in_process = isinstance(coll, mongomock.collection.Collection)
+    size = max(batch_size, embedded.BATCH) if in_process else batch_size
     for start in range(0, len(documents), size):
         batch = documents[start : start + size]
-        if embedded:
-            _insert_mongomock(coll, batch)
+        if in_process:
+            embedded.insert_batch(coll, batch)
         else:
             try:
                 coll.insert_many(batch, ordered=False)
@@ -136,41 +132,3 @@ def insert_unordered(coll, documents: list[dict], batch_size: int = 10_000, on_b
                 raise
         if on_batch is not None:
             on_batch(len(batch))
-
-
-MONGOMOCK_BATCH = 50_000  # each batch costs one scan of the collection per unique index
-
-
-def _insert_mongomock(coll, batch: list[dict]) -> None:
-    """Documents of our own making go straight into mongomock's store (no BSON checks).
-
-    Every mongomock operation runs under ``_mongomock_lock`` (see above), so the store's
-    documents can be read here without its own reader lock.
-    """
-    with _mongomock_lock:
-        store = coll._store
-        indexes = [index for index in store.indexes.values() if index.get("unique")]
-        if any(
-            index.get("sparse") or index.get("partialFilterExpression") or "." in key
-            for index in indexes
-            for key, _ in index["key"]
-        ):
-            coll.insert_many(batch, ordered=False)
-            return
-        existing = store._documents
-        new = {}
-        for document in batch:
-            document.setdefault("_id", bson.ObjectId())  # as pymongo does to the caller's dict
-            if document["_id"] in new or document["_id"] in existing:
-                raise pymongo.errors.DuplicateKeyError("E11000 duplicate key _id", 11000)
-            new[document["_id"]] = mongomock.helpers.patch_datetime_awareness_in_document(document)
-        for index in indexes:
-            fields = [key for key, _ in index["key"]]
-            taken = {tuple(map(doc.get, fields)) for doc in existing.values()}
-            for document in new.values():
-                key = tuple(map(document.get, fields))
-                if key in taken:
-                    raise pymongo.errors.DuplicateKeyError(f"E11000 duplicate key {key}", 11000)
-                taken.add(key)
-        with store._rwlock.writer():
-            existing.update(new)

@@ -10,7 +10,6 @@ its 1-based position under the post: seq <= N is embedded, later ones go to buck
 from __future__ import annotations
 
 from pymongo import ASCENDING, DESCENDING, ReturnDocument
-from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
@@ -38,10 +37,10 @@ class PostStore:
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
         )
 
-    def create(self, post_id: int, author_id: int, text: str) -> dict:
+    def create(self, post_id: int, author_id: int, text: str, session=None) -> dict:
         post = _new_post(post_id, author_id, text)
         post["fanout_pending"] = True  # durable intent: cleared once delivery has finished
-        self._posts.insert_one(post)
+        self._posts.insert_one(post, session=session)
         return post
 
     def finish_fanout(self, post_id: int) -> None:
@@ -61,17 +60,18 @@ class PostStore:
     def get(self, post_id: int) -> dict | None:
         return self._posts.find_one({"_id": post_id})
 
-    def exists(self, post_id: int) -> bool:
-        return self._posts.find_one({"_id": post_id}, projection={"_id": 1}) is not None
+    def exists(self, post_id: int, session=None) -> bool:
+        found = self._posts.find_one({"_id": post_id}, projection={"_id": 1}, session=session)
+        return found is not None
 
     def get_many(self, post_ids: list[int]) -> dict[int, dict]:
         return {p["_id"]: p for p in self._posts.find({"_id": {"$in": list(post_ids)}})}
 
-    def delete(self, post_id: int) -> dict | None:
+    def delete(self, post_id: int, session=None) -> dict | None:
         """Remove the post and its overflow comments; the deleted post, or None if unknown."""
-        post = self._posts.find_one_and_delete({"_id": post_id})
+        post = self._posts.find_one_and_delete({"_id": post_id}, session=session)
         if post is not None:
-            self._overflow.delete_many({"post_id": post_id})
+            self._overflow.delete_many({"post_id": post_id}, session=session)
         return post
 
     def by_author(self, author_id: int, max_id: int | None = None, limit: int = 20) -> list[dict]:
@@ -101,31 +101,24 @@ class PostStore:
         )
         return [p["_id"] for p in posts]
 
-    def add_to_like_count(self, post_id: int, delta: int) -> dict | None:
+    def add_to_like_count(self, post_id: int, delta: int, session=None) -> dict | None:
         """Add ``delta`` to the like count atomically; the updated post, or None if unknown."""
         return self._posts.find_one_and_update(
             {"_id": post_id},
             {"$inc": {"like_count": delta}},
             return_document=ReturnDocument.AFTER,
+            session=session,
         )
 
-    def add_comment(self, post_id: int, comment_id: int, author_id: int, text: str) -> dict | None:
-        """Append a comment; the stored comment (with ``post_id``), or None if the post is gone.
+    def reserve_comment(
+        self, post_id: int, comment_id: int, author_id: int, text: str
+    ) -> dict | None:
+        """A new comment holding the next position under the post; None if the post is gone.
 
-        Three single-document steps, in this order, keep counts and order exact under any
-        number of concurrent writers without transactions:
-
-        1. Reserve: ``$inc comment_seq`` hands out each position exactly once, so concurrent
-           writers never compete for a slot, the embedded array never exceeds N and no bucket
-           exceeds B, and ``$sort`` by seq puts racing pushes back in order.
-        2. Write the comment where its position says (embedded, or an upserted bucket).
-        3. Count: ``comment_count`` (and ``has_extra``) change only after the comment is
-           stored, so a reader is never promised a comment it cannot find. A writer that dies
-           after step 1 leaves a harmless gap in seq, never a wrong count. An embedded
-           comment is written and counted by one update.
-
-        If the post is deleted meanwhile, step 2 or 3 finds nothing; overflow written for it
-        is removed again (post ids are never reused), and the caller gets None.
+        ``$inc comment_seq`` hands out each position exactly once, so concurrent writers never
+        compete for a slot: the embedded array never exceeds N, no bucket exceeds B, and
+        ``$sort`` by seq puts racing pushes back in order. A position reserved but never
+        stored (its writer failed) is a harmless gap in seq, never a wrong count.
         """
         reserved = self._posts.find_one_and_update(
             {"_id": post_id},
@@ -135,37 +128,47 @@ class PostStore:
         )
         if reserved is None:
             return None
-        seq = reserved["comment_seq"]
-        comment = {
+        return {
             "id": comment_id,
-            "seq": seq,
+            "seq": reserved["comment_seq"],
             "author_id": author_id,
             "text": text,
             "created_at": id_datetime(comment_id),
         }
+
+    def store_comment(self, post_id: int, comment: dict, session=None) -> bool:
+        """Write a reserved comment where its position says, and count it; False if no post.
+
+        An embedded comment is written and counted by one update. An overflow comment is two
+        writes, its bucket and then the post's ``comment_count`` and ``has_extra``: run this
+        in a transaction so that a failure between them leaves neither. Even without one the
+        count moves only after the comment is stored, so a reader is never promised a
+        comment it cannot find. If the post was deleted meanwhile, overflow written for it is
+        removed again (post ids are never reused).
+        """
+        seq = comment["seq"]
         if seq <= self._embedded:
             stored = self._posts.update_one(
                 {"_id": post_id},
                 {"$push": {"comments": _in_order(comment)}, "$inc": {"comment_count": 1}},
+                session=session,
             )
-        else:
-            self._push_to_bucket(post_id, (seq - self._embedded - 1) // self._bucket_size, comment)
-            stored = self._posts.update_one(
-                {"_id": post_id}, {"$inc": {"comment_count": 1}, "$set": {"has_extra": True}}
-            )
-            if stored.matched_count == 0:
-                self._overflow.delete_many({"post_id": post_id})
+            return stored.matched_count == 1
+        bucket = (seq - self._embedded - 1) // self._bucket_size
+        self._push_to_bucket(post_id, bucket, comment, session)
+        stored = self._posts.update_one(
+            {"_id": post_id},
+            {"$inc": {"comment_count": 1}, "$set": {"has_extra": True}},
+            session=session,
+        )
         if stored.matched_count == 0:
-            return None
-        return {**comment, "post_id": post_id}
+            self._overflow.delete_many({"post_id": post_id}, session=session)
+        return stored.matched_count == 1
 
-    def _push_to_bucket(self, post_id: int, bucket: int, comment: dict) -> None:
+    def _push_to_bucket(self, post_id: int, bucket: int, comment: dict, session) -> None:
         key = {"post_id": post_id, "bucket": bucket}
         update = {"$push": {"comments": _in_order(comment)}, "$inc": {"count": 1}}
-        try:
-            self._overflow.update_one(key, update, upsert=True)
-        except DuplicateKeyError:  # another writer created the bucket first
-            self._overflow.update_one(key, update)
+        self._overflow.update_one(key, update, upsert=True, session=session)
 
     def comments_page(self, post_id: int, after_seq: int, limit: int) -> list[dict] | None:
         """Up to ``limit`` comments with seq > ``after_seq``, oldest first; None if no post.

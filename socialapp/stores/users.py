@@ -45,8 +45,8 @@ class UserStore:
             raise
         return user
 
-    def get(self, user_id: int) -> dict | None:
-        return self._users.find_one({"_id": user_id})
+    def get(self, user_id: int, session=None) -> dict | None:
+        return self._users.find_one({"_id": user_id}, session=session)
 
     def get_many(self, user_ids: list[int]) -> list[dict]:
         """The users with these ids, in the order given, skipping unknown ones."""
@@ -56,11 +56,14 @@ class UserStore:
     def by_handle(self, handle: str) -> dict | None:
         return self._users.find_one({"handle": handle})
 
-    def add_to_counter(self, user_id: int, counter: str, delta: int) -> dict | None:
+    def add_to_counter(self, user_id: int, counter: str, delta: int, session=None) -> dict | None:
         """Add ``delta`` to one counter atomically; the updated user, or None if unknown."""
         assert counter in COUNTERS
         return self._users.find_one_and_update(
-            {"_id": user_id}, {"$inc": {counter: delta}}, return_document=ReturnDocument.AFTER
+            {"_id": user_id},
+            {"$inc": {counter: delta}},
+            return_document=ReturnDocument.AFTER,
+            session=session,
         )
 
     def set_fanout_override(self, user_id: int, strategy: str) -> dict | None:

@@ -1,0 +1,208 @@
+"""The embedded store: mongomock, given the guarantees the code relies on from MongoDB.
+
+A MongoDB server applies each single-document write atomically, checks unique indexes under
+concurrency and runs multi-document transactions; mongomock does none of that across
+threads. Every mongomock operation here runs under one process-wide lock, and a transaction
+holds that lock throughout and undoes its writes if it fails, so the threaded embedded
+server behaves as production does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import threading
+
+import bson
+import mongomock
+import mongomock.helpers
+import pymongo.errors
+
+_client_lock = threading.Lock()
+_client = None
+
+
+def client() -> mongomock.MongoClient:
+    """One in-process client, so every component of the embedded default shares one store."""
+    global _client
+    with _client_lock:
+        if _client is None:
+            make_atomic()
+            _client = mongomock.MongoClient(tz_aware=True)
+        return _client
+
+
+def reset() -> None:
+    """Forget the embedded store (tests start each app on an empty one)."""
+    global _client
+    with _client_lock:
+        _client = None
+
+
+_READS = ("find_one", "count_documents", "aggregate", "distinct", "create_index")
+_INSERTS = ("insert_one", "insert_many")
+_FILTERED_WRITES = (
+    "update_one", "update_many", "replace_one", "delete_one", "delete_many",
+    "find_one_and_update", "find_one_and_delete", "find_one_and_replace",
+)  # fmt: skip
+_lock = threading.RLock()
+_journals = threading.local()  # the open transaction's journal, per thread
+
+
+def make_atomic() -> None:
+    cls = mongomock.collection.Collection
+    if getattr(cls, "_socialapp_atomic", False):
+        return
+    for name in _READS:
+        setattr(cls, name, _locked(getattr(cls, name)))
+    for name in _INSERTS:
+        setattr(cls, name, _locked(_journaled_insert(getattr(cls, name))))
+    for name in _FILTERED_WRITES:
+        setattr(cls, name, _locked(_journaled_write(getattr(cls, name))))
+    cls.bulk_write = _locked(_outside_transactions(cls.bulk_write))
+    original_find = cls.find
+
+    @functools.wraps(original_find)
+    def find(self, *args, **kwargs):
+        # Materialise under the lock; callers pass sort/limit as arguments and only iterate.
+        with _lock:
+            # list(cursor) re-slices the whole result for every document (O(n^2) in mongomock).
+            cursor = original_find(self, *args, **kwargs)
+            return iter(cursor._compute_results(with_limit_and_skip=True))
+
+    cls.find = find
+    cls._socialapp_atomic = True
+
+
+@contextlib.contextmanager
+def transaction():
+    """All writes made inside, or none: on an exception every touched document is restored.
+
+    Other threads wait for the whole transaction (snapshot isolation, trivially).
+    """
+    with _lock:
+        if getattr(_journals, "current", None) is not None:
+            raise RuntimeError("transactions do not nest")
+        journal = _journals.current = _Journal()
+        try:
+            yield
+        except BaseException:
+            journal.roll_back()
+            raise
+        finally:
+            _journals.current = None
+
+
+class _Journal:
+    """Each touched document as it was before the transaction (None: it did not exist)."""
+
+    def __init__(self) -> None:
+        self._before: dict[tuple[int, object], tuple] = {}
+
+    def remember(self, store, doc_id, document: dict | None) -> None:
+        key = (id(store), doc_id)
+        if key not in self._before:
+            self._before[key] = (store, doc_id, copy.deepcopy(document))
+
+    def roll_back(self) -> None:
+        for store, doc_id, before in reversed(self._before.values()):
+            if before is None:
+                store._documents.pop(doc_id, None)
+            else:
+                store._documents[doc_id] = before
+
+
+def _journal():
+    return getattr(_journals, "current", None)
+
+
+def _journaled_insert(method):
+    @functools.wraps(method)
+    def insert(self, documents, *args, **kwargs):
+        journal = _journal()
+        if journal is not None:
+            for document in [documents] if isinstance(documents, dict) else documents:
+                document.setdefault("_id", bson.ObjectId())  # as pymongo does to the caller's
+                if document["_id"] not in self._store._documents:
+                    journal.remember(self._store, document["_id"], None)
+        return method(self, documents, *args, **kwargs)
+
+    return insert
+
+
+def _journaled_write(method):
+    @functools.wraps(method)
+    def write(self, filter, *args, **kwargs):
+        journal = _journal()
+        if journal is None:
+            return method(self, filter, *args, **kwargs)
+        if kwargs.get("upsert") and method.__name__.startswith("find_one_and"):
+            raise NotImplementedError(f"{method.__name__}(upsert=True) in an embedded transaction")
+        for document in self._iter_documents(filter):
+            journal.remember(self._store, document["_id"], document)
+        result = method(self, filter, *args, **kwargs)
+        if getattr(result, "upserted_id", None) is not None:
+            journal.remember(self._store, result.upserted_id, None)
+        return result
+
+    return write
+
+
+def _outside_transactions(method):
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        if _journal() is not None:
+            raise NotImplementedError(f"{method.__name__} in an embedded transaction")
+        return method(*args, **kwargs)
+
+    return call
+
+
+def _locked(method):
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        with _lock:
+            return method(*args, **kwargs)
+
+    return call
+
+
+BATCH = 50_000  # each batch costs one scan of the collection per unique index
+
+
+def insert_batch(coll, batch: list[dict]) -> None:
+    """New documents of our own making go straight into mongomock's store (no BSON checks).
+
+    mongomock's unique indexes scan the whole collection for every document inserted; the
+    batch is checked against one scan instead and written whole or not at all (the outcome
+    of an unordered bulk insert, in linear time). Every mongomock operation runs under
+    ``_lock``, so the store's documents can be read here without its own reader lock.
+    """
+    with _lock:
+        store = coll._store
+        indexes = [index for index in store.indexes.values() if index.get("unique")]
+        if _journal() is not None or any(
+            index.get("sparse") or index.get("partialFilterExpression") or "." in key
+            for index in indexes
+            for key, _ in index["key"]
+        ):
+            coll.insert_many(batch, ordered=False)
+            return
+        existing = store._documents
+        new = {}
+        for document in batch:
+            document.setdefault("_id", bson.ObjectId())  # as pymongo does to the caller's dict
+            if document["_id"] in new or document["_id"] in existing:
+                raise pymongo.errors.DuplicateKeyError("E11000 duplicate key _id", 11000)
+            new[document["_id"]] = mongomock.helpers.patch_datetime_awareness_in_document(document)
+        for index in indexes:
+            fields = [key for key, _ in index["key"]]
+            taken = {tuple(map(doc.get, fields)) for doc in existing.values()}
+            for document in new.values():
+                key = tuple(map(document.get, fields))
+                if key in taken:
+                    raise pymongo.errors.DuplicateKeyError(f"E11000 duplicate key {key}", 11000)
+                taken.add(key)
+        with store._rwlock.writer():
+            existing.update(new)
