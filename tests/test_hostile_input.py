@@ -334,6 +334,28 @@ def test_forged_tokens_get_the_same_generic_401(app, client, world, state):
     ]
 
 
+def test_a_genuine_token_for_no_account_writes_nothing(client, components, world, state):
+    """A token outlives its account (an embedded store restarted empty): no write as no one."""
+    ghost = bearer(components.tokens.issue(components.ids.next_id()))
+    assert client.get("/v1/timeline/home", headers=ghost).status_code == 200  # reads are cheap
+    before = state()
+    writes = [
+        (method, path)
+        for path, operations in world["spec"]["paths"].items()
+        for method, operation in operations.items()
+        if method in ("post", "put", "patch", "delete") and operation.get("security")
+    ]
+    assert len(writes) >= 8
+    for method, template in writes:
+        path = template
+        for name, value in world["ids"].items():
+            path = path.replace(name, value)
+        body = VALID_BODIES.get((method, template))
+        response = getattr(client, method)(path, headers=ghost, json=body)
+        assert response.status_code == 401, (method, template, response.get_json())
+    assert state() == before
+
+
 def bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
 

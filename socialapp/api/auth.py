@@ -17,26 +17,40 @@ def components() -> Components:
 
 
 def caller_id() -> int:
-    """The authenticated caller's user id; 401 without a valid token."""
+    """The authenticated caller's user id; 401 without a valid token.
+
+    A write also needs the token's account to exist: a token can outlive its account (an
+    embedded store restarted empty, a database restored from backup), and nobody may write
+    as no one. Reads skip that lookup.
+    """
     if "caller_id" in g:
         return g.caller_id
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("missing or malformed bearer token")
-    try:
-        user_id = components().tokens.user_id(token.strip())
-    except InvalidToken as error:
-        raise Unauthorized("invalid or expired token") from error
+    user_id = _token_user_id()
+    if request.method not in ("GET", "HEAD", "OPTIONS"):
+        g.caller = components().users.get(user_id)
+        if g.caller is None:
+            raise Unauthorized("invalid or expired token")
     g.caller_id = user_id
     return user_id
 
 
+def _token_user_id() -> int:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("missing or malformed bearer token")
+    try:
+        return components().tokens.user_id(token.strip())
+    except InvalidToken as error:
+        raise Unauthorized("invalid or expired token") from error
+
+
 def caller() -> dict:
     """The authenticated caller's account (401 if the token names no account)."""
-    user = components().users.get(caller_id())
-    if user is None:
+    if "caller" not in g:
+        g.caller = components().users.get(caller_id())
+    if g.caller is None:
         raise Unauthorized("invalid or expired token")
-    return user
+    return g.caller
 
 
 def operator() -> dict:
