@@ -115,14 +115,23 @@ def _stop_on_sigterm(signum, frame) -> None:
 
 
 def _worker(args, settings: Settings) -> int:
+    from celery import concurrency
+
     from workers.app import SweepTimer, create_worker_app
 
     _require_shared_stores(settings)
     app = create_worker_app()
     SweepTimer(app, settings.sweep_interval_seconds).start()
-    argv = ["worker", f"--queues={args.queues}", f"--concurrency={args.concurrency}"]
-    app.worker_main([*argv, f"--pool={args.pool}", "--loglevel=INFO"])
-    return 0
+    worker = app.Worker(
+        queues=args.queues.split(","),
+        concurrency=args.concurrency,
+        pool_cls=concurrency.get_implementation(args.pool),
+        loglevel="INFO",
+    )
+    worker.start()
+    # Not app.worker_main, which drops the exit code: a worker stopped by an unrecoverable
+    # error must exit non-zero, so that a supervisor restarting on failure brings it back.
+    return worker.exitcode or 0
 
 
 def _create_operator(args, settings: Settings) -> int:
