@@ -170,3 +170,27 @@ def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components
     c.follows.followee_ids = load
     assert c.fanout_state.followees(reader, load=lambda: load(reader)) == set()
     assert post_id not in [p["_id"] for p in timeline.read_home(c, reader, 20, None, None).posts]
+
+
+def test_only_fan_out_state_lives_without_a_ttl(client, signup, components, settle):
+    """Under a volatile-* eviction policy Redis evicts only keys with a TTL: those must be
+    the ones the service rebuilds, and the state it cannot rebuild must have none."""
+    ada, bob = signup(), signup()
+    assert client.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
+    home(client, bob)
+    for text in ("one", "two"):
+        response = client.post("/v1/posts", json={"text": text}, headers=ada.headers)
+        assert response.status_code == 201
+    settle()
+    assert len(home(client, bob).json["items"]) == 2
+    redis = components.redis
+    without_ttl = {key for key in redis.scan_iter() if redis.ttl(key) == -1}
+    assert without_ttl <= {
+        "fanout:followers",
+        "fanout:overrides",
+        "fanout:unsettled",
+        "fanout:active",
+    }
+    assert "fanout:active" in without_ttl
+    assert redis.ttl(f"home:{{{bob.id}}}") > 0
+    assert redis.ttl(f"outbox:{{{ada.id}}}") > 0

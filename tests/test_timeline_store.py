@@ -309,6 +309,29 @@ class TestTimelineStore:
         assert not store.home_exists(1)
         assert store.home_size(1) == 0
 
+    def test_every_write_renews_the_ttl_so_only_idle_sets_expire(self, client):
+        settings = Settings.from_env({}, inactive_after_seconds=1000)
+        store = TimelineStore(client, settings)
+        store.create_home(1)
+        store.create_outbox(2, [Entry(5, 2)])
+        for key in (home_key(1), outbox_key(2)):
+            assert 990 < client.ttl(key) <= 1000
+            client.expire(key, 10)
+        store.add_to_homes([1, 3], Entry(10, 2))  # 3 has no home: nothing is created
+        store.add_to_outbox(2, Entry(10, 2))
+        assert 990 < client.ttl(home_key(1)) <= 1000
+        assert 990 < client.ttl(outbox_key(2)) <= 1000
+        assert client.exists(home_key(3)) == 0
+        client.expire(home_key(1), 10)
+        store.begin_rebuild_home(1)
+        assert 990 < client.ttl(home_key(1)) <= 1000
+        client.expire(home_key(1), 10)
+        store.finish_rebuild_home(1, [Entry(10, 2)], 0)
+        assert 990 < client.ttl(home_key(1)) <= 1000
+        client.expire(home_key(1), 10)
+        store.backfill_home(1, [Entry(5, 2)], 0)
+        assert 990 < client.ttl(home_key(1)) <= 1000
+
 
 class TestPostCache:
     @pytest.fixture

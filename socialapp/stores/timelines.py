@@ -59,7 +59,10 @@ class TimelineStore:
         self._batched = not isinstance(client, RedisCluster)
         self._home_cap = settings.timeline_cap
         self._outbox_cap = settings.outbox_cap
-        library = (LUA / "lib.lua").read_text()
+        # A set unwritten for as long as a reader stays active is an idle reader's (fan-out
+        # skips them, their next read rebuilds it) or a silent author's (rebuilt on demand).
+        ttl = settings.inactive_after_seconds
+        library = f"local TTL = {int(ttl)}\n" + (LUA / "lib.lua").read_text()
         self._scripts = {
             name: client.register_script(library + (LUA / f"{name}.lua").read_text())
             for name in SCRIPTS

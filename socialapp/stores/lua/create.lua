@@ -4,4 +4,5 @@ redis.call('ZADD', key, ARGV[2], SENTINEL)
 local floor = tonumber(ARGV[2])
 add_entries(key, 3, floor)
 trim(key, tonumber(ARGV[1]), floor)
+renew(key)
 return 1

@@ -9,4 +9,5 @@ end
 redis.call('ZADD', key, floor_text, SENTINEL)
 add_entries(key, 3, floor)
 trim(key, tonumber(ARGV[1]), floor)
+renew(key)
 return 1

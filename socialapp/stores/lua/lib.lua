@@ -1,9 +1,16 @@
 -- Prepended to every timeline script. Each key is one sorted set of "post_id:author_id"
 -- members scored by post id, plus the member 'floor': the set is complete for every id
 -- above its score (+inf while the set is being rebuilt: trust nothing, trim nothing).
--- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS.
+-- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TTL (seconds) is
+-- defined by TimelineStore above this library: every write renews it, so a set nobody
+-- writes to (an idle reader, a silent author) expires, and only sets that can be rebuilt
+-- carry a TTL, which is what a volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
 local key = KEYS[1]
+
+local function renew(key)
+  redis.call('EXPIRE', key, TTL)
+end
 
 local function read_floor(key)
   local floor = redis.call('ZSCORE', key, SENTINEL)
@@ -51,6 +58,7 @@ local function add(key)
   end
   add_entries(key, 3, floor)
   trim(key, tonumber(ARGV[1]), floor)
+  renew(key)
   return 1
 end
 
