@@ -114,33 +114,61 @@ def frequent_thread_switches():
 
 
 @pytest.fixture
-def worker(components):
+def worker_queues():
+    """The queues the in-process ``worker`` takes; a module overrides this to leave some to a
+    worker process (``chunk_workers``)."""
+    from socialapp.queue import QUEUES
+
+    return QUEUES
+
+
+@pytest.fixture
+def worker(components, worker_queues):
     """A real Celery worker (thread pool) on the real Redis broker, in this process."""
     from workers.app import EmbeddedWorker
 
-    embedded = EmbeddedWorker(components, concurrency=4).start()
+    embedded = EmbeddedWorker(components, concurrency=4, queues=worker_queues).start()
     yield embedded
     embedded.stop()
 
 
 @pytest.fixture
-def settle(components, worker):
-    """``settle()`` waits until every queued task has run and fan-out has been reconciled."""
+def chunk_workers(settings, tmp_path):
+    """``chunk_workers(pause)`` starts a worker process that takes ``fanout_large`` only."""
+    from tests.helpers_processes import start_worker
+
+    started = []
+
+    def start(pause: float = 0.0):
+        log_path = tmp_path / f"worker-{len(started)}.log"
+        started.append(start_worker(settings, log_path, queues="fanout_large", pause=pause))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.end()
+
+
+def wait_settled(components, timeout: float = 60.0, interval: float = 0.05) -> None:
+    """Wait until every queued task has run and fan-out has been reconciled."""
     from celery.worker import state
 
-    def wait(timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        quiet = 0
-        while quiet < 3:
-            assert time.monotonic() < deadline, "fan-out did not settle"
-            busy = (
-                any(components.queue.depth().values())
-                or state.active_requests
-                or state.reserved_requests
-                or not components.fanout_settings.read().settled
-                or components.fanout_state.unsettled()
-            )
-            quiet = 0 if busy else quiet + 1
-            time.sleep(0.05)
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 3:
+        assert time.monotonic() < deadline, "fan-out did not settle"
+        busy = (
+            any(components.queue.depth().values())
+            or state.active_requests
+            or state.reserved_requests
+            or not components.fanout_settings.read().settled
+            or components.fanout_state.unsettled()
+        )
+        quiet = 0 if busy else quiet + 1
+        time.sleep(interval)
 
-    return wait
+
+@pytest.fixture
+def settle(components, worker):
+    """``settle()`` waits until every queued task has run and fan-out has been reconciled."""
+    return lambda timeout=60.0: wait_settled(components, timeout)

@@ -1,9 +1,7 @@
 """Real processes for the tests: a Celery worker subprocess and the ``socialapp serve`` server.
 
-Run as ``python -m tests.helpers_processes QUEUES CONCURRENCY PAUSE`` it is the worker: a
-Celery worker configured from ``SOCIALAPP_*`` variables, like ``socialapp worker`` but without
-its check for shared stores (the tasks it runs here touch Redis only). With PAUSE > 0 each
-delivery to a chunk's followers stops half-way for PAUSE seconds, so a kill lands mid-chunk.
+The worker is ``loadtest.reliability.worker`` (the reliability report's), keeping each
+chunk's completion in its own store: the tasks it runs here touch Redis only.
 """
 
 from __future__ import annotations
@@ -93,7 +91,8 @@ def start_worker(
         SOCIALAPP_ARGON2_TIME_COST="1",
         SOCIALAPP_ARGON2_MEMORY_KIB="64",
     )
-    args = [sys.executable, "-m", "tests.helpers_processes", queues, str(concurrency), str(pause)]
+    worker = "loadtest.reliability.worker"
+    args = [sys.executable, "-m", worker, queues, str(concurrency), str(pause), "0"]
     return Process(args, env, log_path)
 
 
@@ -136,37 +135,3 @@ def wait_until(condition, timeout: float, what: str, interval: float = 0.05):
             return value
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(interval)
-
-
-def _run_worker(queues: str, concurrency: int, pause: float) -> None:
-    from socialapp.stores.timelines import TimelineStore
-    from workers.app import create_worker_app
-
-    if pause > 0:
-        deliver = TimelineStore.add_to_homes
-
-        def in_two_halves(self, user_ids, entry) -> None:
-            user_ids = list(user_ids)
-            half = len(user_ids) // 2
-            deliver(self, user_ids[:half], entry)
-            time.sleep(pause)
-            deliver(self, user_ids[half:], entry)
-
-        TimelineStore.add_to_homes = in_two_halves
-    app = create_worker_app()
-    app.worker_main(
-        [
-            "worker",
-            f"--queues={queues}",
-            "--pool=threads",
-            f"--concurrency={concurrency}",
-            "--loglevel=INFO",
-            "--without-heartbeat",
-            "--without-mingle",
-            "--without-gossip",
-        ]
-    )
-
-
-if __name__ == "__main__":
-    _run_worker(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))

@@ -19,7 +19,7 @@ import redis
 
 from socialapp.queue import FANOUT, FEED
 from socialapp.services import accounts, operators, posts
-from tests.helpers_processes import start_worker, wait_until
+from tests.helpers_processes import wait_until
 
 FOLLOWERS = 10_000
 CHUNK = 500
@@ -168,27 +168,8 @@ class TestWorkerKilledMidFanout:
     """The chunks run in a worker subprocess (they touch Redis only) that is SIGKILLed."""
 
     @pytest.fixture
-    def worker(self, components):
-        from workers.app import EmbeddedWorker
-
-        embedded = EmbeddedWorker(components, concurrency=4, queues=(FANOUT, FEED)).start()
-        yield embedded
-        embedded.stop()
-
-    @pytest.fixture
-    def chunk_workers(self, settings, tmp_path):
-        """``chunk_workers(pause)`` starts a worker process on ``fanout_large`` only."""
-        started = []
-
-        def start(pause: float = 0.0):
-            log_path = tmp_path / f"worker-{len(started)}.log"
-            process = start_worker(settings, log_path, queues="fanout_large", pause=pause)
-            started.append(process)
-            return process
-
-        yield start
-        for process in started:
-            process.end()
+    def worker_queues(self):
+        return (FANOUT, FEED)  # fanout_large is the chunk worker process's
 
     def test_every_follower_gets_the_post_exactly_once(
         self, components, settle, write_mode, chunk_workers

@@ -25,7 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 from socialapp import create_app
 from socialapp.services import accounts, graph, operators, posts, timeline
 from socialapp.stores import mongo
-from tests.conftest import flush_redis
+from tests.conftest import flush_redis, wait_settled
 
 MAX_USERS = 6
 PAGE = 3
@@ -47,25 +47,6 @@ def settings(settings):
         fanout_chunk_size=2,
         settings_refresh_seconds=0.01,  # one process: only shortens reconciliation's wait
     )
-
-
-def settle(components, timeout: float = 60.0) -> None:
-    """Wait until every queued task has run and fan-out has been reconciled (as conftest)."""
-    from celery.worker import state
-
-    deadline = time.monotonic() + timeout
-    quiet = 0
-    while quiet < 3:
-        assert time.monotonic() < deadline, "fan-out did not settle"
-        busy = (
-            any(components.queue.depth().values())
-            or state.active_requests
-            or state.reserved_requests
-            or not components.fanout_settings.read().settled
-            or components.fanout_state.unsettled()
-        )
-        quiet = 0 if busy else quiet + 1
-        time.sleep(0.01)
 
 
 def read_all(c, user_id: int, since_id: int | None = None) -> list[dict]:
@@ -144,7 +125,7 @@ class FanoutMachine(RuleBasedStateMachine):
             self.check_settled()
 
     def check_settled(self) -> None:
-        settle(self.c)
+        wait_settled(self.c, interval=0.01)
         self.settled_live = set(self.live)
         for reader in self.users:
             assert set(self.c.follows.followee_ids(reader)) == self.visible(reader) - {reader}
@@ -297,7 +278,7 @@ class FanoutMachine(RuleBasedStateMachine):
         finally:
             if self.broken:
                 with contextlib.suppress(AssertionError):
-                    settle(self.c, timeout=10)  # no task of this example may outlive it
+                    wait_settled(self.c, timeout=10, interval=0.01)  # no task may outlive it
             self.worker.stop()
             mongo.reset_embedded()
 

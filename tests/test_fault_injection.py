@@ -20,7 +20,7 @@ import pytest
 from socialapp.queue import FANOUT, FEED
 from socialapp.redis_server import RedisServer
 from socialapp.services import fanout, graph
-from tests.helpers_processes import start_worker, wait_until
+from tests.helpers_processes import wait_until
 
 PASSWORD = "correct horse"
 FOLLOWERS = 200
@@ -264,31 +264,16 @@ class TestWorkerKilledDuringLargeFanout:
         )
 
     @pytest.fixture
-    def worker(self, components):
-        from workers.app import EmbeddedWorker
+    def worker_queues(self):
+        return (FANOUT, FEED)  # fanout_large is the chunk worker process's
 
-        embedded = EmbeddedWorker(components, concurrency=4, queues=(FANOUT, FEED)).start()
-        yield embedded
-        embedded.stop()
-
-    @pytest.fixture
-    def chunk_worker(self, settings, tmp_path):
-        started = []
-
-        def start(pause: float = 0.0):
-            log_path = tmp_path / f"worker-{len(started)}.log"
-            started.append(start_worker(settings, log_path, queues="fanout_large", pause=pause))
-            return started[-1]
-
-        yield start
-        for process in started:
-            process.end()
-
-    def test_every_acknowledged_post_is_delivered_once(self, app, components, settle, chunk_worker):
+    def test_every_acknowledged_post_is_delivered_once(
+        self, app, components, settle, chunk_workers
+    ):
         c, client = components, app.test_client()
         authors, readers = world(c, app)
         celebrity, small = authors[0], authors[2]
-        first = chunk_worker(pause=0.3)
+        first = chunk_workers(pause=0.3)
 
         def post(author: Member) -> tuple[str, int]:
             response = client.post("/v1/posts", json={"text": "hi"}, headers=author.headers)
@@ -309,7 +294,7 @@ class TestWorkerKilledDuringLargeFanout:
         # A restarted worker gets the dead one's chunks back once the visibility timeout
         # has passed, as a supervisor restarting a crashed worker would.
         wait_until(lambda: time.monotonic() > killed_at + VISIBILITY_TIMEOUT + 0.5, 10, "timeout")
-        chunk_worker()
+        chunk_workers()
         settle(timeout=60)
         assert_delivered_once(app, c, readers, posts)
 

@@ -1,12 +1,13 @@
-"""The worker process for large fan-outs: ``python -m loadtest.reliability.worker QUEUES N PAUSE``.
+"""A worker process for large fan-outs: ``python -m loadtest.reliability.worker QUEUES N PAUSE
+[HAND_BACK]``, used by the reliability report and the fault-injection tests.
 
 Configured from ``SOCIALAPP_*`` like ``socialapp worker``, without its check for shared stores.
 On the embedded store the store of record lives inside the API process, so this process's
-own store is empty: a chunk's Redis work is done here, and the chunk's completion (recording
-it, and clearing the post's ``fanout_pending`` after the last one) is handed back to the API's
-in-process worker as an empty chunk on the ``fanout`` queue, so it lands in the store of
-record as it would on a shared MongoDB. With PAUSE > 0 each chunk stops half-way for PAUSE
-seconds, so a kill lands mid-chunk.
+own store is empty: a chunk's Redis work is done here. With HAND_BACK 1 (the default) the
+chunk's completion (recording it, and clearing the post's ``fanout_pending`` after the last
+one) is handed back to the API's in-process worker as an empty chunk on the ``fanout``
+queue, so it lands in the store of record as it would on a shared MongoDB; with 0 it stays
+here. With PAUSE > 0 each chunk stops half-way for PAUSE seconds, so a kill lands mid-chunk.
 """
 
 from __future__ import annotations
@@ -45,10 +46,11 @@ def pause_half_way(seconds: float) -> None:
     TimelineStore.add_to_homes = in_two_halves
 
 
-def main(queues: str, concurrency: int, pause: float) -> None:
+def main(queues: str, concurrency: int, pause: float, hand_back: bool = True) -> None:
     from workers.app import create_worker_app
 
-    hand_back_completion()
+    if hand_back:
+        hand_back_completion()
     if pause > 0:
         pause_half_way(pause)
     create_worker_app().worker_main(
@@ -66,4 +68,4 @@ def main(queues: str, concurrency: int, pause: float) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]))
+    main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:] != ["0"])
