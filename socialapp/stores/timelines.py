@@ -59,8 +59,9 @@ class TimelineStore:
         self._batched = not isinstance(client, RedisCluster)
         self._home_cap = settings.timeline_cap
         self._outbox_cap = settings.outbox_cap
-        # A set unwritten for as long as a reader stays active is an idle reader's (fan-out
-        # skips them, their next read rebuilds it) or a silent author's (rebuilt on demand).
+        # A home unread for as long as a reader stays active is an idle reader's: fan-out
+        # skips them and their next read rebuilds it. An outbox lives as long from its
+        # creation, then is rebuilt on demand.
         ttl = settings.inactive_after_seconds
         library = f"local TTL = {int(ttl)}\n" + (LUA / "lib.lua").read_text()
         self._scripts = {
@@ -137,8 +138,11 @@ class TimelineStore:
         since_id: int | None = None,
         count: int = 20,
     ) -> Slice:
-        """Entries with since_id < post_id < max_id, newest first, and the floor."""
-        call = ("read", home_key(user_id), _read_args(max_id, since_id, count))
+        """Entries with since_id < post_id < max_id, newest first, and the floor.
+
+        Reading renews the home's TTL: only a home nobody reads expires.
+        """
+        call = ("read", home_key(user_id), (*_read_args(max_id, since_id, count), 1))
         return _slice(self._run([call])[0])
 
     def read_outboxes(

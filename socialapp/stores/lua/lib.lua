@@ -2,9 +2,10 @@
 -- members scored by post id, plus the member 'floor': the set is complete for every id
 -- above its score (+inf while the set is being rebuilt: trust nothing, trim nothing).
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TTL (seconds) is
--- defined by TimelineStore above this library: every write renews it, so a set nobody
--- writes to (an idle reader, a silent author) expires, and only sets that can be rebuilt
--- carry a TTL, which is what a volatile-* eviction policy evicts.
+-- defined by TimelineStore above this library: creating or rebuilding a set sets it, and
+-- reading a home renews it (deliveries do not: that would cost a command per follower), so
+-- an idle reader's home expires. Only sets that can be rebuilt carry a TTL, which is what
+-- a volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
 local key = KEYS[1]
 
@@ -58,7 +59,6 @@ local function add(key)
   end
   add_entries(key, 3, floor)
   trim(key, tonumber(ARGV[1]), floor)
-  renew(key)
   return 1
 end
 
