@@ -255,7 +255,8 @@ class FakeSession:
     def __exit__(self, *exc):
         return False
 
-    def with_transaction(self, callback):
+    def with_transaction(self, callback, **options):
+        self.options = options
         if self.error is not None:
             raise self.error
         return callback(self)
@@ -268,6 +269,12 @@ def real_transactions(server, settings) -> Transactions:
 def test_a_replica_set_runs_the_work_in_a_transaction(settings):
     server = FakeServer({"setName": "rs0"})
     assert real_transactions(server, settings).run(lambda session: session) is server.sessions[0]
+    options = server.sessions[0].options  # a commit as durable as the majority writes
+    assert options["write_concern"].document == {"w": "majority", "wtimeout": 5000}
+    assert options["read_concern"].level == "snapshot"
+    relaxed = dataclasses.replace(settings, mongo_majority_writes=False)
+    real_transactions(server, relaxed).run(lambda session: None)
+    assert "write_concern" not in server.sessions[1].options
 
 
 def test_a_standalone_server_runs_the_work_without_one_and_says_so(settings, caplog):

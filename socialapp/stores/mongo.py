@@ -10,6 +10,7 @@ import mongomock
 import pymongo
 from pymongo.client_session import ClientSession
 from pymongo.database import Database
+from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
 from socialapp.config import Settings
@@ -19,6 +20,7 @@ from socialapp.stores import embedded
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+MAJORITY = WriteConcern(w="majority", wtimeout=5000)
 # Collections whose writes must survive a primary failover.
 MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "likes", "fanout_intents")
 
@@ -46,7 +48,7 @@ def collection(db: Database, name: str, settings: Settings):
         and name in MAJORITY_COLLECTIONS
         and not settings.embedded_mongo
     ):
-        return db.get_collection(name, write_concern=WriteConcern(w="majority", wtimeout=5000))
+        return db.get_collection(name, write_concern=MAJORITY)
     return db.get_collection(name)
 
 
@@ -73,6 +75,10 @@ class Transactions:
         self._embedded = settings.embedded_mongo
         self._timeout = settings.mongo_timeout_ms / 1000
         self._supported: bool | None = None
+        # Inside a transaction the collections' write concern is ignored: the commit's counts.
+        self._options = dict(read_concern=ReadConcern("snapshot"))
+        if settings.mongo_majority_writes:
+            self._options["write_concern"] = MAJORITY
 
     def run(self, work: Callable[[ClientSession | None], T]) -> T:
         if self._embedded:
@@ -82,7 +88,7 @@ class Transactions:
             return work(None)
         try:
             with pymongo.timeout(self._timeout), self._db.client.start_session() as session:
-                return session.with_transaction(work)
+                return session.with_transaction(work, **self._options)
         except pymongo.errors.PyMongoError as error:
             if error.has_error_label("TransientTransactionError") or error.has_error_label(
                 "UnknownTransactionCommitResult"
