@@ -2,10 +2,15 @@
 
 Every value can be changed from the environment. The app is loaded in each worker after
 the fork (no preload), so every worker opens its own MongoDB and Redis connections.
+Prometheus metrics run in multiprocess mode: every worker writes its samples to files in
+``PROMETHEUS_MULTIPROC_DIR`` (a fresh directory unless set), and ``/metrics`` on any worker
+sums them all.
 """
 
 import logging
 import os
+import pathlib
+import tempfile
 
 
 def _int(name: str, default: int) -> int:
@@ -29,6 +34,9 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
 control_socket_disable = True  # workers are scaled by the orchestrator, not at runtime
 if os.path.isdir("/dev/shm"):
     worker_tmp_dir = "/dev/shm"  # workers' heartbeat files off the container's disk
+# Set before any worker imports prometheus_client, which picks its mode at import.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="socialapp-metrics-")
 
 
 def on_starting(server) -> None:
@@ -37,3 +45,14 @@ def on_starting(server) -> None:
         level=os.environ.get("SOCIALAPP_LOG_LEVEL") or "INFO",
         format="%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s",
     )
+    metrics = pathlib.Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    metrics.mkdir(parents=True, exist_ok=True)
+    for stale in metrics.glob("*.db"):  # samples of a previous run of this server
+        stale.unlink()
+
+
+def child_exit(server, worker) -> None:
+    """A worker that exits keeps its counts; its live gauges, if any, are dropped."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

@@ -52,6 +52,7 @@ class Settings:
     sweep_interval_seconds: float = 30.0  # how often a sweeper looks for stuck fan-outs
     sweep_after_seconds: float = 60.0  # a fan-out pending this long is enqueued again
     embedded_worker_queues: str = "fanout,fanout_large,feed"  # what `serve`'s own worker takes
+    metrics_port: int = 0  # `socialapp worker` serves /metrics here (0: not at all)
     # Rate limits ("N/unit" rules joined by ";"), kept in the timelines' Redis
     rate_limits_enabled: bool = True
     rate_limit_writes: str = "60/minute;600/hour"  # per caller, every write together

@@ -1,10 +1,24 @@
-"""Prometheus metrics: deliveries, delivery lag, queue depth, timeline read latency by mode."""
+"""Prometheus metrics: deliveries, delivery lag, queue depth, timeline read latency by mode.
+
+With ``PROMETHEUS_MULTIPROC_DIR`` set (before prometheus_client is imported, as the API's
+gunicorn config does), every process of a server writes its samples to files in that
+directory and a scrape of any of them sums them all (prometheus_client's multiprocess mode).
+Worker processes serve their own metrics with ``serve`` (``SOCIALAPP_METRICS_PORT``).
+"""
 
 from __future__ import annotations
 
+import os
 import time
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+    start_http_server,
+)
 from prometheus_client.core import GaugeMetricFamily
 
 from socialapp.domain.ids import id_time_ms
@@ -15,25 +29,29 @@ READ_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
 
 class Metrics:
     def __init__(self, queue_depth=None) -> None:
-        self.registry = CollectorRegistry()
+        registry = CollectorRegistry()
         self.deliveries = Counter(
-            "socialapp_deliveries", "Posts copied into home timelines", registry=self.registry
+            "socialapp_deliveries", "Posts copied into home timelines", registry=registry
         )
         self.delivery_lag = Histogram(
             "socialapp_delivery_lag_seconds",
             "Post created to in the last follower's home timeline",
             buckets=LAG_BUCKETS,
-            registry=self.registry,
+            registry=registry,
         )
         self.timeline_reads = Histogram(
             "socialapp_timeline_read_seconds",
             "Home timeline page build time",
             ["mode"],
             buckets=READ_BUCKETS,
-            registry=self.registry,
+            registry=registry,
         )
+        self._scraped = registry
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            self._scraped = CollectorRegistry()
+            multiprocess.MultiProcessCollector(self._scraped)
         if queue_depth is not None:
-            self.registry.register(_QueueDepth(queue_depth))
+            self._scraped.register(_QueueDepth(queue_depth))
 
     def observe_delivery_lag(self, post_id: int) -> None:
         self.delivery_lag.observe(max(0.0, time.time() - id_time_ms(post_id) / 1000))
@@ -42,7 +60,11 @@ class Metrics:
         self.timeline_reads.labels(mode=mode).observe(seconds)
 
     def render(self) -> bytes:
-        return generate_latest(self.registry)
+        return generate_latest(self._scraped)
+
+    def serve(self, port: int, address: str = "0.0.0.0") -> None:
+        """Serve ``/metrics`` on ``port`` from a background thread (worker processes)."""
+        start_http_server(port, address, registry=self._scraped)
 
 
 class _QueueDepth:

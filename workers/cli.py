@@ -117,10 +117,17 @@ def _stop_on_sigterm(signum, frame) -> None:
 def _worker(args, settings: Settings) -> int:
     from celery import concurrency
 
+    from socialapp import wiring
     from workers.app import SweepTimer, create_worker_app
 
     _require_shared_stores(settings)
-    app = create_worker_app()
+    components = None
+    if settings.metrics_port:
+        if args.pool == "prefork":  # the stores' clients must not be opened before a fork
+            raise ConfigError("SOCIALAPP_METRICS_PORT needs --pool threads or solo")
+        components = wiring.build(settings)
+        components.metrics.serve(settings.metrics_port)
+    app = create_worker_app(components)
     SweepTimer(app, settings.sweep_interval_seconds).start()
     worker = app.Worker(
         queues=args.queues.split(","),

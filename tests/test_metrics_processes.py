@@ -1,0 +1,85 @@
+"""Metrics across processes: the API under gunicorn sums every worker's samples, and a
+``socialapp worker`` serves its own (deliveries happen there, not in the API)."""
+
+from __future__ import annotations
+
+import sys
+import urllib.error
+
+from socialapp.config import Settings
+from socialapp.redis_server import free_port
+from socialapp.security import Tokens
+from tests.conftest import TEST_SETTINGS
+from tests.helpers_processes import ROOT, Process, clean_env, http, wait_until
+
+READS = 24
+RECYCLE_AFTER = 5  # requests per gunicorn worker before it is replaced
+
+
+def answers(url: str) -> bool:
+    try:
+        return http("GET", url, timeout=2)[0] == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def samples(text: str, name: str) -> float:
+    """The sum of every sample of ``name`` (all label sets) in a Prometheus text page."""
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name) and not line.startswith("#")
+    )
+
+
+def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_path):
+    port = free_port()
+    env = clean_env(
+        SOCIALAPP_REDIS_URL=f"{redis_server.url}/5",
+        SOCIALAPP_SECRET_KEY=TEST_SETTINGS["secret_key"],
+        SOCIALAPP_RATE_LIMITS_ENABLED="false",
+        GUNICORN_BIND=f"127.0.0.1:{port}",
+        GUNICORN_WORKERS="2",
+        GUNICORN_MAX_REQUESTS=str(RECYCLE_AFTER),
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "metrics"),
+    )
+    gunicorn = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py")]
+    server = Process([*gunicorn, "socialapp:create_app()"], env, tmp_path / "gunicorn.log")
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: answers(base + "/healthz"), 60, "gunicorn to answer")
+        # Reads skip the account lookup, so a signed token works on every worker's own store.
+        settings = Settings.from_env({}, secret_key=TEST_SETTINGS["secret_key"])
+        token = Tokens(settings).issue(12345)
+        for _ in range(READS):
+            status, _, body = http("GET", base + "/v1/timeline/home", token=token)
+            assert status == 200, body
+        log = server.log()
+        assert log.count("Booting worker") > 2, log  # workers were replaced meanwhile
+        for _ in range(4):  # whichever worker answers the scrape
+            status, _, page = http("GET", base + "/metrics")
+            assert status == 200
+            assert samples(page, "socialapp_timeline_read_seconds_count") == READS, page
+    finally:
+        server.end()
+
+
+def test_a_worker_process_serves_its_metrics(redis_server, tmp_path):
+    port = free_port()
+    env = clean_env(
+        SOCIALAPP_MONGO_URI="mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100",
+        SOCIALAPP_REDIS_URL=f"{redis_server.url}/5",
+        SOCIALAPP_METRICS_PORT=str(port),
+    )
+    worker = Process(
+        [sys.executable, "-m", "workers", "worker", "--queues", "feed"], env, tmp_path / "w.log"
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/metrics"
+        wait_until(lambda: answers(url), 60, "the worker's metrics")
+        status, _, page = http("GET", url)
+        assert status == 200
+        assert "socialapp_deliveries_total 0.0" in page
+        assert 'socialapp_queue_depth{queue="feed"}' in page
+    finally:
+        worker.end()
