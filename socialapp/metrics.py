@@ -29,7 +29,7 @@ READ_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
 
 class Metrics:
     def __init__(self, queue_depth=None) -> None:
-        registry = CollectorRegistry()
+        self.registry = registry = CollectorRegistry()  # this process's samples
         self.deliveries = Counter(
             "socialapp_deliveries", "Posts copied into home timelines", registry=registry
         )
