@@ -13,6 +13,7 @@ from socialapp.stores import mongo, redis_client
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
@@ -33,6 +34,7 @@ class Components:
     follows: FollowStore
     posts: PostStore
     likes: LikeStore
+    idempotency: IdempotencyStore
     fanout_settings: FanoutSettingsStore
     timelines: TimelineStore
     post_cache: PostCache
@@ -41,7 +43,8 @@ class Components:
     metrics: Metrics
 
     def ensure_indexes(self) -> None:
-        for store in (self.users, self.follows, self.posts, self.likes, self.fanout_settings):
+        stores = (self.users, self.follows, self.posts, self.likes, self.idempotency)
+        for store in (*stores, self.fanout_settings):
             store.ensure_indexes()
 
 
@@ -67,6 +70,7 @@ def build(settings: Settings) -> Components:
         follows=FollowStore(db, settings),
         posts=PostStore(db, settings),
         likes=LikeStore(db, settings),
+        idempotency=IdempotencyStore(db, settings),
         fanout_settings=FanoutSettingsStore(db, settings),
         timelines=TimelineStore(redis, settings),
         post_cache=PostCache(redis, settings),

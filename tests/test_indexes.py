@@ -13,13 +13,16 @@ import pytest
 
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
 
 MAX_INDEXES = 10
 DATA_MODEL = Path(__file__).parents[1] / "docs" / "data-model.md"
-COLLECTIONS = ("users", "follows", "posts", "comment_overflow", "likes", "settings")
+COLLECTIONS = (
+    "users", "follows", "posts", "comment_overflow", "likes", "idempotency_keys", "settings",
+)  # fmt: skip
 
 
 class Query(NamedTuple):
@@ -67,6 +70,7 @@ HOT_QUERIES = [
     Query("likes", LikeStore.has_liked, ("post_id", "user_id")),
     Query("likes", LikeStore.count, ("post_id",)),
     Query("likes", LikeStore.delete_for_post, ("post_id",)),
+    Query("idempotency_keys", IdempotencyStore.claim, ("_id",)),
     Query("settings", FanoutSettingsStore.read, ("_id",)),
     Query("settings", FanoutSettingsStore.change, ("_id",)),
 ]
@@ -86,6 +90,7 @@ NAMED = {
     "posts": {"_id_", "author_newest", "fanout_pending"},
     "comment_overflow": {"_id_", "post_bucket_unique"},
     "likes": {"_id_", "post_user_unique"},
+    "idempotency_keys": {"_id_", "expire"},
     "settings": {"_id_"},
 }
 

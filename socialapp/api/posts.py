@@ -28,6 +28,18 @@ class NewTextSchema(ma.Schema):
     text = Text(required=True, validate=[validate.Length(min=1, max=500), _not_blank])
 
 
+class IdempotencyHeaders(ma.Schema):
+    idempotency_key = fields.String(
+        data_key="Idempotency-Key",
+        load_default=None,
+        validate=validate.Regexp(r"^[!-~]{1,100}$", error="1 to 100 visible ASCII characters."),
+        metadata={
+            "description": "Any unique string per create. Repeating a request with the same "
+            "key within 24 h returns what the first one made instead of making another."
+        },
+    )
+
+
 class CommentSchema(ma.Schema):
     id = Id()
     post_id = Id()
@@ -91,13 +103,14 @@ class Posts(MethodView):
     @limits.writes
     @authenticated
     @blp.arguments(NewTextSchema)
+    @blp.arguments(IdempotencyHeaders, location="headers")
     @blp.response(201, PostSchema)
-    @blp.errors(400, 401, 413, 429, 503)
+    @blp.errors(400, 401, 413, 422, 429, 503)
     @blp.doc(**BEARER)
-    def post(self, body):
+    def post(self, body, headers):
         """Publish a post"""
         c = components()
-        return posts.create_post(c, caller_id(), body["text"])
+        return posts.create_post(c, caller_id(), body["text"], headers["idempotency_key"])
 
 
 @blp.route("/posts/<post_id>")
@@ -159,14 +172,16 @@ class Comments(MethodView):
     @limits.writes
     @authenticated
     @blp.arguments(NewTextSchema)
+    @blp.arguments(IdempotencyHeaders, location="headers")
     @blp.response(201, CommentSchema)
-    @blp.errors(400, 401, 404, 413, 429, 503)
+    @blp.errors(400, 401, 404, 413, 422, 429, 503)
     @blp.doc(**BEARER)
-    def post(self, body, post_id):
+    def post(self, body, headers, post_id):
         """Comment on a post"""
         c = components()
         user_id = caller_id()
-        return posts.add_comment(c, post_id_from_path(post_id), user_id, body["text"])
+        key = headers["idempotency_key"]
+        return posts.add_comment(c, post_id_from_path(post_id), user_id, body["text"], key)
 
     @blp.arguments(CommentPageArgs, location="query")
     @blp.response(200, CommentPageSchema)

@@ -12,17 +12,41 @@ from socialapp.stores.users import UserStore
 log = logging.getLogger(__name__)
 
 
-def create_post(c, author_id: int, text: str) -> dict:
-    """Store the post and count it, then put it in the author's outbox and queue delivery."""
+class _Replayed(Exception):
+    """Aborts a create's transaction: its idempotency key already holds an answer."""
+
+    def __init__(self, response: dict) -> None:
+        super().__init__()
+        self.response = response
+
+
+def _claim(c, user_id: int, key: str | None, request: str, response: dict, session) -> None:
+    """Store ``response`` under the caller's key, in the create's own transaction."""
+    if key is not None:
+        earlier = c.idempotency.claim(user_id, key, request, response, session=session)
+        if earlier is not None:
+            raise _Replayed(earlier)
+
+
+def create_post(c, author_id: int, text: str, idempotency_key: str | None = None) -> dict:
+    """Store the post and count it, then put it in the author's outbox and queue delivery.
+
+    With an ``idempotency_key`` the caller used before for this text, nothing is written:
+    the post made then is returned.
+    """
     post_id = c.ids.next_id()
 
     def store(session) -> dict:
         post = c.posts.create(post_id, author_id, text, session=session)
         if c.users.add_to_counter(author_id, "post_count", 1, session=session) is None:
             raise NotFound("user not found")  # the author's account is gone: nothing is written
+        _claim(c, author_id, idempotency_key, f"POST /v1/posts\n{text}", post, session)
         return post
 
-    post = c.transactions.run(store)
+    try:
+        post = c.transactions.run(store)
+    except _Replayed as replayed:
+        return replayed.response
     fanout.on_post_created(c, post)
     return post
 
@@ -90,15 +114,31 @@ def _change_like(c, post_id: int, user_id: int, delta: int, session) -> None:
         raise NotFound("post not found")  # deleted meanwhile: the like is not kept
 
 
-def add_comment(c, post_id: int, author_id: int, text: str) -> dict:
-    """Reserve the comment's position, then store and count it in one transaction."""
+def add_comment(
+    c, post_id: int, author_id: int, text: str, idempotency_key: str | None = None
+) -> dict:
+    """Reserve the comment's position, then store and count it in one transaction.
+
+    With an ``idempotency_key`` used before for this comment, the earlier one is returned.
+    """
     comment = c.posts.reserve_comment(post_id, c.ids.next_id(), author_id, text)
-    if comment is None or not c.transactions.run(
-        lambda session: c.posts.store_comment(post_id, comment, session=session)
-    ):
+    if comment is None:
+        raise NotFound("post not found")
+    response = {**comment, "post_id": post_id}
+    request = f"POST /v1/posts/{post_id}/comments\n{text}"
+
+    def store(session) -> bool:
+        _claim(c, author_id, idempotency_key, request, response, session)
+        return c.posts.store_comment(post_id, comment, session=session)
+
+    try:
+        stored = c.transactions.run(store)
+    except _Replayed as replayed:  # the position reserved above stays a gap
+        return replayed.response
+    if not stored:
         raise NotFound("post not found")
     c.post_cache.invalidate(post_id)
-    return {**comment, "post_id": post_id}
+    return response
 
 
 def comments_page(posts: PostStore, post_id: int, after_seq: int, limit: int) -> dict:
