@@ -10,6 +10,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialapp import wiring
 from socialapp.api import limits, register_api
+from socialapp.api.timeline import DIAGNOSTICS
 from socialapp.config import Settings
 from socialapp.services import accounts
 
@@ -49,6 +50,11 @@ def create_app(settings: Settings | None = None, components: wiring.Components |
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)
     if settings.cors_origins:
         origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
-        CORS(app, origins=origins, allow_headers=["Authorization", "Content-Type"])
+        CORS(
+            app,
+            origins=origins,
+            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
+            expose_headers=["Retry-After", *DIAGNOSTICS],  # readable by browser clients
+        )
     logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
     return app

@@ -466,13 +466,17 @@ def test_cors_answers_only_the_listed_origins(settings):
     client = create_app(dataclasses.replace(settings, cors_origins=origins)).test_client()
     preflight = {
         "Access-Control-Request-Method": "POST",
-        "Access-Control-Request-Headers": "Authorization",
+        "Access-Control-Request-Headers": "Authorization, Idempotency-Key",
     }
     for origin in ("https://app.example", "https://admin.example"):
         response = client.options("/v1/posts", headers={"Origin": origin, **preflight})
         assert response.headers["Access-Control-Allow-Origin"] == origin
-        assert "authorization" in response.headers["Access-Control-Allow-Headers"].lower()
+        allowed = response.headers["Access-Control-Allow-Headers"].lower()
+        assert "authorization" in allowed and "idempotency-key" in allowed
         assert "Access-Control-Allow-Credentials" not in response.headers
+        read = client.get("/v1/timeline/home", headers={"Origin": origin})
+        exposed = read.headers["Access-Control-Expose-Headers"].lower()
+        assert "retry-after" in exposed and "x-fanout-mode" in exposed
     for origin in (
         "https://evil.example",
         "null",
