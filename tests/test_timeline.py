@@ -1,6 +1,10 @@
 """The home timeline over HTTP, with a real Celery worker delivering posts."""
 
+import time
+
 import pytest
+
+from socialapp.services import fanout
 
 
 def home(client, account, **params):
@@ -194,3 +198,21 @@ def test_only_fan_out_state_lives_without_a_ttl(client, signup, components, sett
     assert "fanout:active" in without_ttl
     assert redis.ttl(f"home:{{{bob.id}}}") > 0
     assert redis.ttl(f"outbox:{{{ada.id}}}") > 0
+
+
+def test_the_sweeper_forgets_idle_readers_who_then_get_a_rebuilt_home(
+    client, signup, components, settle
+):
+    ada, bob, cat = signup(), signup(), signup()
+    for reader in (bob, cat):
+        assert client.put(f"/v1/me/following/{ada.id}", headers=reader.headers).status_code == 204
+        home(client, reader)
+    long_ago = time.time() - components.settings.inactive_after_seconds - 60
+    components.redis.zadd("fanout:active", {bob.id: long_ago})
+    assert client.post("/v1/posts", json={"text": "hi"}, headers=ada.headers).status_code == 201
+    settle()
+    fanout.sweep(components)
+    active = components.redis.zrange("fanout:active", 0, -1)
+    assert bob.id not in active and cat.id in active
+    assert [p["text"] for p in home(client, bob).json["items"]] == ["hi"]  # rebuilt on return
+    assert bob.id in components.redis.zrange("fanout:active", 0, -1)

@@ -144,10 +144,12 @@ def deliver_chunk(c, post_id: int, author_id: int, follower_ids: list[int], inde
 
 
 def sweep(c) -> int:
-    """Re-enqueue posts whose fan-out has been pending too long (one sweeper at a time)."""
+    """Re-enqueue posts whose fan-out has been pending too long, and forget readers idle for
+    good (one sweeper at a time); how many posts were re-enqueued."""
     interval = c.settings.sweep_interval_seconds
     if not c.fanout_state.claim_sweep(interval):
         return 0
+    c.fanout_state.forget_inactive(c.settings.inactive_after_seconds)
     cutoff = first_id_at(time.time() - c.settings.sweep_after_seconds)
     pending = c.posts.pending_fanouts(before_id=cutoff)
     for post in pending:

@@ -165,6 +165,12 @@ class FanoutState:
         if mapping:
             self._redis.zadd(ACTIVE, mapping)
 
+    def forget_inactive(self, inactive_after: float) -> int:
+        """Drop readers idle longer than ``inactive_after``: a missing reader reads as
+        inactive anyway, so this only keeps the set from growing with every reader ever
+        seen. How many were dropped."""
+        return self._redis.zremrangebyscore(ACTIVE, "-inf", f"({self._clock() - inactive_after}")
+
     def is_active(self, user_id: int, inactive_after: float) -> bool:
         seen = self._redis.zscore(ACTIVE, str(user_id))
         return seen is not None and seen >= self._clock() - inactive_after
