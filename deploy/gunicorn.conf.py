@@ -34,17 +34,17 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
 control_socket_disable = True  # workers are scaled by the orchestrator, not at runtime
 if os.path.isdir("/dev/shm"):
     worker_tmp_dir = "/dev/shm"  # workers' heartbeat files off the container's disk
-# Set before any worker imports prometheus_client, which picks its mode at import.
-if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="socialapp-metrics-")
 
 
 def on_starting(server) -> None:
-    """The app's own log records go to stderr too (workers inherit this after the fork)."""
+    """Logging and the metrics directory, set up in the master: workers inherit both."""
     logging.basicConfig(
         level=os.environ.get("SOCIALAPP_LOG_LEVEL") or "INFO",
         format="%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s",
     )
+    # In the master, before any worker imports prometheus_client (it picks its mode then).
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="socialapp-metrics-")
     metrics = pathlib.Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     metrics.mkdir(parents=True, exist_ok=True)
     for stale in metrics.glob("*.db"):  # samples of a previous run of this server

@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import os
+import runpy
 import sys
+import tempfile
 import urllib.error
+from pathlib import Path
 
 from socialapp.config import Settings
 from socialapp.redis_server import free_port
@@ -83,3 +87,16 @@ def test_a_worker_process_serves_its_metrics(redis_server, tmp_path):
         assert 'socialapp_queue_depth{queue="feed"}' in page
     finally:
         worker.end()
+
+
+def test_gunicorn_gives_its_workers_a_fresh_metrics_directory(monkeypatch, tmp_path):
+    hooks = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))
+    assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ  # reading the config sets nothing
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")  # unset; restored afterwards
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    hooks["on_starting"](None)
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+    assert directory.is_dir() and directory.parent == tmp_path
+    (directory / "counter_123.db").write_bytes(b"a previous run")
+    hooks["on_starting"](None)  # a restart on the same directory starts from zero
+    assert not list(directory.glob("*.db"))
