@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 MAJORITY = WriteConcern(w="majority", wtimeout=5000)
 # Collections whose writes must survive a primary failover.
-MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "likes", "fanout_intents")
+MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "likes")
 
 
 def connect(settings: Settings) -> Database:
@@ -67,7 +67,7 @@ class Transactions:
     MongoDB. Once the retries are spent the failure leaves as ``Unavailable`` (503), with
     nothing written. The embedded store runs ``work(None)`` under its global lock and
     undoes its writes on failure. A standalone ``mongod`` has no transactions: units of
-    work then run step by step, as the warning at start-up says.
+    work then run step by step, and a warning says so once.
     """
 
     def __init__(self, db: Database, settings: Settings) -> None:
