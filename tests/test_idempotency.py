@@ -127,3 +127,19 @@ def test_a_retry_after_a_failure_at_any_step_makes_exactly_one_post(
             assert retried.json == response.json
         assert post_count(components, ada) == before + 1
     assert step > 3
+
+
+def test_without_transactions_a_replay_still_writes_nothing(
+    client, signup, components, monkeypatch
+):
+    """On a standalone mongod the steps run one by one: the key is claimed before any."""
+    monkeypatch.setattr(components.transactions, "run", lambda work: work(None))
+    ada = signup()
+    first = create(client, ada, "standalone")
+    again = create(client, ada, "standalone")
+    assert again.json["id"] == first.json["id"]
+    assert post_count(components, ada) == 1
+    assert client.get(f"/v1/users/{ada.id}").json["post_count"] == 1
+    path = f"/v1/posts/{first.json['id']}/comments"
+    assert create(client, ada, "c", path=path).json == create(client, ada, "c", path=path).json
+    assert client.get(f"/v1/posts/{first.json['id']}").json["comment_count"] == 1

@@ -5,6 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from socialapp.services import posts as post_service
+from socialapp.stores.posts import new_post
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def test_like_unlike_storm_keeps_count_equal_to_likes(signup, components, post_i
 
 def test_like_racing_a_delete_leaves_no_like(components):
     posts, likes, ids = components.posts, components.likes, components.ids
-    post = posts.create(ids.next_id(), 1, "short-lived")
+    post = posts.create(new_post(ids.next_id(), 1, "short-lived"))
     count = posts.add_to_like_count
 
     def lose_the_post_then_count(post_id, delta, session=None):

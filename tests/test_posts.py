@@ -5,6 +5,7 @@ import pytest
 from socialapp.api.posts import PostSchema
 from socialapp.errors import NotFound
 from socialapp.services import posts as post_service
+from socialapp.stores.posts import new_post
 
 
 @pytest.fixture
@@ -199,7 +200,7 @@ def test_post_schema_dumps_a_stored_document(client, signup, components):
 
 def test_store_reads_for_timelines(components):
     posts, ids = components.posts, components.ids
-    made = [posts.create(ids.next_id(), author, f"p{author}") for author in (1, 2, 3) * 3]
+    made = [posts.create(new_post(ids.next_id(), author, f"p{author}")) for author in (1, 2, 3) * 3]
     newest_first = sorted((p["_id"] for p in made), reverse=True)
     by_1_and_2 = [i for i in newest_first if posts.get(i)["author_id"] in (1, 2)]
     assert [p["_id"] for p in posts.page_by_authors([1, 2], None, None, 100)] == by_1_and_2

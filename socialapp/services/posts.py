@@ -6,7 +6,7 @@ import logging
 
 from socialapp.errors import UNAVAILABLE, Forbidden, NotFound
 from socialapp.services import fanout
-from socialapp.stores.posts import PostStore
+from socialapp.stores.posts import PostStore, new_post
 from socialapp.stores.users import UserStore
 
 log = logging.getLogger(__name__)
@@ -34,13 +34,14 @@ def create_post(c, author_id: int, text: str, idempotency_key: str | None = None
     With an ``idempotency_key`` the caller used before for this text, nothing is written:
     the post made then is returned.
     """
-    post_id = c.ids.next_id()
+    post = new_post(c.ids.next_id(), author_id, text)
 
     def store(session) -> dict:
-        post = c.posts.create(post_id, author_id, text, session=session)
+        # The key first: a replay then writes nothing, even without a transaction.
+        _claim(c, author_id, idempotency_key, f"POST /v1/posts\n{text}", post, session)
+        c.posts.create(post, session=session)
         if c.users.add_to_counter(author_id, "post_count", 1, session=session) is None:
             raise NotFound("user not found")  # the author's account is gone: nothing is written
-        _claim(c, author_id, idempotency_key, f"POST /v1/posts\n{text}", post, session)
         return post
 
     try:

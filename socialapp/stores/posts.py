@@ -37,8 +37,8 @@ class PostStore:
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
         )
 
-    def create(self, post_id: int, author_id: int, text: str, session=None) -> dict:
-        post = _new_post(post_id, author_id, text)
+    def create(self, post: dict, session=None) -> dict:
+        """Insert a post made by ``new_post``, its fan-out marked pending."""
         post["fanout_pending"] = True  # durable intent: cleared once delivery has finished
         self._posts.insert_one(post, session=session)
         return post
@@ -208,11 +208,12 @@ class PostStore:
 
         Meant for generated history: no delivery is marked pending for these posts.
         """
-        documents = [_new_post(*post) for post in posts]
+        documents = [new_post(*post) for post in posts]
         insert_unordered(self._posts, documents, on_batch=on_batch)
 
 
-def _new_post(post_id: int, author_id: int, text: str) -> dict:
+def new_post(post_id: int, author_id: int, text: str) -> dict:
+    """A post document as first stored."""
     return {
         "_id": post_id,
         "author_id": author_id,
