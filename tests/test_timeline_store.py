@@ -3,6 +3,7 @@ a 3-master Redis Cluster (the ``timeline_client`` fixture is parametrised over b
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import random
 
@@ -11,6 +12,7 @@ import pytest
 from socialapp.config import Settings
 from socialapp.domain.ids import IdGenerator, id_time_ms
 from socialapp.stores.post_cache import PostCache, post_key
+from socialapp.stores.posts import new_post
 from socialapp.stores.timelines import Entry, TimelineStore, home_key, outbox_key
 
 
@@ -350,6 +352,18 @@ class TestPostCache:
         cache.put_many(posts)
         assert cache.get_many([*posts, 999_999]) == posts
         assert cache.get_many([]) == {}
+
+    def test_posts_come_back_as_stored_whichever_format_wrote_them(self, cache, timeline_client):
+        from bson import json_util
+
+        post = new_post(2**53 - 1, 2**52, "dated ✓")
+        post["comments"] = [{"id": 7, "created_at": dt.datetime(2026, 1, 2, 3, 4, 5, 6000, dt.UTC)}]
+        cache.put_many({1: post})
+        assert cache.get_many([1]) == {1: post}
+        assert cache.get_many([1])[1]["created_at"].tzinfo is not None
+        relaxed = json_util.RELAXED_JSON_OPTIONS.with_options(tz_aware=True)
+        timeline_client.set(post_key(2), json_util.dumps(post, json_options=relaxed))
+        assert cache.get_many([2]) == {2: post}  # written before legacy dates: still read
 
     def test_invalidate(self, cache):
         cache.put_many({1: {"text": "a"}, 2: {"text": "b"}})
