@@ -7,6 +7,7 @@ import threading
 import time
 
 import celery
+import celery.concurrency
 from celery.bootsteps import RUN
 from celery.contrib.testing.worker import TestWorkController
 
@@ -36,6 +37,24 @@ def create_worker_app(components: wiring.Components | None = None) -> celery.Cel
     tasks.register(app, get_components)
     app.finalize()
     return app
+
+
+def run_worker(app: celery.Celery, queues: list[str], concurrency: int, pool: str, **options):
+    """Run a Celery worker in this process until it stops; its exit code.
+
+    Not ``app.worker_main``, which drops the code: a worker stopped by Celery's
+    "Unrecoverable error" must exit non-zero, so that a supervisor restarting on failure
+    brings it back.
+    """
+    worker = app.Worker(
+        queues=queues,
+        concurrency=concurrency,
+        pool_cls=celery.concurrency.get_implementation(pool),
+        loglevel="INFO",
+        **options,
+    )
+    worker.start()
+    return worker.exitcode or 0
 
 
 class SweepTimer:

@@ -115,10 +115,8 @@ def _stop_on_sigterm(signum, frame) -> None:
 
 
 def _worker(args, settings: Settings) -> int:
-    from celery import concurrency
-
     from socialapp import wiring
-    from workers.app import SweepTimer, create_worker_app
+    from workers.app import SweepTimer, create_worker_app, run_worker
 
     _require_shared_stores(settings)
     components = None
@@ -129,16 +127,7 @@ def _worker(args, settings: Settings) -> int:
         components.metrics.serve(settings.metrics_port)
     app = create_worker_app(components)
     SweepTimer(app, settings.sweep_interval_seconds).start()
-    worker = app.Worker(
-        queues=args.queues.split(","),
-        concurrency=args.concurrency,
-        pool_cls=concurrency.get_implementation(args.pool),
-        loglevel="INFO",
-    )
-    worker.start()
-    # Not app.worker_main, which drops the exit code: a worker stopped by an unrecoverable
-    # error must exit non-zero, so that a supervisor restarting on failure brings it back.
-    return worker.exitcode or 0
+    return run_worker(app, args.queues.split(","), args.concurrency, args.pool)
 
 
 def _create_operator(args, settings: Settings) -> int:

@@ -46,26 +46,16 @@ def pause_half_way(seconds: float) -> None:
     TimelineStore.add_to_homes = in_two_halves
 
 
-def main(queues: str, concurrency: int, pause: float, hand_back: bool = True) -> None:
-    from workers.app import create_worker_app
+def main(queues: str, concurrency: int, pause: float, hand_back: bool = True) -> int:
+    from workers.app import create_worker_app, run_worker
 
     if hand_back:
         hand_back_completion()
     if pause > 0:
         pause_half_way(pause)
-    create_worker_app().worker_main(
-        [
-            "worker",
-            f"--queues={queues}",
-            "--pool=threads",
-            f"--concurrency={concurrency}",
-            "--loglevel=INFO",
-            "--without-heartbeat",
-            "--without-mingle",
-            "--without-gossip",
-        ]
-    )
+    quiet = dict(without_heartbeat=True, without_mingle=True, without_gossip=True)
+    return run_worker(create_worker_app(), queues.split(","), concurrency, "threads", **quiet)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:] != ["0"])
+    sys.exit(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4:] != ["0"]))
