@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 import signal
 import socket
-import urllib.error
 from pathlib import Path
 
 import pytest
 import redis
 
+from loadtest.reliability.client import Api
 from socialapp.redis_server import free_port
-from tests.helpers_processes import http, start_server, wait_until
+from tests.helpers_processes import start_server, wait_until
 
 OPERATOR_HANDLE = "ops"
 OPERATOR_PASSWORD = "operator password"
@@ -26,18 +26,16 @@ PASSWORD = "correct horse"
 class Server:
     def __init__(self, process, port: int) -> None:
         self.process = process
-        self.base = f"http://127.0.0.1:{port}"
+        self.port = port
+        self.api = Api(f"http://127.0.0.1:{port}")
 
     def call(self, method: str, path: str, body=None, token=None, expect: int = 200):
-        status, headers, payload = http(method, self.base + path, body, token)
-        assert status == expect, (method, path, status, payload)
-        return payload, headers
+        answer = self.api.call(method, path, body, token)
+        assert answer.status == expect, (method, path, answer.status, answer.body)
+        return answer.body, answer.headers
 
     def ready(self) -> bool:
-        try:
-            return http("GET", self.base + "/readyz", timeout=2)[0] == 200
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            return False
+        return self.api.ready()
 
     def redis_pid(self) -> int:
         """The process id of the redis-server the server says it started."""
@@ -57,10 +55,6 @@ class Server:
         assert not Path(f"/proc/{redis_pid}").exists(), "the server left its redis-server running"
         with pytest.raises(OSError), socket.create_connection(("127.0.0.1", self.port)):
             pass
-
-    @property
-    def port(self) -> int:
-        return int(self.base.rpartition(":")[2])
 
 
 @pytest.fixture
@@ -153,10 +147,10 @@ def test_a_session_over_http(server):
     assert "socialapp_deliveries" in metrics
     assert "socialapp_delivery_lag_seconds" in metrics
     spec, headers = server.call("GET", "/openapi.json")
-    assert headers.get_content_type() == "application/json"
+    assert headers["Content-Type"] == "application/json"
     assert "/v1/timeline/home" in spec["paths"]
     missing, headers = server.call("GET", "/v1/no/such/route", expect=404)
-    assert headers.get_content_type() == "application/json"
+    assert headers["Content-Type"] == "application/json"
     assert missing["code"] == 404
 
     server.stop(signal.SIGTERM)

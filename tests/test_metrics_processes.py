@@ -7,24 +7,18 @@ import os
 import runpy
 import sys
 import tempfile
-import urllib.error
 from pathlib import Path
 
+from loadtest.reliability.client import Api
+from loadtest.reliability.processes import ROOT, Process, clean_env
 from socialapp.config import Settings
 from socialapp.redis_server import free_port
 from socialapp.security import Tokens
 from tests.conftest import TEST_SETTINGS
-from tests.helpers_processes import ROOT, Process, clean_env, http, wait_until
+from tests.helpers_processes import wait_until
 
 READS = 24
 RECYCLE_AFTER = 5  # requests per gunicorn worker before it is replaced
-
-
-def answers(url: str) -> bool:
-    try:
-        return http("GET", url, timeout=2)[0] == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
 
 
 def samples(text: str, name: str) -> float:
@@ -49,21 +43,21 @@ def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_pat
     )
     gunicorn = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py")]
     server = Process([*gunicorn, "socialapp:create_app()"], env, tmp_path / "gunicorn.log")
-    base = f"http://127.0.0.1:{port}"
+    api = Api(f"http://127.0.0.1:{port}")
     try:
-        wait_until(lambda: answers(base + "/healthz"), 60, "gunicorn to answer")
+        wait_until(lambda: api.call("GET", "/healthz").status == 200, 60, "gunicorn to answer")
         # Reads skip the account lookup, so a signed token works on every worker's own store.
         settings = Settings.from_env({}, secret_key=TEST_SETTINGS["secret_key"])
         token = Tokens(settings).issue(12345)
         for _ in range(READS):
-            status, _, body = http("GET", base + "/v1/timeline/home", token=token)
-            assert status == 200, body
+            answer = api.call("GET", "/v1/timeline/home", token=token)
+            assert answer.status == 200, answer.body
         log = server.log()
         assert log.count("Booting worker") > 2, log  # workers were replaced meanwhile
         for _ in range(4):  # whichever worker answers the scrape
-            status, _, page = http("GET", base + "/metrics")
-            assert status == 200
-            assert samples(page, "socialapp_timeline_read_seconds_count") == READS, page
+            scrape = api.call("GET", "/metrics")
+            assert scrape.status == 200
+            assert samples(scrape.body, "socialapp_timeline_read_seconds_count") == READS
     finally:
         server.end()
 
@@ -79,10 +73,9 @@ def test_a_worker_process_serves_its_metrics(redis_server, tmp_path):
         [sys.executable, "-m", "workers", "worker", "--queues", "feed"], env, tmp_path / "w.log"
     )
     try:
-        url = f"http://127.0.0.1:{port}/metrics"
-        wait_until(lambda: answers(url), 60, "the worker's metrics")
-        status, _, page = http("GET", url)
-        assert status == 200
+        metrics = Api(f"http://127.0.0.1:{port}")
+        wait_until(lambda: metrics.call("GET", "/metrics").status == 200, 60, "worker metrics")
+        page = metrics.call("GET", "/metrics").body
         assert "socialapp_deliveries_total 0.0" in page
         assert 'socialapp_queue_depth{queue="feed"}' in page
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from loadtest.reliability import report
 from loadtest.reliability.harness import Options, run
-from loadtest.reliability.stack import ROOT
+from loadtest.reliability.processes import ROOT
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import secrets
-import signal
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
 from loadtest.reliability.client import Api
+from loadtest.reliability.processes import Process, clean_env, socialapp_command
 from socialapp.redis_server import RedisServer, free_port
 
-ROOT = Path(__file__).resolve().parents[2]
 OPERATOR = "reliability_ops"
 CHUNK_QUEUE = "fanout_large"
 SETTINGS = {
@@ -28,38 +24,6 @@ SETTINGS = {
     "EMBEDDED_WORKER_QUEUES": "fanout,feed",
 }
 WORKER_PAUSE = "0.1"  # seconds each chunk stops half-way, so a kill lands mid-chunk
-
-
-class Process:
-    """A child process in its own session, its output in a log file, ended by its id."""
-
-    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
-        with open(log_path, "ab") as log:
-            self.popen = subprocess.Popen(
-                args, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
-
-    @property
-    def running(self) -> bool:
-        return self.popen.poll() is None
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would, and reap."""
-        if self.running:
-            self.popen.send_signal(signal.SIGKILL)
-        self.popen.wait()
-
-    def end(self) -> None:
-        if not self.running:
-            return
-        self.popen.terminate()
-        try:
-            self.popen.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-            self.popen.wait()
 
 
 class Stack:
@@ -83,14 +47,12 @@ class Stack:
         self._stopped = threading.Event()
 
     def env(self, **values: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SOCIALAPP_")}
-        env.update({f"SOCIALAPP_{key}": value for key, value in self.settings.items()})
-        env.update(
+        return clean_env(
+            **{f"SOCIALAPP_{key}": value for key, value in self.settings.items()},
             SOCIALAPP_REDIS_URL=f"{self.timelines.url}/0",
             SOCIALAPP_BROKER_URL=f"{self.broker.url}/0",
             **values,
         )
-        return env
 
     def start(self) -> None:
         self.timelines.start()
@@ -101,7 +63,7 @@ class Stack:
             SOCIALAPP_OPERATOR_HANDLE=OPERATOR,
             SOCIALAPP_OPERATOR_PASSWORD=self.operator_password,
         )
-        self.server = Process([*_socialapp(), "serve"], env, self.logs / "server.log")
+        self.server = Process([*socialapp_command(), "serve"], env, self.logs / "server.log")
         deadline = time.monotonic() + 60
         while not self.api.ready():
             if not self.server.running or time.monotonic() > deadline:
@@ -145,8 +107,3 @@ class Stack:
                     process.end()
         self.broker.stop()
         self.timelines.stop()
-
-
-def _socialapp() -> list[str]:
-    script = Path(sys.executable).with_name("socialapp")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "workers"]

@@ -1,0 +1,78 @@
+"""Child processes of the reliability harness and the tests: each in its own session, its
+output in a log file, always ended by its process id."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def clean_env(**values: str) -> dict[str, str]:
+    """This process's environment without any ``SOCIALAPP_*`` variable, plus ``values``."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SOCIALAPP_")}
+    env.update(values)
+    return env
+
+
+class Process:
+    """A child process in its own session, its output in a log file, always ended by its id."""
+
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path) -> None:
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.popen = subprocess.Popen(
+                args,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def running(self) -> bool:
+        return self.popen.poll() is None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def signal(self, signum: int) -> None:
+        if self.running:
+            self.popen.send_signal(signum)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would, and reap."""
+        self.signal(signal.SIGKILL)
+        self.popen.wait()
+
+    def wait(self, timeout: float) -> int:
+        return self.popen.wait(timeout=timeout)
+
+    def end(self) -> None:
+        """Stop it if it still runs: SIGTERM, then SIGKILL for it and its session."""
+        if not self.running:
+            return
+        self.popen.terminate()
+        try:
+            self.popen.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)  # its session: it and its children
+            self.popen.wait()
+
+
+def socialapp_command() -> list[str]:
+    """The installed ``socialapp`` console script, as ``make run`` runs it."""
+    script = Path(sys.executable).with_name("socialapp")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "workers"]
