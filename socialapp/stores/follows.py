@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pymongo import ASCENDING
 
 from socialapp.config import Settings
-from socialapp.stores.mongo import collection, insert_unordered
+from socialapp.stores.mongo import collection, insert_if_absent, insert_unordered
 
 
 class FollowStore:
@@ -26,18 +26,9 @@ class FollowStore:
         )
 
     def add(self, follower_id: int, followee_id: int, session=None) -> bool:
-        """Create the edge; True only if it did not exist yet.
-
-        An upsert rather than an insert: in a transaction a duplicate-key error would abort
-        the whole transaction, while a racing upsert is a write conflict it retries.
-        """
-        result = self._follows.update_one(
-            {"follower_id": follower_id, "followee_id": followee_id},
-            {"$setOnInsert": {"created_at": _now()}},
-            upsert=True,
-            session=session,
-        )
-        return result.upserted_id is not None
+        """Create the edge; True only if it did not exist yet."""
+        edge = {"follower_id": follower_id, "followee_id": followee_id}
+        return insert_if_absent(self._follows, edge, {"created_at": _now()}, session)
 
     def remove(self, follower_id: int, followee_id: int, session=None) -> bool:
         """Delete the edge; True only if there was one."""

@@ -16,7 +16,7 @@ from pymongo import ASCENDING
 
 from socialapp.config import Settings
 from socialapp.errors import Invalid
-from socialapp.stores.mongo import collection
+from socialapp.stores.mongo import collection, insert_if_absent
 
 TTL_SECONDS = 24 * 3600
 
@@ -35,24 +35,17 @@ class IdempotencyStore:
 
         ``request`` names what was asked (method, path, body); a key already used for a
         different request is refused (422), since answering it would answer something else.
-        An upsert, so that two racing requests with one key conflict inside their
-        transactions (one retries and finds the other's answer) instead of failing.
+        Two racing requests with one key conflict inside their transactions: one retries and
+        finds the other's answer.
         """
         fingerprint = hashlib.sha256(request.encode()).hexdigest()
         document_id = f"{user_id}:{key}"
-        claimed = self._keys.update_one(
-            {"_id": document_id},
-            {
-                "$setOnInsert": {
-                    "request": fingerprint,
-                    "response": response,
-                    "created_at": dt.datetime.now(dt.UTC),
-                }
-            },
-            upsert=True,
-            session=session,
-        )
-        if claimed.upserted_id is not None:
+        claim = {
+            "request": fingerprint,
+            "response": response,
+            "created_at": dt.datetime.now(dt.UTC),
+        }
+        if insert_if_absent(self._keys, {"_id": document_id}, claim, session):
             return None
         earlier = self._keys.find_one({"_id": document_id}, session=session)
         if earlier["request"] != fingerprint:

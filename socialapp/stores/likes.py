@@ -7,7 +7,7 @@ import datetime as dt
 from pymongo import ASCENDING
 
 from socialapp.config import Settings
-from socialapp.stores.mongo import collection
+from socialapp.stores.mongo import collection, insert_if_absent
 
 
 class LikeStore:
@@ -20,17 +20,9 @@ class LikeStore:
         )
 
     def add(self, post_id: int, user_id: int, session=None) -> bool:
-        """True only when this call added the like (False if the user liked it already).
-
-        An upsert, as for follow edges: safe inside a transaction under concurrency.
-        """
-        result = self._likes.update_one(
-            {"post_id": post_id, "user_id": user_id},
-            {"$setOnInsert": {"created_at": dt.datetime.now(dt.UTC)}},
-            upsert=True,
-            session=session,
-        )
-        return result.upserted_id is not None
+        """True only when this call added the like (False if the user liked it already)."""
+        like = {"post_id": post_id, "user_id": user_id}
+        return insert_if_absent(self._likes, like, {"created_at": dt.datetime.now(dt.UTC)}, session)
 
     def remove(self, post_id: int, user_id: int, session=None) -> bool:
         """True only when this call removed the like."""

@@ -52,6 +52,17 @@ def collection(db: Database, name: str, settings: Settings):
     return db.get_collection(name)
 
 
+def insert_if_absent(coll, key: dict, fields: dict, session=None) -> bool:
+    """Insert ``key`` plus ``fields`` unless a document matches ``key``; True if inserted.
+
+    An upsert rather than an insert that catches ``DuplicateKeyError``: inside a transaction
+    a duplicate-key error aborts the whole transaction, while a racing upsert is a write
+    conflict the driver retries. ``key`` must be the fields of a unique index.
+    """
+    result = coll.update_one(key, {"$setOnInsert": fields}, upsert=True, session=session)
+    return result.upserted_id is not None
+
+
 def ping(db: Database) -> None:
     """Raise ``pymongo.errors.PyMongoError`` when the server cannot be reached."""
     db.command("ping")
