@@ -36,31 +36,18 @@ class Faults:
 
     def crash_timelines(self) -> None:
         """SIGKILL the timelines' redis-server: timelines, outboxes, caches are gone."""
-        server = self._stack.timelines
-        server.kill()
-        started = time.time()
-        readyz = self._readyz_while_down()
-        server.restart()
-        self._record(
-            "timelines Redis crash",
-            started,
-            "SIGKILL, no persistence, restarted empty",
-            readyz=readyz,
-        )
+        self._crash(self._stack.timelines, "timelines Redis crash")
 
     def crash_broker(self) -> None:
         """SIGKILL the broker's redis-server: every queued task is gone."""
-        server = self._stack.broker
+        self._crash(self._stack.broker, "broker Redis crash")
+
+    def _crash(self, server, fault: str) -> None:
         server.kill()
         started = time.time()
         readyz = self._readyz_while_down()
         server.restart()
-        self._record(
-            "broker Redis crash",
-            started,
-            "SIGKILL, no persistence, restarted empty",
-            readyz=readyz,
-        )
+        self._record(fault, started, "SIGKILL, no persistence, restarted empty", readyz=readyz)
 
     def _readyz_while_down(self) -> dict:
         """What ``/readyz`` says half-way through the outage; returns when it is over."""
