@@ -40,7 +40,8 @@ def reset() -> None:
         _client = None
 
 
-_READS = ("find_one", "count_documents", "aggregate", "distinct", "create_index")
+# Operations that change no document: locked, not journaled.
+_UNJOURNALED = ("find_one", "count_documents", "aggregate", "distinct", "create_index")
 _INSERTS = ("insert_one", "insert_many")
 _FILTERED_WRITES = (
     "update_one", "update_many", "replace_one", "delete_one", "delete_many",
@@ -54,7 +55,7 @@ def make_atomic() -> None:
     cls = mongomock.collection.Collection
     if getattr(cls, "_socialapp_atomic", False):
         return
-    for name in _READS:
+    for name in _UNJOURNALED:
         setattr(cls, name, _locked(getattr(cls, name)))
     for name in _INSERTS:
         setattr(cls, name, _locked(_journaled_insert(getattr(cls, name))))
