@@ -19,12 +19,14 @@ ENV PYTHONUNBUFFERED=1 \
 RUN groupadd --system --gid 10001 socialapp \
     && useradd --system --uid 10001 --gid socialapp --home-dir /app --shell /usr/sbin/nologin socialapp
 COPY --from=build /wheels /wheels
-RUN pip install /wheels/*.whl && rm -rf /wheels
 WORKDIR /app
+# The same pinned versions as `make setup` (requirements.lock, refreshed by `make lock`).
+COPY requirements.lock ./
+RUN pip install -c requirements.lock /wheels/*.whl && rm -rf /wheels
 COPY deploy/gunicorn.conf.py deploy/gunicorn.conf.py
 
 FROM base AS load
-RUN pip install "locust>=2.20"
+RUN pip install -c requirements.lock "locust>=2.20"
 COPY loadtest loadtest
 USER socialapp
 EXPOSE 8089

@@ -3,7 +3,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint format system-deps benchmark reliability
+LOCK := requirements.lock
+
+.PHONY: setup run test lint format system-deps benchmark reliability lock
 
 setup: system-deps $(STAMP)
 
@@ -11,11 +13,22 @@ setup: system-deps $(STAMP)
 system-deps:
 	@command -v redis-server >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 || scripts/install-system-deps.sh
 
-$(STAMP): pyproject.toml
+# Installs the exact versions CI tested ($(LOCK)); `make lock` refreshes them.
+$(STAMP): pyproject.toml $(LOCK)
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c $(LOCK) -e '.[dev]'
 	touch $(STAMP)
+
+# Resolves pyproject.toml's dependencies afresh in a throwaway venv and pins what it installed.
+lock:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	python3 -m venv "$$tmp"; \
+	"$$tmp/bin/python" -m pip install --quiet --upgrade pip; \
+	"$$tmp/bin/python" -m pip install --quiet -e '.[dev]'; \
+	{ echo "# The exact versions CI tested, installed by make setup as pip constraints."; \
+	  echo "# Python $$("$$tmp/bin/python" -c 'import sys; print(*sys.version_info[:2], sep=".")'); refresh with: make lock"; \
+	  "$$tmp/bin/python" -m pip freeze --exclude-editable; } > $(LOCK)
 
 run: setup
 	$(VENV)/bin/socialapp serve
