@@ -7,6 +7,8 @@ import os
 import secrets
 from collections.abc import Mapping
 
+from socialapp.domain.handles import RULE, is_handle
+
 PREFIX = "SOCIALAPP_"
 
 
@@ -90,6 +92,8 @@ class Settings:
             )
         if self.production and self.embedded_mongo:
             raise ConfigError("SOCIALAPP_MONGO_URI must be set when SOCIALAPP_ENV=production")
+        if self.operator_handle and not is_handle(self.operator_handle):
+            raise ConfigError(f"SOCIALAPP_OPERATOR_HANDLE: {RULE}")
         if not self.secret_key:
             return dataclasses.replace(self, secret_key=secrets.token_urlsafe(48))
         return self

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Flask, request
+from flask import Flask, Response, request
+from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from socialapp.api import accounts, admin, errors, graph, ops, posts, seed, timeline
+from socialapp.api import accounts, admin, errors, graph, json_body, ops, posts, seed, timeline
+from socialapp.api.base import refuse_undeclared_query
 from socialapp.api.fields import Id
 
 
@@ -23,7 +25,17 @@ class SocialApi(Api):
 BLUEPRINTS = (accounts.blp, graph.blp, posts.blp, timeline.blp, admin.blp, seed.blp, ops.blp)
 
 
+class StrictJSONProvider(DefaultJSONProvider):
+    """``request.get_json`` parses with the API's one bounded parser."""
+
+    def loads(self, s, **kwargs):
+        return json_body.parse(s)
+
+
 def register_api(app: Flask) -> SocialApi:
+    app.json = StrictJSONProvider(app)
+    # "//v1/users" is no route: without this, routing answers with an HTML redirect.
+    app.url_map.merge_slashes = False
     api = SocialApi(app)
     api.register_field(Id, "string", None)
     api.spec.components.security_scheme(
@@ -33,6 +45,8 @@ def register_api(app: Flask) -> SocialApi:
         api.register_blueprint(blueprint)
     errors.register(app, api)
     app.before_request(refuse_long_streams)
+    app.before_request(refuse_undeclared_query)
+    app.after_request(untyped_when_empty)
     return api
 
 
@@ -45,3 +59,10 @@ def refuse_long_streams() -> None:
         return  # the server passes no body without a Content-Length
     if len(request.get_data()) >= limit and request.environ["wsgi.input"].read(1):
         raise RequestEntityTooLarge()
+
+
+def untyped_when_empty(response: Response) -> Response:
+    """An empty answer (OPTIONS, 204) names no content type rather than text/html."""
+    if response.mimetype == "text/html" and not response.direct_passthrough and not response.data:
+        del response.headers["Content-Type"]
+    return response

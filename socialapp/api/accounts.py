@@ -10,12 +10,13 @@ from marshmallow import fields, validate
 from socialapp.api import limits
 from socialapp.api.auth import components
 from socialapp.api.base import Blueprint
-from socialapp.api.fields import Id, Text, UtcDateTime, id_from_path
+from socialapp.api.fields import FullMatch, Id, Text, UtcDateTime, id_from_path
+from socialapp.domain import handles
 from socialapp.services import accounts
 
 blp = Blueprint("accounts", __name__, url_prefix="/v1", description="Accounts and tokens")
 
-HANDLE = validate.Regexp(r"^[a-z0-9_]{3,30}$", error="3 to 30 of a-z, 0-9 and _.")
+HANDLE = FullMatch(handles.PATTERN, error=handles.RULE)
 
 
 class UserSchema(ma.Schema):

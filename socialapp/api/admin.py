@@ -18,7 +18,7 @@ blp = Blueprint("admin", __name__, url_prefix="/v1/admin", description="Operator
 
 class FanoutConfigSchema(ma.Schema):
     mode = fields.String(validate=validate.OneOf(MODES))
-    celebrity_threshold = fields.Integer(validate=validate.Range(min=1, max=2**31))
+    celebrity_threshold = fields.Integer(strict=True, validate=validate.Range(min=1, max=2**31))
 
 
 class FanoutSchema(FanoutConfigSchema):

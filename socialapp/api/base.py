@@ -1,25 +1,59 @@
-"""The project's Blueprint: strict argument parsing and authentication before validation."""
+"""The project's Blueprint: strict argument parsing and authentication before validation.
+
+Strictness is enforced where arguments are declared, so a view added later cannot loosen
+it: bodies go through the one bounded JSON parser, numbers are never coerced from strings,
+floats or booleans, patterns match whole values, and query strings carry no unknown or
+repeated parameters.
+"""
 
 from __future__ import annotations
 
 import functools
 import http
 
+import flask
 import flask_smorest
 import marshmallow as ma
-from webargs.flaskparser import FlaskParser
+from marshmallow import fields, validate
+from webargs import core
+from webargs.flaskparser import FlaskParser, is_json_request
 
-from socialapp.api import auth
+from socialapp.api import auth, json_body
+from socialapp.api.fields import FullMatch, QueryInteger
+from socialapp.errors import Invalid
 
 
 class StrictParser(FlaskParser):
-    """Unknown query parameters are errors (422), like unknown body fields."""
+    """Unknown or repeated query parameters are errors (422), like unknown body fields."""
 
     DEFAULT_UNKNOWN_BY_LOCATION = {**FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION, "query": ma.RAISE}
+
+    def _raw_load_json(self, req: flask.Request):
+        if not is_json_request(req):
+            return core.missing
+        return json_body.parse(req.get_data(cache=True))
+
+    def _handle_invalid_json_error(self, error, req, *args, **kwargs):
+        message = f"Request body is not valid JSON: {error}"
+        flask_smorest.abort(400, message=message, messages={"json": [message]})
+
+    def load_querystring(self, req: flask.Request, schema: ma.Schema):
+        repeated = {
+            name: ["Give this parameter once."]
+            for name, values in req.args.lists()
+            if len(values) > 1 and not isinstance(schema.fields.get(name), fields.List)
+        }
+        if repeated:
+            raise ma.ValidationError(repeated)
+        return super().load_querystring(req, schema)
 
 
 class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = StrictParser()
+
+    def arguments(self, schema, *, location="json", **kwargs):
+        check_strict(schema, location)
+        return super().arguments(schema, location=location, **kwargs)
 
     def errors(self, *statuses: int):
         """Document the error statuses a view can answer with (JSON bodies, ErrorSchema)."""
@@ -30,6 +64,50 @@ class Blueprint(flask_smorest.Blueprint):
             return view
 
         return document
+
+
+def check_strict(schema, location: str) -> None:
+    """Refuse, at import time, a schema that would coerce numbers or match part of a value."""
+    schema = schema() if isinstance(schema, type) else schema
+    for name, field in schema.fields.items():
+        if isinstance(field, fields.Number) and not _strict_number(field, location):
+            raise TypeError(f"{type(schema).__name__}.{name}: use a strict integer field")
+        partial = [
+            v
+            for v in field.validators
+            if isinstance(v, validate.Regexp) and not isinstance(v, FullMatch)
+        ]
+        if partial:
+            raise TypeError(f"{type(schema).__name__}.{name}: use FullMatch, not Regexp")
+        if isinstance(field, fields.Nested):
+            check_strict(field.schema, location)
+
+
+def _strict_number(field: fields.Number, location: str) -> bool:
+    if location == "query":
+        return isinstance(field, QueryInteger)
+    return isinstance(field, fields.Integer) and field.strict
+
+
+def declares_query(endpoint: str | None, method: str) -> bool:
+    """Whether the view serving ``endpoint`` parses a query string (and so checks it)."""
+    view = flask.current_app.view_functions.get(endpoint) if endpoint else None
+    view_class = getattr(view, "view_class", None)
+    handler = getattr(view_class, method.lower(), None) if view_class else None
+    if handler is None and method == "HEAD" and view_class:
+        handler = getattr(view_class, "get", None)
+    arguments = getattr(handler, "_apidoc", {}).get("arguments", {})
+    return any(param["in"] == "query" for param in arguments.get("parameters", []))
+
+
+def refuse_undeclared_query() -> None:
+    """A view that reads no query string still refuses one (422), rather than ignore it."""
+    request = flask.request
+    if request.method == "OPTIONS":  # a CORS preflight names the URL it will ask for
+        return
+    if request.args and not declares_query(request.endpoint, request.method):
+        unknown = {name: ["Unknown field."] for name in request.args}
+        raise Invalid("Unknown query parameters.", {"query": unknown})
 
 
 def authenticated(view):

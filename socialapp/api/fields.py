@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import marshmallow as ma
 from marshmallow import fields, validate
 
-from socialapp.domain.ids import MAX_ID, parse_id
+from socialapp.domain.ids import parse_id
 from socialapp.errors import NotFound
 
 
@@ -18,12 +19,35 @@ class Id(fields.Field):
         return None if value is None else str(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, str) or not value.isascii() or not value.isdigit():
-            raise ma.ValidationError("Not a valid id.")
-        number = int(value)
-        if not 0 < number <= MAX_ID:
+        number = parse_id(value) if isinstance(value, str) else None
+        if number is None:
             raise ma.ValidationError("Not a valid id.")
         return number
+
+
+class FullMatch(validate.Regexp):
+    """``Regexp`` that must match the whole value: ``$`` alone would let ``"ops\\n"`` in."""
+
+    def __call__(self, value: str) -> str:
+        if self.regex.fullmatch(value) is None:
+            raise ma.ValidationError(self._format_error(value))
+        return value
+
+
+class QueryInteger(fields.Integer):
+    """An integer in a query string: ASCII digits only, no sign, space, point or exponent."""
+
+    DIGITS = re.compile(r"[0-9]{1,9}")
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not isinstance(value, str) or self.DIGITS.fullmatch(value) is None:
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+def page_limit(maximum: int = 100) -> QueryInteger:
+    """The ``limit`` query parameter: 1 to ``maximum`` items, 20 unless given."""
+    return QueryInteger(load_default=20, validate=validate.Range(min=1, max=maximum))
 
 
 class Text(fields.String):
@@ -50,7 +74,7 @@ class UtcDateTime(fields.DateTime):
 
 
 class PageArgs(ma.Schema):
-    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    limit = page_limit()
     cursor = fields.String(load_default=None, validate=validate.Length(max=200))
 
 

@@ -5,13 +5,16 @@ per address and per target handle. Every token request counts, successful or not
 taken atomically before the password is checked, so concurrent guesses cannot overrun the
 limit (counting failures only would test first and deduct after the response, which a
 burst of parallel guesses slips through). If Redis cannot be reached, each process falls
-back to the same limits in memory and checks Redis again with back-off; no request fails
-because of the limiter. There is one limiter per process (flask-limiter's pattern for app
-factories): the app created last names its storage.
+back to the same limits in memory and checks Redis again with back-off (logged, and shown by
+``/readyz``); no request fails because of the limiter. flask-limiter takes any error raised
+while checking a request for a dead storage, so the key functions here never raise: a
+request's content can never switch the process to fresh counters. There is one limiter per
+process (flask-limiter's pattern for app factories): the app created last names its storage.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import time
@@ -37,11 +40,27 @@ RULES = (
 )
 
 
+def never_raises(key_func):
+    """``key_func``, or a key shared by every request it could not name (logged)."""
+
+    @functools.wraps(key_func)
+    def key() -> str:
+        try:
+            return key_func()
+        except Exception:
+            current_app.logger.exception("rate limit key %s failed", key_func.__name__)
+            return f"unnamed:{key_func.__name__}"
+
+    return key
+
+
+@never_raises
 def address_key() -> str:
     """The client address (``request.remote_addr``; behind proxies see ``trusted_proxies``)."""
     return f"address:{request.remote_addr or 'unknown'}"
 
 
+@never_raises
 def caller_key() -> str:
     """The caller named by a valid bearer token, else the client address."""
     try:
@@ -56,6 +75,7 @@ def _handle() -> str | None:
     return handle.lower() if isinstance(handle, str) and handle else None
 
 
+@never_raises
 def handle_key() -> str:
     """The target handle of a token request, lower-cased and hashed into a bounded key."""
     raw = (_handle() or "").encode("utf-8", "surrogatepass")
@@ -63,7 +83,11 @@ def handle_key() -> str:
 
 
 def _no_handle() -> bool:
-    return _handle() is None
+    try:
+        return _handle() is None
+    except Exception:  # counted under the shared "unnamed" handle key instead
+        current_app.logger.exception("rate limit: cannot read the handle")
+        return False
 
 
 def _settings() -> Settings:
@@ -113,6 +137,11 @@ tokens = _stack(
     ),
     limiter.shared_limit(_setting("rate_limit_tokens_per_address"), scope="tokens-address"),
 )
+
+
+def storage_state() -> str:
+    """``ok``, or ``unavailable`` while the limits are kept in this process's memory."""
+    return "unavailable" if limiter._storage_dead else "ok"
 
 
 def storage_uri(settings: Settings) -> str:

@@ -7,6 +7,7 @@ from flask import Response
 from flask.views import MethodView
 from marshmallow import fields
 
+from socialapp.api import limits
 from socialapp.api.auth import components
 from socialapp.api.base import Blueprint
 from socialapp.services import health
@@ -24,7 +25,10 @@ class ReadySchema(HealthSchema):
     checks = fields.Dict(
         keys=fields.String(),
         values=fields.String(),
-        metadata={"description": "each backing store: ok or unavailable"},
+        metadata={
+            "description": "each backing store: ok or unavailable (rate_limits: unavailable "
+            "while the limits fall back to this process's memory)"
+        },
     )
 
 
@@ -42,7 +46,7 @@ class Ready(MethodView):
     @blp.alt_response(503, schema=ReadySchema, description="A backing store does not answer")
     def get(self):
         """Every backing store answers (503 naming the ones that do not)"""
-        checks = health.check(components())
+        checks = {**health.check(components()), "rate_limits": limits.storage_state()}
         ok = all(state == "ok" for state in checks.values())
         headers = {} if ok else {"Retry-After": "5"}
         return (

@@ -11,12 +11,10 @@ from socialapp.api import limits
 from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
-from socialapp.api.fields import Id, Text, UtcDateTime, id_from_path
+from socialapp.api.fields import FullMatch, Id, Text, UtcDateTime, id_from_path, page_limit
 from socialapp.services import posts
 
 blp = Blueprint("posts", __name__, url_prefix="/v1", description="Posts, likes and comments")
-
-LIMIT = validate.Range(min=1, max=100)
 
 
 def _not_blank(text: str) -> None:
@@ -32,7 +30,7 @@ class IdempotencyHeaders(ma.Schema):
     idempotency_key = fields.String(
         data_key="Idempotency-Key",
         load_default=None,
-        validate=validate.Regexp(r"^[!-~]{1,100}$", error="1 to 100 visible ASCII characters."),
+        validate=FullMatch(r"[!-~]{1,100}", error="1 to 100 visible ASCII characters."),
         metadata={
             "description": "Any unique string per create. Repeating a request with the same "
             "key within 24 h returns what the first one made instead of making another."
@@ -75,7 +73,7 @@ class CommentPageSchema(ma.Schema):
 
 
 class PostPageArgs(ma.Schema):
-    limit = fields.Integer(load_default=20, validate=LIMIT)
+    limit = page_limit()
     max_id = Id(load_default=None)
 
 
@@ -90,7 +88,7 @@ class Cursor(fields.String):
 
 
 class CommentPageArgs(ma.Schema):
-    limit = fields.Integer(load_default=20, validate=LIMIT)
+    limit = page_limit()
     cursor = Cursor(attribute="after_seq", load_default=0)
 
 

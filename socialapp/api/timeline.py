@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask.views import MethodView
-from marshmallow import fields, validate
 
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
-from socialapp.api.fields import Id
+from socialapp.api.fields import Id, page_limit
 from socialapp.api.posts import PostPageSchema
 from socialapp.services import timeline
 
@@ -23,7 +22,7 @@ DIAGNOSTICS = {
 
 
 class HomeArgs(ma.Schema):
-    limit = fields.Integer(load_default=20, validate=validate.Range(min=1, max=100))
+    limit = page_limit()
     max_id = Id(load_default=None)
     since_id = Id(load_default=None)
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 
+from socialapp.domain.handles import RULE, is_handle
 from socialapp.domain.ids import IdGenerator
-from socialapp.errors import Conflict, NotFound, Unauthorized
+from socialapp.errors import Conflict, Invalid, NotFound, Unauthorized
 from socialapp.security import Passwords, Tokens
 from socialapp.stores.users import UserStore
 
@@ -23,6 +24,8 @@ def register(
     display_name: str | None = None,
     role: str = "user",
 ) -> dict:
+    if not is_handle(handle):
+        raise Invalid(f"handle: {RULE}", {"json": {"handle": [RULE]}})
     if users.by_handle(handle) is not None:
         raise Conflict(f"handle {handle!r} is already taken")
     return users.create(

@@ -21,112 +21,16 @@ import pytest
 from socialapp import create_app
 from socialapp.app import MAX_BODY_BYTES
 from socialapp.config import ConfigError, Settings
-from socialapp.services import operators, posts, seed, timeline
+from socialapp.services import operators, posts, timeline
+from tests.hostile.attack import (
+    OPERATORS,
+    VALID_BODIES,
+    assert_json_error,
+    body_operations,
+    call,
+    query_operations,
+)
 from workers import cli
-
-OPERATOR = {"handle": "root_operator", "password": "operator password"}
-OPERATORS = [
-    {"$gt": ""},
-    {"$ne": None},
-    {"$where": "sleep(1000) || true"},
-    {"$regex": ".*"},
-    {"$in": ["ada", "bob"]},
-    {"$exists": True},
-    {"text": {"$ne": None}},
-    ["$gt", ""],
-]
-# A valid body for each operation that takes one: each field is attacked in turn.
-VALID_BODIES = {
-    ("post", "/v1/users"): {"handle": "carol", "password": "long enough", "display_name": "C"},
-    ("post", "/v1/auth/token"): {"handle": "ada", "password": "correct horse"},
-    ("post", "/v1/posts"): {"text": "hello"},
-    ("post", "/v1/posts/{post_id}/comments"): {"text": "hello"},
-    ("put", "/v1/admin/fanout"): {"mode": "hybrid", "celebrity_threshold": 1000},
-    ("put", "/v1/admin/users/{user_id}/fanout"): {"strategy": "auto"},
-    ("post", "/v1/admin/seed"): {
-        "users": 1,
-        "celebrities": 0,
-        "posts_per_user": 0,
-        "seed": 0,
-        "password": "long enough",
-    },
-}
-JSON_ERROR_KEYS = {"code", "status", "message", "errors"}
-
-
-@pytest.fixture
-def settings(settings):
-    return dataclasses.replace(
-        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
-    )
-
-
-@pytest.fixture
-def world(client, signup, monkeypatch):
-    """Ada with a post, an operator, and what it takes to call every operation as them."""
-    monkeypatch.setattr(seed, "generate", lambda c, **kwargs: {})  # never write a real graph
-    ada = signup("ada")
-    post = client.post("/v1/posts", json={"text": "hello"}, headers=ada.headers).json
-    token = client.post("/v1/auth/token", json=OPERATOR).json["access_token"]
-    spec = client.get("/openapi.json").json
-    return {
-        "ada": ada,
-        "ids": {"{user_id}": ada.id, "{post_id}": post["id"]},
-        "operator": {"Authorization": f"Bearer {token}"},
-        "spec": spec,
-    }
-
-
-@pytest.fixture
-def state(components):
-    def snapshot():
-        db = components.db
-        return {name: db[name].count_documents({}) for name in db.list_collection_names()}
-
-    return snapshot
-
-
-def call(client, world, method, template, **kwargs):
-    path = template
-    for name, value in world["ids"].items():
-        path = path.replace(name, value)
-    operator = template.startswith("/v1/admin")
-    headers = world["operator"] if operator else world["ada"].headers
-    return getattr(client, method)(path, headers=headers, **kwargs)
-
-
-def resolve(spec, schema):
-    if "$ref" in schema:
-        return spec["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]]
-    return schema
-
-
-def body_operations(spec):
-    """(method, path, {field: property schema}) for every operation that takes a JSON body."""
-    for path, operations in spec["paths"].items():
-        for method, operation in operations.items():
-            if "requestBody" in operation:
-                content = operation["requestBody"]["content"]["application/json"]
-                yield method, path, resolve(spec, content["schema"])["properties"]
-
-
-def query_operations(spec):
-    """(method, path, [parameter name]) for every operation that reads query parameters."""
-    for path, operations in spec["paths"].items():
-        for method, operation in operations.items():
-            if method == "parameters":  # path parameters, shared by the path's operations
-                continue
-            names = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
-            if names:
-                yield method, path, names
-
-
-def assert_json_error(response, status):
-    assert response.status_code == status, (response.status_code, response.get_data()[:300])
-    body = response.get_json()
-    assert body["code"] == status and body["status"] and body["message"]
-    assert set(body) <= JSON_ERROR_KEYS
-    return body
 
 
 def test_every_body_operation_is_attacked(world):

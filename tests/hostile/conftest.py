@@ -1,0 +1,44 @@
+"""Fixtures of the hostile suites: Ada with a post, an operator, and the store's shape."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from socialapp.services import seed
+from tests.hostile.attack import OPERATOR
+
+
+@pytest.fixture
+def settings(settings):
+    return dataclasses.replace(
+        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
+    )
+
+
+@pytest.fixture
+def world(client, signup, monkeypatch):
+    """Ada with a post, an operator, and what it takes to call every operation as them."""
+    monkeypatch.setattr(seed, "generate", lambda c, **kwargs: {})  # never write a real graph
+    ada = signup("ada")
+    post = client.post("/v1/posts", json={"text": "hello"}, headers=ada.headers).json
+    token = client.post("/v1/auth/token", json=OPERATOR).json["access_token"]
+    spec = client.get("/openapi.json").json
+    return {
+        "ada": ada,
+        "ids": {"{user_id}": ada.id, "{post_id}": post["id"]},
+        "operator": {"Authorization": f"Bearer {token}"},
+        "spec": spec,
+    }
+
+
+@pytest.fixture
+def state(components):
+    """``state()`` counts the documents of every collection: refused requests change none."""
+
+    def snapshot():
+        db = components.db
+        return {name: db[name].count_documents({}) for name in db.list_collection_names()}
+
+    return snapshot
