@@ -1,28 +1,15 @@
-"""Errors the services raise; the API turns each into its HTTP status and JSON body."""
+"""Errors the services raise; the API turns each into its HTTP status and JSON body.
+
+No database or queue driver is imported here: the stores translate their drivers' errors
+into ``Unavailable`` (see ``socialapp.stores.unavailable``).
+"""
 
 from __future__ import annotations
 
-import kombu.exceptions
-import pymongo.errors
-import redis.exceptions
-
 
 class Unavailable(Exception):
-    """A backing store failed in a way its own error types do not say (a transaction gave up)."""
-
-
-# A backing store that cannot answer now: callers retry later (HTTP 503 with Retry-After).
-UNAVAILABLE = (
-    Unavailable,
-    pymongo.errors.ExecutionTimeout,
-    pymongo.errors.ConnectionFailure,
-    pymongo.errors.ServerSelectionTimeoutError,
-    pymongo.errors.WriteConcernError,
-    pymongo.errors.NotPrimaryError,
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    kombu.exceptions.OperationalError,
-)
+    """A backing store cannot answer now: callers retry later (HTTP 503 with Retry-After,
+    a Celery retry with backoff, or a read from MongoDB alone while Redis is down)."""
 
 
 class AppError(Exception):

@@ -11,11 +11,21 @@ import celery
 from kombu import Queue
 
 from socialapp.config import Settings
+from socialapp.errors import Unavailable
+from socialapp.stores.unavailable import BROKER, translates
 
 FANOUT = "fanout"
 FANOUT_LARGE = "fanout_large"
 FEED = "feed"
 QUEUES = (FANOUT, FANOUT_LARGE, FEED)
+# Every task retries, with backoff and jitter, while a backing store is unavailable.
+RETRY = dict(
+    autoretry_for=(Unavailable,),
+    retry_backoff=0.5,
+    retry_backoff_max=30,
+    retry_jitter=True,
+    max_retries=12,
+)
 
 
 def broker_url(settings: Settings) -> str:
@@ -54,6 +64,7 @@ def celery_app(settings: Settings, name: str = "socialapp") -> celery.Celery:
     return app
 
 
+@translates(BROKER)
 class TaskQueue:
     def __init__(self, settings: Settings) -> None:
         self.app = celery_app(settings, name="socialapp-sender")

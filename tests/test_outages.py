@@ -111,7 +111,7 @@ def test_delete_answers_204_when_the_broker_fails_after_the_delete(
     def broker_down(*args, **kwargs):
         raise kombu.exceptions.OperationalError("broker unreachable")
 
-    monkeypatch.setattr(components.queue, "send", broker_down)
+    monkeypatch.setattr(components.queue.app, "send_task", broker_down)
     assert client.delete(f"/v1/posts/{post_id}", headers=ada.headers).status_code == 204
     assert client.get(f"/v1/posts/{post_id}").status_code == 404
     timeline = client.get("/v1/timeline/home", headers=ada.headers).json["items"]

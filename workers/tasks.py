@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-import pymongo.errors
-import redis.exceptions
-
+from socialapp import queue
 from socialapp.services import fanout
 
-# Transient failures of a backing store: the task is retried with backoff and jitter.
-TRANSIENT = (
-    redis.exceptions.ConnectionError,
-    redis.exceptions.TimeoutError,
-    redis.exceptions.ClusterDownError,
-    redis.exceptions.TryAgainError,
-    pymongo.errors.ConnectionFailure,
-    pymongo.errors.NotPrimaryError,
-)
-RETRY = dict(
-    shared=False,  # each app (one per test, one per process) has its own tasks
-    autoretry_for=TRANSIENT,
-    retry_backoff=0.5,
-    retry_backoff_max=30,
-    retry_jitter=True,
-    max_retries=12,
-)
+# Each app (one per test, one per process) has its own tasks; a store that is unavailable
+# makes a task retry with backoff and jitter.
+RETRY = dict(shared=False, **queue.RETRY)
 
 
 def register(app, components) -> None:

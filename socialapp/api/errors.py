@@ -12,7 +12,7 @@ from werkzeug.exceptions import (
     default_exceptions,
 )
 
-from socialapp.errors import UNAVAILABLE, AppError
+from socialapp.errors import AppError, Unavailable
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ def register(app: Flask, api) -> None:
     def unexpected(error: Exception):
         if isinstance(error, HTTPException):
             return api.handle_http_exception(error)
-        if isinstance(error, UNAVAILABLE):
+        if isinstance(error, Unavailable):
             log.warning("backing store unavailable: %r", error)
             return render(
                 ServiceUnavailable(),

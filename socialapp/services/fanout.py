@@ -11,7 +11,7 @@ import time
 
 from socialapp.domain.ids import first_id_at
 from socialapp.domain.timeline import Entry
-from socialapp.errors import UNAVAILABLE
+from socialapp.errors import Unavailable
 from socialapp.queue import FANOUT, FANOUT_LARGE, FEED
 from socialapp.services import timeline
 
@@ -40,7 +40,7 @@ def on_post_created(c, post: dict) -> None:
     try:
         publish_to_outbox(c, post["_id"], post["author_id"])
         c.queue.send(DELIVER, post["_id"], post["author_id"])
-    except UNAVAILABLE as error:
+    except Unavailable as error:
         log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
 
 
@@ -65,7 +65,7 @@ def on_post_deleted(c, post: dict) -> None:
     try:
         c.post_cache.invalidate(post["_id"])  # again: a read may have cached it meanwhile
         c.queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
-    except UNAVAILABLE as error:
+    except Unavailable as error:
         log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
 
 

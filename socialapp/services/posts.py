@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from socialapp.errors import UNAVAILABLE, Forbidden, NotFound
+from socialapp.errors import Forbidden, NotFound, Unavailable
 from socialapp.services import fanout
 from socialapp.stores.posts import PostStore, new_post
 from socialapp.stores.users import UserStore
@@ -68,7 +68,7 @@ def delete_post(c, post_id: int, caller_id: int) -> dict:
     post = c.transactions.run(lambda session: _delete_counted(c, post_id, session))
     try:  # outside the transaction: a popular post has more likes than one should hold
         c.likes.delete_for_post(post_id)
-    except UNAVAILABLE as error:  # the post is gone: nothing can reach its likes any more
+    except Unavailable as error:  # the post is gone: nothing can reach its likes any more
         log.warning("post %s deleted, its likes left behind: %r", post_id, error)
     fanout.on_post_deleted(c, post)
     return post

@@ -13,12 +13,10 @@ import logging
 import math
 import time
 
-import redis.exceptions
-
 from socialapp.domain.timeline import Entry, SourceRead, merge
+from socialapp.errors import Unavailable
 
 log = logging.getLogger(__name__)
-REDIS_DOWN = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
 @dataclasses.dataclass
@@ -36,8 +34,8 @@ def read_home(c, user_id: int, limit: int, max_id: int | None, since_id: int | N
     started = time.perf_counter()
     try:
         page = _read_home(c, user_id, limit, max_id, since_id)
-    except REDIS_DOWN as error:
-        log.warning("timeline read from MongoDB, Redis is unavailable: %r", error)
+    except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
+        log.warning("timeline read from MongoDB alone: %r", error)
         page = read_home_from_store(c, user_id, limit, max_id, since_id)
     c.metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
     return page

@@ -14,6 +14,8 @@ from pathlib import Path
 
 from redis.cluster import RedisCluster
 
+from socialapp.stores.unavailable import REDIS, translates
+
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
 FOLLOWERS = "fanout:followers"
 OVERRIDES = "fanout:overrides"
@@ -42,6 +44,7 @@ def _chunks_done(post_id: int) -> str:
     return f"fanout:done:{{{post_id}}}"  # same hash tag as _in_flight: one slot, one MULTI
 
 
+@translates(REDIS)
 class FanoutState:
     def __init__(self, client, load_authors: Callable[[], Iterable[dict]], clock=time.time):
         """``load_authors()`` yields the users with followers or overrides (from MongoDB)."""

@@ -16,6 +16,7 @@ from pymongo.write_concern import WriteConcern
 from socialapp.config import Settings
 from socialapp.errors import Unavailable
 from socialapp.stores import embedded
+from socialapp.stores.unavailable import MONGODB, translated
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -76,9 +77,10 @@ class Transactions:
     which retries transient errors (a write conflict, a failover) with backoff, within the
     request's MongoDB timeout; ``work`` may therefore run more than once and must only touch
     MongoDB. Once the retries are spent the failure leaves as ``Unavailable`` (503), with
-    nothing written. The embedded store runs ``work(None)`` under its global lock and
-    undoes its writes on failure. A standalone ``mongod`` has no transactions: units of
-    work then run step by step, and a warning says so once.
+    nothing written; so do connection errors, which the stores leave to this loop. The
+    embedded store runs ``work(None)`` under its global lock and undoes its writes on
+    failure. A standalone ``mongod`` has no transactions: units of work then run step by
+    step, and a warning says so once.
     """
 
     def __init__(self, db: Database, settings: Settings) -> None:
@@ -98,7 +100,11 @@ class Transactions:
         if not self._server_supports_transactions():
             return work(None)
         try:
-            with pymongo.timeout(self._timeout), self._db.client.start_session() as session:
+            with (
+                translated(MONGODB),
+                pymongo.timeout(self._timeout),
+                self._db.client.start_session() as session,
+            ):
                 return session.with_transaction(work, **self._options)
         except pymongo.errors.PyMongoError as error:
             if error.has_error_label("TransientTransactionError") or error.has_error_label(
@@ -109,7 +115,8 @@ class Transactions:
 
     def _server_supports_transactions(self) -> bool:
         if self._supported is None:
-            hello = self._db.command("hello")
+            with translated(MONGODB):
+                hello = self._db.command("hello")
             self._supported = "setName" in hello or hello.get("msg") == "isdbgrid"
             if not self._supported:
                 log.warning(

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from bson import json_util
 
 from socialapp.config import Settings
+from socialapp.stores.unavailable import REDIS, translates
 
 DEFAULT_TTL_SECONDS = 24 * 3600
 JSON_OPTIONS = json_util.LEGACY_JSON_OPTIONS.with_options(tz_aware=True, tzinfo=dt.UTC)
@@ -23,6 +24,7 @@ def post_key(post_id: int) -> str:
     return f"post:{{{post_id}}}"
 
 
+@translates(REDIS)
 class PostCache:
     def __init__(self, client, settings: Settings, ttl_seconds: int = DEFAULT_TTL_SECONDS) -> None:
         self._client = client

@@ -21,6 +21,7 @@ from redis.exceptions import NoScriptError
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
+from socialapp.stores.unavailable import REDIS, translates
 
 LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
@@ -53,6 +54,7 @@ def outbox_key(author_id: int) -> str:
     return f"outbox:{{{author_id}}}"
 
 
+@translates(REDIS)
 class TimelineStore:
     def __init__(self, client, settings: Settings) -> None:
         self._client = client

@@ -1,0 +1,92 @@
+"""Driver errors that mean "this backing store cannot answer now", as ``Unavailable``.
+
+Every store class is decorated with the backend it talks to; its public methods then raise
+``socialapp.errors.Unavailable`` (the driver's error as its cause) instead of the driver's
+connection and timeout errors, so nothing above the stores imports a driver. One exception:
+a MongoDB call given a ``session`` runs inside a transaction, whose driver loop must see the
+original error to retry it; ``Transactions.run`` translates what is left at its boundary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+from typing import NamedTuple, TypeVar
+
+import kombu.exceptions
+import pymongo.errors
+import redis.exceptions
+
+from socialapp.errors import Unavailable
+
+T = TypeVar("T")
+
+
+class Backend(NamedTuple):
+    name: str
+    errors: tuple[type[BaseException], ...]
+
+
+MONGODB = Backend(
+    "MongoDB",
+    (
+        pymongo.errors.ExecutionTimeout,
+        pymongo.errors.ConnectionFailure,  # AutoReconnect, NotPrimaryError, server selection
+        pymongo.errors.WriteConcernError,
+    ),
+)
+REDIS = Backend(
+    "Redis",
+    (
+        redis.exceptions.ConnectionError,
+        redis.exceptions.TimeoutError,
+        redis.exceptions.ClusterDownError,
+        redis.exceptions.TryAgainError,
+    ),
+)
+BROKER = Backend("the broker", (kombu.exceptions.OperationalError, *REDIS.errors))
+
+
+@contextlib.contextmanager
+def translated(backend: Backend) -> Iterator[None]:
+    """Raise ``Unavailable`` for ``backend``'s connection and timeout errors in the block."""
+    try:
+        yield
+    except backend.errors as error:
+        raise Unavailable(f"{backend.name} is unavailable: {error}") from error
+
+
+def translates(backend: Backend) -> Callable[[type[T]], type[T]]:
+    """A class decorator: every public method translates ``backend``'s errors."""
+
+    def decorate(cls: type[T]) -> type[T]:
+        for name, member in list(vars(cls).items()):
+            if not name.startswith("_") and inspect.isfunction(member):
+                setattr(cls, name, _translating(member, backend))
+        return cls
+
+    return decorate
+
+
+def _translating(method: Callable, backend: Backend) -> Callable:
+    if inspect.isgeneratorfunction(method):
+
+        @functools.wraps(method)
+        def generator(*args, **kwargs):
+            if kwargs.get("session") is not None:
+                return (yield from method(*args, **kwargs))
+            with translated(backend):
+                return (yield from method(*args, **kwargs))
+
+        return generator
+
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        if kwargs.get("session") is not None:  # inside a transaction: see the module's doc
+            return method(*args, **kwargs)
+        with translated(backend):
+            return method(*args, **kwargs)
+
+    return call
