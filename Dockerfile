@@ -1,5 +1,5 @@
-# The socialapp image: the API (gunicorn, the default command) and the Celery workers
-# (`socialapp worker ...`). Targets: `app` (the default) and `load` (app + locust).
+# The socialapp image: the API (`socialapp serve`, on gunicorn: the default command) and the
+# Celery workers (`socialapp worker ...`). Targets: `app` (the default) and `load` (app + locust).
 # Nothing secret goes in: settings come from the environment at run time.
 
 FROM python:3.11-slim AS build
@@ -23,7 +23,6 @@ WORKDIR /app
 # The same pinned versions as `make setup` (requirements.lock, refreshed by `make lock`).
 COPY requirements.lock ./
 RUN pip install -c requirements.lock /wheels/*.whl && rm -rf /wheels
-COPY deploy/gunicorn.conf.py deploy/gunicorn.conf.py
 
 FROM base AS load
 RUN pip install -c requirements.lock "locust>=2.20"
@@ -33,6 +32,7 @@ EXPOSE 8089
 CMD ["locust", "-f", "loadtest/locustfile.py", "--host", "http://api:8000"]
 
 FROM base AS app
+ENV SOCIALAPP_HOST=0.0.0.0
 USER socialapp
 EXPOSE 8000
-CMD ["gunicorn", "--config", "deploy/gunicorn.conf.py", "socialapp:create_app()"]
+CMD ["socialapp", "serve"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import os
 import shutil
 import signal
 import socket
@@ -85,6 +86,7 @@ class RedisServer:
         self.maxmemory_policy = maxmemory_policy
         self.extra_args = tuple(extra_args)
         self._process: subprocess.Popen | None = None
+        self._owner = os.getpid()  # a forked child (a gunicorn worker) must not stop it
 
     @property
     def url(self) -> str:
@@ -152,7 +154,9 @@ class RedisServer:
         )
 
     def stop(self) -> None:
-        """Stop the server and remove the directory it created."""
+        """Stop the server and remove the directory it created (in the process that made it)."""
+        if os.getpid() != self._owner:
+            return
         self._shutdown()
         if self._owns_dir and self._workdir:
             shutil.rmtree(self._workdir, ignore_errors=True)

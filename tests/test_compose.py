@@ -20,6 +20,9 @@ from pathlib import Path
 import pytest
 from gunicorn.config import Config
 
+from socialapp.config import Settings
+from socialapp.entrypoints import gunicorn_conf
+from socialapp.entrypoints.server import Application, Worker
 from socialapp.queue import FANOUT_LARGE, QUEUES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,16 +205,23 @@ def test_the_api_waits_for_healthy_stores_and_reports_readiness(compose):
 
 
 def test_the_api_runs_gunicorn_with_several_workers(compose, monkeypatch):
-    services = compose.services()
-    api = services["api"]
-    args = command(api)
-    workers = environment(api)["GUNICORN_WORKERS"]
+    """``socialapp serve`` as the image runs it with compose's environment."""
+    api = compose.services()["api"]
+    image = dict(
+        line.split()[1].split("=", 1)
+        for line in dockerfile_stages()["app"]
+        if line.startswith("ENV ")
+    )
+    env = {**image, **environment(api)}
+    for name in [name for name in os.environ if name.startswith("GUNICORN_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("GUNICORN_WORKERS", env["GUNICORN_WORKERS"])
 
-    assert args[0] == "gunicorn"
-    assert args[-1] == "socialapp:create_app()"
-    assert option(api, "--config") == "deploy/gunicorn.conf.py"
-    monkeypatch.setenv("GUNICORN_WORKERS", workers)
-    assert gunicorn_settings()["workers"] >= 2
+    assert command(api) == ["socialapp", "serve"]
+    config = Application(Settings.from_env(env), QUEUES).cfg
+    assert config.workers >= 2
+    assert config.bind == ["0.0.0.0:8000"]
+    assert config.worker_class is Worker
 
 
 def test_celebrity_fanouts_have_their_own_workers(compose):
@@ -320,8 +330,8 @@ def test_system_deps_install_docker_compose():
 
 
 def gunicorn_settings() -> dict:
-    """deploy/gunicorn.conf.py as gunicorn reads it (unknown names or bad values raise)."""
-    namespace = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))
+    """The gunicorn config file as gunicorn reads it (unknown names or bad values raise)."""
+    namespace = runpy.run_path(gunicorn_conf.__file__)
     config = Config()
     for name, value in namespace.items():
         if name.startswith("_") or isinstance(value, types.ModuleType):

@@ -1,11 +1,14 @@
 """The real server, started as ``make run`` starts it, driven over HTTP from another process.
 
 Nothing is configured but the port and the operator account: the server starts its own
-redis-server and its in-process worker, and must stop both when it is told to stop.
+redis-server and its in-process worker, and must stop both when it is told to stop. It is a
+production HTTP server (gunicorn): what it rejects itself is answered as the API answers.
 """
 
 from __future__ import annotations
 
+import http.client
+import json
 import re
 import signal
 import socket
@@ -15,6 +18,9 @@ import pytest
 import redis
 
 from loadtest.reliability.client import Api
+from socialapp.config import Settings
+from socialapp.entrypoints.server import Application
+from socialapp.queue import QUEUES
 from socialapp.redis_server import free_port
 from tests.helpers_processes import start_server, wait_until
 
@@ -53,8 +59,22 @@ class Server:
         self.process.signal(signum)
         assert self.process.wait(timeout=30) == 0, self.process.log()
         assert not Path(f"/proc/{redis_pid}").exists(), "the server left its redis-server running"
+        wait_until(lambda: not session(self.process.pid), 10, "its worker process to be reaped")
         with pytest.raises(OSError), socket.create_connection(("127.0.0.1", self.port)):
             pass
+
+
+def session(sid: int) -> list[int]:
+    """Process ids still in session ``sid`` (the server's, with every process it started)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[3]) == sid:
+            pids.append(int(stat.parent.name))
+    return pids
 
 
 @pytest.fixture
@@ -158,3 +178,55 @@ def test_a_session_over_http(server):
 
 def test_ctrl_c_stops_the_server_and_its_redis(server):
     server.stop(signal.SIGINT)
+
+
+REJECTED_BY_THE_HTTP_SERVER = {
+    "a 10 KB URL": (b"GET /" + b"a" * 10_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    "a 10 KB header": (b"GET /healthz HTTP/1.1\r\nX-Big: " + b"b" * 10_000 + b"\r\n\r\n", 431),
+    "200 headers": (
+        b"GET /healthz HTTP/1.1\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(200)) + b"\r\n",
+        431,
+    ),
+    "a garbage request line": (b"GARBAGE\r\n\r\n", 400),
+}
+
+
+def raw_answer(port: int, request: bytes) -> http.client.HTTPResponse:
+    """The answer to ``request`` sent as is, bytes the HTTP server must parse itself."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = http.client.HTTPResponse(sock)
+        answer.begin()
+        answer.body = answer.read()
+        return answer
+
+
+def names_no_version(server_header: str) -> bool:
+    return not any(word in server_header for word in ("Werkzeug", "Python", "/"))
+
+
+def test_what_the_http_server_rejects_itself_is_a_short_json_error(server):
+    for what, (request, status) in REJECTED_BY_THE_HTTP_SERVER.items():
+        answer = raw_answer(server.port, request)
+        assert answer.status == status, (what, answer.status, answer.body)
+        assert answer.getheader("Content-Type") == "application/json", what
+        error = json.loads(answer.body)
+        assert error["code"] == status and set(error) == {"code", "status", "message"}, what
+        assert len(answer.body) < 200 and b"<" not in answer.body, what
+        assert names_no_version(answer.getheader("Server", "")), what
+    _, headers = server.call("GET", "/healthz")
+    assert names_no_version(headers["Server"])
+    assert server.ready()  # the server outlived every bad request
+
+
+def test_only_the_embedded_default_serves_from_a_single_worker_process(monkeypatch):
+    """mongomock lives in the process that serves: exactly one there, never replaced."""
+    monkeypatch.setenv("GUNICORN_WORKERS", "3")
+    embedded = Settings.from_env({}, host="127.0.0.1", port=8123)
+    config = Application(embedded, QUEUES).cfg
+    assert (config.workers, config.max_requests, config.timeout) == (1, 0, 0)
+    assert config.bind == ["127.0.0.1:8123"]
+    assert config.preload_app is False  # the app and its worker are built after the fork
+
+    on_mongodb = Settings.from_env({}, mongo_uri="mongodb://db:27017", redis_url="redis://r")
+    assert Application(on_mongodb, QUEUES).cfg.workers == 3

@@ -10,8 +10,9 @@ import tempfile
 from pathlib import Path
 
 from loadtest.reliability.client import Api
-from loadtest.reliability.processes import ROOT, Process, clean_env
+from loadtest.reliability.processes import Process, clean_env
 from socialapp.config import Settings
+from socialapp.entrypoints import gunicorn_conf
 from socialapp.redis_server import free_port
 from socialapp.security import Tokens
 from tests.conftest import TEST_SETTINGS
@@ -41,7 +42,13 @@ def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_pat
         GUNICORN_MAX_REQUESTS=str(RECYCLE_AFTER),
         PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "metrics"),
     )
-    gunicorn = [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy" / "gunicorn.conf.py")]
+    gunicorn = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "-c",
+        "python:socialapp.entrypoints.gunicorn_conf",
+    ]
     server = Process([*gunicorn, "socialapp:create_app()"], env, tmp_path / "gunicorn.log")
     api = Api(f"http://127.0.0.1:{port}")
     try:
@@ -83,7 +90,7 @@ def test_a_worker_process_serves_its_metrics(redis_server, tmp_path):
 
 
 def test_gunicorn_gives_its_workers_a_fresh_metrics_directory(monkeypatch, tmp_path):
-    hooks = runpy.run_path(str(ROOT / "deploy" / "gunicorn.conf.py"))
+    hooks = runpy.run_path(gunicorn_conf.__file__)
     assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ  # reading the config sets nothing
     monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")  # unset; restored afterwards
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))

@@ -95,6 +95,25 @@ def test_servers_left_running_are_stopped_at_exit():
     assert not alive(int(done.stdout))
 
 
+def test_a_forked_child_that_ends_leaves_its_parents_server_running():
+    """gunicorn forks its workers from the process that started the server: a worker ending
+    (its atexit handlers included) must not stop the server, nor remove its directory."""
+    script = (
+        "import os, sys\n"
+        "from socialapp.redis_server import RedisServer\n"
+        "from socialapp.stores.redis_client import connect\n"
+        "server = RedisServer(); server.start()\n"
+        "child = os.fork()\n"
+        "if child == 0:\n"
+        "    server.stop(); sys.exit(0)\n"
+        "os.waitpid(child, 0)\n"
+        "print(connect(server.url).ping(), os.path.isdir(server._workdir))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]
+
+
 def test_the_cluster_comes_up_with_every_slot_served(redis_cluster):
     assert len(redis_cluster.nodes) == 3
     for node in redis_cluster.startup_nodes:

@@ -7,11 +7,9 @@ the API with an in-process worker on the embedded defaults, ``worker`` runs a wo
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import getpass
 import logging
 import os
-import signal
 import sys
 
 from socialapp.config import ConfigError, Settings
@@ -65,53 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(args, settings: Settings) -> int:
-    from werkzeug.serving import make_server
+    from socialapp.entrypoints.server import serve
 
-    from socialapp.app import create_app
-    from socialapp.redis_server import RedisServer
-    from workers.app import EmbeddedWorker
-
-    queues = _embedded_worker_queues(settings)
-    redis = None
-    if not settings.redis_url:
-        redis = RedisServer()
-        settings = dataclasses.replace(settings, redis_url=redis.start() + "/0")
-        print(f"socialapp started its own redis-server at {redis.url}", flush=True)
-    app = create_app(settings)
-    # mongomock lives inside this process, so the embedded default runs its worker here too.
-    worker = None
-    if settings.embedded_mongo:
-        worker = EmbeddedWorker(app.extensions["socialapp"], queues=queues).start()
-    server = make_server(settings.host, settings.port, app, threaded=True)
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    print(f"socialapp serving on http://{settings.host}:{settings.port}", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-        if worker:
-            worker.stop()
-        if redis:
-            redis.stop()
-    return 0
-
-
-def _embedded_worker_queues(settings: Settings) -> tuple[str, ...]:
-    """The queues ``serve``'s in-process worker takes (others are left to worker processes)."""
-    queues = tuple(q.strip() for q in settings.embedded_worker_queues.split(",") if q.strip())
-    unknown = sorted(set(queues) - set(QUEUES))
-    if not queues or unknown:
-        raise ConfigError(
-            f"SOCIALAPP_EMBEDDED_WORKER_QUEUES: {', '.join(unknown) or 'none given'}; "
-            f"choose among {','.join(QUEUES)}"
-        )
-    return queues
-
-
-def _stop_on_sigterm(signum, frame) -> None:
-    raise KeyboardInterrupt  # unwinds serve_forever so the worker and Redis stop cleanly
+    return serve(settings)
 
 
 def _worker(args, settings: Settings) -> int:

@@ -63,7 +63,8 @@ def setup(world, size) -> Population:
 
 
 class Server:
-    """The app on werkzeug's threaded server, as ``socialapp serve`` runs it, in a thread."""
+    """The app on werkzeug's threaded server in a thread of this process (``socialapp serve``
+    runs gunicorn; here the store must live in the benchmark's own process)."""
 
     def __init__(self, app) -> None:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request

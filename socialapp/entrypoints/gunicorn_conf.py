@@ -1,10 +1,12 @@
-"""gunicorn settings for the API: ``gunicorn -c deploy/gunicorn.conf.py 'socialapp:create_app()'``.
+"""gunicorn settings for the API: read by ``socialapp serve`` (``server.py`` beside this file),
+or by ``gunicorn -c python:socialapp.entrypoints.gunicorn_conf 'socialapp:create_app()'``.
 
-Every value can be changed from the environment. The app is loaded in each worker after
-the fork (no preload), so every worker opens its own MongoDB and Redis connections.
-Prometheus metrics run in multiprocess mode: every worker writes its samples to files in
-``PROMETHEUS_MULTIPROC_DIR`` (a fresh directory unless set), and ``/metrics`` on any worker
-sums them all.
+Every value can be changed from the environment (``socialapp serve`` binds to
+``SOCIALAPP_HOST``:``SOCIALAPP_PORT`` rather than ``GUNICORN_BIND``). The app is loaded in
+each worker after the fork (no preload), so every worker opens its own MongoDB and Redis
+connections. Prometheus metrics run in multiprocess mode: every worker writes its samples to
+files in ``PROMETHEUS_MULTIPROC_DIR`` (a fresh directory unless set), and ``/metrics`` on any
+worker sums them all.
 """
 
 import logging
@@ -19,7 +21,7 @@ def _int(name: str, default: int) -> int:
 
 bind = os.environ.get("GUNICORN_BIND") or "0.0.0.0:8000"
 workers = _int("GUNICORN_WORKERS", 4)
-worker_class = "gthread"
+worker_class = "socialapp.entrypoints.server.Worker"  # gthread, errors in JSON
 threads = _int("GUNICORN_THREADS", 4)
 timeout = _int("GUNICORN_TIMEOUT", 30)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)

@@ -1,0 +1,1 @@
+"""Entry points: the processes the service runs as, assembled from the layers below."""

@@ -1,0 +1,143 @@
+"""``socialapp serve``: the API on gunicorn (threaded workers), configured by ``gunicorn_conf``.
+
+On the embedded default the store of record (mongomock) lives in the process that serves, so
+there is one gunicorn worker process, never replaced on a timer, and the app and its
+in-process Celery worker are built inside it, after the fork. The master only starts the
+redis-server (when no Redis is configured) and stops it last.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import runpy
+import ssl
+from http import HTTPStatus
+
+from gunicorn import util
+from gunicorn.app.base import BaseApplication
+from gunicorn.http import errors
+from gunicorn.workers.gthread import ThreadWorker
+
+from socialapp.config import ConfigError, Settings
+from socialapp.entrypoints import gunicorn_conf
+from socialapp.queue import QUEUES
+
+# What gunicorn answers itself (the request never reached the app), most specific first.
+_STATUSES = (
+    ((errors.InvalidResponseHeader, errors.InvalidResponseHeaderName), 500),
+    (errors.ConfigurationProblem, 500),
+    (errors.LimitRequestLine, 414),
+    (errors.LimitRequestHeaders, 431),
+    (errors.UnsupportedTransferCoding, 501),
+    (errors.ExpectationFailed, 417),
+    ((errors.ForbiddenProxyRequest, ssl.SSLError), 403),
+    (errors.ParseException, 400),
+)
+
+
+class Worker(ThreadWorker):
+    """gunicorn's threaded worker, answering what it rejects itself as the API does: a short
+    JSON error, without gunicorn's HTML page or the rejected input echoed back."""
+
+    def handle_error(self, req, client, addr, exc) -> None:
+        status = next((code for kinds, code in _STATUSES if isinstance(exc, kinds)), 500)
+        if status == 500:
+            self.log.exception("Error handling request")
+        else:
+            self.log.warning("Invalid request from ip=%s: %s", (addr or ("",))[0], exc)
+        try:
+            util.write_nonblock(client, error_response(status))
+        except Exception:
+            self.log.debug("Failed to send error message.")
+
+
+def error_response(status: int) -> bytes:
+    """A whole HTTP response carrying ``{"code", "status", "message"}`` (API.md's errors)."""
+    phrase = HTTPStatus(status).phrase
+    body = json.dumps(
+        {"code": status, "status": phrase, "message": HTTPStatus(status).description}
+    ).encode()
+    head = (
+        f"HTTP/1.1 {status} {phrase}\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode("latin-1") + body
+
+
+class Application(BaseApplication):
+    """The gunicorn application of ``socialapp serve``: ``gunicorn_conf`` plus ``settings``."""
+
+    def __init__(self, settings: Settings, worker_queues: tuple[str, ...]) -> None:
+        self._settings = settings
+        self._worker_queues = worker_queues
+        self._worker = None
+        super().__init__()
+
+    def load_config(self) -> None:
+        # Read afresh, as gunicorn reads a config file: its values come from the environment.
+        for name, value in runpy.run_path(gunicorn_conf.__file__).items():
+            if name in self.cfg.settings:
+                self.cfg.set(name, value)
+        self.cfg.set("bind", [f"{self._settings.host}:{self._settings.port}"])
+        self.cfg.set("when_ready", self._announce)
+        self.cfg.set("worker_exit", self._stop_worker)
+        if self._settings.embedded_mongo:
+            # Another process would see another store, and a replaced one an empty store.
+            for name, value in (("workers", 1), ("max_requests", 0), ("timeout", 0)):
+                self.cfg.set(name, value)
+
+    def load(self):
+        """The app, built in the worker process (after the fork), with its in-process worker."""
+        from socialapp.app import create_app
+        from workers.app import EmbeddedWorker
+
+        app = create_app(self._settings)
+        if self._settings.embedded_mongo:
+            components = app.extensions["socialapp"]
+            self._worker = EmbeddedWorker(components, queues=self._worker_queues).start()
+        return app
+
+    def _announce(self, arbiter) -> None:
+        host, port = self._settings.host, self._settings.port
+        print(f"socialapp serving on http://{host}:{port}", flush=True)
+
+    def _stop_worker(self, arbiter, worker) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+
+
+def serve(settings: Settings) -> int:
+    """Serve until SIGTERM or SIGINT; on the embedded default with its own redis-server."""
+    from socialapp.redis_server import RedisServer
+
+    queues = embedded_worker_queues(settings)
+    redis = None
+    if not settings.redis_url:
+        redis = RedisServer()
+        settings = dataclasses.replace(settings, redis_url=redis.start() + "/0")
+        print(f"socialapp started its own redis-server at {redis.url}", flush=True)
+    master = os.getpid()
+    try:
+        Application(settings, queues).run()
+    except SystemExit as stop:
+        if os.getpid() != master:
+            raise  # a worker process leaving the master's code it was forked in
+        return stop.code if isinstance(stop.code, int) else 1
+    finally:
+        if redis:
+            redis.stop()  # only in the process that started it
+    return 0
+
+
+def embedded_worker_queues(settings: Settings) -> tuple[str, ...]:
+    """The queues ``serve``'s in-process worker takes (others are left to worker processes)."""
+    queues = tuple(q.strip() for q in settings.embedded_worker_queues.split(",") if q.strip())
+    unknown = sorted(set(queues) - set(QUEUES))
+    if not queues or unknown:
+        raise ConfigError(
+            f"SOCIALAPP_EMBEDDED_WORKER_QUEUES: {', '.join(unknown) or 'none given'}; "
+            f"choose among {','.join(QUEUES)}"
+        )
+    return queues
