@@ -32,7 +32,7 @@ class UserSchema(ma.Schema):
 class NewUserSchema(ma.Schema):
     handle = Text(required=True, validate=HANDLE)
     password = Text(required=True, validate=validate.Length(min=8, max=128))
-    display_name = Text(validate=validate.Length(min=1, max=64))
+    display_name = Text(single_line=True, validate=validate.Length(min=1, max=64))
 
 
 class CredentialsSchema(ma.Schema):

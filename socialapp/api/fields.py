@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import unicodedata
 
 import marshmallow as ma
 from marshmallow import fields, validate
@@ -51,7 +52,21 @@ def page_limit(maximum: int = 100) -> QueryInteger:
 
 
 class Text(fields.String):
-    """A string MongoDB can store: valid UTF-8 (no lone surrogates) and no NUL characters."""
+    """A string MongoDB can store: valid UTF-8 (no lone surrogates) and no NUL characters.
+
+    Other control characters (terminal escapes, backspaces) are refused too, and so,
+    in a ``single_line`` name, are line breaks and the bidirectional overrides that make
+    one name read as another. Multi-line text keeps line breaks and tabs.
+    """
+
+    MULTI_LINE = "\n\r\t"
+    BIDI_CONTROLS = frozenset(
+        "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    )
+
+    def __init__(self, *args, single_line: bool = False, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.single_line = single_line
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
@@ -61,6 +76,11 @@ class Text(fields.String):
             raise ma.ValidationError("Not valid UTF-8 text.") from error
         if "\x00" in text:
             raise ma.ValidationError("NUL characters are not allowed.")
+        allowed = "" if self.single_line else self.MULTI_LINE
+        if any(unicodedata.category(ch) == "Cc" and ch not in allowed for ch in text):
+            raise ma.ValidationError("Control characters are not allowed.")
+        if self.single_line and not self.BIDI_CONTROLS.isdisjoint(text):
+            raise ma.ValidationError("Bidirectional control characters are not allowed.")
         return text
 
 

@@ -205,6 +205,21 @@ def test_no_path_into_the_store_takes_a_look_alike_handle(components):
         assert components.users.by_handle(handle) is None
 
 
+def test_display_names_cannot_smuggle_controls_or_bidi_overrides(client, world, state):
+    before = state()
+    for name in ("ops\n(operator)", "\u202eadmin", "ops\u2066x", "red\x1b[31m", "a\x08b"):
+        body = {"handle": "mallory", "password": "long enough", "display_name": name}
+        errors = assert_json_error(client.post("/v1/users", json=body), 422)["errors"]["json"]
+        assert "display_name" in errors, repr(name)
+    assert state() == before
+    text = {"text": "two\r\nlines\n\tand a tab, \u05e2\u05d1\u05e8\u05d9\u05ea"}
+    assert call(client, world, "post", "/v1/posts", json=text).status_code == 201
+    errors = assert_json_error(
+        call(client, world, "post", "/v1/posts", json={"text": "\x1b[2J"}), 422
+    )
+    assert "text" in errors["errors"]["json"]
+
+
 def test_idempotency_keys_match_whole_values():
     """HTTP servers refuse line breaks in headers; the schema does not rely on it."""
     headers = IdempotencyHeaders()
