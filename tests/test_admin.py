@@ -4,9 +4,9 @@ import mongomock
 import pytest
 
 from socialapp import create_app
+from socialapp.entrypoints import cli
 from socialapp.stores import mongo
 from tests.conftest import with_operator
-from workers import cli
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ def server(tmp_path_factory):
     )
     log = open(tmp_path_factory.mktemp("server") / "server.log", "w+")  # noqa: SIM115
     process = subprocess.Popen(
-        [sys.executable, "-m", "workers", "serve"],
+        [sys.executable, "-m", "socialapp.entrypoints.cli", "serve"],
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -82,7 +82,7 @@ def _wait_until_up(url: str, process: subprocess.Popen, log) -> None:
 @pytest.fixture(scope="module")
 def seeded(server):
     command = [
-        sys.executable, "-m", "workers", "seed", "--users", str(USERS),
+        sys.executable, "-m", "socialapp.entrypoints.cli", "seed", "--users", str(USERS),
         "--celebrities", str(CELEBRITIES), "--posts-per-user", "3",
         "--server", server, "--operator", OPERATOR["handle"],
     ]  # fmt: skip

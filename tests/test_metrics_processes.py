@@ -77,7 +77,9 @@ def test_a_worker_process_serves_its_metrics(redis_server, tmp_path):
         SOCIALAPP_METRICS_PORT=str(port),
     )
     worker = Process(
-        [sys.executable, "-m", "workers", "worker", "--queues", "feed"], env, tmp_path / "w.log"
+        [sys.executable, "-m", "socialapp.entrypoints.cli", "worker", "--queues", "feed"],
+        env,
+        tmp_path / "w.log",
     )
     try:
         metrics = Api(f"http://127.0.0.1:{port}")

@@ -11,11 +11,11 @@ import pytest
 from pymongo import ASCENDING
 from pymongo.errors import DuplicateKeyError
 
+from socialapp.entrypoints import cli
 from socialapp.errors import Conflict
 from socialapp.services import seed
 from socialapp.stores import embedded, mongo
 from tests.conftest import with_operator
-from workers import cli
 
 USERS, CELEBRITIES, POSTS_PER_USER = 300, 3, 2
 

@@ -2,7 +2,7 @@
 
 import celery.bootsteps
 
-from workers import cli
+from socialapp.entrypoints import cli
 
 
 def test_worker_exits_non_zero_after_an_unrecoverable_error(monkeypatch, redis_server):

@@ -75,4 +75,4 @@ class Process:
 def socialapp_command() -> list[str]:
     """The installed ``socialapp`` console script, as ``make run`` runs it."""
     script = Path(sys.executable).with_name("socialapp")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "workers"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "socialapp.entrypoints.cli"]

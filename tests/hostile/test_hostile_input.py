@@ -21,6 +21,7 @@ import pytest
 from socialapp import create_app
 from socialapp.app import MAX_BODY_BYTES
 from socialapp.config import ConfigError, Settings
+from socialapp.entrypoints import cli
 from socialapp.services import operators, posts, timeline
 from tests.hostile.attack import (
     OPERATORS,
@@ -30,7 +31,6 @@ from tests.hostile.attack import (
     call,
     query_operations,
 )
-from workers import cli
 
 
 def test_every_body_operation_is_attacked(world):

@@ -1,7 +1,7 @@
 """The ``socialapp`` command: serve the API, run workers, and operate the service.
 
-It lives with the workers because it is where processes are put together: ``serve`` runs
-the API with an in-process worker on the embedded defaults, ``worker`` runs a worker alone.
+Each subcommand parses its arguments and calls one thing: ``serve`` the gunicorn application
+(``server.py``), ``worker`` the Celery worker of ``workers``, the others a service.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def _create_operator(args, settings: Settings) -> int:
     from socialapp.services import accounts
 
     _require_shared_stores(settings)
-    password = os.environ.get("SOCIALAPP_OPERATOR_PASSWORD") or getpass.getpass("Password: ")
+    password = _operator_password()
     if not 8 <= len(password) <= 128:
         print("socialapp: the password must be 8 to 128 characters", file=sys.stderr)
         return 2
@@ -157,19 +157,26 @@ def _seed(args, settings: Settings) -> int:
     # Every generated account signs in with this password (the load test's too).
     password = os.environ.get("SOCIALAPP_LOAD_PASSWORD") or seeding.DEFAULT_PASSWORD
     if args.server:
-        return _seed_server(args, {**params, "password": password})
+        if not args.operator:
+            print("socialapp: --server needs --operator HANDLE", file=sys.stderr)
+            return 2
+        from socialapp.entrypoints.seeding import seed_through_api
+
+        body = {**params, "password": password}
+        return seed_through_api(args.server, args.operator, _operator_password(), body)
     return _seed_store(settings, params, password)
 
 
 def _seed_store(settings: Settings, params: dict, password: str) -> int:
     from socialapp import wiring
+    from socialapp.entrypoints.seeding import progress_bar
     from socialapp.errors import Conflict
     from socialapp.services import seed as seeding
 
     _require_shared_stores(settings)
     c = wiring.build(settings)
     c.ensure_indexes()
-    with _progress_bar() as bar:
+    with progress_bar() as bar:
         try:
             written = seeding.generate(c, **params, password=password, progress=bar.show)
         except Conflict as error:
@@ -179,75 +186,8 @@ def _seed_store(settings: Settings, params: dict, password: str) -> int:
     return 0
 
 
-def _seed_server(args, body: dict) -> int:
-    import time
-
-    if not args.operator:
-        print("socialapp: --server needs --operator HANDLE", file=sys.stderr)
-        return 2
-    password = os.environ.get("SOCIALAPP_OPERATOR_PASSWORD") or getpass.getpass("Password: ")
-    api = args.server.rstrip("/")
-    try:
-        credentials = {"handle": args.operator, "password": password}
-        token = _call(api, "POST", "/v1/auth/token", credentials)["access_token"]
-        job = _call(api, "POST", "/v1/admin/seed", body, token)
-        with _progress_bar() as bar:
-            while job["state"] == "running":
-                bar.show(job["stage"], job["done"], job["total"])
-                time.sleep(0.5)
-                job = _call(api, "GET", "/v1/admin/seed", token=token)
-            bar.show(job["stage"] or job["state"], job["done"], job["total"])
-    except _CallFailed as error:
-        print(f"socialapp: {error}", file=sys.stderr)
-        return 1
-    if job["state"] != "done":
-        print(f"socialapp: seeding {job['state']}: {job.get('error')}", file=sys.stderr)
-        return 1
-    print(" ".join(f"{key}={job[key]}" for key in ("accounts", "follows", "posts")))
-    return 0
-
-
-class _CallFailed(Exception):
-    """The API answered with an error, or could not be reached."""
-
-
-def _call(api: str, method: str, path: str, body: dict | None = None, token: str = "") -> dict:
-    import json
-    import urllib.error
-    import urllib.request
-
-    request = urllib.request.Request(api + path, method=method)
-    request.add_header("Accept", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    data = None
-    if body is not None:
-        data = json.dumps(body).encode()
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, data, timeout=30) as response:
-            return json.load(response)
-    except urllib.error.HTTPError as error:
-        try:
-            message = json.load(error).get("message", "")
-        except ValueError:
-            message = ""
-        raise _CallFailed(f"{method} {path}: {error.code} {error.reason} {message}") from error
-    except (urllib.error.URLError, OSError) as error:
-        raise _CallFailed(f"{method} {path}: {error}") from error
-
-
-def _progress_bar():
-    from tqdm import tqdm
-
-    class Bar(tqdm):
-        def show(self, stage: str | None, done: int, total: int) -> None:
-            self.set_description(stage or "", refresh=False)
-            self.total = total or None
-            self.n = done
-            self.refresh()
-
-    return Bar(unit=" docs", unit_scale=True, dynamic_ncols=True)
+def _operator_password() -> str:
+    return os.environ.get("SOCIALAPP_OPERATOR_PASSWORD") or getpass.getpass("Password: ")
 
 
 def _require_shared_stores(settings: Settings) -> None:

@@ -1,5 +1,0 @@
-import sys
-
-from workers.cli import main
-
-sys.exit(main())
