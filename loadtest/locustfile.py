@@ -12,12 +12,14 @@ See loadtest/README.md.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import time
 import tomllib
 from pathlib import Path
 
+from budgets import budget_checks  # locust puts this file's folder first on sys.path
 from locust import HttpUser, between, events, task
 from locust.exception import StopUser
 from locust.runners import WorkerRunner
@@ -53,6 +55,13 @@ def _options(parser) -> None:
         help="the generated accounts' shared password",
     )
     parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        default=False,
+        env_var="SOCIALAPP_LOAD_NO_WAIT",
+        help="no think time: each simulated user sends its next request at once (saturation)",
+    )
+    parser.add_argument(
         "--budgets",
         default=str(Path(__file__).with_name("budgets.toml")),
         env_var="SOCIALAPP_LOAD_BUDGETS",
@@ -62,7 +71,10 @@ def _options(parser) -> None:
 
 class FeedUser(HttpUser):
     abstract = True
-    wait_time = between(0.5, 2.0)
+    think_time = between(0.5, 2.0)
+
+    def wait_time(self) -> float:
+        return 0.0 if self.environment.parsed_options.no_wait else self.think_time()
 
     def handle(self) -> str:
         return f"load_{random.randrange(self.environment.parsed_options.load_users)}"
@@ -186,7 +198,10 @@ class CelebrityPoster(FeedUser):
     """One celebrity at a time posting to a large following (the fan-out's worst case)."""
 
     fixed_count = 1
-    wait_time = between(2.0, 5.0)
+    think_time = between(2.0, 5.0)
+
+    def wait_time(self) -> float:
+        return self.think_time()  # the celebrity's pace, with or without --no-wait
 
     def handle(self) -> str:
         celebrities = self.environment.parsed_options.load_celebrities
@@ -207,35 +222,18 @@ def _text() -> str:
 def _check_budgets(environment, **kwargs) -> None:
     if isinstance(environment.runner, WorkerRunner):
         return  # the master has the whole picture
-    with open(environment.parsed_options.budgets, "rb") as budgets_file:
+    options = environment.parsed_options
+    with open(options.budgets, "rb") as budgets_file:
         budgets = tomllib.load(budgets_file)
-    problems = over_budget(environment.stats, budgets)
+    checks = budget_checks(environment.stats, budgets)
+    problems = [check["problem"] for check in checks if not check["met"]]
     if environment.runner.exceptions:
         problems.append(f"{len(environment.runner.exceptions)} exceptions in the simulated users")
     for problem in problems:
         log.error("over budget: %s", problem)
     if not problems:
-        log.info("within budgets (%s)", environment.parsed_options.budgets)
+        log.info("within budgets (%s)", options.budgets)
+    if options.csv_prefix:  # beside locust's CSV files, for loadtest/load's report
+        verdict = {"budgets": options.budgets, "checks": checks, "problems": problems}
+        Path(f"{options.csv_prefix}_budgets.json").write_text(json.dumps(verdict, indent=2))
     environment.process_exit_code = 1 if problems else 0
-
-
-def over_budget(stats, budgets: dict) -> list[str]:
-    """What breaks the budgets: ``[total]`` and ``[requests."<name>"]`` tables."""
-    problems = []
-    if stats.total.num_requests == 0:
-        problems.append("no request was made")
-    checks = [("total", stats.total, budgets.get("total", {}))]
-    for name, budget in budgets.get("requests", {}).items():
-        entries = [entry for entry in stats.entries.values() if entry.name == name]
-        if not entries:
-            log.warning("budget for %r: no such request in this run", name)
-        checks += [(f"{entry.method} {name}", entry, budget) for entry in entries]
-    for label, entry, budget in checks:
-        if entry.num_requests == 0:
-            continue
-        if "fail_ratio" in budget and entry.fail_ratio > budget["fail_ratio"]:
-            problems.append(f"{label}: fail ratio {entry.fail_ratio:.3f} > {budget['fail_ratio']}")
-        p95 = entry.get_response_time_percentile(0.95)
-        if "p95_ms" in budget and p95 > budget["p95_ms"]:
-            problems.append(f"{label}: p95 {p95:.0f} ms > {budget['p95_ms']} ms")
-    return problems

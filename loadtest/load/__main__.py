@@ -1,0 +1,131 @@
+"""``python -m loadtest.load``: the load report of the embedded default.
+
+For each size (3,000 and 30,000 seeded users unless told otherwise) it starts a fresh
+``socialapp serve`` on the embedded default, seeds it through the CLI, sets hybrid mode with
+the threshold, and runs the locust mix of loadtest/README.md against it within the budgets
+of loadtest/budgets.toml. On the first size it then steps up simulated users without think
+time to find the saturation point. Everything lands in ``--out`` (``reports/load``): locust's
+CSV and HTML per run, ``summary.md`` and ``figures.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from loadtest.load.report import write_report
+from loadtest.reliability.client import Api
+from loadtest.reliability.processes import ROOT, Process, clean_env, socialapp_command
+from socialapp.embedded.redis_server import free_port
+
+OPERATOR = "load_ops"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="3000,30000", help="seeded users per run")
+    parser.add_argument("--celebrities", type=int, default=3)
+    parser.add_argument("--posts-per-user", type=int, default=5)
+    parser.add_argument("--threshold", type=int, default=500, help="hybrid celebrity threshold")
+    parser.add_argument("-u", "--users", type=int, default=20, help="simulated users")
+    parser.add_argument("-r", "--spawn-rate", type=float, default=5)
+    parser.add_argument("-t", "--run-time", default="2m")
+    parser.add_argument("--saturation-users", default="10,20,40", help="'' to skip")
+    parser.add_argument("--saturation-time", default="40s")
+    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "load")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    runs = {}
+    for index, size in enumerate(sizes):
+        with Server(args.out / f"server-{size}.log") as server:
+            server.seed(size, args.celebrities, args.posts_per_user)
+            server.set_hybrid(args.threshold)
+            runs[f"mix-{size}"] = locust(
+                server.url, args.out / f"mix-{size}", size, args, args.users, args.run_time
+            )
+            if index == 0 and args.saturation_users:
+                for users in (int(u) for u in args.saturation_users.split(",")):
+                    runs[f"saturation-{users}"] = locust(
+                        server.url,
+                        args.out / f"saturation-{size}-{users}",
+                        size,
+                        args,
+                        users,
+                        args.saturation_time,
+                        "--no-wait",
+                    )
+    summary = write_report(args.out, sizes, runs, vars(args))
+    print(f"report in {args.out / 'summary.md'}")
+    return 0 if summary["budgets_met"] else 1
+
+
+class Server:
+    """``socialapp serve`` on the embedded default, as a newcomer runs it, on a free port."""
+
+    def __init__(self, log_path: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.password = secrets.token_urlsafe(16)
+        self.env = clean_env(
+            SOCIALAPP_PORT=str(self.port),
+            SOCIALAPP_OPERATOR_HANDLE=OPERATOR,
+            SOCIALAPP_OPERATOR_PASSWORD=self.password,
+            SOCIALAPP_RATE_LIMITS_ENABLED="false",  # every simulated user shares one address
+            SOCIALAPP_LOG_LEVEL="WARNING",
+        )
+        self.process = Process([*socialapp_command(), "serve"], self.env, log_path)
+
+    def __enter__(self) -> Server:
+        api, deadline = Api(self.url), time.monotonic() + 120
+        while not api.ready():
+            if not self.process.running or time.monotonic() > deadline:
+                self.process.end()
+                raise RuntimeError(f"the API did not start: see {self.process.log_path}")
+            time.sleep(0.3)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.process.end()
+
+    def seed(self, users: int, celebrities: int, posts_per_user: int) -> None:
+        command = [
+            *socialapp_command(), "seed", "--users", str(users), "--celebrities",
+            str(celebrities), "--posts-per-user", str(posts_per_user), "--server", self.url,
+            "--operator", OPERATOR,
+        ]  # fmt: skip
+        subprocess.run(command, cwd=ROOT, env=self.env, check=True, stdin=subprocess.DEVNULL)
+
+    def set_hybrid(self, threshold: int) -> None:
+        api = Api(self.url)
+        token = api.sign_in(OPERATOR, self.password)
+        body = {"mode": "hybrid", "celebrity_threshold": threshold}
+        answer = api.call("PUT", "/v1/admin/fanout", body, token=token)
+        if answer.status != 200:
+            raise RuntimeError(f"cannot set the fan-out mode: {answer.status} {answer.body}")
+
+
+def locust(url: str, report: Path, size: int, args, users: int, run_time: str, *extra) -> dict:
+    """One headless locust run of loadtest/run.py; its report folder and exit code."""
+    command = [
+        sys.executable, str(ROOT / "loadtest" / "run.py"), "--host", url, "-u", str(users),
+        "-r", str(args.spawn_rate), "-t", run_time, "--report-dir", str(report),
+        "--load-users", str(size), "--load-celebrities", str(args.celebrities), *extra,
+    ]  # fmt: skip
+    started = time.monotonic()
+    code = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL).returncode
+    return {
+        "dir": report.name,
+        "users": users,
+        "no_wait": "--no-wait" in extra,
+        "exit_code": code,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
