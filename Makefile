@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark reliability lock
+.PHONY: setup run test lint format system-deps benchmark reliability load lock
 
 setup: system-deps $(STAMP)
 
@@ -58,3 +58,9 @@ benchmark: setup
 MINUTES ?= 3
 reliability: setup
 	$(PY) -m loadtest.reliability --minutes $(MINUTES) $(if $(OUT),--out $(OUT))
+
+# The newcomer's load run (loadtest/README.md) on fresh embedded servers at each size, and the
+# saturation point without think time: reports/load/ (SIZES=3000,30000, OUT=DIR).
+SIZES ?= 3000,30000
+load: setup
+	$(PY) -m loadtest.load --sizes $(SIZES) $(if $(OUT),--out $(OUT))
