@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from redis.cluster import RedisCluster
 
-from socialapp.redis_server import RedisCluster3, RedisServer
+from socialapp.embedded.redis_server import RedisCluster3, RedisServer
 from socialapp.stores.redis_client import connect
 
 __all__ = [

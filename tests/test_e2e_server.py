@@ -19,9 +19,9 @@ import redis
 
 from loadtest.reliability.client import Api
 from socialapp.config import Settings
+from socialapp.embedded.redis_server import free_port
 from socialapp.entrypoints.server import Application
 from socialapp.queue import QUEUES
-from socialapp.redis_server import free_port
 from tests.helpers_processes import start_server, wait_until
 
 OPERATOR_HANDLE = "ops"

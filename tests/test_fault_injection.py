@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import pytest
 
+from socialapp.embedded.redis_server import RedisServer
 from socialapp.queue import FANOUT, FEED
-from socialapp.redis_server import RedisServer
 from socialapp.services import fanout, graph
 from tests.helpers_processes import wait_until
 

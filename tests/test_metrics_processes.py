@@ -12,8 +12,8 @@ from pathlib import Path
 from loadtest.reliability.client import Api
 from loadtest.reliability.processes import Process, clean_env
 from socialapp.config import Settings
+from socialapp.embedded.redis_server import free_port
 from socialapp.entrypoints import gunicorn_conf
-from socialapp.redis_server import free_port
 from socialapp.security import Tokens
 from tests.conftest import TEST_SETTINGS
 from tests.helpers_processes import wait_until

@@ -17,8 +17,8 @@ import mongomock
 import pymongo.errors
 import pytest
 
+from socialapp.embedded import mongomock_store
 from socialapp.errors import Unavailable
-from socialapp.stores import embedded
 from socialapp.stores.mongo import Transactions
 
 COLLECTIONS = ("users", "follows", "posts", "comment_overflow", "likes")
@@ -215,7 +215,7 @@ def test_comments_stay_in_order_after_a_failed_attempt(client, signup, fault):
 def test_a_rolled_back_transaction_restores_every_document(components):
     db = components.db
     db.things.insert_many([{"_id": 1, "n": 1}, {"_id": 2, "n": 2}])
-    with pytest.raises(RuntimeError), embedded.transaction():
+    with pytest.raises(RuntimeError), mongomock_store.transaction():
         db.things.insert_one({"_id": 3, "n": 3})
         db.things.update_one({"_id": 1}, {"$inc": {"n": 10}})
         db.things.update_one({"_id": 9}, {"$set": {"n": 9}}, upsert=True)
@@ -223,7 +223,7 @@ def test_a_rolled_back_transaction_restores_every_document(components):
         db.things.find_one_and_update({"_id": 1}, {"$inc": {"n": 100}})
         raise RuntimeError("abort")
     assert list(db.things.find(sort=[("_id", 1)])) == [{"_id": 1, "n": 1}, {"_id": 2, "n": 2}]
-    with embedded.transaction():
+    with mongomock_store.transaction():
         db.things.update_one({"_id": 1}, {"$inc": {"n": 10}})
     assert db.things.find_one({"_id": 1})["n"] == 11  # a finished transaction is kept
 

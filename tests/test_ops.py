@@ -6,7 +6,7 @@ import pytest
 
 from socialapp import create_app
 from socialapp.config import ConfigError, Settings
-from socialapp.redis_server import free_port
+from socialapp.embedded.redis_server import free_port
 
 CONTRACT = {
     "/v1/users": {"post"},

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from socialapp import create_app
-from socialapp.redis_server import RedisServer
+from socialapp.embedded.redis_server import RedisServer
 from socialapp.stores import mongo
 from tests.conftest import Account
 from workers.app import EmbeddedWorker

@@ -10,8 +10,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from socialapp import redis_server
-from socialapp.redis_server import RedisServer, RedisUnavailable, find_redis_server, free_port
+from socialapp.embedded import redis_server
+from socialapp.embedded.redis_server import (
+    RedisServer,
+    RedisUnavailable,
+    find_redis_server,
+    free_port,
+)
 from socialapp.stores.redis_client import connect
 
 
@@ -87,7 +92,7 @@ def test_a_port_taken_by_another_server_is_not_mistaken_for_ours(redis_server):
 
 def test_servers_left_running_are_stopped_at_exit():
     script = (
-        "from socialapp.redis_server import RedisServer\n"
+        "from socialapp.embedded.redis_server import RedisServer\n"
         "server = RedisServer(); server.start(); print(server._process.pid)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -100,7 +105,7 @@ def test_a_forked_child_that_ends_leaves_its_parents_server_running():
     (its atexit handlers included) must not stop the server, nor remove its directory."""
     script = (
         "import os, sys\n"
-        "from socialapp.redis_server import RedisServer\n"
+        "from socialapp.embedded.redis_server import RedisServer\n"
         "from socialapp.stores.redis_client import connect\n"
         "server = RedisServer(); server.start()\n"
         "child = os.fork()\n"

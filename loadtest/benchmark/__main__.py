@@ -16,7 +16,7 @@ from pathlib import Path
 from loadtest.benchmark import SIZES, Size, delivery, memory, reads, redis_ceiling, report
 from loadtest.benchmark.targets import check
 from loadtest.benchmark.world import World
-from socialapp.redis_server import RedisServer
+from socialapp.embedded.redis_server import RedisServer
 
 REPO = Path(__file__).resolve().parents[2]
 

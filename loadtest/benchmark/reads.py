@@ -20,7 +20,7 @@ from werkzeug.serving import make_server
 
 from loadtest.benchmark import profiles, seed
 from loadtest.benchmark.stats import summary_ms
-from socialapp.redis_server import free_port
+from socialapp.embedded.redis_server import free_port
 from socialapp.services import operators, posts, timeline
 
 MODES = ("hybrid", "write", "read")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from loadtest.reliability.client import Api
 from loadtest.reliability.processes import Process, clean_env, socialapp_command
-from socialapp.redis_server import RedisServer, free_port
+from socialapp.embedded.redis_server import RedisServer, free_port
 
 OPERATOR = "reliability_ops"
 CHUNK_QUEUE = "fanout_large"

@@ -110,7 +110,7 @@ class Application(BaseApplication):
 
 def serve(settings: Settings) -> int:
     """Serve until SIGTERM or SIGINT; on the embedded default with its own redis-server."""
-    from socialapp.redis_server import RedisServer
+    from socialapp.embedded.redis_server import RedisServer
 
     queues = embedded_worker_queues(settings)
     redis = None

@@ -14,8 +14,8 @@ from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
 from socialapp.config import Settings
+from socialapp.embedded import mongomock_store
 from socialapp.errors import Unavailable
-from socialapp.stores import embedded
 from socialapp.stores.unavailable import MONGODB, translated
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "likes")
 def connect(settings: Settings) -> Database:
     """The database named in ``settings``; nothing is sent to the server until first use."""
     if settings.embedded_mongo:
-        return embedded.client().get_database(settings.mongo_db)
+        return mongomock_store.client().get_database(settings.mongo_db)
     client = pymongo.MongoClient(
         settings.mongo_uri,
         maxPoolSize=settings.mongo_max_pool_size,
@@ -95,7 +95,7 @@ class Transactions:
 
     def run(self, work: Callable[[ClientSession | None], T]) -> T:
         if self._embedded:
-            with embedded.transaction():
+            with mongomock_store.transaction():
                 return work(None)
         if not self._server_supports_transactions():
             return work(None)
@@ -129,7 +129,7 @@ class Transactions:
 
 def reset_embedded() -> None:
     """Forget the embedded store (tests start each app on an empty one)."""
-    embedded.reset()
+    mongomock_store.reset()
 
 
 def insert_unordered(coll, documents: list[dict], batch_size: int = 10_000, on_batch=None):
@@ -141,11 +141,11 @@ def insert_unordered(coll, documents: list[dict], batch_size: int = 10_000, on_b
     all (the same outcome in linear time).
     """
     in_process = isinstance(coll, mongomock.collection.Collection)
-    size = max(batch_size, embedded.BATCH) if in_process else batch_size
+    size = max(batch_size, mongomock_store.BATCH) if in_process else batch_size
     for start in range(0, len(documents), size):
         batch = documents[start : start + size]
         if in_process:
-            embedded.insert_batch(coll, batch)
+            mongomock_store.insert_batch(coll, batch)
         else:
             try:
                 coll.insert_many(batch, ordered=False)
