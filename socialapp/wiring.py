@@ -6,6 +6,7 @@ import dataclasses
 
 from socialapp.config import ConfigError, Settings
 from socialapp.domain.ids import IdGenerator
+from socialapp.feed_manager import FeedManager
 from socialapp.metrics import Metrics
 from socialapp.queue import TaskQueue
 from socialapp.security import Passwords, Tokens
@@ -39,6 +40,7 @@ class Components:
     timelines: TimelineStore
     post_cache: PostCache
     fanout_state: FanoutState
+    feeds: FeedManager
     queue: TaskQueue
     metrics: Metrics
 
@@ -58,6 +60,11 @@ def build(settings: Settings) -> Components:
     redis = redis_client.connect(settings.redis_url, cluster=settings.redis_cluster)
     queue = TaskQueue(settings)
     users = UserStore(db, settings)
+    follows = FollowStore(db, settings)
+    posts = PostStore(db, settings)
+    timelines = TimelineStore(redis, settings)
+    post_cache = PostCache(redis, settings)
+    fanout_state = FanoutState(redis)
     return Components(
         settings=settings,
         db=db,
@@ -67,14 +74,15 @@ def build(settings: Settings) -> Components:
         passwords=Passwords(settings),
         tokens=Tokens(settings),
         users=users,
-        follows=FollowStore(db, settings),
-        posts=PostStore(db, settings),
+        follows=follows,
+        posts=posts,
         likes=LikeStore(db, settings),
         idempotency=IdempotencyStore(db, settings),
         fanout_settings=FanoutSettingsStore(db, settings),
-        timelines=TimelineStore(redis, settings),
-        post_cache=PostCache(redis, settings),
-        fanout_state=FanoutState(redis, load_authors=users.authors_with_followers),
+        timelines=timelines,
+        post_cache=post_cache,
+        fanout_state=fanout_state,
+        feeds=FeedManager(timelines, fanout_state, post_cache, posts, follows, users, settings),
         queue=queue,
         metrics=Metrics(queue_depth=queue.depth),
     )

@@ -49,11 +49,17 @@ def settings(settings):
     )
 
 
+def read_home(c, user_id: int, max_id: int | None = None, since_id: int | None = None):
+    return timeline.read_home(
+        c.feeds, c.fanout_settings, c.metrics, user_id, PAGE, max_id, since_id
+    )
+
+
 def read_all(c, user_id: int, since_id: int | None = None) -> list[dict]:
     """Every page of the home timeline, following ``next_max_id`` until it is null."""
     found, max_id = [], None
     for _ in range(200):
-        page = timeline.read_home(c, user_id, PAGE, max_id, since_id)
+        page = read_home(c, user_id, max_id, since_id)
         assert len(page.posts) <= PAGE
         found += page.posts
         if page.next_max_id is None:
@@ -186,7 +192,7 @@ class FanoutMachine(RuleBasedStateMachine):
         if len(self.users) >= MAX_USERS:
             return
         user = accounts.register(
-            self.c.users, self.c.passwords, self.c.ids, f"p{next(_handles)}", "correct horse"
+            self.c.users, self.c.passwords, self.c.ids, f"p_{next(_handles)}", "correct horse"
         )
         self.users.append(user["_id"])
 
@@ -306,7 +312,7 @@ def test_entries_below_a_raised_floor_do_not_hide_newer_posts(components, settle
         for handle in ("ada", "bob", "cyd")
     )
     graph.follow(c, bob, ada)
-    timeline.read_home(c, bob, PAGE, None, None)  # bob is active: his home exists
+    read_home(c, bob)  # bob is active: his home exists
     old = posts.create_post(c, ada, "old")["_id"]
     cyds = [posts.create_post(c, cyd, f"cyd {n}")["_id"] for n in range(6)]
     settle()

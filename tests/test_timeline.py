@@ -129,10 +129,10 @@ def test_a_celebrity_fan_out_goes_to_its_own_queue(client, signup, components, m
     import dataclasses
 
     from socialapp.services import fanout
+    from socialapp.stores.follows import FollowStore
 
-    monkeypatch.setattr(
-        components, "settings", dataclasses.replace(components.settings, fanout_chunk_size=2)
-    )
+    c = components
+    follows = FollowStore(c.db, dataclasses.replace(c.settings, fanout_chunk_size=2))
     sent = []
     monkeypatch.setattr(components.queue, "send", lambda *a, **kw: sent.append((a, kw)))
     celebrity, small = signup("celeb"), signup("small")
@@ -143,8 +143,10 @@ def test_a_celebrity_fan_out_goes_to_its_own_queue(client, signup, components, m
     big_post = post(client, celebrity, "to many")
     small_post = post(client, small, "to one")
     sent.clear()
-    fanout.deliver_post(components, int(big_post), int(celebrity.id))
-    fanout.deliver_post(components, int(small_post), int(small.id))
+    for post_id, author in ((big_post, celebrity), (small_post, small)):
+        fanout.deliver_post(
+            c.posts, follows, c.feeds, c.fanout_settings, c.queue, int(post_id), int(author.id)
+        )
     queues = {(args[1], kw["queue"]) for args, kw in sent if args[0] == fanout.DELIVER_CHUNK}
     assert queues == {(int(big_post), "fanout_large"), (int(small_post), "fanout")}
 
@@ -170,10 +172,11 @@ def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components
         return found
 
     c.follows.followee_ids = load_then_unfollow
-    timeline.read_home(c, reader, 20, None, None)
+    timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)
     c.follows.followee_ids = load
-    assert c.fanout_state.followees(reader, load=lambda: load(reader)) == set()
-    assert post_id not in [p["_id"] for p in timeline.read_home(c, reader, 20, None, None).posts]
+    assert c.feeds.followees(reader) == set()
+    page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)
+    assert post_id not in [p["_id"] for p in page.posts]
 
 
 def test_only_fan_out_state_lives_without_a_ttl(client, signup, components, settle):
@@ -211,7 +214,7 @@ def test_the_sweeper_forgets_idle_readers_who_then_get_a_rebuilt_home(
     components.redis.zadd("fanout:active", {bob.id: long_ago})
     assert client.post("/v1/posts", json={"text": "hi"}, headers=ada.headers).status_code == 201
     settle()
-    fanout.sweep(components)
+    fanout.sweep(components.posts, components.feeds, components.queue, components.settings)
     active = components.redis.zrange("fanout:active", 0, -1)
     assert bob.id not in active and cat.id in active
     assert [p["text"] for p in home(client, bob).json["items"]] == ["hi"]  # rebuilt on return

@@ -15,24 +15,38 @@ def register(app, components) -> None:
 
     @app.task(name=fanout.DELIVER, **RETRY)
     def deliver_post(post_id: int, author_id: int) -> int:
-        return fanout.deliver_post(components(), post_id, author_id)
+        c = components()
+        return fanout.deliver_post(
+            c.posts, c.follows, c.feeds, c.fanout_settings, c.queue, post_id, author_id
+        )
 
     @app.task(name=fanout.DELIVER_CHUNK, **RETRY)
     def deliver_chunk(post_id: int, author_id: int, follower_ids: list[int], index=0) -> int:
-        return fanout.deliver_chunk(components(), post_id, author_id, follower_ids, index)
+        c = components()
+        return fanout.deliver_chunk(
+            c.posts, c.feeds, c.metrics, post_id, author_id, follower_ids, index
+        )
 
     @app.task(name=fanout.RETRACT, **RETRY)
     def retract_post(post_id: int, author_id: int) -> None:
-        fanout.retract_post(components(), post_id, author_id)
+        c = components()
+        fanout.retract_post(c.follows, c.feeds, post_id, author_id)
 
     @app.task(name=fanout.SWEEP, **RETRY)
     def sweep() -> int:
-        return fanout.sweep(components())
+        c = components()
+        return fanout.sweep(c.posts, c.feeds, c.queue, c.settings)
 
     @app.task(name=fanout.RECONCILE, **RETRY)
     def reconcile(generation: int, not_before: float = 0) -> bool:
-        return fanout.reconcile(components(), generation, not_before)
+        c = components()
+        return fanout.reconcile(
+            c.users, c.follows, c.feeds, c.fanout_settings, generation, not_before
+        )
 
     @app.task(name=fanout.RECONCILE_AUTHOR, **RETRY)
     def reconcile_author(author_id: int, not_before: float = 0) -> None:
-        fanout.reconcile_author(components(), author_id, not_before)
+        c = components()
+        fanout.reconcile_author(
+            c.users, c.follows, c.feeds, c.fanout_settings, author_id, not_before
+        )

@@ -94,12 +94,16 @@ def profile_hot_paths(world, authors: dict[int, int]) -> list[dict]:
     found = [
         profiles.profile(
             f"deliver_chunk ({len(followers)} followers, redelivered)",
-            lambda: fanout.deliver_chunk(c, post_id, author_id, followers),
+            lambda: fanout.deliver_chunk(
+                c.posts, c.feeds, c.metrics, post_id, author_id, followers
+            ),
             repeat=20,
         ),
         profiles.profile(
             f"deliver_post ({max(authors)} followers: lookup and enqueue)",
-            lambda: fanout.deliver_post(c, post_id, author_id),
+            lambda: fanout.deliver_post(
+                c.posts, c.follows, c.feeds, c.fanout_settings, c.queue, post_id, author_id
+            ),
             repeat=1,
         ),
     ]

@@ -18,7 +18,7 @@ def measure(redis_url: str, users: int) -> dict:
     client.flushdb()
     settings = Settings.from_env({}, redis_url=f"{redis_url}/{SPARE_DB}")
     store = TimelineStore(client, settings)
-    state = FanoutState(client, load_authors=list)
+    state = FanoutState(client)
     cap = settings.timeline_cap
     try:
         ids = list(range(1, users + 1))

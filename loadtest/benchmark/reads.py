@@ -20,7 +20,7 @@ from werkzeug.serving import make_server
 
 from loadtest.benchmark import profiles, seed
 from loadtest.benchmark.stats import summary_ms
-from socialapp.embedded.redis_server import free_port
+from socialapp.redis_server import free_port
 from socialapp.services import operators, posts, timeline
 
 MODES = ("hybrid", "write", "read")
@@ -119,7 +119,12 @@ def measure(world, size, population: Population) -> dict:
                 operators.change_fanout(c, mode=mode)
             world.settle()
             for (followees, celebrities), readers in population.readers.items():
-                pages = [timeline.read_home(c, reader, 20, None, None) for reader in readers]
+                pages = [
+                    timeline.read_home(
+                        c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None
+                    )
+                    for reader in readers
+                ]
                 headers = [_bearer(population.tokens[reader]) for reader in readers]
                 run = load(server.port, HOME, headers, size.connections, size.read_seconds)
                 results.append(
@@ -156,7 +161,9 @@ def _profile_service(c, mode: str, config: tuple[int, int], readers: list[int]) 
     turn = itertools.cycle(readers)
     return profiles.profile(
         f"read_home service, {mode} mode, {config[0]} followees + {config[1]} celebrities",
-        lambda: timeline.read_home(c, next(turn), 20, None, None),
+        lambda: timeline.read_home(
+            c.feeds, c.fanout_settings, c.metrics, next(turn), 20, None, None
+        ),
         repeat=50,
     )
 

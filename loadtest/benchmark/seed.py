@@ -57,7 +57,8 @@ def load_followees(c, edges: list[tuple[int, int]]) -> None:
     for follower, followee in edges:
         followees.setdefault(follower, []).append(followee)
     for reader_id, ids in followees.items():
-        c.fanout_state.followees(reader_id, load=lambda ids=ids: ids)
+        state = c.fanout_state
+        state.fill_followees(reader_id, state.followee_changes(reader_id), ids)
 
 
 def add_followers(c, author_id: int, count: int) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import sys
 import time
 
-from socialapp.queue import FANOUT
+from socialapp.config import Settings
+from socialapp.queue import FANOUT, TaskQueue
 from socialapp.services import fanout
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.timelines import TimelineStore
@@ -23,10 +24,11 @@ from socialapp.stores.timelines import TimelineStore
 
 def hand_back_completion() -> None:
     deliver = fanout.deliver_chunk
+    queue = TaskQueue(Settings.from_env())
 
-    def deliver_here(c, post_id: int, author_id: int, follower_ids: list[int], index=0) -> int:
-        delivered = deliver(c, post_id, author_id, follower_ids, index)
-        c.queue.send(fanout.DELIVER_CHUNK, post_id, author_id, [], index, queue=FANOUT)
+    def deliver_here(posts, feeds, metrics, post_id, author_id, follower_ids, index=0) -> int:
+        delivered = deliver(posts, feeds, metrics, post_id, author_id, follower_ids, index)
+        queue.send(fanout.DELIVER_CHUNK, post_id, author_id, [], index, queue=FANOUT)
         return delivered
 
     FanoutState.finish_chunk = lambda self, post_id, index: False  # recorded by the API's worker

@@ -43,7 +43,8 @@ class Home(MethodView):
     @blp.errors(401, 503)
     def get(self, args):
         """Posts by the accounts the caller follows, and their own, newest first"""
-        page = timeline.read_home(components(), caller_id(), **args)
+        c = components()
+        page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, caller_id(), **args)
         headers = {
             "X-Fanout-Mode": page.mode,
             "X-Timeline-Materialized": str(page.from_timeline),

@@ -20,7 +20,14 @@ def follow(c, follower_id: int, followee_id: int) -> bool:
         lambda session: _change_edge(c, follower_id, followee_id, +1, session)
     )
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
-    fanout.on_follow(c, follower_id, followee, followee["followers_count"] - added)
+    fanout.on_follow(
+        c.feeds,
+        c.fanout_settings,
+        c.queue,
+        follower_id,
+        followee,
+        followee["followers_count"] - added,
+    )
     return added
 
 
@@ -30,7 +37,14 @@ def unfollow(c, follower_id: int, followee_id: int) -> bool:
         lambda session: _change_edge(c, follower_id, followee_id, -1, session)
     )
     if followee is not None:  # also on a retry, as for follow
-        fanout.on_unfollow(c, follower_id, followee, followee["followers_count"] + removed)
+        fanout.on_unfollow(
+            c.feeds,
+            c.fanout_settings,
+            c.queue,
+            follower_id,
+            followee,
+            followee["followers_count"] + removed,
+        )
     return removed
 
 

@@ -12,7 +12,7 @@ def describe_fanout(c) -> dict:
         "mode": settings.current.mode,
         "celebrity_threshold": settings.current.celebrity_threshold,
         "generation": settings.generation,
-        "settled": settings.settled and not c.fanout_state.unsettled(),
+        "settled": settings.settled and not c.feeds.unsettled(),
         "pending": [
             {"mode": p.mode, "celebrity_threshold": p.celebrity_threshold} for p in settings.pending
         ],
@@ -25,7 +25,7 @@ def change_fanout(c, mode: str | None = None, celebrity_threshold: int | None = 
     before = c.fanout_settings.read().generation
     after = c.fanout_settings.change(mode=mode, threshold=celebrity_threshold)
     if after.generation != before:
-        fanout.on_settings_changed(c, after.generation)
+        fanout.on_settings_changed(c.fanout_settings, c.queue, after.generation)
     return describe_fanout(c)
 
 
@@ -34,5 +34,7 @@ def set_author_strategy(c, user_id: int, strategy: str) -> dict:
     if before is None:
         raise NotFound("user not found")
     author = c.users.set_fanout_override(user_id, strategy)
-    fanout.on_override(c, author, before.get("fanout_override", "auto"))
+    fanout.on_override(
+        c.feeds, c.fanout_settings, c.queue, author, before.get("fanout_override", "auto")
+    )
     return {"user_id": user_id, "strategy": strategy}

@@ -48,7 +48,7 @@ def create_post(c, author_id: int, text: str, idempotency_key: str | None = None
         post = c.transactions.run(store)
     except _Replayed as replayed:
         return replayed.response
-    fanout.on_post_created(c, post)
+    fanout.on_post_created(c.feeds, c.queue, post)
     return post
 
 
@@ -64,13 +64,13 @@ def delete_post(c, post_id: int, caller_id: int) -> dict:
     post = get_post(c.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
-    fanout.before_post_deleted(c, post)
+    fanout.before_post_deleted(c.feeds, post)
     post = c.transactions.run(lambda session: _delete_counted(c, post_id, session))
     try:  # outside the transaction: a popular post has more likes than one should hold
         c.likes.delete_for_post(post_id)
     except Unavailable as error:  # the post is gone: nothing can reach its likes any more
         log.warning("post %s deleted, its likes left behind: %r", post_id, error)
-    fanout.on_post_deleted(c, post)
+    fanout.on_post_deleted(c.feeds, c.queue, post)
     return post
 
 
@@ -97,12 +97,12 @@ def user_posts(
 def like(c, post_id: int, user_id: int) -> None:
     """Idempotent: the post's like count moves only when the like is new."""
     c.transactions.run(lambda session: _change_like(c, post_id, user_id, +1, session))
-    c.post_cache.invalidate(post_id)  # even when unchanged: a retry after an outage refreshes
+    c.feeds.forget(post_id)  # even when unchanged: a retry after an outage refreshes
 
 
 def unlike(c, post_id: int, user_id: int) -> None:
     c.transactions.run(lambda session: _change_like(c, post_id, user_id, -1, session))
-    c.post_cache.invalidate(post_id)
+    c.feeds.forget(post_id)
 
 
 def _change_like(c, post_id: int, user_id: int, delta: int, session) -> None:
@@ -138,7 +138,7 @@ def add_comment(
         return replayed.response
     if not stored:
         raise NotFound("post not found")
-    c.post_cache.invalidate(post_id)
+    c.feeds.forget(post_id)
     return response
 
 

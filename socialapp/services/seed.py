@@ -78,7 +78,7 @@ def generate(
     tally.total = len(graph.edges) + len(graph.posts) + len(graph.accounts)
     c.follows.add_many(graph.edges, on_batch=lambda n: tally("follows", n))
     c.posts.create_many(graph.posts, on_batch=lambda n: tally("posts", n))
-    c.fanout_state.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
+    c.feeds.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
     accounts = [{**account, "password_hash": password_hash} for account in graph.accounts]
     c.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
     return {"accounts": len(accounts), "follows": len(graph.edges), "posts": len(graph.posts)}

@@ -24,7 +24,7 @@ DOCUMENT_ID = "fanout"
 class FanoutSettingsStore:
     def __init__(self, db, settings: Settings, clock=time.monotonic) -> None:
         self._settings = collection(db, "settings", settings)
-        self._ttl = settings.settings_refresh_seconds
+        self.refresh_seconds = settings.settings_refresh_seconds
         self._clock = clock
         self._lock = threading.Lock()
         self._cached: tuple[float, FanoutSettings] | None = None
@@ -35,7 +35,7 @@ class FanoutSettingsStore:
     def current(self) -> FanoutSettings:
         """The settings in force, at most ``settings_refresh_seconds`` old."""
         with self._lock:
-            if self._cached and self._clock() - self._cached[0] < self._ttl:
+            if self._cached and self._clock() - self._cached[0] < self.refresh_seconds:
                 return self._cached[1]
         fresh = self.read()
         with self._lock:

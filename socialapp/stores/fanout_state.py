@@ -3,13 +3,13 @@
 Owns the keys ``following:{<user_id>}`` (a reader's followees) and its change counter,
 and ``fanout:*`` (authors' follower counts and overrides, authors whose pull-to-push switch
 is being reconciled, readers' last activity, and deliveries still in flight). MongoDB stays
-the store of record: each copy is rebuilt from it when missing.
+the store of record: a missing copy reads as None, and the feed manager fills it from there.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from redis.cluster import RedisCluster
@@ -24,7 +24,6 @@ ACTIVE = "fanout:active"
 SWEEP_LOCK = "fanout:sweep"
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 FOLLOWING_TTL_SECONDS = 24 * 3600
-FILL_ATTEMPTS = 3  # reloads of a followee set that kept changing while it was loaded
 LUA = Path(__file__).parent / "lua"
 
 
@@ -46,10 +45,8 @@ def _chunks_done(post_id: int) -> str:
 
 @translates(REDIS)
 class FanoutState:
-    def __init__(self, client, load_authors: Callable[[], Iterable[dict]], clock=time.time):
-        """``load_authors()`` yields the users with followers or overrides (from MongoDB)."""
+    def __init__(self, client, clock=time.time) -> None:
         self._redis = client
-        self._load_authors = load_authors
         self._clock = clock
         # Scripts that answer with one string for many ids: a reply of thousands of items
         # costs far more to parse. ``authors`` spans hash slots: a single server only.
@@ -60,21 +57,23 @@ class FanoutState:
         }
 
     # Followees of a reader -------------------------------------------------------------
-    def followees(self, user_id: int, load: Callable[[], list[int]]) -> set[int]:
+    def followees(self, user_id: int) -> set[int] | None:
+        """The reader's followees; None when the set was never loaded (or was evicted)."""
         text = self._scripts["followees"](keys=[_following(user_id)])
         members = set(text.split(",")) if text else set()
         if LOADED in members:
             return {int(m) for m in members if m != LOADED}
-        for _ in range(FILL_ATTEMPTS):
-            # Read the change counter before MongoDB: a follow or unfollow that lands after
-            # the load bumps it, and the stale load is not kept.
-            changes = self._redis.get(_following_changes(user_id)) or ""
-            ids = load()
-            keys = [_following(user_id), _following_changes(user_id)]
-            args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *ids]
-            if self._scripts["fill_followees"](keys=keys, args=args):
-                break
-        return set(ids)
+        return None
+
+    def followee_changes(self, user_id: int) -> str:
+        """The set's change counter: read it before loading the followees from MongoDB."""
+        return self._redis.get(_following_changes(user_id)) or ""
+
+    def fill_followees(self, user_id: int, changes: str, followee_ids: list[int]) -> bool:
+        """Store a loaded set unless it changed since ``changes`` was read; True if stored."""
+        keys = [_following(user_id), _following_changes(user_id)]
+        args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *followee_ids]
+        return bool(self._scripts["fill_followees"](keys=keys, args=args))
 
     def add_followee(self, user_id: int, followee_id: int) -> None:
         # Added even when the set is not loaded: a set without the sentinel is reloaded.
@@ -100,8 +99,9 @@ class FanoutState:
         else:
             self._redis.hset(OVERRIDES, str(author_id), strategy)
 
-    def authors(self, author_ids: list[int]) -> dict[int, tuple[int, str, bool]]:
-        """``{author: (followers, override, unsettled)}`` in one round trip."""
+    def authors(self, author_ids: list[int]) -> dict[int, tuple[int, str, bool]] | None:
+        """``{author: (followers, override, unsettled)}`` in one round trip; None when Redis
+        lost the copy (``load_authors`` fills it again)."""
         if not author_ids:
             return {}
         if self._single_server:
@@ -113,8 +113,7 @@ class FanoutState:
         pipe.smismember(UNSETTLED, fields)
         counts, overrides, unsettled = pipe.execute()
         if counts.pop() is None:
-            self._reload_authors()
-            return self.authors(author_ids)
+            return None
         return {
             author: (int(count or 0), override or "auto", bool(flag))
             for author, count, override, flag in zip(
@@ -122,26 +121,25 @@ class FanoutState:
             )
         }
 
-    def _authors_by_script(self, author_ids: list[int]) -> dict[int, tuple[int, str, bool]]:
+    def _authors_by_script(self, author_ids: list[int]) -> dict[int, tuple[int, str, bool]] | None:
         text = self._scripts["authors"](
             keys=[FOLLOWERS, OVERRIDES, UNSETTLED], args=[_joined(author_ids), LOADED]
         )
         if text is None:
-            self._reload_authors()
-            return self.authors(author_ids)
+            return None
         found = {}
         for author, info in zip(author_ids, text.split(","), strict=True):
             count, override, unsettled = info.split(":")
             found[author] = (int(count or 0), override or "auto", unsettled == "1")
         return found
 
-    def _reload_authors(self) -> None:
-        """Copy follower counts and overrides from MongoDB after Redis lost them.
+    def load_authors(self, authors: Iterable[dict]) -> None:
+        """Copy follower counts and overrides (users from MongoDB) after Redis lost them.
 
         HSETNX keeps any value written since the loss, which is newer than what is loaded.
         """
         pipe = self._redis.pipeline(transaction=False)
-        for author in self._load_authors():
+        for author in authors:
             pipe.hsetnx(FOLLOWERS, str(author["_id"]), author.get("followers_count", 0))
             if author.get("fanout_override", "auto") != "auto":
                 pipe.hsetnx(OVERRIDES, str(author["_id"]), author["fanout_override"])

@@ -16,6 +16,7 @@ from socialapp.stores.unavailable import MONGODB, translates
 class FollowStore:
     def __init__(self, db, settings: Settings) -> None:
         self._follows = collection(db, "follows", settings)
+        self._chunk_size = settings.fanout_chunk_size
 
     def ensure_indexes(self) -> None:
         self._follows.create_index(
@@ -47,8 +48,10 @@ class FollowStore:
         """Followers of ``followee_id`` with ids above ``after``, ascending."""
         return self._walk("followee_id", followee_id, "follower_id", after, limit)
 
-    def follower_chunks(self, followee_id: int, size: int) -> Iterator[list[int]]:
-        """Every follower of ``followee_id``, ascending, in lists of ``size``, from one query."""
+    def follower_chunks(self, followee_id: int, size: int | None = None) -> Iterator[list[int]]:
+        """Every follower of ``followee_id``, ascending, in lists of ``size`` (by default
+        ``fanout_chunk_size``: one delivery task each), from one query."""
+        size = size or self._chunk_size
         edges = self._follows.find(
             {"followee_id": followee_id},
             projection={"follower_id": 1, "_id": 0},
