@@ -125,7 +125,7 @@ def worker_queues():
 @pytest.fixture
 def worker(components, worker_queues):
     """A real Celery worker (thread pool) on the real Redis broker, in this process."""
-    from workers.app import EmbeddedWorker
+    from workers.embedded import EmbeddedWorker
 
     embedded = EmbeddedWorker(components, concurrency=4, queues=worker_queues).start()
     yield embedded

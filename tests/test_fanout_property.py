@@ -161,7 +161,7 @@ class FanoutMachine(RuleBasedStateMachine):
         Small caps send deep pages to MongoDB; large ones keep every post in Redis, where a
         post missing from a timeline cannot be made up for by the fallback.
         """
-        from workers.app import EmbeddedWorker
+        from workers.embedded import EmbeddedWorker
 
         settings = self.settings
         if large_caps:

@@ -9,7 +9,7 @@ from socialapp import create_app
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.stores import mongo
 from tests.conftest import Account
-from workers.app import EmbeddedWorker
+from workers.embedded import EmbeddedWorker
 
 
 @pytest.fixture

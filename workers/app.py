@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 import celery
 import celery.concurrency
-from celery.bootsteps import RUN
-from celery.contrib.testing.worker import TestWorkController
 
 from socialapp import wiring
 from socialapp.config import Settings
-from socialapp.queue import FEED, QUEUES, celery_app
+from socialapp.queue import FEED, celery_app
 from socialapp.services import fanout
 from workers import tasks
 
 log = logging.getLogger(__name__)
-RESTART_DELAY_SECONDS = 1.0
 
 
 def create_worker_app(components: wiring.Components | None = None) -> celery.Celery:
@@ -79,66 +75,3 @@ class SweepTimer:
                 self._app.send_task(fanout.SWEEP, queue=FEED)
             except Exception as error:  # broker down: the next turn tries again
                 log.warning("could not ask for a sweep: %r", error)
-
-
-class EmbeddedWorker:
-    """A real Celery worker on a thread pool inside this process (the embedded default).
-
-    Celery stops a worker for good on an "unrecoverable" error, e.g. when the broker
-    connection drops while it holds a retried task; a worker process would be restarted by
-    its supervisor, so this one restarts itself.
-    """
-
-    def __init__(
-        self,
-        components: wiring.Components,
-        concurrency: int = 4,
-        queues: tuple[str, ...] = QUEUES,
-        pool: str = "threads",
-    ) -> None:
-        self.app = create_worker_app(components)
-        self._options = dict(
-            app=self.app,
-            concurrency=concurrency,
-            pool=pool,
-            queues=list(queues),
-            loglevel="WARNING",
-            without_heartbeat=True,
-            without_mingle=True,
-            without_gossip=True,
-        )
-        self._controller = TestWorkController(**self._options)
-        self._stopping = threading.Event()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._sweeper = SweepTimer(self.app, components.settings.sweep_interval_seconds)
-
-    def start(self) -> EmbeddedWorker:
-        # Tasks are traced through the current app: make it this one, not the API's sender.
-        self.app.set_current()
-        self.app.set_default()
-        self._thread.start()
-        self._controller.ensure_started()
-        self._sweeper.start()
-        return self
-
-    def _run(self) -> None:
-        while True:
-            self._controller.start()  # returns when the worker stops, asked to or not
-            if self._stopping.wait(RESTART_DELAY_SECONDS):
-                return
-            log.error("the in-process Celery worker stopped; starting a new one")
-            with self._lock:
-                if self._stopping.is_set():
-                    return
-                self._controller = TestWorkController(**self._options)
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stopping.set()
-        self._sweeper.stop()
-        deadline = time.monotonic() + 10
-        while self._thread.is_alive() and time.monotonic() < deadline:
-            if self._controller.blueprint.state == RUN:  # also one restarted just now
-                self._controller.stop()
-            self._thread.join(timeout=0.2)

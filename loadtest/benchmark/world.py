@@ -41,7 +41,7 @@ class World:
         mongo.reset_embedded()
 
     def start_worker(self, concurrency: int) -> None:
-        from workers.app import EmbeddedWorker
+        from workers.embedded import EmbeddedWorker
 
         self.stop_worker()
         self.concurrency = concurrency

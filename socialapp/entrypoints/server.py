@@ -91,7 +91,7 @@ class Application(BaseApplication):
     def load(self):
         """The app, built in the worker process (after the fork), with its in-process worker."""
         from socialapp.app import create_app
-        from workers.app import EmbeddedWorker
+        from workers.embedded import EmbeddedWorker
 
         app = create_app(self._settings)
         if self._settings.embedded_mongo:

@@ -1,0 +1,100 @@
+"""The Celery worker inside the API process, for the embedded default (mongomock lives there).
+
+A real ``WorkController`` (what ``celery worker`` runs, less the signal handlers a process
+owns) on a thread pool, in a thread of its own: not Celery's test worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import celery.worker
+from celery.bootsteps import RUN
+
+from socialapp import wiring
+from socialapp.queue import QUEUES
+from workers.app import SweepTimer, create_worker_app
+
+log = logging.getLogger(__name__)
+RESTART_DELAY_SECONDS = 1.0
+READY_TIMEOUT_SECONDS = 30.0
+STOP_TIMEOUT_SECONDS = 10.0
+
+
+class _Controller(celery.worker.WorkController):
+    """A worker that says when its consumer is ready to take tasks."""
+
+    def __init__(self, ready: threading.Event, **options) -> None:
+        self._ready = ready
+        super().__init__(**options)
+
+    def on_consumer_ready(self, consumer) -> None:
+        self._ready.set()
+
+
+class EmbeddedWorker:
+    """A real Celery worker on a thread pool inside this process (the embedded default).
+
+    Celery stops a worker for good on an "unrecoverable" error, e.g. when the broker
+    connection drops while it holds a retried task; a worker process would be restarted by
+    its supervisor, so this one restarts itself.
+    """
+
+    def __init__(
+        self,
+        components: wiring.Components,
+        concurrency: int = 4,
+        queues: tuple[str, ...] = QUEUES,
+        pool: str = "threads",
+    ) -> None:
+        self.app = create_worker_app(components)
+        self._options = dict(
+            app=self.app,
+            concurrency=concurrency,
+            pool=pool,
+            queues=list(queues),
+            loglevel="WARNING",
+            without_heartbeat=True,
+            without_mingle=True,
+            without_gossip=True,
+        )
+        self._ready = threading.Event()
+        self._controller = _Controller(self._ready, **self._options)
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="celery-worker", daemon=True)
+        self._sweeper = SweepTimer(self.app, components.settings.sweep_interval_seconds)
+
+    def start(self) -> EmbeddedWorker:
+        """Start, and wait (a bounded time) until the worker takes tasks."""
+        # Tasks are traced through the current app: make it this one, not the API's sender.
+        self.app.set_current()
+        self.app.set_default()
+        self._thread.start()
+        if not self._ready.wait(READY_TIMEOUT_SECONDS):
+            log.warning("the in-process Celery worker is not consuming yet (broker down?)")
+        self._sweeper.start()
+        return self
+
+    def _run(self) -> None:
+        while True:
+            self._controller.start()  # returns when the worker stops, asked to or not
+            if self._stopping.wait(RESTART_DELAY_SECONDS):
+                return
+            log.error("the in-process Celery worker stopped; starting a new one")
+            with self._lock:
+                if self._stopping.is_set():
+                    return
+                self._controller = _Controller(self._ready, **self._options)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopping.set()
+        self._sweeper.stop()
+        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            if self._controller.blueprint.state == RUN:  # also one restarted just now
+                self._controller.stop()
+            self._thread.join(timeout=0.2)
