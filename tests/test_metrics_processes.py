@@ -49,7 +49,7 @@ def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_pat
         "-c",
         "python:socialapp.entrypoints.gunicorn_conf",
     ]
-    server = Process([*gunicorn, "socialapp:create_app()"], env, tmp_path / "gunicorn.log")
+    server = Process([*gunicorn, "socialapp.entrypoints.wsgi:app"], env, tmp_path / "gunicorn.log")
     api = Api(f"http://127.0.0.1:{port}")
     try:
         wait_until(lambda: api.call("GET", "/healthz").status == 200, 60, "gunicorn to answer")
