@@ -33,7 +33,8 @@ def test_health_and_readiness(client):
     assert client.get("/healthz").json == {"status": "ok"}
     ready = client.get("/readyz")
     assert ready.status_code == 200
-    assert ready.json["checks"] == {"mongodb": "ok", "redis": "ok", "broker": "ok"}
+    checks = {"mongodb": "ok", "redis": "ok", "broker": "ok", "rate_limits": "ok"}
+    assert ready.json["checks"] == checks
 
 
 def test_readiness_names_the_store_that_is_down(settings):
