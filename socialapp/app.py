@@ -8,7 +8,7 @@ from flask import Flask
 from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from socialapp import wiring
+from socialapp import bootstrap
 from socialapp.api import limits, register_api
 from socialapp.api.timeline import DIAGNOSTICS
 from socialapp.config import Settings
@@ -17,10 +17,10 @@ from socialapp.services import accounts
 MAX_BODY_BYTES = 64 * 1024
 
 
-def create_app(settings: Settings | None = None, components: wiring.Components | None = None):
+def create_app(settings: Settings | None = None, components: bootstrap.Components | None = None):
     """Build the API. Tests pass their own ``settings`` (and may pass ready ``components``)."""
     settings = settings or Settings.from_env()
-    components = components or wiring.build(settings)
+    components = components or bootstrap.build(settings)
     app = Flask(__name__)
     app.config.update(
         SECRET_KEY=settings.secret_key,

@@ -424,7 +424,8 @@ def test_a_storm_of_follows_and_unfollows_keeps_counters_true(components):
             for _ in range(60):
                 who, whom = rng.sample(people, 2)
                 action = graph.follow if rng.random() < 0.55 else graph.unfollow
-                action(components, who, whom)
+                c = components
+                action(c.uow, c.feeds, c.fanout_settings, c.queue, who, whom)
 
         return run
 

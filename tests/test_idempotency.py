@@ -133,7 +133,7 @@ def test_without_transactions_a_replay_still_writes_nothing(
     client, signup, components, monkeypatch
 ):
     """On a standalone mongod the steps run one by one: the key is claimed before any."""
-    monkeypatch.setattr(components.transactions, "run", lambda work: work(None))
+    monkeypatch.setattr(components.uow, "run", lambda work: work(None))
     ada = signup()
     first = create(client, ada, "standalone")
     again = create(client, ada, "standalone")

@@ -188,7 +188,9 @@ def test_wrong_method_is_405(client, signup):
 def test_post_schema_dumps_a_stored_document(client, signup, components):
     ada = signup()
     post_id = int(publish(client, ada)["id"])
-    post_service.add_comment(components, post_id, int(ada.id), "hey")
+    post_service.add_comment(
+        components.uow, components.feeds, components.ids, post_id, int(ada.id), "hey"
+    )
     rendered = PostSchema().dump(components.posts.get(post_id))
     assert rendered == client.get(f"/v1/posts/{post_id}").json
     assert rendered["comments"][0]["post_id"] == str(post_id)
@@ -218,5 +220,7 @@ def test_store_reads_for_timelines(components):
 
 def test_unknown_author_cannot_post(components):
     with pytest.raises(NotFound):
-        post_service.create_post(components, 42, "hi")
+        post_service.create_post(
+            components.uow, components.feeds, components.queue, components.ids, 42, "hi"
+        )
     assert components.posts.by_author(42) == []

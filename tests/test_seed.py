@@ -27,7 +27,16 @@ def settings(settings):
 
 @pytest.fixture
 def seeded(components):
-    written = seed.generate(components, USERS, CELEBRITIES, POSTS_PER_USER, seed=7)
+    written = seed.generate(
+        components.uow,
+        components.feeds,
+        components.passwords,
+        components.ids,
+        USERS,
+        CELEBRITIES,
+        POSTS_PER_USER,
+        seed=7,
+    )
     handles = [f"load_{i}" for i in range(USERS)] + [f"celeb_{i}" for i in range(CELEBRITIES)]
     accounts = {h: components.users.by_handle(h) for h in handles}
     return written, accounts
@@ -89,7 +98,9 @@ def test_the_same_seed_gives_the_same_graph():
 def test_a_second_run_is_refused(components, seeded):
     _, accounts = seeded
     with pytest.raises(Conflict):
-        seed.generate(components, 10, 1, 1, seed=1)
+        seed.generate(
+            components.uow, components.feeds, components.passwords, components.ids, 10, 1, 1, seed=1
+        )
     assert components.users.by_handle("celeb_0")["_id"] == accounts["celeb_0"]["_id"]
     assert components.users.by_handle("load_10")["post_count"] == POSTS_PER_USER
 

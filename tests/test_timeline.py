@@ -23,7 +23,13 @@ def post(client, account, text):
 def test_followers_see_posts_newest_first(client, signup, settle, components, mode):
     from socialapp.services import operators
 
-    operators.change_fanout(components, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(
+        components.fanout_settings,
+        components.feeds,
+        components.queue,
+        mode=mode,
+        celebrity_threshold=2,
+    )
     settle()
     ada, bob, cyd = signup("ada"), signup("bob"), signup("cyd")
     for reader in (bob, cyd):
@@ -82,7 +88,13 @@ class TestSmallCaps:
     ):
         from socialapp.services import operators
 
-        operators.change_fanout(components, mode=mode, celebrity_threshold=2)
+        operators.change_fanout(
+            components.fanout_settings,
+            components.feeds,
+            components.queue,
+            mode=mode,
+            celebrity_threshold=2,
+        )
         readers = [signup() for _ in range(3)]
         authors = [signup() for _ in range(2)]
         for reader in readers:
@@ -158,8 +170,8 @@ def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components
     c = components
     reader = accounts.register(c.users, c.passwords, c.ids, "reader", "correct horse")["_id"]
     author = accounts.register(c.users, c.passwords, c.ids, "author", "correct horse")["_id"]
-    graph.follow(c, reader, author)
-    post_id = posts.create_post(c, author, "hi")["_id"]
+    graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, author)
+    post_id = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "hi")["_id"]
     c.redis.delete(f"following:{{{reader}}}")  # evicted, or expired after its TTL
     load = c.follows.followee_ids
     raced = []
@@ -168,7 +180,9 @@ def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components
         found = load(user_id, *args, **kwargs)
         if not raced:
             raced.append(True)
-            graph.unfollow(c, reader, author)  # another request of the same user, meanwhile
+            graph.unfollow(
+                c.uow, c.feeds, c.fanout_settings, c.queue, reader, author
+            )  # another request of the same user, meanwhile
         return found
 
     c.follows.followee_ids = load_then_unfollow

@@ -8,7 +8,7 @@ import threading
 import celery
 import celery.concurrency
 
-from socialapp import wiring
+from socialapp import bootstrap
 from socialapp.config import Settings
 from socialapp.queue import FEED, celery_app
 from socialapp.services import fanout
@@ -17,15 +17,15 @@ from workers import tasks
 log = logging.getLogger(__name__)
 
 
-def create_worker_app(components: wiring.Components | None = None) -> celery.Celery:
+def create_worker_app(components: bootstrap.Components | None = None) -> celery.Celery:
     """A Celery app whose tasks use ``components`` (built from the environment if None)."""
     holder: dict = {"components": components}
     lock = threading.Lock()
 
-    def get_components() -> wiring.Components:
+    def get_components() -> bootstrap.Components:
         with lock:
             if holder["components"] is None:
-                holder["components"] = wiring.build(Settings.from_env())
+                holder["components"] = bootstrap.build(Settings.from_env())
             return holder["components"]
 
     settings = components.settings if components else Settings.from_env()

@@ -13,7 +13,7 @@ import time
 import celery.worker
 from celery.bootsteps import RUN
 
-from socialapp import wiring
+from socialapp import bootstrap
 from socialapp.queue import QUEUES
 from workers.app import SweepTimer, create_worker_app
 
@@ -44,7 +44,7 @@ class EmbeddedWorker:
 
     def __init__(
         self,
-        components: wiring.Components,
+        components: bootstrap.Components,
         concurrency: int = 4,
         queues: tuple[str, ...] = QUEUES,
         pool: str = "threads",

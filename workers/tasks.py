@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from socialapp import queue
+from socialapp.bootstrap import Components
 from socialapp.services import fanout
 
 # Each app (one per test, one per process) has its own tasks; a store that is unavailable
@@ -10,7 +13,7 @@ from socialapp.services import fanout
 RETRY = dict(shared=False, **queue.RETRY)
 
 
-def register(app, components) -> None:
+def register(app, components: Callable[[], Components]) -> None:
     """Define the tasks on ``app``; ``components()`` returns the stores they work with."""
 
     @app.task(name=fanout.DELIVER, **RETRY)

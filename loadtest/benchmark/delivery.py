@@ -16,7 +16,9 @@ PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s")
 def setup(world, follower_counts: tuple[int, ...]) -> dict[int, int]:
     """One author per follower count, every follower active with an empty home."""
     c = world.c
-    operators.change_fanout(c, mode="write")  # every author is pushed, whatever their size
+    operators.change_fanout(
+        c.fanout_settings, c.feeds, c.queue, mode="write"
+    )  # every author is pushed, whatever their size
     world.settle()
     authors = {}
     for count in follower_counts:
@@ -55,7 +57,7 @@ def check_delivered(c, authors: dict[int, int], sample: int = 5) -> bool:
 
 def _post_and_wait(c, probe: Probe, author_id: int):
     created = time.time()
-    post = posts.create_post(c, author_id, "benchmark post")
+    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author_id, "benchmark post")
     trace = probe.trace(post["_id"])
     trace.created = created
     return probe.wait(post["_id"]).phases()

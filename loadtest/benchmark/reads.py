@@ -47,7 +47,7 @@ def setup(world, size) -> Population:
     # Posting before anyone follows keeps each delivery's follower lookup trivial.
     for n in range(size.posts_per_author_read):
         for author_id in ordinary + celebrities:
-            posts.create_post(c, author_id, f"post {n}")
+            posts.create_post(c.uow, c.feeds, c.queue, c.ids, author_id, f"post {n}")
     world.settle()
     readers, edges = {}, []
     for followees in size.followees:
@@ -116,7 +116,7 @@ def measure(world, size, population: Population) -> dict:
         healthz = load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds)
         for mode in MODES:
             if c.fanout_settings.read().current.mode != mode:
-                operators.change_fanout(c, mode=mode)
+                operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
             world.settle()
             for (followees, celebrities), readers in population.readers.items():
                 pages = [

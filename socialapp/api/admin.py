@@ -44,7 +44,8 @@ class Fanout(MethodView):
     @blp.errors(401, 403, 503)
     def get(self):
         """The fan-out settings in force"""
-        return operators.describe_fanout(components())
+        c = components()
+        return operators.describe_fanout(c.fanout_settings, c.feeds)
 
     @operator_only
     @blp.doc(**BEARER)
@@ -53,7 +54,8 @@ class Fanout(MethodView):
     @blp.errors(400, 401, 403, 413, 503)
     def put(self, body):
         """Switch fan-out mode and/or celebrity threshold, at runtime"""
-        return operators.change_fanout(components(), **body)
+        c = components()
+        return operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **body)
 
 
 @blp.route("/users/<user_id>/fanout")
@@ -65,4 +67,8 @@ class AuthorFanout(MethodView):
     @blp.errors(400, 401, 403, 404, 413, 503)
     def put(self, body, user_id):
         """Force an author to be pushed or pulled (or back to auto)"""
-        return operators.set_author_strategy(components(), user_id_from_path(user_id), **body)
+        c = components()
+        author_id = user_id_from_path(user_id)
+        return operators.set_author_strategy(
+            c.users, c.feeds, c.fanout_settings, c.queue, author_id, **body
+        )

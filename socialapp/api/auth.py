@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import current_app, g, request
 
+from socialapp.bootstrap import Components
 from socialapp.errors import Forbidden, Unauthorized
 from socialapp.security import InvalidToken
 from socialapp.services.accounts import is_operator
-from socialapp.wiring import Components
 
 BEARER = {"security": [{"bearerAuth": []}]}
 

@@ -34,7 +34,8 @@ class Following(MethodView):
         """Follow a user (idempotent)"""
         follower_id = caller_id()
         c = components()
-        graph.follow(c, follower_id, user_id_from_path(user_id))
+        followee_id = user_id_from_path(user_id)
+        graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, follower_id, followee_id)
 
     @limits.writes
     @blp.doc(**BEARER)
@@ -44,7 +45,8 @@ class Following(MethodView):
         """Unfollow a user (idempotent)"""
         follower_id = caller_id()
         c = components()
-        graph.unfollow(c, follower_id, user_id_from_path(user_id))
+        followee_id = user_id_from_path(user_id)
+        graph.unfollow(c.uow, c.feeds, c.fanout_settings, c.queue, follower_id, followee_id)
 
 
 @blp.route("/users/<user_id>/followers")

@@ -46,7 +46,8 @@ class Ready(MethodView):
     @blp.alt_response(503, schema=ReadySchema, description="A backing store does not answer")
     def get(self):
         """Every backing store answers (503 naming the ones that do not)"""
-        checks = {**health.check(components()), "rate_limits": limits.storage_state()}
+        c = components()
+        checks = {**health.check(c.db, c.redis, c.queue), "rate_limits": limits.storage_state()}
         ok = all(state == "ok" for state in checks.values())
         headers = {} if ok else {"Retry-After": "5"}
         return (

@@ -108,7 +108,9 @@ class Posts(MethodView):
     def post(self, body, headers):
         """Publish a post"""
         c = components()
-        return posts.create_post(c, caller_id(), body["text"], headers["idempotency_key"])
+        return posts.create_post(
+            c.uow, c.feeds, c.queue, c.ids, caller_id(), body["text"], headers["idempotency_key"]
+        )
 
 
 @blp.route("/posts/<post_id>")
@@ -128,7 +130,7 @@ class Post(MethodView):
         """Delete your own post"""
         c = components()
         user_id = caller_id()
-        posts.delete_post(c, post_id_from_path(post_id), user_id)
+        posts.delete_post(c.uow, c.feeds, c.queue, post_id_from_path(post_id), user_id)
 
 
 @blp.route("/users/<user_id>/posts")
@@ -152,7 +154,7 @@ class Like(MethodView):
         """Like a post (idempotent)"""
         c = components()
         user_id = caller_id()
-        posts.like(c, post_id_from_path(post_id), user_id)
+        posts.like(c.uow, c.feeds, post_id_from_path(post_id), user_id)
 
     @limits.writes
     @blp.response(204)
@@ -162,7 +164,7 @@ class Like(MethodView):
         """Take back a like (idempotent)"""
         c = components()
         user_id = caller_id()
-        posts.unlike(c, post_id_from_path(post_id), user_id)
+        posts.unlike(c.uow, c.feeds, post_id_from_path(post_id), user_id)
 
 
 @blp.route("/posts/<post_id>/comments")
@@ -179,7 +181,8 @@ class Comments(MethodView):
         c = components()
         user_id = caller_id()
         key = headers["idempotency_key"]
-        return posts.add_comment(c, post_id_from_path(post_id), user_id, body["text"], key)
+        post = post_id_from_path(post_id)
+        return posts.add_comment(c.uow, c.feeds, c.ids, post, user_id, body["text"], key)
 
     @blp.arguments(CommentPageArgs, location="query")
     @blp.response(200, CommentPageSchema)

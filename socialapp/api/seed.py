@@ -71,7 +71,8 @@ class Seed(MethodView):
     @blp.errors(400, 401, 403, 413, 503)
     def post(self, body):
         """Generate load_<i> and celeb_<i> accounts, their follows and posts, in the background"""
-        return _job().start(components(), **body)
+        c = components()
+        return _job().start(c.uow, c.feeds, c.passwords, c.ids, **body)
 
     @operator_only
     @blp.doc(**BEARER)

@@ -69,7 +69,7 @@ def _serve(args, settings: Settings) -> int:
 
 
 def _worker(args, settings: Settings) -> int:
-    from socialapp import wiring
+    from socialapp import bootstrap
     from workers.app import SweepTimer, create_worker_app, run_worker
 
     _require_shared_stores(settings)
@@ -77,7 +77,7 @@ def _worker(args, settings: Settings) -> int:
     if settings.metrics_port:
         if args.pool == "prefork":  # the stores' clients must not be opened before a fork
             raise ConfigError("SOCIALAPP_METRICS_PORT needs --pool threads or solo")
-        components = wiring.build(settings)
+        components = bootstrap.build(settings)
         components.metrics.serve(settings.metrics_port)
     app = create_worker_app(components)
     SweepTimer(app, settings.sweep_interval_seconds).start()
@@ -85,7 +85,7 @@ def _worker(args, settings: Settings) -> int:
 
 
 def _create_operator(args, settings: Settings) -> int:
-    from socialapp import wiring
+    from socialapp import bootstrap
     from socialapp.services import accounts
 
     _require_shared_stores(settings)
@@ -93,7 +93,7 @@ def _create_operator(args, settings: Settings) -> int:
     if not 8 <= len(password) <= 128:
         print("socialapp: the password must be 8 to 128 characters", file=sys.stderr)
         return 2
-    c = wiring.build(settings)
+    c = bootstrap.build(settings)
     c.ensure_indexes()
     user = accounts.ensure_operator(c.users, c.passwords, c.ids, args.handle, password)
     if not accounts.is_operator(user):
@@ -104,30 +104,35 @@ def _create_operator(args, settings: Settings) -> int:
 
 
 def _fanout(args, settings: Settings) -> int:
-    from socialapp import wiring
+    from socialapp import bootstrap
     from socialapp.services import operators
 
     _require_shared_stores(settings)
     if args.threshold is not None and args.threshold < 1:
         print("socialapp: --threshold must be at least 1", file=sys.stderr)
         return 2
-    c = wiring.build(settings)
+    c = bootstrap.build(settings)
     if args.mode or args.threshold:
-        state = operators.change_fanout(c, args.mode, args.threshold)
+        state = operators.change_fanout(
+            c.fanout_settings, c.feeds, c.queue, args.mode, args.threshold
+        )
     else:
-        state = operators.describe_fanout(c)
+        state = operators.describe_fanout(c.fanout_settings, c.feeds)
     print(" ".join(f"{key}={value}" for key, value in state.items()))
     return 0
 
 
 def _fanout_override(args, settings: Settings) -> int:
-    from socialapp import wiring
+    from socialapp import bootstrap
     from socialapp.errors import NotFound
     from socialapp.services import operators
 
     _require_shared_stores(settings)
+    c = bootstrap.build(settings)
     try:
-        operators.set_author_strategy(wiring.build(settings), args.user_id, args.strategy)
+        operators.set_author_strategy(
+            c.users, c.feeds, c.fanout_settings, c.queue, args.user_id, args.strategy
+        )
     except NotFound:
         print(f"socialapp: no user {args.user_id}", file=sys.stderr)
         return 1
@@ -168,17 +173,19 @@ def _seed(args, settings: Settings) -> int:
 
 
 def _seed_store(settings: Settings, params: dict, password: str) -> int:
-    from socialapp import wiring
+    from socialapp import bootstrap
     from socialapp.entrypoints.seeding import progress_bar
     from socialapp.errors import Conflict
     from socialapp.services import seed as seeding
 
     _require_shared_stores(settings)
-    c = wiring.build(settings)
+    c = bootstrap.build(settings)
     c.ensure_indexes()
     with progress_bar() as bar:
         try:
-            written = seeding.generate(c, **params, password=password, progress=bar.show)
+            written = seeding.generate(
+                c.uow, c.feeds, c.passwords, c.ids, **params, password=password, progress=bar.show
+            )
         except Conflict as error:
             print(f"socialapp: {error.message}", file=sys.stderr)
             return 1

@@ -4,66 +4,72 @@ from __future__ import annotations
 
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Invalid, NotFound
+from socialapp.feed_manager import FeedManager
+from socialapp.queue import TaskQueue
 from socialapp.services import fanout
 from socialapp.services.accounts import get_user
+from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.users import UserStore
+from socialapp.unit_of_work import UnitOfWork
 
 Page = tuple[list[dict], str | None]
 
 
-def follow(c, follower_id: int, followee_id: int) -> bool:
+def follow(
+    uow: UnitOfWork,
+    feeds: FeedManager,
+    fanout_settings: FanoutSettingsStore,
+    queue: TaskQueue,
+    follower_id: int,
+    followee_id: int,
+) -> bool:
     """Follow ``followee_id``; True if the edge is new (counters move only then)."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
-    added, followee = c.transactions.run(
-        lambda session: _change_edge(c, follower_id, followee_id, +1, session)
+    added, followee = uow.run(
+        lambda session: _change_edge(uow, follower_id, followee_id, +1, session)
     )
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
-    fanout.on_follow(
-        c.feeds,
-        c.fanout_settings,
-        c.queue,
-        follower_id,
-        followee,
-        followee["followers_count"] - added,
-    )
+    before = followee["followers_count"] - added
+    fanout.on_follow(feeds, fanout_settings, queue, follower_id, followee, before)
     return added
 
 
-def unfollow(c, follower_id: int, followee_id: int) -> bool:
+def unfollow(
+    uow: UnitOfWork,
+    feeds: FeedManager,
+    fanout_settings: FanoutSettingsStore,
+    queue: TaskQueue,
+    follower_id: int,
+    followee_id: int,
+) -> bool:
     """Stop following; True if there was an edge (counters move only then)."""
-    removed, followee = c.transactions.run(
-        lambda session: _change_edge(c, follower_id, followee_id, -1, session)
+    removed, followee = uow.run(
+        lambda session: _change_edge(uow, follower_id, followee_id, -1, session)
     )
     if followee is not None:  # also on a retry, as for follow
-        fanout.on_unfollow(
-            c.feeds,
-            c.fanout_settings,
-            c.queue,
-            follower_id,
-            followee,
-            followee["followers_count"] + removed,
-        )
+        before = followee["followers_count"] + removed
+        fanout.on_unfollow(feeds, fanout_settings, queue, follower_id, followee, before)
     return removed
 
 
-def _change_edge(c, follower_id: int, followee_id: int, delta: int, session):
+def _change_edge(uow: UnitOfWork, follower_id: int, followee_id: int, delta: int, session):
     """Add (+1) or remove (-1) the edge and move both counters with it, in one transaction.
 
     Whether anything changed, and the followee as it is now (None if unknown: unfollowing
     an unknown account changes nothing, following one is 404).
     """
-    followee = c.users.get(followee_id, session=session)
+    followee = uow.users.get(followee_id, session=session)
     if followee is None:
         if delta > 0:
             raise NotFound("user not found")
         return False, None
-    edges = c.follows.add if delta > 0 else c.follows.remove
+    edges = uow.follows.add if delta > 0 else uow.follows.remove
     if not edges(follower_id, followee_id, session=session):
         return False, followee
-    followee = c.users.add_to_counter(followee_id, "followers_count", delta, session=session)
-    if c.users.add_to_counter(follower_id, "following_count", delta, session=session) is None:
+    followee = uow.users.add_to_counter(followee_id, "followers_count", delta, session=session)
+    if uow.users.add_to_counter(follower_id, "following_count", delta, session=session) is None:
         raise NotFound("user not found")  # the follower's account is gone: nothing is written
     return True, followee
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import logging
 
+from pymongo.database import Database
+
+from socialapp.queue import TaskQueue
 from socialapp.stores import mongo
 
 log = logging.getLogger(__name__)
 
 
-def check(c) -> dict[str, str]:
-    """``{"mongodb": "ok" | "unavailable", ...}`` for every backing store."""
+def check(db: Database, redis, queue: TaskQueue) -> dict[str, str]:
+    """``{"mongodb": "ok" | "unavailable", ...}`` for every backing store (``redis``: the
+    timelines' client, a Redis or a RedisCluster)."""
     probes = {
-        "mongodb": lambda: mongo.ping(c.db),
-        "redis": c.redis.ping,
-        "broker": lambda: c.queue.depth(),
+        "mongodb": lambda: mongo.ping(db),
+        "redis": redis.ping,
+        "broker": queue.depth,
     }
     results = {}
     for name, probe in probes.items():

@@ -3,38 +3,53 @@
 from __future__ import annotations
 
 from socialapp.errors import NotFound
+from socialapp.feed_manager import FeedManager
+from socialapp.queue import TaskQueue
 from socialapp.services import fanout
+from socialapp.stores.fanout_settings import FanoutSettingsStore
+from socialapp.stores.users import UserStore
 
 
-def describe_fanout(c) -> dict:
-    settings = c.fanout_settings.read()
+def describe_fanout(fanout_settings: FanoutSettingsStore, feeds: FeedManager) -> dict:
+    settings = fanout_settings.read()
     return {
         "mode": settings.current.mode,
         "celebrity_threshold": settings.current.celebrity_threshold,
         "generation": settings.generation,
-        "settled": settings.settled and not c.feeds.unsettled(),
+        "settled": settings.settled and not feeds.unsettled(),
         "pending": [
             {"mode": p.mode, "celebrity_threshold": p.celebrity_threshold} for p in settings.pending
         ],
-        "refresh_seconds": c.settings.settings_refresh_seconds,
+        "refresh_seconds": fanout_settings.refresh_seconds,
     }
 
 
-def change_fanout(c, mode: str | None = None, celebrity_threshold: int | None = None) -> dict:
+def change_fanout(
+    fanout_settings: FanoutSettingsStore,
+    feeds: FeedManager,
+    queue: TaskQueue,
+    mode: str | None = None,
+    celebrity_threshold: int | None = None,
+) -> dict:
     """Switch mode and/or threshold; every process follows within the refresh interval."""
-    before = c.fanout_settings.read().generation
-    after = c.fanout_settings.change(mode=mode, threshold=celebrity_threshold)
+    before = fanout_settings.read().generation
+    after = fanout_settings.change(mode=mode, threshold=celebrity_threshold)
     if after.generation != before:
-        fanout.on_settings_changed(c.fanout_settings, c.queue, after.generation)
-    return describe_fanout(c)
+        fanout.on_settings_changed(fanout_settings, queue, after.generation)
+    return describe_fanout(fanout_settings, feeds)
 
 
-def set_author_strategy(c, user_id: int, strategy: str) -> dict:
-    before = c.users.get(user_id)
+def set_author_strategy(
+    users: UserStore,
+    feeds: FeedManager,
+    fanout_settings: FanoutSettingsStore,
+    queue: TaskQueue,
+    user_id: int,
+    strategy: str,
+) -> dict:
+    before = users.get(user_id)
     if before is None:
         raise NotFound("user not found")
-    author = c.users.set_fanout_override(user_id, strategy)
-    fanout.on_override(
-        c.feeds, c.fanout_settings, c.queue, author, before.get("fanout_override", "auto")
-    )
+    author = users.set_fanout_override(user_id, strategy)
+    fanout.on_override(feeds, fanout_settings, queue, author, before.get("fanout_override", "auto"))
     return {"user_id": user_id, "strategy": strategy}

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import logging
 
+from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound, Unavailable
+from socialapp.feed_manager import FeedManager
+from socialapp.queue import TaskQueue
 from socialapp.services import fanout
+from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.posts import PostStore, new_post
 from socialapp.stores.users import UserStore
+from socialapp.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -20,35 +25,46 @@ class _Replayed(Exception):
         self.response = response
 
 
-def _claim(c, user_id: int, key: str | None, request: str, response: dict, session) -> None:
+def _claim(
+    idempotency: IdempotencyStore, user_id: int, key: str | None, request: str, response, session
+) -> None:
     """Store ``response`` under the caller's key, in the create's own transaction."""
     if key is not None:
-        earlier = c.idempotency.claim(user_id, key, request, response, session=session)
+        earlier = idempotency.claim(user_id, key, request, response, session=session)
         if earlier is not None:
             raise _Replayed(earlier)
 
 
-def create_post(c, author_id: int, text: str, idempotency_key: str | None = None) -> dict:
+def create_post(
+    uow: UnitOfWork,
+    feeds: FeedManager,
+    queue: TaskQueue,
+    ids: IdGenerator,
+    author_id: int,
+    text: str,
+    idempotency_key: str | None = None,
+) -> dict:
     """Store the post and count it, then put it in the author's outbox and queue delivery.
 
     With an ``idempotency_key`` the caller used before for this text, nothing is written:
     the post made then is returned.
     """
-    post = new_post(c.ids.next_id(), author_id, text)
+    post = new_post(ids.next_id(), author_id, text)
+    request = f"POST /v1/posts\n{text}"
 
     def store(session) -> dict:
         # The key first: a replay then writes nothing, even without a transaction.
-        _claim(c, author_id, idempotency_key, f"POST /v1/posts\n{text}", post, session)
-        c.posts.create(post, session=session)
-        if c.users.add_to_counter(author_id, "post_count", 1, session=session) is None:
+        _claim(uow.idempotency, author_id, idempotency_key, request, post, session)
+        uow.posts.create(post, session=session)
+        if uow.users.add_to_counter(author_id, "post_count", 1, session=session) is None:
             raise NotFound("user not found")  # the author's account is gone: nothing is written
         return post
 
     try:
-        post = c.transactions.run(store)
+        post = uow.run(store)
     except _Replayed as replayed:
         return replayed.response
-    fanout.on_post_created(c.feeds, c.queue, post)
+    fanout.on_post_created(feeds, queue, post)
     return post
 
 
@@ -59,26 +75,28 @@ def get_post(posts: PostStore, post_id: int) -> dict:
     return post
 
 
-def delete_post(c, post_id: int, caller_id: int) -> dict:
+def delete_post(
+    uow: UnitOfWork, feeds: FeedManager, queue: TaskQueue, post_id: int, caller_id: int
+) -> dict:
     """Delete the caller's own post with its comments and likes; the deleted post."""
-    post = get_post(c.posts, post_id)
+    post = get_post(uow.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
-    fanout.before_post_deleted(c.feeds, post)
-    post = c.transactions.run(lambda session: _delete_counted(c, post_id, session))
+    fanout.before_post_deleted(feeds, post)
+    post = uow.run(lambda session: _delete_counted(uow, post_id, session))
     try:  # outside the transaction: a popular post has more likes than one should hold
-        c.likes.delete_for_post(post_id)
+        uow.likes.delete_for_post(post_id)
     except Unavailable as error:  # the post is gone: nothing can reach its likes any more
         log.warning("post %s deleted, its likes left behind: %r", post_id, error)
-    fanout.on_post_deleted(c.feeds, c.queue, post)
+    fanout.on_post_deleted(feeds, queue, post)
     return post
 
 
-def _delete_counted(c, post_id: int, session) -> dict:
-    post = c.posts.delete(post_id, session=session)
+def _delete_counted(uow: UnitOfWork, post_id: int, session) -> dict:
+    post = uow.posts.delete(post_id, session=session)
     if post is None:  # a concurrent delete won
         raise NotFound("post not found")
-    c.users.add_to_counter(post["author_id"], "post_count", -1, session=session)
+    uow.users.add_to_counter(post["author_id"], "post_count", -1, session=session)
     return post
 
 
@@ -94,51 +112,57 @@ def user_posts(
     return {"items": items, "next_max_id": items[-1]["_id"] if more else None}
 
 
-def like(c, post_id: int, user_id: int) -> None:
+def like(uow: UnitOfWork, feeds: FeedManager, post_id: int, user_id: int) -> None:
     """Idempotent: the post's like count moves only when the like is new."""
-    c.transactions.run(lambda session: _change_like(c, post_id, user_id, +1, session))
-    c.feeds.forget(post_id)  # even when unchanged: a retry after an outage refreshes
+    uow.run(lambda session: _change_like(uow, post_id, user_id, +1, session))
+    feeds.forget(post_id)  # even when unchanged: a retry after an outage refreshes
 
 
-def unlike(c, post_id: int, user_id: int) -> None:
-    c.transactions.run(lambda session: _change_like(c, post_id, user_id, -1, session))
-    c.feeds.forget(post_id)
+def unlike(uow: UnitOfWork, feeds: FeedManager, post_id: int, user_id: int) -> None:
+    uow.run(lambda session: _change_like(uow, post_id, user_id, -1, session))
+    feeds.forget(post_id)
 
 
-def _change_like(c, post_id: int, user_id: int, delta: int, session) -> None:
+def _change_like(uow: UnitOfWork, post_id: int, user_id: int, delta: int, session) -> None:
     """Add (+1) or remove (-1) the like and move the post's count with it, in one transaction."""
-    if not c.posts.exists(post_id, session=session):
+    if not uow.posts.exists(post_id, session=session):
         raise NotFound("post not found")
-    likes = c.likes.add if delta > 0 else c.likes.remove
+    likes = uow.likes.add if delta > 0 else uow.likes.remove
     changed = likes(post_id, user_id, session=session)
-    if changed and c.posts.add_to_like_count(post_id, delta, session=session) is None:
+    if changed and uow.posts.add_to_like_count(post_id, delta, session=session) is None:
         raise NotFound("post not found")  # deleted meanwhile: the like is not kept
 
 
 def add_comment(
-    c, post_id: int, author_id: int, text: str, idempotency_key: str | None = None
+    uow: UnitOfWork,
+    feeds: FeedManager,
+    ids: IdGenerator,
+    post_id: int,
+    author_id: int,
+    text: str,
+    idempotency_key: str | None = None,
 ) -> dict:
     """Reserve the comment's position, then store and count it in one transaction.
 
     With an ``idempotency_key`` used before for this comment, the earlier one is returned.
     """
-    comment = c.posts.reserve_comment(post_id, c.ids.next_id(), author_id, text)
+    comment = uow.posts.reserve_comment(post_id, ids.next_id(), author_id, text)
     if comment is None:
         raise NotFound("post not found")
     response = {**comment, "post_id": post_id}
     request = f"POST /v1/posts/{post_id}/comments\n{text}"
 
     def store(session) -> bool:
-        _claim(c, author_id, idempotency_key, request, response, session)
-        return c.posts.store_comment(post_id, comment, session=session)
+        _claim(uow.idempotency, author_id, idempotency_key, request, response, session)
+        return uow.posts.store_comment(post_id, comment, session=session)
 
     try:
-        stored = c.transactions.run(store)
+        stored = uow.run(store)
     except _Replayed as replayed:  # the position reserved above stays a gap
         return replayed.response
     if not stored:
         raise NotFound("post not found")
-    c.feeds.forget(post_id)
+    feeds.forget(post_id)
     return response
 
 

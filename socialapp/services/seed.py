@@ -20,7 +20,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
+from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Conflict
+from socialapp.feed_manager import FeedManager
+from socialapp.security import Passwords
+from socialapp.stores.users import UserStore
+from socialapp.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +57,7 @@ class Graph:
     posts: list[tuple[int, int, str]]  # (post_id, author_id, text)
 
 
-def ensure_fresh(users) -> None:
+def ensure_fresh(users: UserStore) -> None:
     """``Conflict`` when generated accounts exist already (seeding runs once per store)."""
     for prefix in (ORDINARY, CELEBRITY):
         handle = users.first_handle_like(f"^{prefix}[0-9]+$")
@@ -61,7 +66,10 @@ def ensure_fresh(users) -> None:
 
 
 def generate(
-    c,
+    uow: UnitOfWork,
+    feeds: FeedManager,
+    passwords: Passwords,
+    ids: IdGenerator,
     users: int,
     celebrities: int,
     posts_per_user: int,
@@ -69,18 +77,22 @@ def generate(
     progress: Progress | None = None,
     password: str = DEFAULT_PASSWORD,
 ) -> dict:
-    """Write the graph; ``{accounts, follows, posts}`` written. Refuses a second run (409)."""
-    ensure_fresh(c.users)
+    """Write the graph; ``{accounts, follows, posts}`` written. Refuses a second run (409).
+
+    Bulk writes through the unit of work's stores, outside any transaction: a batch is far
+    more than one transaction should hold, and accounts written last make the graph usable.
+    """
+    ensure_fresh(uow.users)
     tally = _Tally(progress)
     tally("planning", 0)
-    password_hash = c.passwords.hash(password)
-    graph = plan(users, celebrities, posts_per_user, random.Random(seed), c.ids.next_id)
+    password_hash = passwords.hash(password)
+    graph = plan(users, celebrities, posts_per_user, random.Random(seed), ids.next_id)
     tally.total = len(graph.edges) + len(graph.posts) + len(graph.accounts)
-    c.follows.add_many(graph.edges, on_batch=lambda n: tally("follows", n))
-    c.posts.create_many(graph.posts, on_batch=lambda n: tally("posts", n))
-    c.feeds.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
+    uow.follows.add_many(graph.edges, on_batch=lambda n: tally("follows", n))
+    uow.posts.create_many(graph.posts, on_batch=lambda n: tally("posts", n))
+    feeds.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
     accounts = [{**account, "password_hash": password_hash} for account in graph.accounts]
-    c.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
+    uow.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
     return {"accounts": len(accounts), "follows": len(graph.edges), "posts": len(graph.posts)}
 
 
@@ -168,7 +180,16 @@ class SeedJob:
             return dict(self._status)
 
     def start(
-        self, c, users: int, celebrities: int, posts_per_user: int, seed: int, password: str
+        self,
+        uow: UnitOfWork,
+        feeds: FeedManager,
+        passwords: Passwords,
+        ids: IdGenerator,
+        users: int,
+        celebrities: int,
+        posts_per_user: int,
+        seed: int,
+        password: str,
     ) -> dict:
         """Start generating (202 for the API); ``Conflict`` if running or seeded already."""
         params = dict(
@@ -177,7 +198,7 @@ class SeedJob:
         with self._lock:
             if self._status["state"] == "running":
                 raise Conflict("a seed job is running already")
-            ensure_fresh(c.users)
+            ensure_fresh(uow.users)
             self._status = {
                 "state": "running",
                 "stage": "planning",
@@ -186,16 +207,17 @@ class SeedJob:
                 **params,
                 "started_at": _now(),
             }
+        collaborators = (uow, feeds, passwords, ids)
         thread = threading.Thread(
-            target=self._run, args=(c, params, password), name="seed", daemon=True
+            target=self._run, args=(collaborators, params, password), name="seed", daemon=True
         )
         thread.start()
         return self.status()
 
-    def _run(self, c, params: dict, password: str) -> None:
+    def _run(self, collaborators: tuple, params: dict, password: str) -> None:
         started = time.perf_counter()
         try:
-            written = generate(c, **params, progress=self._progress, password=password)
+            written = generate(*collaborators, **params, progress=self._progress, password=password)
         except Exception as error:
             log.exception("seeding failed")
             self._update(state="failed", error=str(error) or type(error).__name__)

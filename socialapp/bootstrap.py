@@ -1,8 +1,12 @@
-"""The one place that builds every store and shares it with the API and the workers."""
+"""The composition root: the one place that builds every store and shares it with the API,
+the workers and the command line. Services never see this container; entry points pass
+each service the collaborators it names."""
 
 from __future__ import annotations
 
 import dataclasses
+
+from pymongo.database import Database
 
 from socialapp.config import ConfigError, Settings
 from socialapp.domain.ids import IdGenerator
@@ -20,14 +24,14 @@ from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
+from socialapp.unit_of_work import UnitOfWork
 
 
 @dataclasses.dataclass
 class Components:
     settings: Settings
-    db: object
-    transactions: mongo.Transactions
-    redis: object
+    db: Database
+    redis: object  # redis.Redis or redis.RedisCluster
     ids: IdGenerator
     passwords: Passwords
     tokens: Tokens
@@ -40,6 +44,7 @@ class Components:
     timelines: TimelineStore
     post_cache: PostCache
     fanout_state: FanoutState
+    uow: UnitOfWork
     feeds: FeedManager
     queue: TaskQueue
     metrics: Metrics
@@ -62,13 +67,15 @@ def build(settings: Settings) -> Components:
     users = UserStore(db, settings)
     follows = FollowStore(db, settings)
     posts = PostStore(db, settings)
+    likes = LikeStore(db, settings)
+    idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
     post_cache = PostCache(redis, settings)
     fanout_state = FanoutState(redis)
+    transactions = mongo.Transactions(db, settings)
     return Components(
         settings=settings,
         db=db,
-        transactions=mongo.Transactions(db, settings),
         redis=redis,
         ids=IdGenerator(),
         passwords=Passwords(settings),
@@ -76,12 +83,13 @@ def build(settings: Settings) -> Components:
         users=users,
         follows=follows,
         posts=posts,
-        likes=LikeStore(db, settings),
-        idempotency=IdempotencyStore(db, settings),
+        likes=likes,
+        idempotency=idempotency,
         fanout_settings=FanoutSettingsStore(db, settings),
         timelines=timelines,
         post_cache=post_cache,
         fanout_state=fanout_state,
+        uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency),
         feeds=FeedManager(timelines, fanout_state, post_cache, posts, follows, users, settings),
         queue=queue,
         metrics=Metrics(queue_depth=queue.depth),
