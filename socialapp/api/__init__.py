@@ -7,7 +7,18 @@ from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from socialapp.api import accounts, admin, errors, graph, json_body, ops, posts, seed, timeline
+from socialapp.api import (
+    accounts,
+    admin,
+    errors,
+    graph,
+    json_body,
+    mastodon,
+    ops,
+    posts,
+    seed,
+    timeline,
+)
 from socialapp.api.base import refuse_undeclared_query
 from socialapp.api.fields import Id
 
@@ -47,6 +58,7 @@ def register_api(app: Flask) -> SocialApi:
     app.before_request(refuse_long_streams)
     app.before_request(refuse_undeclared_query)
     app.after_request(untyped_when_empty)
+    mastodon.register(app)
     return api
 
 

@@ -7,6 +7,7 @@ from flask import current_app, g, request
 from socialapp.bootstrap import Components
 from socialapp.errors import Forbidden, Unauthorized
 from socialapp.security import InvalidToken
+from socialapp.services import oauth
 from socialapp.services.accounts import is_operator
 
 BEARER = {"security": [{"bearerAuth": []}]}
@@ -39,7 +40,7 @@ def _token_user_id() -> int:
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("missing or malformed bearer token")
     try:
-        return components().tokens.user_id(token.strip())
+        return oauth.user_id(components().tokens, current_app.extensions["oauth"], token.strip())
     except InvalidToken as error:
         raise Unauthorized("invalid or expired token") from error
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import http
+from collections.abc import Callable
 
 import flask
 import flask_smorest
@@ -100,10 +101,19 @@ def declares_query(endpoint: str | None, method: str) -> bool:
     return any(param["in"] == "query" for param in arguments.get("parameters", []))
 
 
+def ignore_unknown_query(app: flask.Flask, is_exempt: Callable[[str], bool]) -> None:
+    """Exempt the paths ``is_exempt`` names from ``refuse_undeclared_query``: an API that, as
+    Mastodon's does, ignores query parameters it does not know."""
+    app.extensions.setdefault("query_exempt", []).append(is_exempt)
+
+
 def refuse_undeclared_query() -> None:
     """A view that reads no query string still refuses one (422), rather than ignore it."""
     request = flask.request
     if request.method == "OPTIONS":  # a CORS preflight names the URL it will ask for
+        return
+    exempt = flask.current_app.extensions.get("query_exempt", ())
+    if any(is_exempt(request.path) for is_exempt in exempt):
         return
     if request.args and not declares_query(request.endpoint, request.method):
         unknown = {name: ["Unknown field."] for name in request.args}

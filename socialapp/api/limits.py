@@ -70,8 +70,11 @@ def caller_key() -> str:
 
 
 def _handle() -> str | None:
+    """The handle a token request names: ``handle`` on /v1, ``username`` on /oauth/token
+    (a form or JSON body), so both APIs share one budget per handle."""
     body = request.get_json(silent=True)
-    handle = body.get("handle") if isinstance(body, dict) else None
+    body = body if isinstance(body, dict) else request.form
+    handle = body.get("handle", body.get("username"))
     return handle.lower() if isinstance(handle, str) and handle else None
 
 

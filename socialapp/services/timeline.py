@@ -35,3 +35,28 @@ def read_home(
         page = feeds.read_page_from_store(user_id, limit, max_id, since_id)
     metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
     return page
+
+
+def read_home_after(
+    feeds: FeedManager,
+    fanout_settings: FanoutSettingsStore,
+    metrics: Metrics,
+    user_id: int,
+    limit: int,
+    min_id: int,
+    max_id: int | None = None,
+) -> list[dict]:
+    """The ``limit`` posts just newer than ``min_id`` (Mastodon's ``min_id``), newest first.
+
+    Pages are read newest first, so this reads down from the newest post (or ``max_id``)
+    to ``min_id`` and keeps the last ``limit``: its cost grows with the posts newer than
+    ``min_id``, which is small for a client catching up on what is new.
+    """
+    window: list[dict] = []
+    before = max_id
+    while True:
+        page = read_home(feeds, fanout_settings, metrics, user_id, max(limit, 40), before, min_id)
+        window = (window + page.posts)[-limit:]
+        if page.next_max_id is None:
+            return window
+        before = page.next_max_id

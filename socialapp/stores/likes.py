@@ -34,6 +34,13 @@ class LikeStore:
     def has_liked(self, post_id: int, user_id: int) -> bool:
         return self._likes.find_one({"post_id": post_id, "user_id": user_id}) is not None
 
+    def liked_among(self, user_id: int, post_ids: list[int]) -> set[int]:
+        """Which of ``post_ids`` the user has liked, in one query (a page's ``favourited``)."""
+        if not post_ids:
+            return set()
+        query = {"post_id": {"$in": list(post_ids)}, "user_id": user_id}
+        return {like["post_id"] for like in self._likes.find(query, projection={"post_id": 1})}
+
     def count(self, post_id: int) -> int:
         return self._likes.count_documents({"post_id": post_id})
 

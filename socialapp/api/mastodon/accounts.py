@@ -1,0 +1,125 @@
+"""Accounts: the caller, lookups, an account's statuses, follows and relationships."""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify, request
+
+from socialapp.api import limits
+from socialapp.api.auth import caller, caller_id, components
+from socialapp.api.fields import id_from_path
+from socialapp.api.mastodon import entities, paging
+from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
+from socialapp.api.mastodon.statuses import render, viewer_id
+from socialapp.domain.ids import parse_id
+from socialapp.errors import NotFound
+from socialapp.services import accounts, graph
+from socialapp.services.posts import user_posts
+
+blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
+RELATIONSHIPS_LIMIT = 40  # ids answered per request; the rest are left out
+
+
+class StatusPageArgs(Schema):
+    limit = Limit()
+    max_id = IdParam(load_default=None)
+
+
+class AccountPageArgs(Schema):
+    limit = Limit(maximum=80, default=40)
+    max_id = IdParam(load_default=None)
+
+
+def _account_id(raw: str) -> int:
+    return id_from_path(raw, "account")
+
+
+@blp.get("/verify_credentials")
+def verify_credentials():
+    return jsonify(entities.credential_account(caller()))
+
+
+@blp.get("/lookup")
+def lookup():
+    """``acct`` is a handle, optionally ``@handle`` or ``handle@this-host``."""
+    acct = request.args.get("acct", "")
+    handle, _, domain = acct.removeprefix("@").partition("@")
+    user = components().users.by_handle(handle) if domain in ("", request.host) else None
+    if user is None:
+        raise NotFound("Record not found")
+    return jsonify(entities.account(user))
+
+
+@blp.get("/relationships")
+def relationships():
+    """For ``id[]`` (or ``id``): the known accounts among them, the first 40 at most."""
+    me = caller_id()
+    wanted = [parse_id(i) for i in request.args.getlist("id[]") + request.args.getlist("id")]
+    wanted = list(dict.fromkeys(i for i in wanted if i is not None))[:RELATIONSHIPS_LIMIT]
+    known = [u["_id"] for u in components().users.get_many(wanted)]
+    return jsonify([_relationship(me, other) for other in known])
+
+
+@blp.get("/<account_id>")
+def show(account_id: str):
+    return jsonify(entities.account(accounts.get_user(components().users, _account_id(account_id))))
+
+
+@blp.get("/<account_id>/statuses")
+def statuses(account_id: str):
+    args = params(StatusPageArgs())
+    c = components()
+    page = user_posts(c.users, c.posts, _account_id(account_id), args["limit"], args["max_id"])
+    items = page["items"]
+    headers = paging.link(next_max_id=page["next_max_id"])
+    return jsonify(render(items, viewer_id())), 200, headers
+
+
+def _relationship(user_id: int, other: int) -> dict:
+    c = components()
+    return entities.relationship(
+        other, c.follows.exists(user_id, other), c.follows.exists(other, user_id)
+    )
+
+
+@blp.post("/<account_id>/follow")
+@limits.writes
+def follow(account_id: str):
+    user_id = caller_id()
+    other = _account_id(account_id)
+    c = components()
+    graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
+    return jsonify(_relationship(user_id, other))
+
+
+@blp.post("/<account_id>/unfollow")
+@limits.writes
+def unfollow(account_id: str):
+    user_id = caller_id()
+    other = _account_id(account_id)
+    c = components()
+    graph.unfollow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
+    accounts.get_user(c.users, other)  # 404 for an unknown account, as Mastodon answers
+    return jsonify(_relationship(user_id, other))
+
+
+def _users_page(page_of) -> tuple:
+    args = params(AccountPageArgs())
+    cursor = None if args["max_id"] is None else str(args["max_id"])
+    items, next_cursor = page_of(args["limit"], cursor)
+    return jsonify([entities.account(u) for u in items]), 200, paging.link(next_max_id=next_cursor)
+
+
+@blp.get("/<account_id>/followers")
+def followers(account_id: str):
+    c, user_id = components(), _account_id(account_id)
+    return _users_page(
+        lambda limit, cursor: graph.followers_page(c.users, c.follows, user_id, limit, cursor)
+    )
+
+
+@blp.get("/<account_id>/following")
+def following(account_id: str):
+    c, user_id = components(), _account_id(account_id)
+    return _users_page(
+        lambda limit, cursor: graph.following_page(c.users, c.follows, user_id, limit, cursor)
+    )

@@ -1,0 +1,155 @@
+"""Mastodon's entities (Account, Status, Relationship, Application, Context) from our records.
+
+Posts are statuses and their comments are replies to them. What socialapp has no notion of
+is answered with Mastodon's neutral value: public visibility, no media, no mentions or tags,
+no boosts, no polls. Rendering needs the authors and the viewer's favourites of a page,
+which ``statuses`` loads in one query each.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+
+from flask import request
+
+from socialapp.domain.ids import id_datetime
+
+
+def base_url() -> str:
+    return request.host_url.rstrip("/")
+
+
+def timestamp(value: dt.datetime | None) -> str | None:
+    """ISO 8601 in UTC with milliseconds, as Mastodon writes it."""
+    if value is None:
+        return None
+    value = value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def content(text: str) -> str:
+    """Plain text as Mastodon's HTML: escaped, in a paragraph, line breaks as ``<br>``."""
+    escaped = html.escape(text, quote=True).replace("\r\n", "\n")
+    return "<p>" + escaped.replace("\n", "<br>") + "</p>"
+
+
+def account(user: dict) -> dict:
+    handle = user["handle"]
+    url = f"{base_url()}/@{handle}"
+    avatar = f"{base_url()}/avatars/original/missing.png"
+    header = f"{base_url()}/headers/original/missing.png"
+    return {
+        "id": str(user["_id"]),
+        "username": handle,
+        "acct": handle,
+        "display_name": user.get("display_name", handle),
+        "locked": False,
+        "bot": False,
+        "discoverable": True,
+        "group": False,
+        "created_at": timestamp(user.get("created_at") or id_datetime(user["_id"])),
+        "note": "",
+        "url": url,
+        "uri": f"{base_url()}/users/{handle}",
+        "avatar": avatar,
+        "avatar_static": avatar,
+        "header": header,
+        "header_static": header,
+        "followers_count": user.get("followers_count", 0),
+        "following_count": user.get("following_count", 0),
+        "statuses_count": user.get("post_count", 0),
+        "last_status_at": None,
+        "emojis": [],
+        "fields": [],
+    }
+
+
+def credential_account(user: dict) -> dict:
+    """The caller's own account, with the ``source`` a client edits a profile from."""
+    source = {"privacy": "public", "sensitive": False, "language": None, "note": ""}
+    return {**account(user), "source": {**source, "fields": [], "follow_requests_count": 0}}
+
+
+def status(
+    record: dict,
+    author: dict,
+    favourited: bool = False,
+    reply_to: dict | None = None,
+    with_source: bool = False,
+) -> dict:
+    """A post (``reply_to`` None) or a comment on the post ``reply_to`` as a Status."""
+    status_id = str(record["_id"] if "_id" in record else record["id"])
+    url = f"{base_url()}/@{author['handle']}/{status_id}"
+    rendered = {
+        "id": status_id,
+        "uri": f"{base_url()}/users/{author['handle']}/statuses/{status_id}",
+        "url": url,
+        "created_at": timestamp(record["created_at"]),
+        "edited_at": None,
+        "account": account(author),
+        "content": content(record["text"]),
+        "visibility": "public",
+        "sensitive": False,
+        "spoiler_text": "",
+        "language": None,
+        "in_reply_to_id": str(reply_to["_id"]) if reply_to else None,
+        "in_reply_to_account_id": str(reply_to["author_id"]) if reply_to else None,
+        "replies_count": record.get("comment_count", 0),
+        "reblogs_count": 0,
+        "favourites_count": record.get("like_count", 0),
+        "favourited": favourited,
+        "reblogged": False,
+        "muted": False,
+        "bookmarked": False,
+        "pinned": False,
+        "reblog": None,
+        "application": None,
+        "media_attachments": [],
+        "mentions": [],
+        "tags": [],
+        "emojis": [],
+        "card": None,
+        "poll": None,
+        "filtered": [],
+    }
+    if with_source:  # what DELETE answers, so a client can redraft the status
+        rendered["text"] = record["text"]
+    return rendered
+
+
+def relationship(account_id: int, following: bool, followed_by: bool) -> dict:
+    return {
+        "id": str(account_id),
+        "following": following,
+        "showing_reblogs": following,
+        "notifying": False,
+        "languages": None,
+        "followed_by": followed_by,
+        "blocking": False,
+        "blocked_by": False,
+        "muting": False,
+        "muting_notifications": False,
+        "requested": False,
+        "requested_by": False,
+        "domain_blocking": False,
+        "endorsed": False,
+        "note": "",
+    }
+
+
+def application(app: dict, client_secret: str | None = None) -> dict:
+    redirect_uris = app["redirect_uris"]
+    rendered = {
+        "id": app["_id"][:16],
+        "name": app["name"],
+        "website": app.get("website"),
+        "scopes": app["scopes"],
+        "redirect_uri": "\n".join(redirect_uris),
+        "redirect_uris": redirect_uris,
+        "vapid_key": "",
+        "client_id": app["_id"],
+    }
+    if client_secret is not None:
+        rendered |= {"client_secret": client_secret, "client_secret_expires_at": 0}
+    return rendered

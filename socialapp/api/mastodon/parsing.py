@@ -1,0 +1,93 @@
+"""Reading a Mastodon request: query string, form or JSON body, as Mastodon reads them.
+
+Mastodon takes a method's parameters from the query string, a form body or a JSON body alike
+and ignores parameters it does not know; a list is ``name[]`` in a form or query string.
+JSON goes through the API's one bounded parser. Known parameters are still validated: a bad
+one is a 422 that changes nothing.
+"""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask import request
+from werkzeug.datastructures import MultiDict
+
+from socialapp.api import json_body
+from socialapp.domain.ids import parse_id
+from socialapp.errors import AppError, Invalid
+
+
+class BadRequest(AppError):
+    status = 400
+
+
+class Schema(ma.Schema):
+    class Meta:
+        unknown = ma.EXCLUDE
+
+
+class IdParam(ma.fields.String):
+    """A Mastodon id parameter: our ids, as strings of digits."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        number = parse_id(text)
+        if number is None:
+            raise ma.ValidationError("is not a valid id")
+        return number
+
+
+class Limit(ma.fields.Field):
+    """``limit``: a number of items, clamped to 1..``maximum`` as Mastodon does."""
+
+    def __init__(self, default: int = 20, maximum: int = 40, **kwargs) -> None:
+        super().__init__(load_default=default, **kwargs)
+        self.default, self.maximum = default, maximum
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 9:
+            return self.default
+        return min(max(int(text), 1), self.maximum)
+
+
+def _raw() -> MultiDict:
+    values = MultiDict()
+    for source in (request.args, _body()):
+        for name, value in source.items(multi=True):
+            values.add(name.removesuffix("[]"), value)
+    return values
+
+
+def _body() -> MultiDict:
+    if request.method in ("GET", "HEAD"):
+        return MultiDict()
+    if request.is_json:
+        try:
+            data = json_body.parse(request.get_data(cache=True))
+        except ValueError as error:  # json_body.InvalidJson or a plain JSONDecodeError
+            raise BadRequest(f"the body is not valid JSON: {error}") from error
+        if not isinstance(data, dict):
+            raise BadRequest("the JSON body must be an object")
+        return MultiDict(
+            [(k, item) for k, v in data.items() for item in (v if isinstance(v, list) else [v])]
+        )
+    return request.form
+
+
+def params(schema: Schema) -> dict:
+    """The request's parameters that ``schema`` names, validated (422 when one is bad)."""
+    raw = _raw()
+    data = {
+        name: raw.getlist(name) if isinstance(field, ma.fields.List) else raw.get(name)
+        for name, field in schema.fields.items()
+        if name in raw
+    }
+    try:
+        return schema.load(data)
+    except ma.ValidationError as error:
+        details = "; ".join(
+            f"{field} {' '.join(map(str, messages)) if isinstance(messages, list) else messages}"
+            for field, messages in error.normalized_messages().items()
+        )
+        raise Invalid(f"Validation failed: {details}", {"params": error.messages}) from error

@@ -1,0 +1,135 @@
+"""Statuses: posting, reading, deleting, favouriting, and a post's comments as its context."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask import Blueprint, jsonify, request
+from marshmallow import validate
+
+from socialapp.api import limits
+from socialapp.api.auth import caller_id, components
+from socialapp.api.fields import FullMatch, Text, id_from_path
+from socialapp.api.mastodon import entities
+from socialapp.api.mastodon.parsing import Schema, params
+from socialapp.errors import Forbidden, Invalid, NotFound
+from socialapp.services import posts
+
+blp = Blueprint("mastodon_statuses", __name__, url_prefix="/api/v1")
+
+# Mastodon's own cap on a context's descendants (for a signed-in reader).
+DESCENDANTS_LIMIT = 4096
+COMMENTS_PER_READ = 100
+IDEMPOTENCY_KEY = FullMatch(r"[!-~]{1,100}", error="must be 1 to 100 visible ASCII characters")
+
+
+def _not_blank(text: str) -> None:
+    if not text.strip():
+        raise ma.ValidationError("can't be blank")
+
+
+class NewStatusSchema(Schema):
+    """``status`` only: media, polls, visibility, spoilers and replies are not supported, and
+    Mastodon ignores what it does not know, so a client sending them still posts its text."""
+
+    status = Text(required=True, validate=[validate.Length(max=500), _not_blank])
+
+
+def viewer_id() -> int | None:
+    """The caller if a token is given (a bad one is 401), None for an anonymous read."""
+    if "Authorization" not in request.headers:
+        return None
+    return caller_id()
+
+
+def render(records: list[dict], viewer: int | None, reply_to: dict | None = None) -> list[dict]:
+    """Posts (or comments on ``reply_to``) as statuses, with their authors in one query."""
+    c = components()
+    author_ids = list(dict.fromkeys(r["author_id"] for r in records))
+    authors = {u["_id"]: u for u in c.users.get_many(author_ids)}
+    ids = [r["_id"] for r in records] if reply_to is None else []
+    liked = c.likes.liked_among(viewer, ids) if viewer is not None else set()
+    return [
+        entities.status(r, authors[r["author_id"]], r.get("_id") in liked, reply_to)
+        for r in records
+        if r["author_id"] in authors
+    ]
+
+
+def one(post: dict, viewer: int | None, with_source: bool = False) -> dict:
+    author = components().users.get(post["author_id"])
+    if author is None:
+        raise NotFound("Record not found")
+    liked = viewer is not None and bool(components().likes.liked_among(viewer, [post["_id"]]))
+    return entities.status(post, author, liked, with_source=with_source)
+
+
+def _post(raw_id: str) -> int:
+    return id_from_path(raw_id, "status")
+
+
+@blp.post("/statuses")
+@limits.writes
+def create():
+    user_id = caller_id()
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and IDEMPOTENCY_KEY.regex.fullmatch(key) is None:
+        raise Invalid(f"Validation failed: Idempotency-Key {IDEMPOTENCY_KEY.error}")
+    text = params(NewStatusSchema())["status"]
+    c = components()
+    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, user_id, text, key)
+    return jsonify(one(post, user_id))
+
+
+@blp.get("/statuses/<status_id>")
+def show(status_id: str):
+    post = posts.get_post(components().posts, _post(status_id))
+    return jsonify(one(post, viewer_id()))
+
+
+@blp.delete("/statuses/<status_id>")
+@limits.writes
+def delete(status_id: str):
+    """Mastodon answers 404 for a status that is not the caller's, as for a missing one."""
+    user_id = caller_id()
+    c = components()
+    try:
+        post = posts.delete_post(c.uow, c.feeds, c.queue, _post(status_id), user_id)
+    except Forbidden as error:
+        raise NotFound("Record not found") from error
+    return jsonify(one(post, None, with_source=True))
+
+
+@blp.post("/statuses/<status_id>/favourite")
+@limits.writes
+def favourite(status_id: str):
+    user_id = caller_id()
+    c = components()
+    post_id = _post(status_id)
+    posts.like(c.uow, c.feeds, post_id, user_id)
+    return jsonify(one(posts.get_post(c.posts, post_id), user_id))
+
+
+@blp.post("/statuses/<status_id>/unfavourite")
+@limits.writes
+def unfavourite(status_id: str):
+    user_id = caller_id()
+    c = components()
+    post_id = _post(status_id)
+    posts.unlike(c.uow, c.feeds, post_id, user_id)
+    return jsonify(one(posts.get_post(c.posts, post_id), user_id))
+
+
+@blp.get("/statuses/<status_id>/context")
+def context(status_id: str):
+    """No ancestors (a post replies to nothing); its comments, overflow included, as
+    descendants, oldest first, up to Mastodon's own cap."""
+    c = components()
+    post = posts.get_post(c.posts, _post(status_id))
+    comments, after = [], 0
+    while after is not None and len(comments) < DESCENDANTS_LIMIT:
+        page = posts.comments_page(c.posts, post["_id"], after, COMMENTS_PER_READ)
+        comments += page["items"]
+        after = page["next_cursor"] and int(page["next_cursor"])
+    replies = [{**comment, "_id": comment["id"]} for comment in comments[:DESCENDANTS_LIMIT]]
+    viewer = viewer_id()
+    return jsonify({"ancestors": [], "descendants": render(replies, viewer, reply_to=post)})

@@ -1,0 +1,45 @@
+"""``GET /api/v1/timelines/home``: the same fan-out engine as /v1, Mastodon's paging.
+
+``max_id`` and ``since_id`` page as on /v1; ``min_id`` gives the posts just newer than it
+(what ``rel="prev"`` links to). socialapp never serves a partial home timeline: a returning
+reader's timeline is rebuilt before the page is read, and a page read while another request
+rebuilds it merges from MongoDB instead. So the answer is always 200, never Mastodon's 206.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify
+
+from socialapp.api.auth import caller_id, components
+from socialapp.api.mastodon import paging
+from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
+from socialapp.api.mastodon.statuses import render
+from socialapp.services import timeline
+
+blp = Blueprint("mastodon_timelines", __name__, url_prefix="/api/v1/timelines")
+
+
+class HomeArgs(Schema):
+    limit = Limit()
+    max_id = IdParam(load_default=None)
+    since_id = IdParam(load_default=None)
+    min_id = IdParam(load_default=None)
+
+
+@blp.get("/home")
+def home():
+    user_id = caller_id()
+    args = params(HomeArgs())
+    c = components()
+    read = (c.feeds, c.fanout_settings, c.metrics, user_id, args["limit"])
+    if args["min_id"] is not None:
+        posts = timeline.read_home_after(*read, args["min_id"], args["max_id"])
+        full = len(posts) == args["limit"]
+    else:
+        page = timeline.read_home(*read, args["max_id"], args["since_id"])
+        posts, full = page.posts, page.next_max_id is not None
+    statuses = render(posts, user_id)
+    if not posts:
+        return jsonify(statuses)
+    links = paging.link(next_max_id=posts[-1]["_id"] if full else None, prev_min_id=posts[0]["_id"])
+    return jsonify(statuses), 200, links
