@@ -345,12 +345,12 @@ def test_production_refuses_a_missing_or_short_secret_key():
 
 
 def test_serve_in_production_without_a_secret_exits_with_a_clear_message(monkeypatch, capsys):
-    import werkzeug.serving
+    from socialapp.entrypoints import server
 
     def never(*args, **kwargs):
         raise AssertionError("started serving without a secret key")
 
-    monkeypatch.setattr(werkzeug.serving, "make_server", never)
+    monkeypatch.setattr(server.Application, "run", never)
     monkeypatch.setattr(cli.logging, "basicConfig", lambda **kwargs: None)
     for name in ("SOCIALAPP_SECRET_KEY", "SOCIALAPP_REDIS_URL"):
         monkeypatch.delenv(name, raising=False)
