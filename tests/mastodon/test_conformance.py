@@ -1,0 +1,123 @@
+"""Conformance: the real server that ``make run`` starts, driven by Mastodon.py, unmodified.
+
+One client app, a reader and an author signed in with the password grant. In each fan-out
+mode (switched at runtime by the operator) the reader follows the author, the author posts
+with idempotency keys, and once delivery has settled the reader pages through the home
+timeline with ``fetch_next`` to the end and back with ``fetch_previous``: every post once, in
+order. Then favourite, context, unfollow and delete, which leave the timeline empty again.
+"""
+
+from __future__ import annotations
+
+import pytest
+from mastodon import Mastodon
+
+from socialapp.embedded.redis_server import free_port
+from tests.helpers_processes import start_server, wait_until
+from tests.test_e2e_server import Server
+
+OPERATOR = {"handle": "ops", "password": "operator password"}
+PASSWORD = "correct horse"
+POSTS_PER_MODE = 5
+
+
+@pytest.fixture
+def server(tmp_path):
+    port = free_port()
+    process = start_server(
+        port,
+        tmp_path / "server.log",
+        SOCIALAPP_OPERATOR_HANDLE=OPERATOR["handle"],
+        SOCIALAPP_OPERATOR_PASSWORD=OPERATOR["password"],
+    )
+    try:
+        running = Server(process, port)
+        wait_until(lambda: running.ready() or not process.running, 60, "/readyz to answer 200")
+        assert process.running, process.log()
+        yield running
+    finally:
+        process.end()
+
+
+def sign_in(base: str, app: tuple[str, str], handle: str) -> Mastodon:
+    client = Mastodon(*app, api_base_url=base, version_check_mode="created")
+    client.log_in(handle, PASSWORD)
+    return client
+
+
+def every_page(client: Mastodon) -> tuple[list[str], list[str]]:
+    """The home timeline's ids down with ``fetch_next``, then up with ``fetch_previous``."""
+    pages = [client.timeline_home(limit=2)]
+    while (page := client.fetch_next(pages[-1])) is not None:
+        pages.append(page)
+    down = [str(status.id) for page in pages for status in page]
+    page = pages[-1]
+    up = [str(status.id) for status in page]
+    while (page := client.fetch_previous(page)) is not None and page:
+        up = [str(status.id) for status in page] + up
+    return down, up
+
+
+def switch(server: Server, token: str, mode: str, threshold: int) -> None:
+    """Switch the fan-out mode as an operator, and wait until it has been reconciled."""
+    body = {"mode": mode, "celebrity_threshold": threshold}
+    server.call("PUT", "/v1/admin/fanout", body, token)
+    settings = lambda: server.call("GET", "/v1/admin/fanout", token=token)[0]  # noqa: E731
+    wait_until(lambda: settings()["settled"], 30, f"the switch to {mode}")
+
+
+def home_ids(client: Mastodon) -> list[str]:
+    return [str(status.id) for status in client.timeline_home(limit=40)]
+
+
+def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
+    base = f"http://127.0.0.1:{server.port}"
+    app = Mastodon.create_app("conformance", api_base_url=base)
+    for handle in ("ada", "bob"):
+        server.call("POST", "/v1/users", {"handle": handle, "password": PASSWORD}, expect=201)
+    ada, bob = sign_in(base, app, "ada"), sign_in(base, app, "bob")
+    operator, _ = server.call("POST", "/v1/auth/token", OPERATOR)
+    assert ada.retrieve_mastodon_version().startswith("4.2.0")
+    ada_account = bob.account_lookup("ada")
+    assert ada_account.id == ada.account_verify_credentials().id
+
+    # Hybrid with threshold 1 pulls the author (1 follower): a celebrity read at request time.
+    for mode, threshold in (("write", 1000), ("read", 1000), ("hybrid", 1)):
+        switch(server, operator["access_token"], mode, threshold)
+        assert home_ids(bob) == []  # also marks the reader active, so fan-out delivers to him
+        assert bob.account_follow(ada_account).following
+        assert bob.account_relationships(ada_account)[0].following
+        posted = [
+            ada.status_post(f"{mode} {n}", idempotency_key=f"{mode}-{n}")
+            for n in range(POSTS_PER_MODE)
+        ]
+        again = ada.status_post(f"{mode} 0", idempotency_key=f"{mode}-0")
+        assert again.id == posted[0].id
+        expected = [str(status.id) for status in reversed(posted)]
+        wait_until(lambda e=expected: home_ids(bob) == e, 30, f"delivery in {mode} mode")
+
+        down, up = every_page(bob)
+        assert down == expected and up == expected, mode
+
+        liked = bob.status_favourite(posted[2])
+        assert liked.favourited and liked.favourites_count == 1
+        server.call(
+            "POST",
+            f"/v1/posts/{posted[2].id}/comments",
+            {"text": "nice"},
+            bob.access_token,
+            expect=201,
+        )
+        context = bob.status_context(posted[2])
+        assert [str(s.in_reply_to_id) for s in context.descendants] == [str(posted[2].id)]
+        assert "nice" in context.descendants[0].content
+        assert not bob.account_unfollow(ada_account).following
+        for status in posted:
+            ada.status_delete(status)
+        wait_until(lambda: home_ids(bob) == [], 30, "unfollow and deletes")
+        assert home_ids(ada) == []
+
+    token = bob.access_token
+    server.call("GET", "/v1/timeline/home", token=token)  # an OAuth token works on /v1 too
+    bob.revoke_access_token()
+    server.call("GET", "/v1/timeline/home", token=token, expect=401)
