@@ -13,11 +13,23 @@ import threading
 import time
 
 from socialapp.config import Settings
-from socialapp.domain.fanout import FanoutConfig, FanoutSettings
+from socialapp.domain.fanout import MODES, FanoutConfig, FanoutSettings
+from socialapp.stores import schema
 from socialapp.stores.mongo import collection
 from socialapp.stores.unavailable import MONGODB, translates
 
 DOCUMENT_ID = "fanout"
+CONFIG = schema.document(
+    {"mode": {"enum": list(MODES)}, "celebrity_threshold": {**schema.INT, "minimum": 1}}
+)
+SCHEMA = schema.document(
+    {
+        "_id": {"enum": [DOCUMENT_ID]},
+        "current": CONFIG,
+        "pending": {"bsonType": "array", "items": CONFIG},
+        "generation": {**schema.INT, "minimum": 1},
+    }
+)
 
 
 @translates(MONGODB)
@@ -30,7 +42,8 @@ class FanoutSettingsStore:
         self._cached: tuple[float, FanoutSettings] | None = None
 
     def ensure_indexes(self) -> None:
-        """Only ``_id`` lookups: nothing to create."""
+        """Only ``_id`` lookups: no index to create, only the validator."""
+        schema.apply(self._settings, SCHEMA)
 
     def current(self) -> FanoutSettings:
         """The settings in force, at most ``settings_refresh_seconds`` old."""

@@ -8,8 +8,18 @@ from collections.abc import Iterator
 from pymongo import ASCENDING
 
 from socialapp.config import Settings
+from socialapp.stores import schema
 from socialapp.stores.mongo import collection, insert_if_absent, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
+
+SCHEMA = schema.document(
+    {
+        "_id": schema.OBJECT_ID,
+        "follower_id": schema.ID,
+        "followee_id": schema.ID,
+        "created_at": schema.DATE,
+    }
+)
 
 
 @translates(MONGODB)
@@ -19,6 +29,7 @@ class FollowStore:
         self._chunk_size = settings.fanout_chunk_size
 
     def ensure_indexes(self) -> None:
+        schema.apply(self._follows, SCHEMA)
         self._follows.create_index(
             [("follower_id", ASCENDING), ("followee_id", ASCENDING)],
             unique=True,

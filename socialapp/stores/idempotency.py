@@ -16,10 +16,19 @@ from pymongo import ASCENDING
 
 from socialapp.config import Settings
 from socialapp.errors import Invalid
+from socialapp.stores import schema
 from socialapp.stores.mongo import collection, insert_if_absent
 from socialapp.stores.unavailable import MONGODB, translates
 
 TTL_SECONDS = 24 * 3600
+SCHEMA = schema.document(
+    {
+        "_id": schema.text(200),
+        "request": {**schema.text(64, min_length=64), "not": {"pattern": "[^0-9a-f]"}},
+        "response": {"bsonType": "object"},
+        "created_at": schema.DATE,
+    }
+)
 
 
 @translates(MONGODB)
@@ -28,6 +37,7 @@ class IdempotencyStore:
         self._keys = collection(db, "idempotency_keys", settings)
 
     def ensure_indexes(self) -> None:
+        schema.apply(self._keys, SCHEMA)
         self._keys.create_index(
             [("created_at", ASCENDING)], expireAfterSeconds=TTL_SECONDS, name="expire"
         )

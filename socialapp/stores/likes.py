@@ -7,8 +7,18 @@ import datetime as dt
 from pymongo import ASCENDING
 
 from socialapp.config import Settings
+from socialapp.stores import schema
 from socialapp.stores.mongo import collection, insert_if_absent
 from socialapp.stores.unavailable import MONGODB, translates
+
+SCHEMA = schema.document(
+    {
+        "_id": schema.OBJECT_ID,
+        "post_id": schema.ID,
+        "user_id": schema.ID,
+        "created_at": schema.DATE,
+    }
+)
 
 
 @translates(MONGODB)
@@ -17,6 +27,7 @@ class LikeStore:
         self._likes = collection(db, "likes", settings)
 
     def ensure_indexes(self) -> None:
+        schema.apply(self._likes, SCHEMA)
         self._likes.create_index(
             [("post_id", ASCENDING), ("user_id", ASCENDING)], unique=True, name="post_user_unique"
         )

@@ -13,10 +13,53 @@ from pymongo import ASCENDING, DESCENDING, ReturnDocument
 
 from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
+from socialapp.stores import schema
 from socialapp.stores.mongo import collection, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
 NEWEST_FIRST = [("_id", DESCENDING)]
+TEXT = schema.text(500)
+COMMENT = schema.document(
+    {
+        "id": schema.ID,
+        "seq": {**schema.INT, "minimum": 1},
+        "author_id": schema.ID,
+        "text": TEXT,
+        "created_at": schema.DATE,
+    }
+)
+
+
+def post_schema(embedded_comments: int) -> dict:
+    """A post holds at most ``embedded_comments`` comments; like_count may skew (see docs)."""
+    return schema.document(
+        {
+            "_id": schema.ID,
+            "author_id": schema.ID,
+            "text": TEXT,
+            "created_at": schema.DATE,
+            "like_count": schema.INT,
+            "comment_count": schema.COUNT,
+            "comment_seq": schema.COUNT,
+            "comments": {"bsonType": "array", "maxItems": embedded_comments, "items": COMMENT},
+            "has_extra": schema.BOOL,
+            "fanout_pending": {"bsonType": "bool", "enum": [True]},
+        },
+        optional=("fanout_pending",),
+    )
+
+
+def overflow_schema(bucket_size: int) -> dict:
+    comments = {"bsonType": "array", "minItems": 1, "maxItems": bucket_size, "items": COMMENT}
+    return schema.document(
+        {
+            "_id": schema.OBJECT_ID,
+            "post_id": schema.ID,
+            "bucket": schema.COUNT,
+            "comments": comments,
+            "count": {**schema.INT, "minimum": 1, "maximum": bucket_size},
+        }
+    )
 
 
 @translates(MONGODB)
@@ -28,6 +71,8 @@ class PostStore:
         self._bucket_size = settings.comment_bucket_size
 
     def ensure_indexes(self) -> None:
+        schema.apply(self._posts, post_schema(self._embedded))
+        schema.apply(self._overflow, overflow_schema(self._bucket_size))
         self._posts.create_index(
             [("author_id", ASCENDING), ("_id", DESCENDING)], name="author_newest"
         )

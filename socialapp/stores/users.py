@@ -10,10 +10,24 @@ from pymongo.errors import DuplicateKeyError
 from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
 from socialapp.errors import Conflict
+from socialapp.stores import schema
 from socialapp.stores.mongo import collection, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
 COUNTERS = ("followers_count", "following_count", "post_count")
+# Counters have no lower bound: on a standalone server a crash can skew one (see the docs).
+SCHEMA = schema.document(
+    {
+        "_id": schema.ID,
+        "handle": {**schema.text(30, min_length=3), "not": {"pattern": "[^a-z0-9_]"}},
+        "display_name": schema.text(64),
+        "password_hash": schema.text(512),
+        "role": {"enum": ["user", "operator"]},
+        **dict.fromkeys(COUNTERS, schema.INT),
+        "fanout_override": {"enum": ["auto", "push", "pull"]},
+        "created_at": schema.DATE,
+    }
+)
 
 
 @translates(MONGODB)
@@ -22,6 +36,7 @@ class UserStore:
         self._users = collection(db, "users", settings)
 
     def ensure_indexes(self) -> None:
+        schema.apply(self._users, SCHEMA)
         self._users.create_index([("handle", ASCENDING)], unique=True, name="handle_unique")
 
     def create(
