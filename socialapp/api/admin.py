@@ -9,9 +9,9 @@ from marshmallow import fields, validate
 from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, components
 from socialapp.api.base import Blueprint, operator_only
-from socialapp.api.fields import Id
+from socialapp.api.fields import Id, QueryInteger
 from socialapp.domain.fanout import MODES, STRATEGIES
-from socialapp.services import operators
+from socialapp.services import forecast, operators
 
 blp = Blueprint("admin", __name__, url_prefix="/v1/admin", description="Operator controls")
 
@@ -56,6 +56,53 @@ class Fanout(MethodView):
         """Switch fan-out mode and/or celebrity threshold, at runtime"""
         c = components()
         return operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **body)
+
+
+class ForecastArgs(ma.Schema):
+    threshold = QueryInteger(required=True, validate=validate.Range(min=1, max=2**31))
+
+
+class SpreadSchema(ma.Schema):
+    p50 = fields.Float()
+    p99 = fields.Float()
+    max = fields.Float()
+
+
+class ForecastSchema(ma.Schema):
+    threshold = fields.Integer()
+    authors_pushed = fields.Integer()
+    authors_pulled = fields.Integer()
+    deliveries_per_post = fields.Nested(
+        SpreadSchema, metadata={"description": "timeline inserts a post causes"}
+    )
+    deliveries_per_post_basis = fields.String(
+        metadata={"description": "weighted by 'posts in the window', else by 'authors'"}
+    )
+    posts_per_second = fields.Float(metadata={"description": "measured over the window"})
+    deliveries_per_second = fields.Float(metadata={"description": "at the measured post rate"})
+    timeline_entries = fields.Integer(metadata={"description": "home-timeline entries held"})
+    timeline_memory_bytes = fields.Integer()
+    merged_authors_per_read = fields.Nested(
+        SpreadSchema, metadata={"description": "outboxes a home read merges (own included)"}
+    )
+    readers_sampled = fields.Integer()
+    active_readers = fields.Integer()
+    window_hours = fields.Float()
+
+
+@blp.route("/fanout/forecast")
+class FanoutForecast(MethodView):
+    @operator_only
+    @blp.doc(**BEARER)
+    @blp.arguments(ForecastArgs, location="query")
+    @blp.response(200, ForecastSchema)
+    @blp.errors(401, 403, 503)
+    def get(self, args):
+        """What hybrid mode with this celebrity threshold would cost now"""
+        c = components()
+        return forecast.forecast_threshold(
+            c.users, c.follows, c.posts, c.fanout_state, c.settings, args["threshold"]
+        )
 
 
 @blp.route("/users/<user_id>/fanout")

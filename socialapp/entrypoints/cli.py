@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     fanout = commands.add_parser("fanout", help="show or change the fan-out mode and threshold")
     fanout.add_argument("--mode", choices=MODES)
     fanout.add_argument("--threshold", type=int, help="celebrity threshold (followers, >= 1)")
+    fanout.add_argument(
+        "--forecast", type=int, metavar="N", help="what hybrid with threshold N would cost now"
+    )
     fanout.set_defaults(run=_fanout)
 
     override = commands.add_parser("fanout-override", help="push, pull or auto for one author")
@@ -86,9 +89,13 @@ def _worker(args, settings: Settings) -> int:
 
 def _create_operator(args, settings: Settings) -> int:
     from socialapp import bootstrap
+    from socialapp.domain.handles import RULE, is_handle
     from socialapp.services import accounts
 
     _require_shared_stores(settings)
+    if not is_handle(args.handle):
+        print(f"socialapp: {args.handle!r} is not a handle: {RULE}", file=sys.stderr)
+        return 2
     password = _operator_password()
     if not 8 <= len(password) <= 128:
         print("socialapp: the password must be 8 to 128 characters", file=sys.stderr)
@@ -105,14 +112,19 @@ def _create_operator(args, settings: Settings) -> int:
 
 def _fanout(args, settings: Settings) -> int:
     from socialapp import bootstrap
-    from socialapp.services import operators
+    from socialapp.services import forecast, operators
 
     _require_shared_stores(settings)
-    if args.threshold is not None and args.threshold < 1:
-        print("socialapp: --threshold must be at least 1", file=sys.stderr)
-        return 2
+    for name in ("threshold", "forecast"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            print(f"socialapp: --{name} must be at least 1", file=sys.stderr)
+            return 2
     c = bootstrap.build(settings)
-    if args.mode or args.threshold:
+    if args.forecast:
+        state = forecast.forecast_threshold(
+            c.users, c.follows, c.posts, c.fanout_state, settings, args.forecast
+        )
+    elif args.mode or args.threshold:
         state = operators.change_fanout(
             c.fanout_settings, c.feeds, c.queue, args.mode, args.threshold
         )

@@ -172,6 +172,16 @@ class FanoutState:
         seen. How many were dropped."""
         return self._redis.zremrangebyscore(ACTIVE, "-inf", f"({self._clock() - inactive_after}")
 
+    def count_active(self, inactive_after: float) -> int:
+        return self._redis.zcount(ACTIVE, self._clock() - inactive_after, "+inf")
+
+    def sample_active(self, count: int, inactive_after: float) -> list[int]:
+        """Up to ``count`` distinct active readers, drawn at random."""
+        cutoff = self._clock() - inactive_after
+        drawn = self._redis.zrandmember(ACTIVE, count, withscores=True) or []
+        members, scores = drawn[::2], drawn[1::2]  # redis-py answers [member, score, ...]
+        return [int(m) for m, seen in zip(members, scores, strict=True) if float(seen) >= cutoff]
+
     def is_active(self, user_id: int, inactive_after: float) -> bool:
         seen = self._redis.zscore(ACTIVE, str(user_id))
         return seen is not None and seen >= self._clock() - inactive_after

@@ -121,6 +121,13 @@ class PostStore:
             self._overflow.delete_many({"post_id": post_id}, session=session)
         return post
 
+    def authors_since(self, after_id: int, limit: int = 1_000_000) -> list[int]:
+        """The author of each post newer than ``after_id`` (an ``_id`` range)."""
+        found = self._posts.find(
+            {"_id": {"$gt": after_id}}, projection={"author_id": 1}, limit=limit
+        )
+        return [post["author_id"] for post in found]
+
     def by_author(self, author_id: int, max_id: int | None = None, limit: int = 20) -> list[dict]:
         """The author's posts older than ``max_id``, newest first."""
         query: dict = {"author_id": author_id}

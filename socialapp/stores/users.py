@@ -90,6 +90,9 @@ class UserStore:
             return_document=ReturnDocument.AFTER,
         )
 
+    def count(self) -> int:
+        return self._users.count_documents({})
+
     def authors_with_followers(self, batch: int = 1000) -> Iterator[dict]:
         """Every user with followers or a fan-out override (reconciliation walks them)."""
         after = 0
@@ -103,7 +106,7 @@ class UserStore:
                             {"fanout_override": {"$in": ["push", "pull"]}},
                         ],
                     },
-                    projection={"followers_count": 1, "fanout_override": 1},
+                    projection={"followers_count": 1, "fanout_override": 1, "post_count": 1},
                     sort=[("_id", ASCENDING)],
                     limit=batch,
                 )

@@ -1,0 +1,61 @@
+"""The forecast operators ask for before they move the celebrity threshold."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from socialapp.config import Settings
+from socialapp.domain import forecast as model
+from socialapp.domain.ids import first_id_at
+from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.follows import FollowStore
+from socialapp.stores.posts import PostStore
+from socialapp.stores.users import UserStore
+
+WINDOW_HOURS = 1.0  # posting rates are measured over the last hour of posts
+READER_SAMPLE = 200  # active readers whose followees say how many outboxes a read merges
+# Redis memory per home-timeline entry, measured by `make benchmark` (reports/benchmark).
+ENTRY_BYTES = 113
+
+
+def forecast_threshold(
+    users: UserStore,
+    follows: FollowStore,
+    posts: PostStore,
+    state: FanoutState,
+    settings: Settings,
+    threshold: int,
+    clock=time.time,
+) -> dict:
+    """What hybrid mode with ``threshold`` would cost now, from the live graph and rates."""
+    since = first_id_at(clock() - WINDOW_HOURS * 3600)
+    rates = model.posting_rates(posts.authors_since(since), WINDOW_HOURS)
+    authors = [
+        model.Author(
+            id=user["_id"],
+            followers=user.get("followers_count", 0),
+            posts=user.get("post_count", 0),
+            posts_per_hour=rates.pop(user["_id"], 0.0),
+            override=user.get("fanout_override", "auto"),
+        )
+        for user in users.authors_with_followers()
+    ]
+    authors += [model.Author(id=a, followers=0, posts_per_hour=r) for a, r in rates.items()]
+    readers = max(users.count(), 1)
+    active = state.count_active(settings.inactive_after_seconds)
+    sample = state.sample_active(READER_SAMPLE, settings.inactive_after_seconds)
+    if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
+        ids = [a.id for a in authors]
+        sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))
+    graph = model.Graph(
+        authors=authors,
+        active_share=min(1.0, active / readers),  # fan-out skips idle readers
+        active_readers=active,
+        sampled_followees=[follows.followee_ids(reader) for reader in sample],
+        window_hours=WINDOW_HOURS,
+        timeline_cap=settings.timeline_cap,
+        outbox_cap=settings.outbox_cap,
+        entry_bytes=ENTRY_BYTES,
+    )
+    return model.forecast(threshold, graph)

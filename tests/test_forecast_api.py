@@ -1,0 +1,72 @@
+"""GET /v1/admin/fanout/forecast on a small live graph, and who may ask."""
+
+import mongomock
+import pytest
+
+from socialapp.entrypoints import cli
+from socialapp.stores import mongo
+from tests.conftest import with_operator
+
+
+@pytest.fixture
+def settings(settings):
+    return with_operator(settings)
+
+
+def test_the_forecast_reads_the_live_graph(client, signup, operator_headers):
+    ada, bob, cyd, star = (signup(h) for h in ("ada", "bob", "cyd", "star"))
+    for fan in (ada, bob, cyd):
+        assert client.put(f"/v1/me/following/{star.id}", headers=fan.headers).status_code == 204
+    assert client.put(f"/v1/me/following/{bob.id}", headers=ada.headers).status_code == 204
+    for author, text in ((star, "one"), (star, "two"), (bob, "three")):
+        assert (
+            client.post("/v1/posts", json={"text": text}, headers=author.headers).status_code == 201
+        )
+    assert client.get("/v1/timeline/home", headers=ada.headers).status_code == 200  # ada reads
+
+    answer = client.get("/v1/admin/fanout/forecast?threshold=3", headers=operator_headers)
+    assert answer.status_code == 200, answer.json
+    result = answer.json
+    assert (result["authors_pushed"], result["authors_pulled"]) == (1, 1)  # bob; star
+    assert result["active_readers"] == 1 and result["readers_sampled"] == 1
+    assert result["merged_authors_per_read"]["p50"] == 2  # ada's own outbox and star's
+    assert result["posts_per_second"] == pytest.approx(3 / 3600, abs=1e-4)
+    assert result["deliveries_per_post_basis"] == "posts in the window"
+    assert result["deliveries_per_post"]["max"] == pytest.approx(1 * 1 / 5, abs=0.1)
+
+    everyone = client.get("/v1/admin/fanout/forecast?threshold=4", headers=operator_headers).json
+    assert (everyone["authors_pushed"], everyone["authors_pulled"]) == (2, 0)
+    assert everyone["merged_authors_per_read"]["p50"] == 1
+    assert everyone["deliveries_per_second"] > result["deliveries_per_second"]
+
+
+def test_only_operators_ask_and_the_threshold_is_a_positive_integer(
+    client, signup, operator_headers
+):
+    ada = signup("ada")
+    path = "/v1/admin/fanout/forecast?threshold=10"
+    assert client.get(path).status_code == 401
+    assert client.get(path, headers=ada.headers).status_code == 403
+    for bad in ("threshold=0", "threshold=-1", "threshold=abc", "threshold=1.5", "", "x=1"):
+        answer = client.get(f"/v1/admin/fanout/forecast?{bad}", headers=operator_headers)
+        assert answer.status_code == 422, (bad, answer.json)
+
+
+def test_the_cli_forecasts_on_a_real_mongodb(monkeypatch, redis_server, capsys):
+    """The CLI talks to a MongoDB server; mongomock's client stands in for pymongo's here."""
+    server = mongomock.MongoClient()
+    monkeypatch.setattr(mongo.pymongo, "MongoClient", lambda *args, **kwargs: server)
+    monkeypatch.setenv("SOCIALAPP_MONGO_URI", "mongodb://db.example:27017")
+    monkeypatch.setenv("SOCIALAPP_REDIS_URL", f"{redis_server.url}/0")
+    monkeypatch.setenv("SOCIALAPP_OPERATOR_PASSWORD", "operator-pass")
+    monkeypatch.setenv("SOCIALAPP_ARGON2_MEMORY_KIB", "64")
+    assert cli.main(["create-operator", "ops_lead"]) == 0
+    capsys.readouterr()
+    assert cli.main(["fanout", "--forecast", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "threshold=5" in out and "authors_pushed=0" in out and "authors_pulled=0" in out
+    assert cli.main(["fanout", "--forecast", "0"]) == 2
+    assert "--forecast must be at least 1" in capsys.readouterr().err
+    assert cli.main(["create-operator", "ops\n"]) == 2
+    assert "not a handle" in capsys.readouterr().err
+    assert server.socialapp.users.count_documents({}) == 1
