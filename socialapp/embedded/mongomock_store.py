@@ -19,6 +19,8 @@ import mongomock
 import mongomock.helpers
 import pymongo.errors
 
+from socialapp.embedded import indexes
+
 _client_lock = threading.Lock()
 _client = None
 
@@ -29,7 +31,7 @@ def client() -> mongomock.MongoClient:
     with _client_lock:
         if _client is None:
             make_atomic()
-            _client = mongomock.MongoClient(tz_aware=True)
+            _client = indexes.client(tz_aware=True)
         return _client
 
 
