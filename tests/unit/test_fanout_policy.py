@@ -1,0 +1,52 @@
+"""Who is pushed and who is pulled, under one config and while configs are pending."""
+
+from __future__ import annotations
+
+from socialapp.domain.fanout import FanoutConfig, FanoutSettings
+
+HYBRID = FanoutConfig("hybrid", celebrity_threshold=100)
+
+
+def test_each_mode_decides_alone():
+    assert FanoutConfig("write").pushes(10**6, "pull") is True
+    assert FanoutConfig("read").pushes(0, "push") is False
+    assert HYBRID.pushes(99) is True and HYBRID.pushes(100) is False
+
+
+def test_overrides_count_in_hybrid_mode_only():
+    assert HYBRID.pushes(10**6, "push") is True
+    assert HYBRID.pushes(0, "pull") is False
+    assert HYBRID.pushes(0, "auto") is True
+
+
+def test_while_a_switch_is_pending_both_sides_do_the_superset():
+    switching = FanoutSettings(FanoutConfig("read"), pending=(FanoutConfig("write"),))
+    assert not switching.settled
+    assert switching.delivery_pushes(5) is True  # the pending config pushes
+    assert switching.reader_pulls(5) is True  # the current one pulls
+    assert switching.needs_backfill(5) is False
+
+    settled = FanoutSettings(FanoutConfig("read"))
+    assert settled.settled and settled.delivery_pushes(5) is False
+
+
+def test_an_author_pushed_now_but_pulled_before_needs_a_backfill():
+    lowered = FanoutSettings(
+        FanoutConfig("hybrid", celebrity_threshold=1000), pending=(HYBRID,), generation=2
+    )
+    assert lowered.needs_backfill(500) is True
+    assert lowered.needs_backfill(50) is False  # pushed by both
+    assert lowered.needs_backfill(5000) is False  # pulled by both
+
+
+def test_an_unsettled_author_is_pulled_by_readers_whatever_the_config():
+    settings = FanoutSettings(FanoutConfig("write"))
+    assert settings.reader_pulls(5) is False
+    assert settings.reader_pulls(5, unsettled=True) is True
+
+
+def test_falling_below_the_threshold_moves_an_author_to_push():
+    settings = FanoutSettings(HYBRID)
+    assert settings.crosses_to_push(before=100, after=99) is True
+    assert settings.crosses_to_push(before=99, after=100) is False
+    assert settings.crosses_to_push(before=100, after=99, override="pull") is False
