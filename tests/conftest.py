@@ -16,6 +16,9 @@ from socialapp.queue import broker_url
 from socialapp.stores import mongo
 from tests.redis_fixtures import *  # noqa: F403
 
+# Records what the stores ask of MongoDB and checks stored documents: see its docstring.
+pytest_plugins = ["tests.stores.guard"]
+
 # Cheap hashing keeps suites with many accounts fast; production uses the defaults.
 TEST_SETTINGS = dict(
     secret_key="test-secret-key-that-is-long-enough-for-hs256",

@@ -57,7 +57,8 @@ class UserStore:
         try:
             self._users.insert_one(user)
         except DuplicateKeyError as error:
-            if "handle" in str(error):
+            # A server's message names the index; mongomock's does not, so look the handle up.
+            if self.by_handle(handle) is not None:
                 raise Conflict(f"handle {handle!r} is already taken") from error
             raise
         return user
