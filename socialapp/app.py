@@ -10,6 +10,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialapp import bootstrap
 from socialapp.api import limits, register_api
+from socialapp.api.mastodon import MASTODON_HEADERS
 from socialapp.api.timeline import DIAGNOSTICS
 from socialapp.config import Settings
 from socialapp.services import accounts
@@ -54,7 +55,8 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
             app,
             origins=origins,
             allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
-            expose_headers=["Retry-After", *DIAGNOSTICS],  # readable by browser clients
+            # readable by browser clients (Mastodon web clients page with Link)
+            expose_headers=["Retry-After", *DIAGNOSTICS, *MASTODON_HEADERS],
         )
     logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
     return app

@@ -65,3 +65,13 @@ def test_rate_limited_requests_carry_mastodons_headers(app, components, client, 
     refused = limited.post("/api/v1/statuses", data={"status": "e"}, headers=alice.headers)
     assert refused.status_code == 429 and set(refused.json) == {"error"}
     assert refused.headers["X-RateLimit-Remaining"] == "0" and "Retry-After" in refused.headers
+
+
+def test_browser_clients_may_read_the_paging_and_rate_limit_headers(app, components):
+    settings = dataclasses.replace(components.settings, cors_origins="https://elk.example")
+    client = create_app(settings, components).test_client()
+
+    response = client.get("/api/v1/instance", headers={"Origin": "https://elk.example"})
+
+    exposed = {h.strip() for h in response.headers["Access-Control-Expose-Headers"].split(",")}
+    assert {"Link", "X-RateLimit-Remaining", "X-RateLimit-Reset"} <= exposed

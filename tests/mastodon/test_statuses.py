@@ -23,18 +23,46 @@ def test_a_status_is_a_post_both_apis_read(client, masto):
     assert client.get(f"/api/v1/statuses/{v1['id']}").json["content"] == "<p>from v1</p>"
 
 
-def test_unsupported_status_fields_are_ignored_and_bad_text_refused(client, masto):
+def test_fields_without_effect_are_ignored_those_that_matter_refused(client, masto):
     alice = masto()
+    neutral = {
+        "sensitive": True,
+        "language": "en",
+        "spoiler_text": "",
+        "in_reply_to_id": None,
+        "media_ids": [],
+        "poll": None,
+        "visibility": "unlisted",
+        "unknown": {"a": 1},
+    }
     with_extras = client.post(
-        "/api/v1/statuses",
-        json={"status": "hi", "visibility": "private", "sensitive": True, "media_ids": []},
-        headers=alice.headers,
+        "/api/v1/statuses", json={"status": "hi", **neutral}, headers=alice.headers
     )
+    assert with_extras.status_code == 200 and with_extras.json["visibility"] == "public"
+    refused = [
+        {"visibility": "private"},
+        {"visibility": "direct"},
+        {"in_reply_to_id": with_extras.json["id"]},
+        {"media_ids[]": "7"},
+        {"poll[options][]": "yes", "poll[expires_in]": "600"},
+        {"spoiler_text": "spoilers"},
+        {"scheduled_at": "2030-01-01T00:00:00Z"},
+    ]
+    for fields in refused:
+        response = client.post(
+            "/api/v1/statuses", data={"status": "hi", **fields}, headers=alice.headers
+        )
+        assert response.status_code == 422, fields
+        assert "not supported" in response.json["error"], fields
+    assert client.get(f"/v1/users/{alice.id}").json["post_count"] == 1
+
+
+def test_bad_text_and_anonymous_posts_are_refused(client, masto):
+    alice = masto()
     blank = client.post("/api/v1/statuses", data={"status": "  "}, headers=alice.headers)
     too_long = client.post("/api/v1/statuses", data={"status": "x" * 501}, headers=alice.headers)
     anonymous = client.post("/api/v1/statuses", data={"status": "hi"})
 
-    assert with_extras.status_code == 200 and with_extras.json["visibility"] == "public"
     assert blank.status_code == 422 and blank.json["error"].startswith("Validation failed")
     assert too_long.status_code == 422
     assert anonymous.status_code == 401 and set(anonymous.json) == {"error"}

@@ -22,6 +22,8 @@ from socialapp.api.mastodon import (
 )
 from socialapp.stores.oauth import OAuthStore
 
+# Response headers a browser client must be allowed to read (CORS).
+MASTODON_HEADERS = ("Link", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
 BLUEPRINTS = (oauth.blp, instance.blp, accounts.blp, statuses.blp, timelines.blp)
 
 

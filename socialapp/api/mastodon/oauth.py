@@ -45,7 +45,7 @@ class UriList(fields.Field):
         if not values or len(values) > 16:
             raise ma.ValidationError("must be 1 to 16 URIs")
         for uri in values:
-            if not isinstance(uri, str) or len(uri) > 2000 or not uri.isprintable():
+            if not isinstance(uri, str) or not 0 < len(uri) <= 2000 or not uri.isprintable():
                 raise ma.ValidationError("are invalid")
         return values
 

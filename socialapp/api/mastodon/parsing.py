@@ -1,7 +1,8 @@
 """Reading a Mastodon request: query string, form or JSON body, as Mastodon reads them.
 
 Mastodon takes a method's parameters from the query string, a form body or a JSON body alike
-and ignores parameters it does not know; a list is ``name[]`` in a form or query string.
+and ignores parameters it does not know; a list is ``name[]`` in a form or query string
+(and a nested value ``name[key]``: both are read under ``name``).
 JSON goes through the API's one bounded parser. Known parameters are still validated: a bad
 one is a 422 that changes nothing.
 """
@@ -55,7 +56,8 @@ def _raw() -> MultiDict:
     values = MultiDict()
     for source in (request.args, _body()):
         for name, value in source.items(multi=True):
-            values.add(name.removesuffix("[]"), value)
+            if isinstance(name, str):  # a nameless multipart part has none
+                values.add(name.split("[", 1)[0], value)  # id[] and poll[options][] alike
     return values
 
 
@@ -69,17 +71,20 @@ def _body() -> MultiDict:
             raise BadRequest(f"the body is not valid JSON: {error}") from error
         if not isinstance(data, dict):
             raise BadRequest("the JSON body must be an object")
-        return MultiDict(
-            [(k, item) for k, v in data.items() for item in (v if isinstance(v, list) else [v])]
-        )
+        return MultiDict(list(data.items()))  # a list stays one value: only a list field takes it
     return request.form
+
+
+def _list(values: list) -> list:
+    """``name[]`` repeated in a form, or one JSON array."""
+    return values[0] if len(values) == 1 and isinstance(values[0], list) else values
 
 
 def params(schema: Schema) -> dict:
     """The request's parameters that ``schema`` names, validated (422 when one is bad)."""
     raw = _raw()
     data = {
-        name: raw.getlist(name) if isinstance(field, ma.fields.List) else raw.get(name)
+        name: _list(raw.getlist(name)) if isinstance(field, ma.fields.List) else raw.get(name)
         for name, field in schema.fields.items()
         if name in raw
     }

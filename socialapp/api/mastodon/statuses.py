@@ -27,11 +27,37 @@ def _not_blank(text: str) -> None:
         raise ma.ValidationError("can't be blank")
 
 
+def _refused(what: str):
+    def refuse(value) -> None:
+        if value not in (None, "", [], {}):
+            raise ma.ValidationError(f"{what} are not supported")
+
+    return refuse
+
+
 class NewStatusSchema(Schema):
-    """``status`` only: media, polls, visibility, spoilers and replies are not supported, and
-    Mastodon ignores what it does not know, so a client sending them still posts its text."""
+    """Only public text. Fields without effect here (``sensitive``, ``language``) are ignored,
+    as Mastodon ignores what it does not know; fields whose loss would change what readers
+    see, or who sees it, are refused (422): replies, media, polls, content warnings,
+    scheduling, and private or direct visibility. ``unlisted`` posts as public."""
 
     status = Text(required=True, validate=[validate.Length(max=500), _not_blank])
+    visibility = ma.fields.String(
+        load_default="public",
+        allow_none=True,
+        validate=validate.OneOf(
+            ["public", "unlisted"], error="private and direct are not supported"
+        ),
+    )
+    in_reply_to_id = ma.fields.Raw(
+        validate=_refused("replies (comment through /v1)"), allow_none=True
+    )
+    media_ids = ma.fields.List(
+        ma.fields.Raw(), allow_none=True, validate=_refused("media attachments")
+    )
+    poll = ma.fields.Raw(validate=_refused("polls"), allow_none=True)
+    spoiler_text = ma.fields.Raw(validate=_refused("content warnings"), allow_none=True)
+    scheduled_at = ma.fields.Raw(validate=_refused("scheduled statuses"), allow_none=True)
 
 
 def viewer_id() -> int | None:
