@@ -15,6 +15,7 @@ from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
 
@@ -22,6 +23,7 @@ MAX_INDEXES = 10
 DATA_MODEL = Path(__file__).parents[1] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "likes", "idempotency_keys", "settings",
+    "oauth_apps", "oauth_tokens",
 )  # fmt: skip
 
 
@@ -68,11 +70,15 @@ HOT_QUERIES = [
     Query("likes", LikeStore.add, ("post_id", "user_id")),
     Query("likes", LikeStore.remove, ("post_id", "user_id")),
     Query("likes", LikeStore.has_liked, ("post_id", "user_id")),
+    Query("likes", LikeStore.liked_among, ("post_id", "user_id")),
     Query("likes", LikeStore.count, ("post_id",)),
     Query("likes", LikeStore.delete_for_post, ("post_id",)),
     Query("idempotency_keys", IdempotencyStore.claim, ("_id",)),
     Query("settings", FanoutSettingsStore.read, ("_id",)),
     Query("settings", FanoutSettingsStore.change, ("_id",)),
+    Query("oauth_apps", OAuthStore.get_app, ("_id",)),
+    Query("oauth_tokens", OAuthStore.get_token, ("_id",)),
+    Query("oauth_tokens", OAuthStore.delete_token, ("_id",)),
 ]
 
 # The unique indexes behind the upserts and the idempotent inserts, by name: renaming one
@@ -92,6 +98,8 @@ NAMED = {
     "likes": {"_id_", "post_user_unique"},
     "idempotency_keys": {"_id_", "expire"},
     "settings": {"_id_"},
+    "oauth_apps": {"_id_"},
+    "oauth_tokens": {"_id_"},
 }
 
 
