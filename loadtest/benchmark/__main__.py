@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime as dt
 import logging
-import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from loadtest import environment
 from loadtest.benchmark import SIZES, Size, delivery, memory, reads, redis_ceiling, report
 from loadtest.benchmark.targets import check
 from loadtest.benchmark.world import World
 from socialapp.embedded.redis_server import RedisServer
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="default: reports/benchmark[-SIZE]")
     args = parser.parse_args(argv)
     suffix = "" if args.size == "full" else f"-{args.size}"
-    args.out = args.out or REPO / "reports" / f"benchmark{suffix}"
+    args.out = args.out or environment.REPO / "reports" / f"benchmark{suffix}"
     logging.basicConfig(level=logging.WARNING)
     figures = run(SIZES[args.size], log=lambda message: print(message, flush=True))
     report.write(figures, args.out)
@@ -38,10 +33,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(size: Size, log=lambda message: None) -> dict:
     """Every measurement against one redis-server; the figures as one dict."""
-    figures: dict = {"environment": _environment(), "size": dataclasses.asdict(size)}
+    figures: dict = {"environment": environment.describe(), "size": dataclasses.asdict(size)}
     profiles: list[dict] = []
     with RedisServer() as server:
-        figures["environment"]["redis"] = _redis_version(server)
+        figures["environment"]["redis"] = environment.redis_version(server.url)
         log(f"[{size.name}] redis-benchmark ZADD ceiling...")
         figures["redis_ceiling"] = redis_ceiling.measure(server.port, size.zadd_requests)
         log(f"[{size.name}] memory...")
@@ -57,7 +52,7 @@ def run(size: Size, log=lambda message: None) -> dict:
             figures["reads"], found = reads.measure(world, size, population)
             profiles += found
     figures["profiles"] = profiles
-    figures["environment"]["load_average_end"] = _load_average()
+    figures["environment"]["load_average_end"] = environment.load_average()
     figures["targets"] = check(figures)
     return figures
 
@@ -78,44 +73,6 @@ def _delivery(server: RedisServer, size: Size, log) -> tuple[dict, list[dict]]:
         log("  profiling...")
         found = delivery.profile_hot_paths(world, authors)
     return {"runs": runs, "checked": checked}, found
-
-
-def _environment() -> dict:
-    import celery
-
-    return {
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": _git("rev-parse", "--short", "HEAD"),
-        "worktree_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "celery": celery.__version__,
-        "platform": platform.platform(),
-        "load_average_start": _load_average(),
-    }
-
-
-def _load_average() -> list[float]:
-    """1, 5 and 15 minute load averages: above the core count, others share the machine."""
-    return [round(load, 2) for load in os.getloadavg()]
-
-
-def _redis_version(server: RedisServer) -> str:
-    import redis
-
-    client = redis.Redis.from_url(server.url)
-    try:
-        return client.info("server")["redis_version"]
-    finally:
-        client.close()
-
-
-def _git(*args: str) -> str:
-    try:
-        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)
-    except OSError:
-        return ""
-    return done.stdout.strip()
 
 
 if __name__ == "__main__":

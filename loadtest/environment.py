@@ -1,0 +1,52 @@
+"""What a report says about the run: date, commit, machine, versions and load average.
+
+Shared by the benchmark and the workload experiment, whose reports open with the same facts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def describe() -> dict:
+    import celery
+
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "worktree_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "celery": celery.__version__,
+        "platform": platform.platform(),
+        "load_average_start": load_average(),
+    }
+
+
+def load_average() -> list[float]:
+    """1, 5 and 15 minute load averages: above the core count, others share the machine."""
+    return [round(load, 2) for load in os.getloadavg()]
+
+
+def redis_version(url: str) -> str:
+    import redis
+
+    client = redis.Redis.from_url(url)
+    try:
+        return client.info("server")["redis_version"]
+    finally:
+        client.close()
+
+
+def git(*args: str) -> str:
+    try:
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)
+    except OSError:
+        return ""
+    return done.stdout.strip()
