@@ -21,6 +21,7 @@ from socialapp.queue import FANOUT, FEED
 from socialapp.services import accounts, operators, posts
 from socialapp.stores.unavailable import REDIS, translated
 from tests.helpers_processes import wait_until
+from tests.helpers_timelines import home_size
 
 FOLLOWERS = 10_000
 CHUNK = 500
@@ -75,7 +76,7 @@ def holds(c, user_id: int, post_id: int) -> tuple[int, int]:
     """(entries for ``post_id``, entries in all) of the user's home timeline."""
     window = c.timelines.read_home(user_id, max_id=post_id + 1, since_id=post_id - 1, count=10)
     assert all(entry.post_id == post_id for entry in window.entries)
-    return len(window.entries), c.timelines.home_size(user_id)
+    return len(window.entries), home_size(c.redis, user_id)
 
 
 def copies(c, user_ids: list[int], post_id: int) -> Counter:

@@ -14,6 +14,7 @@ from socialapp.domain.ids import IdGenerator, id_time_ms
 from socialapp.stores.post_cache import PostCache, post_key
 from socialapp.stores.posts import new_post
 from socialapp.stores.timelines import Entry, TimelineStore, home_key, outbox_key
+from tests.helpers_timelines import home_size
 
 
 def make_store(client, timeline_cap: int = 5, outbox_cap: int = 3) -> TimelineStore:
@@ -68,14 +69,16 @@ class TestTimelineStore:
         assert first.floor == 0
         assert store.read_home(1, count=1000) == first
 
-    def test_the_cap_trims_the_oldest_and_raises_the_floor_to_the_highest_trimmed(self, store):
+    def test_the_cap_trims_the_oldest_and_raises_the_floor_to_the_highest_trimmed(
+        self, store, client
+    ):
         store.create_home(1)
         for post_id in range(10, 90, 10):
             store.add_to_homes([1], Entry(post_id, 7))
         home = store.read_home(1)
         assert [e.post_id for e in home.entries] == [80, 70, 60, 50, 40]
         assert home.floor == 30
-        assert store.home_size(1) == 5
+        assert home_size(client, 1) == 5
 
         store.add_to_homes([1], Entry(35, 7))  # late, above the floor: kept, then trimmed
         assert store.read_home(1).floor == 35
@@ -119,7 +122,7 @@ class TestTimelineStore:
         assert [e.post_id for e in home.entries] == [150, 140, 130, 120, 110]
         assert home.floor == 100  # trimming 10 and 20 left it where it was
 
-    def test_writes_to_unknown_sets_are_no_ops(self, store):
+    def test_writes_to_unknown_sets_are_no_ops(self, store, client):
         store.add_to_homes([1, 2, 3], Entry(10, 4))
         store.add_to_outbox(4, Entry(10, 4))
         store.backfill_home(1, [Entry(10, 4)], floor=5)
@@ -132,7 +135,7 @@ class TestTimelineStore:
         assert not any(store.home_exists(user_id) for user_id in (1, 2, 3))
         assert store.read_home(1) == ([], None)
         assert store.read_outboxes([4]) == {4: ([], None)}
-        assert store.home_size(1) == 0
+        assert home_size(client, 1) == 0
 
     def test_redelivery_changes_nothing(self, store):
         users = list(range(1, 11))
@@ -165,7 +168,7 @@ class TestTimelineStore:
             if newer:
                 store.add_to_homes([1], newer.pop())
         assert seen == newest_first(older)
-        assert store.home_size(1) == 600 - len(newer)
+        assert home_size(client, 1) == 600 - len(newer)
 
     def test_paging_a_capped_timeline_stops_at_the_floor(self, client):
         store = make_store(client, timeline_cap=500)
@@ -237,9 +240,9 @@ class TestTimelineStore:
         store.finish_rebuild_home(1, [Entry(35, 2), Entry(60, 2)], floor=10)
         assert store.read_home(1) == ([Entry(60, 2), Entry(50, 2)], 40)
 
-    def test_a_rebuild_of_a_deleted_home_writes_nothing(self, store):
+    def test_a_rebuild_of_a_deleted_home_writes_nothing(self, store, client):
         store.begin_rebuild_home(1)
-        store.delete_home(1)
+        client.delete(home_key(1))
         assert not store.finish_rebuild_home(1, [Entry(50, 2)], floor=0)
         assert not store.home_exists(1)
 
@@ -303,13 +306,13 @@ class TestTimelineStore:
         store.add_to_homes([1], Entry(10, 2))
         assert store.read_home(1) == ([Entry(10, 2)], 0)
 
-    def test_size_and_memory_usage(self, store):
+    def test_size_and_memory_usage(self, store, client):
         store.create_home(1, [Entry(10, 2), Entry(20, 2)])
-        assert store.home_size(1) == 2
-        assert store.memory_usage_home(1) > 0
-        store.delete_home(1)
+        assert home_size(client, 1) == 2
+        assert client.memory_usage(home_key(1)) > 0
+        client.delete(home_key(1))
         assert not store.home_exists(1)
-        assert store.home_size(1) == 0
+        assert home_size(client, 1) == 0
 
     def test_creating_rebuilding_and_reading_a_home_set_its_ttl(self, client):
         """A home nobody reads expires; deliveries do not keep it alive."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from loadtest.benchmark.seed import mark_active
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores import redis_client
-from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.timelines import TimelineStore, home_key
 
 SPARE_DB = 2
@@ -18,12 +18,11 @@ def measure(redis_url: str, users: int) -> dict:
     client.flushdb()
     settings = Settings.from_env({}, redis_url=f"{redis_url}/{SPARE_DB}")
     store = TimelineStore(client, settings)
-    state = FanoutState(client)
     cap = settings.timeline_cap
     try:
         ids = list(range(1, users + 1))
         before = _used(client)
-        state.touch_many(ids)
+        mark_active(client, ids)
         store.create_homes(ids)
         empty = _used(client)
         for n in range(SMALL_HOME):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import threading
 import time
 
@@ -79,11 +80,12 @@ class Probe:
         return trace
 
     def _plan(self, deliver_post):
-        def timed(c, post_id, *args, **kwargs):
+        def timed(*args, **kwargs):
+            post_id = _post_id(deliver_post, args, kwargs)
             self._planning.post_id = post_id
             start = time.time()
             try:
-                planned = deliver_post(c, post_id, *args, **kwargs)
+                planned = deliver_post(*args, **kwargs)
             finally:
                 self._planning.post_id = None
             trace = self.trace(post_id)
@@ -115,12 +117,17 @@ class Probe:
         return timed
 
     def _chunk(self, deliver_chunk):
-        def timed(c, post_id, *args, **kwargs):
+        def timed(*args, **kwargs):
             start = time.time()
-            delivered = deliver_chunk(c, post_id, *args, **kwargs)
-            trace = self.trace(post_id)
+            delivered = deliver_chunk(*args, **kwargs)
+            trace = self.trace(_post_id(deliver_chunk, args, kwargs))
             with self._lock:
                 trace.chunks.append((start, time.time(), delivered))
             return delivered
 
         return timed
+
+
+def _post_id(service, args: tuple, kwargs: dict) -> int:
+    """The ``post_id`` argument of a call to a fan-out service, wherever it stands."""
+    return inspect.signature(service).bind(*args, **kwargs).arguments["post_id"]

@@ -92,7 +92,7 @@ METHOD = """\
 - **Stores**: the embedded default, as `socialapp serve` runs it: mongomock in this process
   and one real redis-server (timelines in database 0, the Celery broker in database 1).
 - **Delivery**: mode `write`; one author per follower count, every follower active with a
-  home timeline (bulk store writes: follow edges with `insert_many`, `touch_many`,
+  home timeline (bulk store writes: follow edges with `insert_many`, `mark_active`,
   `create_homes`). A real Celery worker (`workers.embedded.EmbeddedWorker`, thread pool) delivers.
   Posts go one at a time through `services.posts.create_post`; the fan-out service functions
   are wrapped from the outside to read the clock: *queued* = post created to planner start,

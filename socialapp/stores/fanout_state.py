@@ -159,13 +159,6 @@ class FanoutState:
     def touch(self, user_id: int) -> None:
         self._redis.zadd(ACTIVE, {str(user_id): self._clock()})
 
-    def touch_many(self, user_ids: Iterable[int]) -> None:
-        """Mark many readers active at once (one command)."""
-        now = self._clock()
-        mapping = {str(user_id): now for user_id in user_ids}
-        if mapping:
-            self._redis.zadd(ACTIVE, mapping)
-
     def forget_inactive(self, inactive_after: float) -> int:
         """Drop readers idle longer than ``inactive_after``: a missing reader reads as
         inactive anyway, so this only keeps the set from growing with every reader ever

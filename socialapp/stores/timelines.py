@@ -166,19 +166,6 @@ class TimelineStore:
     def home_exists(self, user_id: int) -> bool:
         return bool(self._client.exists(home_key(user_id)))
 
-    def home_size(self, user_id: int) -> int:
-        """Entries in the home timeline, not counting the sentinel."""
-        return max(self._client.zcard(home_key(user_id)) - 1, 0)
-
-    def memory_usage_home(self, user_id: int) -> int:
-        return self._client.memory_usage(home_key(user_id)) or 0
-
-    def delete_home(self, user_id: int) -> None:
-        self._client.delete(home_key(user_id))
-
-    def delete_outbox(self, author_id: int) -> None:
-        self._client.delete(outbox_key(author_id))
-
     # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
     # primary and the batch runs again; each script is idempotent, so a re-run is harmless.
