@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark reliability load lock
+.PHONY: setup run test lint format system-deps benchmark workload reliability load lock
 
 setup: system-deps $(STAMP)
 
@@ -52,6 +52,11 @@ SIZE ?= full
 benchmark: setup
 	@command -v redis-benchmark >/dev/null 2>&1 || scripts/install-system-deps.sh
 	$(PY) -m loadtest.benchmark --size $(SIZE) $(if $(OUT),--out $(OUT))
+
+# What write, read, hybrid (and adaptive, once built) cost at read:write ratios from 1:10 to
+# 100:1, and where they cross: reports/workload/ (`make workload SIZE=smoke`: workload-smoke/).
+workload: setup
+	$(PY) -m loadtest.workload --size $(SIZE) $(if $(OUT),--out $(OUT))
 
 # Load with a worker SIGKILLed and the timelines and broker Redis crashed, then proof that no
 # acknowledged post was lost or duplicated: reports/reliability/ (MINUTES=M, OUT=DIR).

@@ -1,0 +1,86 @@
+"""The report's PNG plots: cost against read:write ratio (the crossover), latency against cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+FIXED_COLOURS = {"write": "tab:blue", "read": "tab:orange", "adaptive": "black"}
+HYBRID_COLOURS = ("tab:green", "tab:olive", "tab:cyan", "tab:purple")
+
+
+def colours(names: list[str]) -> dict[str, str]:
+    hybrid = iter(HYBRID_COLOURS)
+    return {name: FIXED_COLOURS.get(name) or next(hybrid) for name in names}
+
+
+def crossover(figures: dict, path: Path) -> None:
+    cells = figures["cells"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    for name, colour in colours([s["name"] for s in figures["strategies"]]).items():
+        mine = sorted((c for c in cells if c["strategy"] == name), key=_ratio)
+        ax.plot(
+            [c["ratio"] for c in mine],
+            [c["cost_per_1000_ops"] for c in mine],
+            marker="o",
+            color=colour,
+            label=name,
+            linewidth=2.5 if name == "adaptive" else 1.5,
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("home reads per post (read:write ratio)")
+    ax.set_ylabel("CPU seconds per 1,000 operations\n(Redis + server + worker)")
+    ax.set_title("What each strategy costs as the mix moves from posting to reading")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def latency_cost(figures: dict, path: Path) -> None:
+    cells = figures["cells"]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    panels = (
+        ("read_latency", "home read p99 (ms)"),
+        ("visible_latency", "post-to-visible p99 (ms)"),
+    )
+    for ax, (key, label) in zip(axes, panels, strict=True):
+        for name, colour in colours([s["name"] for s in figures["strategies"]]).items():
+            mine = [c for c in sorted(cells, key=_ratio) if c["strategy"] == name]
+            mine = [c for c in mine if c[key]["p99_ms"] is not None]
+            ax.plot(
+                [c["cost_per_1000_ops"] for c in mine],
+                [c[key]["p99_ms"] for c in mine],
+                marker="o",
+                color=colour,
+                alpha=0.8,
+                label=name,
+            )
+            for c in mine:
+                ax.annotate(
+                    f"{c['ratio']:g}",
+                    (c["cost_per_1000_ops"], c[key]["p99_ms"]),
+                    fontsize=7,
+                    xytext=(3, 3),
+                    textcoords="offset points",
+                )
+        ax.set_yscale("log")
+        ax.set_xlabel("CPU seconds per 1,000 operations")
+        ax.set_ylabel(label)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_title("Read latency against cost (labels: reads per post)")
+    axes[1].set_title("Post-to-visible against cost")
+    axes[1].legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _ratio(cell: dict) -> float:
+    return cell["ratio"]

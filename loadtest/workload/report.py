@@ -1,0 +1,252 @@
+"""The report folder: figures.json, summary.md, crossover.png and latency_cost.png."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from loadtest.benchmark.stats import percentile
+from loadtest.load.report import table
+from loadtest.workload import analysis, plots, traffic
+from loadtest.workload.strategies import NOT_BUILT
+from socialapp.services.seed import Graph
+
+PLOTS = {"crossover.png": plots.crossover, "latency_cost.png": plots.latency_cost}
+MB = 1024 * 1024
+
+
+def write(figures: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
+    for name, draw in PLOTS.items():
+        draw(figures, out / name)
+    (out / "summary.md").write_text(summary(figures))
+
+
+def graph_summary(graph: Graph, weights: traffic.Rates) -> dict:
+    followers = [a["followers_count"] for a in graph.accounts]
+    following = [a["following_count"] for a in graph.accounts]
+    return {
+        "accounts": len(graph.accounts),
+        "follows": len(graph.edges),
+        "followers": {f"p{p}": round(percentile(followers, p)) for p in (50, 90, 99, 100)},
+        "following": {f"p{p}": round(percentile(following, p)) for p in (50, 90, 99, 100)},
+        "top_1pct_share_of_posts": round(traffic.skew(weights.post), 3),
+        "top_1pct_share_of_reads": round(traffic.skew(weights.read), 3),
+    }
+
+
+def headlines(f: dict) -> list[str]:
+    lines = [f"{ratio}:1 cheapest: {name}" for ratio, name in f["cheapest"].items()]
+    crossing = f["crossover_write_read"]
+    lines.append(
+        "write and read cross at "
+        + (f"{crossing:.2g} reads per post" if crossing else "no ratio of the sweep")
+    )
+    lines += [
+        f"adaptive at {r['ratio']:g}:1: {r['over']:+.0%} against {r['cheapest_strategy']}"
+        for r in f["adaptive"]
+    ] or [NOT_BUILT]
+    return lines
+
+
+def summary(f: dict) -> str:
+    env, size = f["environment"], f["size"]
+    parts = [
+        f"# Workload report ({size['name']} size)\n",
+        f"Run {env['date']} on commit `{env['commit']}`"
+        f"{' with uncommitted changes' if env['worktree_changes'] else ''}: {env['cpus']} cores, "
+        f"Python {env['python']}, redis-server {env['redis']}, Celery {env['celery']}. The "
+        "machine is shared and noisy (load average "
+        f"{env['load_average_start']} at the start, {env['load_average_end']} at the end): "
+        "compare strategies within this run, not figures across runs.\n",
+        "## Which strategy costs least\n",
+        _cheapest(f),
+        "![cost against read:write ratio](crossover.png)\n",
+        _crossing(f),
+        "## Adaptive\n",
+        _adaptive(f),
+        "## Latency against cost\n",
+        "Each point is one cell (labelled with its reads per post).\n",
+        "![latency against cost](latency_cost.png)\n",
+        "## Every cell\n",
+        _cells(f),
+        "## Graph, traffic and strategies\n",
+        _setup(f),
+        "## How it was measured\n",
+        METHOD.format(**size, ops_s=size["rate"]),
+    ]
+    return "\n".join(parts)
+
+
+def _cheapest(f: dict) -> str:
+    names = [s["name"] for s in f["strategies"]]
+    costs = {(c["ratio"], c["strategy"]): c["cost_per_1000_ops"] for c in f["cells"]}
+    rows = []
+    for ratio in f["size"]["ratios"]:
+        best = f["cheapest"].get(str(ratio))
+        rows.append([f"{ratio:g}:1", *(_cost(costs.get((ratio, n)), n == best) for n in names)])
+    return (
+        "CPU seconds per 1,000 operations (Redis + server + worker), the cheapest fixed "
+        "strategy in bold, by home reads per post:\n\n"
+        + "\n".join(table(["reads:posts", *names], rows))
+    )
+
+
+def _crossing(f: dict) -> str:
+    crossing, ff = f["crossover_write_read"], f["feeding_frenzy"]
+    lines = [
+        "Measured: `write` and `read` cost the same at "
+        + (f"**{crossing:.2g} reads per post**." if crossing else "no ratio of the sweep.")
+    ]
+    fits = ff["fits"]
+    lines.append(
+        f"Fitted on every cell of each mode (`cpu = a * posts + b * reads`): a post costs "
+        f"{fits['write']['per_post_ms']:.2f} ms in `write` (with {ff['deliveries_per_post']} "
+        f"deliveries) and {fits['read']['per_post_ms']:.2f} ms in `read`; a read costs "
+        f"{fits['write']['per_read_ms']:.2f} ms in `write` and {fits['read']['per_read_ms']:.2f} "
+        f"ms in `read` (merging {ff['followees_per_read']} followees on average)."
+    )
+    if ff["threshold"] is None:
+        lines.append(
+            "The fits do not make pushing dearer per post and pulling dearer per read, "
+            "so the Feeding Frenzy rule gives no threshold here."
+        )
+        return "\n".join(lines) + "\n"
+    lines.append(
+        f"So one push delivery costs H ≈ {ff['push_ms'] * 1000:.0f} µs and pulling one producer "
+        f"at a read L ≈ {ff['pull_ms'] * 1000:.0f} µs: the Feeding Frenzy rule pushes a "
+        f"(producer, consumer) pair when the consumer reads at least H/L = {ff['threshold']:.2g} "
+        "times as often as the producer posts. Applied to the whole mix, it predicts `write` "
+        f"and `read` cross at {ff['predicted_crossover']:.2g} reads per post. Per pair, the "
+        "share of follow edges it would push at each ratio: "
+        + ", ".join(f"{r:g}:1 {share:.0%}" for r, share in ff["pushed_pairs"].items())
+        + " — the headroom a per-pair (adaptive) choice has over any global mode."
+    )
+    return "\n\n".join(lines) + "\n"
+
+
+def _adaptive(f: dict) -> str:
+    if not f["adaptive"]:
+        return NOT_BUILT + ".\n"
+    rows = [
+        [
+            f"{r['ratio']:g}:1",
+            f"{r['adaptive']:.2f}",
+            f"{r['cheapest']:.2f} ({r['cheapest_strategy']})",
+            f"{r['over']:+.0%}",
+            "yes" if r["within"] else "NO",
+        ]
+        for r in f["adaptive"]
+    ]
+    return "\n".join(
+        table(
+            [
+                "reads:posts",
+                "adaptive",
+                "cheapest fixed",
+                "difference",
+                f"within {analysis.WITHIN:.0%}",
+            ],
+            rows,
+        )
+    )
+
+
+def _cells(f: dict) -> str:
+    header = [
+        "strategy",
+        "reads:posts",
+        "ops/s",
+        "Redis cmd/s",
+        "cmd/op",
+        "Redis CPU",
+        "server CPU",
+        "worker CPU",
+        "Redis MB",
+        "read p50/p99 ms",
+        "visible p50/p99 ms",
+        "cost",
+    ]
+    rows = [
+        [
+            c["strategy"],
+            f"{c['ratio']:g}:1",
+            f"{c['achieved_ops_per_s']:.0f}",
+            f"{c['redis_commands_per_s']:,.0f}",
+            f"{c['commands_per_op']:.1f}",
+            f"{c['redis_cpu_per_s']:.0%}",
+            f"{c['server_cpu_per_s']:.0%}",
+            f"{c['worker_cpu_per_s']:.0%}",
+            f"{c['memory_over_empty'] / MB:.1f}",
+            _pair(c["read_latency"]),
+            _pair(c["visible_latency"]),
+            f"{c['cost_per_1000_ops']:.2f}",
+        ]
+        for c in f["cells"]
+    ]
+    return (
+        "CPU columns are cores busy (CPU seconds per wall second of the cell, replay and "
+        "draining); Redis MB is `used_memory` after the cell less that of the empty server "
+        "(timelines, outboxes, post cache and fan-out state); cost is CPU seconds per 1,000 "
+        "operations.\n\n" + "\n".join(table(header, rows))
+    )
+
+
+def _setup(f: dict) -> str:
+    g, mix, size = f["graph"], f["mix"], f["size"]
+    followers = ", ".join(f"{p} {n}" for p, n in g["followers"].items())
+    lines = [
+        f"Graph: {g['accounts']:,} accounts ({size['celebrities']} celebrities), "
+        f"{g['follows']:,} follows; followers {followers} (p100 = max); following p50 "
+        f"{g['following']['p50']}, max {g['following']['p100']}.",
+        f"Traffic: posting weight lognormal(sigma {mix['post_sigma']}) * (followers + 1) ** "
+        f"{mix['post_popularity']}, reading weight lognormal(sigma {mix['read_sigma']}), "
+        f"seed {mix['seed']}: the most active 1% make {g['top_1pct_share_of_posts']:.0%} of "
+        f"posts and {g['top_1pct_share_of_reads']:.0%} of reads.",
+        *f["notes"],
+        "World set-up (seed and warm-up reads, not measured): "
+        + ", ".join(f"{name} {s:.0f} s" for name, s in f["setup_s"].items()),
+    ]
+    return "\n".join(f"- {line}" for line in lines) + "\n"
+
+
+def _pair(latency: dict) -> str:
+    if not latency["samples"]:
+        return "-"
+    return f"{latency['p50_ms']:.1f} / {latency['p99_ms']:.1f}"
+
+
+def _cost(value: float | None, best: bool) -> str:
+    if value is None:
+        return "-"
+    return f"**{value:.2f}**" if best else f"{value:.2f}"
+
+
+METHOD = """\
+- **Stores**: the embedded default, as `socialapp serve` runs it: mongomock in this process
+  and one real redis-server (timelines in database 0, the Celery broker in database 1).
+  Each strategy gets a fresh world (`loadtest.benchmark.world.World`): the mode set with
+  `services.operators.change_fanout` and settled, the same generated graph seeded with
+  `services.seed.generate` ({users} ordinary users, {celebrities} celebrities,
+  {posts_per_user} posts each), every user's home read once (homes and outboxes built,
+  every user active), and a real Celery worker (`workers.embedded.EmbeddedWorker`,
+  {concurrency} threads) delivering.
+- **Cells**: for each read:write ratio, the same {operations} operations for every
+  strategy (posts by posting weight, home reads by reading weight), replayed in one thread
+  through `services.posts.create_post` and `services.timeline.read_home` (20 posts a page),
+  open loop at {ops_s:g} operations/s. A cell ends when every post it made is delivered.
+- **Cost**: CPU seconds from the start of a cell until its last delivery: redis-server's
+  own (`INFO cpu`), the replaying thread's (`time.thread_time`: the API's share, with
+  mongomock standing in for MongoDB) and the rest of this process (`time.process_time` less
+  the replaying thread: the Celery consumer and its delivering threads). Total cost is
+  their sum per 1,000 operations. Redis commands come from `INFO commandstats` (the
+  meter's own `INFO` left out): they include the broker's and those run inside Lua
+  scripts (a delivery's script runs several).
+- **Latency**: home read = the `read_home` call; post-to-visible = from the `create_post`
+  call until the post's last delivery chunk is done when it is pushed, or until
+  `create_post` returns when readers pull it (it is in the author's outbox then).
+- **Noise**: the replay, the worker's {concurrency} threads, redis-server and other people's
+  jobs share the machine's cores; each cell is one run, and a p99 of a cell with few posts
+  is close to its maximum. Differences of a few percent between strategies are noise.
+"""

@@ -1,0 +1,71 @@
+"""The workload experiment at its smoke size: it runs every strategy at every ratio, writes
+its report, and its figures behave as fan-out costs must.
+
+No timing is asserted: costs are compared with each other, within one run.
+"""
+
+import json
+
+import pytest
+
+from loadtest.workload import SIZES
+from loadtest.workload import __main__ as workload
+from loadtest.workload.strategies import ADAPTIVE, NOT_BUILT
+from socialapp.domain.fanout import MODES
+
+PARTS = ("summary.md", "figures.json", "crossover.png", "latency_cost.png")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("workload")
+    assert workload.main(["--size", "smoke", "--out", str(out)]) == 0
+    return out, json.loads((out / "figures.json").read_text())
+
+
+def test_every_part_of_the_report_is_written(report):
+    out, figures = report
+    for name in PARTS:
+        assert (out / name).stat().st_size > 0, name
+    summary = (out / "summary.md").read_text()
+    assert "crossover.png" in summary and "latency_cost.png" in summary
+    if ADAPTIVE in MODES:
+        assert ADAPTIVE in {s["name"] for s in figures["strategies"]}
+    else:
+        assert NOT_BUILT in summary
+
+
+def test_every_cell_ran_and_cost_something(report):
+    _, figures = report
+    names = {s["name"] for s in figures["strategies"]}
+    assert {"write", "read"} <= names and sum(n.startswith("hybrid@") for n in names) >= 2
+    ratios = SIZES["smoke"].ratios
+    assert {(c["strategy"], c["ratio"]) for c in figures["cells"]} == {
+        (n, r) for n in names for r in ratios
+    }
+    for cell in figures["cells"]:
+        assert cell["posts"] + cell["reads"] == cell["operations"] > 0
+        share = cell["ratio"] / (1 + cell["ratio"])
+        assert cell["reads"] == round(cell["operations"] * share)
+        for cost in ("redis_cpu_s", "server_cpu_s", "total_cpu_s", "redis_commands"):
+            assert cell[cost] > 0, (cell["strategy"], cell["ratio"], cost)
+        assert cell["used_memory"] > 0
+        assert cell["read_latency"]["samples"] == cell["reads"]
+        assert cell["visible_latency"]["samples"] == cell["posts"]
+
+
+def test_pushing_delivers_and_pulling_does_not(report):
+    _, figures = report
+    delivered = {(c["strategy"], c["ratio"]): c["deliveries"] for c in figures["cells"]}
+    assert delivered[("write", 0.1)] > 0
+    assert all(n == 0 for (name, _), n in delivered.items() if name == "read")
+
+
+def test_reading_costs_the_read_mode_more_than_the_write_mode(report):
+    """From mostly posting to mostly reading, pulling's cost grows more than pushing's."""
+    _, figures = report
+    cost = {(c["strategy"], c["ratio"]): c["cost_per_1000_ops"] for c in figures["cells"]}
+    low, high = min(SIZES["smoke"].ratios), max(SIZES["smoke"].ratios)
+    read_growth = cost[("read", high)] - cost[("read", low)]
+    write_growth = cost[("write", high)] - cost[("write", low)]
+    assert read_growth > write_growth
