@@ -20,6 +20,7 @@ from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.timelines import TimelineStore
@@ -40,6 +41,7 @@ class Components:
     posts: PostStore
     likes: LikeStore
     idempotency: IdempotencyStore
+    oauth: OAuthStore
     fanout_settings: FanoutSettingsStore
     timelines: TimelineStore
     post_cache: PostCache
@@ -51,7 +53,7 @@ class Components:
 
     def ensure_indexes(self) -> None:
         stores = (self.users, self.follows, self.posts, self.likes, self.idempotency)
-        for store in (*stores, self.fanout_settings):
+        for store in (*stores, self.fanout_settings, self.oauth):
             store.ensure_indexes()
 
 
@@ -85,6 +87,7 @@ def build(settings: Settings) -> Components:
         posts=posts,
         likes=likes,
         idempotency=idempotency,
+        oauth=OAuthStore(db, settings),
         fanout_settings=FanoutSettingsStore(db, settings),
         timelines=timelines,
         post_cache=post_cache,

@@ -40,7 +40,7 @@ def _token_user_id() -> int:
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("missing or malformed bearer token")
     try:
-        return oauth.user_id(components().tokens, current_app.extensions["oauth"], token.strip())
+        return oauth.user_id(components().tokens, components().oauth, token.strip())
     except InvalidToken as error:
         raise Unauthorized("invalid or expired token") from error
 

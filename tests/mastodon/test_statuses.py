@@ -163,3 +163,5 @@ def test_follow_relationships_and_follow_lists(client, masto):
     unfollowed = client.post(f"/api/v1/accounts/{bob.id}/unfollow", headers=alice.headers)
     assert unfollowed.json["following"] is False
     assert client.post("/api/v1/accounts/999/follow", headers=alice.headers).status_code == 404
+    yourself = client.post(f"/api/v1/accounts/{alice.id}/follow", headers=alice.headers)
+    assert yourself.status_code == 403 and yourself.json == {"error": "This action is not allowed"}

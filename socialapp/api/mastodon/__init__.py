@@ -20,7 +20,6 @@ from socialapp.api.mastodon import (
     statuses,
     timelines,
 )
-from socialapp.stores.oauth import OAuthStore
 
 # Response headers a browser client must be allowed to read (CORS).
 MASTODON_HEADERS = ("Link", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
@@ -28,10 +27,6 @@ BLUEPRINTS = (oauth.blp, instance.blp, accounts.blp, statuses.blp, timelines.blp
 
 
 def register(app: Flask) -> None:
-    components = app.extensions["socialapp"]
-    store = OAuthStore(components.db, components.settings)
-    store.ensure_indexes()
-    app.extensions["oauth"] = store
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     base.ignore_unknown_query(app, errors.is_mastodon_path)

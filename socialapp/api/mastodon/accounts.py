@@ -11,7 +11,7 @@ from socialapp.api.mastodon import entities, paging
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import render, viewer_id
 from socialapp.domain.ids import parse_id
-from socialapp.errors import NotFound
+from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import accounts, graph
 from socialapp.services.posts import user_posts
 
@@ -87,7 +87,10 @@ def follow(account_id: str):
     user_id = caller_id()
     other = _account_id(account_id)
     c = components()
-    graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
+    try:
+        graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
+    except Invalid as error:  # following yourself: Mastodon's answer to a forbidden action
+        raise Forbidden("This action is not allowed") from error
     return jsonify(_relationship(user_id, other))
 
 

@@ -7,7 +7,7 @@ authorization-code flow needs a browser sign-in page socialapp does not have.
 from __future__ import annotations
 
 import marshmallow as ma
-from flask import Blueprint, current_app, jsonify
+from flask import Blueprint, jsonify
 from marshmallow import fields, validate
 
 from socialapp.api import limits
@@ -24,7 +24,7 @@ OOB = "urn:ietf:wg:oauth:2.0:oob"
 
 
 def store() -> OAuthStore:
-    return current_app.extensions["oauth"]
+    return components().oauth
 
 
 class ScopeList(fields.Field):
