@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import datetime as dt
 from collections.abc import Iterable
 
 from socialapp.stores.fanout_state import ACTIVE
@@ -36,11 +37,12 @@ def follow_all(c, edges: list[tuple[int, int]]) -> None:
     """
     follows = c.follows._follows  # the benchmark's one reach into a store: see the report
     follows.drop_index("follower_followee_unique")
+    created_at = dt.datetime.now(dt.UTC)  # the follows validator requires a date
     try:
         for start in range(0, len(edges), BATCH):
             follows.insert_many(
                 [
-                    {"follower_id": a, "followee_id": b, "created_at": None}
+                    {"follower_id": a, "followee_id": b, "created_at": created_at}
                     for a, b in edges[start : start + BATCH]
                 ],
                 ordered=False,
