@@ -1,9 +1,10 @@
 """The MongoDB store contracts run once per backend: each ``Test*Store`` class asks for ``db``.
 
 A backend is one line in ``BACKENDS``: its name, a context manager that yields a fresh,
-empty database for ``settings`` (through ``socialapp.stores.mongo.connect``, as the app
-does) and drops it afterwards, and why it cannot run here (None when it can). mongomock
-always runs; a real MongoDB runs when ``SOCIALAPP_TEST_MONGO_URI`` names one (see
+empty database for ``settings`` and drops it afterwards, and why it cannot run here (None
+when it can). Plain mongomock and the embedded store (mongomock with the locks, journal and
+index accelerator ``socialapp serve`` runs on, through ``socialapp.stores.mongo.connect``)
+always run; a real MongoDB runs when ``SOCIALAPP_TEST_MONGO_URI`` names one (see
 docs/data-model.md), and otherwise test_backends.py says so in one skip.
 """
 
@@ -14,6 +15,7 @@ import dataclasses
 import os
 import uuid
 
+import mongomock
 import pytest
 
 from socialapp.config import Settings
@@ -25,6 +27,11 @@ NO_SERVER = "set SOCIALAPP_TEST_MONGO_URI=mongodb://... to run against a real Mo
 
 @contextlib.contextmanager
 def mongomock_database(settings: Settings):
+    yield mongomock.MongoClient(tz_aware=True).get_database(settings.mongo_db)
+
+
+@contextlib.contextmanager
+def embedded_database(settings: Settings):
     mongo.reset_embedded()
     yield mongo.connect(dataclasses.replace(settings, mongo_uri=""))
     mongo.reset_embedded()
@@ -43,6 +50,7 @@ def real_database(settings: Settings):
 
 BACKENDS = {
     "mongomock": (mongomock_database, None),
+    "embedded": (embedded_database, None),
     "mongodb": (real_database, None if MONGO_URI else NO_SERVER),
 }
 RUNNABLE = [name for name, (_, unavailable) in BACKENDS.items() if unavailable is None]
