@@ -81,6 +81,9 @@ def test_an_idempotency_key_makes_one_post(client, masto):
     assert again["id"] == first["id"]
     assert client.get(f"/v1/users/{alice.id}").json["post_count"] == 1
     assert bad_key.status_code == 422
+    assert bad_key.json == {
+        "error": "Validation failed: Idempotency-Key 1 to 100 visible ASCII characters."
+    }
 
 
 def test_favourite_is_per_caller_and_idempotent(client, masto):

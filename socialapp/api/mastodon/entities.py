@@ -72,16 +72,12 @@ def credential_account(user: dict) -> dict:
 
 
 def status(
-    record: dict,
-    author: dict,
-    favourited: bool = False,
-    reply_to: dict | None = None,
-    with_source: bool = False,
+    record: dict, author: dict, favourited: bool = False, reply_to: dict | None = None
 ) -> dict:
     """A post (``reply_to`` None) or a comment on the post ``reply_to`` as a Status."""
     status_id = str(record["_id"] if "_id" in record else record["id"])
     url = f"{base_url()}/@{author['handle']}/{status_id}"
-    rendered = {
+    return {
         "id": status_id,
         "uri": f"{base_url()}/users/{author['handle']}/statuses/{status_id}",
         "url": url,
@@ -113,9 +109,6 @@ def status(
         "poll": None,
         "filtered": [],
     }
-    if with_source:  # what DELETE answers, so a client can redraft the status
-        rendered["text"] = record["text"]
-    return rendered
 
 
 def relationship(account_id: int, following: bool, followed_by: bool) -> dict:

@@ -8,9 +8,10 @@ from marshmallow import validate
 
 from socialapp.api import limits
 from socialapp.api.auth import caller_id, components
-from socialapp.api.fields import FullMatch, Text, id_from_path
+from socialapp.api.fields import Text, id_from_path
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.parsing import Schema, params
+from socialapp.api.posts import IdempotencyHeaders
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import posts
 
@@ -19,7 +20,6 @@ blp = Blueprint("mastodon_statuses", __name__, url_prefix="/api/v1")
 # Mastodon's own cap on a context's descendants (for a signed-in reader).
 DESCENDANTS_LIMIT = 4096
 COMMENTS_PER_READ = 100
-IDEMPOTENCY_KEY = FullMatch(r"[!-~]{1,100}", error="must be 1 to 100 visible ASCII characters")
 
 
 def _not_blank(text: str) -> None:
@@ -82,11 +82,22 @@ def render(records: list[dict], viewer: int | None, reply_to: dict | None = None
 
 
 def one(post: dict, viewer: int | None, with_source: bool = False) -> dict:
-    author = components().users.get(post["author_id"])
-    if author is None:
+    rendered = render([post], viewer)
+    if not rendered:  # the author's account is gone
         raise NotFound("Record not found")
-    liked = viewer is not None and bool(components().likes.liked_among(viewer, [post["_id"]]))
-    return entities.status(post, author, liked, with_source=with_source)
+    if with_source:  # what DELETE answers, so a client can redraft the status
+        rendered[0]["text"] = post["text"]
+    return rendered[0]
+
+
+def idempotency_key() -> str | None:
+    """The ``Idempotency-Key`` header, checked as /v1 checks it (422 when malformed)."""
+    sent = {k: v for k, v in request.headers.items() if k.lower() == "idempotency-key"}
+    try:
+        return IdempotencyHeaders().load(sent)["idempotency_key"]
+    except ma.ValidationError as error:
+        problems = " ".join(m for ms in error.normalized_messages().values() for m in ms)
+        raise Invalid(f"Validation failed: Idempotency-Key {problems}") from error
 
 
 def _post(raw_id: str) -> int:
@@ -97,9 +108,7 @@ def _post(raw_id: str) -> int:
 @limits.writes
 def create():
     user_id = caller_id()
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and IDEMPOTENCY_KEY.regex.fullmatch(key) is None:
-        raise Invalid(f"Validation failed: Idempotency-Key {IDEMPOTENCY_KEY.error}")
+    key = idempotency_key()
     text = params(NewStatusSchema())["status"]
     c = components()
     post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, user_id, text, key)
