@@ -75,3 +75,23 @@ def test_browser_clients_may_read_the_paging_and_rate_limit_headers(app, compone
 
     exposed = {h.strip() for h in response.headers["Access-Control-Expose-Headers"].split(",")}
     assert {"Link", "X-RateLimit-Remaining", "X-RateLimit-Reset"} <= exposed
+
+
+def test_oauth_token_and_v1_token_share_one_budget_per_handle(components, client, oauth_app):
+    client.post("/v1/users", json={"handle": "dora", "password": "correct horse"})
+    settings = dataclasses.replace(
+        components.settings, rate_limits_enabled=True, rate_limit_tokens="2/minute"
+    )
+    limited = create_app(settings, components).test_client()
+    oauth = {"grant_type": "password", "client_id": oauth_app["client_id"],
+             "client_secret": oauth_app["client_secret"], "username": "dora",
+             "password": "wrong password"}  # fmt: skip
+
+    v1 = limited.post("/v1/auth/token", json={"handle": "dora", "password": "x"})
+    assert v1.status_code == 401
+    assert limited.post("/oauth/token", data=oauth).status_code == 400
+    refused = limited.post("/oauth/token", data={**oauth, "password": "correct horse"})
+    assert refused.status_code == 429 and set(refused.json) == {"error"}
+    assert refused.headers["X-RateLimit-Remaining"] == "0"
+    other = limited.post("/oauth/token", data={**oauth, "username": "someone_else"})
+    assert other.status_code == 400  # the budget is per handle
