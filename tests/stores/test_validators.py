@@ -1,6 +1,6 @@
 """The collections' ``$jsonSchema`` validators: what they reject, and how they are applied.
 
-The check that every stored document passes them runs after each test (guard.py); these
+The check that every stored document passes them runs after each test (documents.py); these
 tests show that it can fail.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from socialapp.domain.ids import IdGenerator, id_datetime
 from socialapp.stores import schema
 from socialapp.stores.posts import new_post
-from tests.stores import guard
+from tests.stores import documents
 
 # The keywords MongoDB's $jsonSchema accepts (draft 4 without $ref, $schema, default,
 # definitions, format and id; plus bsonType).
@@ -44,7 +44,7 @@ def keywords(node) -> set[str]:
 
 
 def rejected(collection: str, document: dict, settings) -> list[str]:
-    return list(guard.violations({collection: [document]}, guard.validators(settings)))
+    return list(documents.violations({collection: [document]}, documents.validators(settings)))
 
 
 def user(**fields) -> dict:
@@ -76,7 +76,7 @@ def comment(seq: int, text: str = "hi") -> dict:
 
 
 def test_validators_use_only_what_mongodb_supports(settings):
-    for name, validator in guard.validators(settings).items():
+    for name, validator in documents.validators(settings).items():
         assert keywords(validator) <= MONGODB_KEYWORDS, name
 
 
@@ -128,13 +128,13 @@ def test_a_bucket_holds_one_to_b_comments(settings):
 def test_stored_documents_are_checked_after_each_test(settings):
     db = mongomock.MongoClient(tz_aware=True).socialapp  # registered as opened by this test
     db.likes.insert_one({"post_id": 1, "user_id": 2, "created_at": dt.datetime.now(dt.UTC)})
-    guard.check_opened_clients(settings)  # passes, and forgets the client
+    documents.check_opened_clients(settings)  # passes, and forgets the client
 
     db = mongomock.MongoClient(tz_aware=True).socialapp
     db.likes.insert_one({"post_id": 1, "user_id": 2})
     db.scratch.insert_one({"anything": True})  # not a store's collection: not checked
     with pytest.raises(pytest.fail.Exception, match="'created_at' is a required property"):
-        guard.check_opened_clients(settings)
+        documents.check_opened_clients(settings)
 
 
 class FakeDatabase:
