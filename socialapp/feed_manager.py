@@ -22,11 +22,12 @@ from collections.abc import Iterable
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry, SourceRead, merge
+from socialapp.errors import Unavailable
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
-from socialapp.stores.timelines import TimelineStore
+from socialapp.stores.timelines import MISSING, PageSources, TimelineStore
 from socialapp.stores.users import UserStore
 
 FILL_ATTEMPTS = 3  # reloads of a followee set that kept changing while it was loaded
@@ -122,11 +123,38 @@ class FeedManager:
                 break
         return set(ids)
 
-    def record_follow(self, follower_id: int, followee_id: int) -> None:
+    def record_follow(self, follower_id: int, followee_id: int, pulled: bool) -> None:
+        """Record the edge; ``pulled``: the follower merges the followee at read time."""
         self._state.add_followee(follower_id, followee_id)
+        if pulled:
+            self._timelines.add_pulled([follower_id], followee_id)
 
     def record_unfollow(self, follower_id: int, followee_id: int) -> None:
         self._state.remove_followee(follower_id, followee_id)
+        self._timelines.remove_pulled([follower_id], followee_id)
+
+    # Who pulls an author: their followers' pulled sets --------------------------------------
+    def pulled_by_followers(self, author_id: int) -> bool:
+        """Whether the followers' pulled sets hold the author (or are being changed)."""
+        return self._state.pulled_mark(author_id) or self._state.is_unsettled(author_id)
+
+    def pulled_marked(self, author_id: int) -> bool:
+        return self._state.pulled_mark(author_id)
+
+    def pulled_marks(self) -> set[int]:
+        return self._state.pulled_marks()
+
+    def add_to_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
+        """Every follower pulls the author from now on; recorded once all of them do."""
+        for follower_ids in follower_chunks:
+            self._timelines.add_pulled(follower_ids, author_id)
+        self._state.mark_pulled(author_id, True)
+
+    def remove_from_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
+        """No follower pulls the author any more (their homes hold the author's posts)."""
+        self._state.mark_pulled(author_id, False)  # first: a change meanwhile sees it unmarked
+        for follower_ids in follower_chunks:
+            self._timelines.remove_pulled(follower_ids, author_id)
 
     def authors(self, author_ids: list[int]) -> dict[int, Author]:
         """``{author: (followers, override, unsettled)}``, reloaded from MongoDB if lost."""
@@ -177,29 +205,25 @@ class FeedManager:
         max_id: int | None = None,
         since_id: int | None = None,
     ) -> HomePage:
-        """A page of the home timeline; the reader pulls whom ``policy`` says they pull."""
-        followees = self.followees(reader)
-        authors = self.authors(sorted(followees))
-        pulled = {reader} | {a for a, info in authors.items() if policy.reader_pulls(*info)}
-        uses_home = not followees <= pulled
-        if uses_home:
-            self._ensure_home(reader, policy)
+        """A page of the home timeline.
+
+        While no config in force is ``read``, the page merges the home with the outboxes of
+        the reader's pulled set: its cost is the page and those authors, never the accounts
+        followed. In ``read`` mode (or while switching from or to it) every followee is pulled.
+        """
+        if any(config.mode == "read" for config in policy.configs):
+            fetch = self._pulling_everyone(reader, since_id)
         else:
-            self._state.touch(reader)
-        visible = followees | {reader}
-        page = HomePage([], None, policy.current.mode, merged_authors=len(pulled))
+            fetch = self._pulling_some(reader, policy, since_id)
+        page = HomePage([], None, policy.current.mode)
         before = max_id
         while len(page.posts) < limit:
             need = limit - len(page.posts)
-            reads = self._read_outboxes(sorted(pulled), before, since_id, need)
-            if uses_home:
-                home = self._timelines.read_home(
-                    reader, max_id=before, since_id=since_id, count=need
-                )
-                reads.append(SourceRead(home.entries, _floor(home.floor), need))
-            merged = merge(reads, keep=lambda e: e.author_id in visible, limit=need)
+            reads, keep, home = fetch(before, need)
+            page.merged_authors = len(reads) - (home is not None)
+            merged = merge(reads, keep=keep, limit=need)
             page.posts += self.hydrate([e.post_id for e in merged.entries])
-            if uses_home:
+            if home is not None:
                 from_home = {e.post_id for e in home.entries}
                 page.from_timeline += sum(1 for e in merged.entries if e.post_id in from_home)
             if len(merged.entries) == need:
@@ -207,12 +231,66 @@ class FeedManager:
             elif merged.truncated:
                 before = int(merged.known_from)  # a source had more: read on from there
             else:
+                visible = self.followees(reader) | {reader}
                 self._from_store(page, visible, merged.known_from, before, since_id, limit)
                 break
         page.posts = page.posts[:limit]
         if len(page.posts) == limit:
             page.next_max_id = page.posts[-1]["_id"]
         return page
+
+    def _pulling_everyone(self, reader: int, since_id: int | None):
+        """Sources when every followee is pulled: their outboxes, no home."""
+        self._state.touch(reader)
+        visible = self.followees(reader) | {reader}
+        authors = sorted(visible)
+
+        def fetch(before, need):
+            reads = self._read_outboxes(authors, before, since_id, need)
+            return reads, lambda e: e.author_id in visible, None
+
+        return fetch
+
+    def _pulling_some(self, reader: int, policy: FanoutSettings, since_id: int | None):
+        """Sources when the home holds the pushed authors: the home, the reader's outbox and
+        the outboxes of the pulled set, read on the reader's hash slot."""
+
+        def fetch(before, need):
+            sources = self._page_sources(reader, policy, before, since_id, need)
+            authors = [reader, *sources.pulled]
+            if sources.outboxes is None:
+                reads = self._read_outboxes(authors, before, since_id, need)
+            else:
+                reads = self._rebuilt_if_lost(sources.outboxes, authors, before, since_id, need)
+            home = SourceRead(sources.home.entries, _floor(sources.home.floor), need)
+            unfollowed = sources.unfollowed
+            return [*reads, home], lambda e: e.author_id not in unfollowed, home
+
+        return fetch
+
+    def _page_sources(self, reader, policy, before, since_id, need) -> PageSources:
+        """The page's sources; the reader's copies rebuilt first where Redis lacks them."""
+        following = self._state.following_set(reader)
+        for _ in range(FILL_ATTEMPTS):
+            activity = self._state.activity(self._inactive_after)
+            if not self._timelines.batched and not self._active(reader):
+                self._rebuild_reader(reader, policy)
+            found = self._timelines.read_page_sources(
+                reader, following, activity, before, since_id, need
+            )
+            if isinstance(found, PageSources):
+                return found
+            if found == MISSING and self._state.followees(reader) is None:
+                self.followees(reader)  # only the followee set was gone: reload it, read again
+            else:
+                self._rebuild_reader(reader, policy)
+        raise Unavailable("Redis keeps losing a reader's timeline while it is rebuilt")
+
+    def _active(self, reader: int) -> bool:
+        """Whether the reader was active (marking them active now), on a cluster."""
+        active = self._state.is_active(reader, self._inactive_after)
+        self._state.touch(reader)
+        return active
 
     def read_page_from_store(
         self, reader: int, limit: int, max_id: int | None = None, since_id: int | None = None
@@ -250,13 +328,19 @@ class FeedManager:
     # Rebuilding what Redis lost -----------------------------------------------------------
     def _read_outboxes(self, author_ids: list[int], before=None, since_id=None, count=20):
         """Authors' recent posts in one round trip, rebuilding outboxes Redis has lost."""
-        read = self._timelines.read_outboxes
-        found = read(author_ids, max_id=before, since_id=since_id, count=count)
+        found = self._timelines.read_outboxes(
+            author_ids, max_id=before, since_id=since_id, count=count
+        )
+        return self._rebuilt_if_lost(found, author_ids, before, since_id, count)
+
+    def _rebuilt_if_lost(self, found: dict, author_ids: list[int], before, since_id, count):
+        """``found`` as source reads, with the outboxes Redis had lost rebuilt and read again."""
         lost = [a for a, outbox in found.items() if outbox.floor is None]
         for author_id in lost:
             self._ensure_outbox(author_id)
         if lost:
-            found.update(read(lost, max_id=before, since_id=since_id, count=count))
+            read = self._timelines.read_outboxes
+            found = {**found, **read(lost, max_id=before, since_id=since_id, count=count)}
         return [SourceRead(found[a].entries, _floor(found[a].floor), count) for a in author_ids]
 
     def _outbox(self, author_id: int) -> SourceRead:
@@ -272,23 +356,26 @@ class FeedManager:
         entries = [Entry(i, author_id) for i in ids[:cap]]
         self._timelines.finish_rebuild_outbox(author_id, entries, floor)
 
-    def _ensure_home(self, user_id: int, policy: FanoutSettings) -> None:
-        """Rebuild the home timeline of a reader who was away (skipped by fan-out) or evicted."""
-        if self._timelines.home_exists(user_id) and self._state.is_active(
-            user_id, self._inactive_after
-        ):
-            self._state.touch(user_id)
-            return
+    def _rebuild_reader(self, user_id: int, policy: FanoutSettings) -> None:
+        """Rebuild the home timeline and the pulled set of a reader who was away (skipped by
+        fan-out) or whose copies Redis lost: the one read that costs the accounts followed."""
         self._state.touch(user_id)  # deliveries resume now...
         self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
+        self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
         authors = self.authors(sorted(self.followees(user_id)))
-        pushed = [
-            a for a, (n, override, _) in authors.items() if policy.delivery_pushes(n, override)
-        ]
+        marked = self._state.pulled_marks()
+        pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]
+        pulled = [a for a, info in authors.items() if policy.reader_pulls(*info) or a in marked]
         outboxes = self._read_outboxes(pushed, count=self._outbox_cap)
         entries = [entry for outbox in outboxes for entry in outbox.entries]
         floor = max((outbox.floor for outbox in outboxes), default=0)
         self._timelines.finish_rebuild_home(user_id, entries, floor)
+        self._timelines.finish_rebuild_pulls(user_id, pulled)
+
+    @staticmethod
+    def _pushed(policy: FanoutSettings, followers: int, override: str, unsettled: bool) -> bool:
+        """Whether delivery copies the author's posts into homes (also while reconciled)."""
+        return unsettled or policy.delivery_pushes(followers, override)
 
 
 def _floor(floor: float | None) -> float:

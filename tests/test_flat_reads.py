@@ -48,7 +48,6 @@ def read(c, reader: int) -> list[int]:
     return [post["_id"] for post in page.posts]
 
 
-@pytest.mark.xfail(reason="reads load every followee: flat reads come next", strict=True)
 @pytest.mark.parametrize("mode", ["write", "hybrid"])
 def test_a_home_read_costs_the_same_with_10_or_1000_followees(components, settle, mode):
     c = components

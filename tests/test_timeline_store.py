@@ -13,7 +13,17 @@ from socialapp.config import Settings
 from socialapp.domain.ids import IdGenerator, id_time_ms
 from socialapp.stores.post_cache import PostCache, post_key
 from socialapp.stores.posts import new_post
-from socialapp.stores.timelines import Entry, TimelineStore, home_key, outbox_key
+from socialapp.stores.timelines import (
+    INACTIVE,
+    LOADED,
+    MISSING,
+    Entry,
+    Slice,
+    TimelineStore,
+    home_key,
+    outbox_key,
+    pulls_key,
+)
 from tests.helpers_timelines import home_size
 
 
@@ -341,6 +351,41 @@ class TestTimelineStore:
             client.expire(outbox_key(2), 10)
             rebuild()
             assert max(client.ttl(home_key(1)), client.ttl(outbox_key(2))) > 990
+
+    def test_a_pulled_set_is_rebuilt_keeping_what_arrives_meanwhile(self, store, client):
+        store.add_pulled([1], 40)
+        assert not client.exists(pulls_key(1))  # only a rebuild creates the set
+        store.begin_rebuild_pulls(1)
+        store.add_pulled([1, 2], 41)  # a fill during the rebuild
+        assert store.finish_rebuild_pulls(1, [42])
+        assert client.smembers(pulls_key(1)) == {LOADED, "41", "42"}
+        store.remove_pulled([1], 41)
+        assert client.smembers(pulls_key(1)) == {LOADED, "42"}
+        assert not store.finish_rebuild_pulls(2, [42])  # vanished meanwhile: nothing written
+        assert not client.exists(pulls_key(2))
+
+    def test_page_sources_on_the_readers_slot(self, store, client):
+        ids = frozen_ids(6)
+        following = (f"following:{{{1}}}", "0")
+        activity = ("fanout:active", 1000.0, 500.0)
+        assert store.read_page_sources(1, following, activity) in (MISSING, INACTIVE)
+        client.zadd("fanout:active", {"1": 900})
+        client.sadd(following[0], "0", "7", "8")
+        store.create_home(1, [Entry(ids[0], 7), Entry(ids[1], 9)])
+        assert store.read_page_sources(1, following, activity) == MISSING  # no pulled set
+        store.begin_rebuild_pulls(1)
+        store.finish_rebuild_pulls(1, [8, 9])
+        store.create_outbox(8, [Entry(ids[2], 8)])
+        found = store.read_page_sources(1, following, activity, count=10)
+        assert found.home.entries == [Entry(ids[1], 9), Entry(ids[0], 7)]
+        assert found.pulled == [8]  # 9 was unfollowed
+        assert found.unfollowed == {9}
+        if store.batched:  # one server: the outboxes in the same call, the reader's first
+            assert found.outboxes == {1: Slice([], None), 8: Slice([Entry(ids[2], 8)], 0)}
+            client.zadd("fanout:active", {"1": 100})
+            assert store.read_page_sources(1, following, activity) == INACTIVE
+        else:
+            assert found.outboxes is None
 
 
 class TestPostCache:

@@ -55,6 +55,22 @@ class FanoutSettings:
         """Whether readers merge this author's outbox at read time."""
         return unsettled or any(not config.pushes(followers, override) for config in self.configs)
 
+    def pulled_when_settled(self, followers: int, override: str = "auto") -> bool | None:
+        """Whether followers keep the author in their pulled sets once this config settles;
+        None in ``read`` mode, where reads pull every followee and the sets are not used."""
+        if self.current.mode == "read":
+            return None
+        return not self.current.pushes(followers, override)
+
+    def held_by_pulled_sets(self, followers: int, override: str = "auto") -> bool:
+        """Whether a new follower's pulled set takes the author: some config other than
+        ``read`` pulls them (``read`` pulls everyone without the sets)."""
+        return any(
+            not config.pushes(followers, override)
+            for config in self.configs
+            if config.mode != "read"
+        )
+
     def needs_backfill(self, followers: int, override: str = "auto") -> bool:
         """Pushed now but pulled by a pending config: followers' timelines lack their posts."""
         return self.current.pushes(followers, override) and any(

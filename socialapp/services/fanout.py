@@ -28,6 +28,7 @@ RETRACT = "socialapp.retract_post"
 RECONCILE = "socialapp.reconcile"
 RECONCILE_AUTHOR = "socialapp.reconcile_author"
 SWEEP = "socialapp.sweep"
+RECONCILE_ROUNDS = 5  # an author whose status keeps changing is settled anyway after these
 
 
 def settle_delay(fanout_settings: FanoutSettingsStore) -> float:
@@ -75,11 +76,16 @@ def on_follow(
     followee: dict,
     followers_before: int,
 ) -> None:
-    """Record the edge in the hot-path copies and merge a pushed followee's recent posts."""
-    feeds.record_follow(follower_id, followee["_id"])
-    _followers_changed(feeds, fanout_settings, queue, followee, followers_before)
+    """Record the edge in the hot-path copies; the follower pulls a pulled followee, and a
+    pushed followee's recent posts are merged into their home."""
     settings = fanout_settings.current()
-    if settings.delivery_pushes(followee["followers_count"], followee.get("fanout_override")):
+    count, override = followee["followers_count"], followee.get("fanout_override", "auto")
+    pulled = settings.held_by_pulled_sets(count, override)
+    feeds.record_follow(
+        follower_id, followee["_id"], pulled or feeds.pulled_by_followers(followee["_id"])
+    )
+    _followers_changed(feeds, fanout_settings, queue, followee, followers_before)
+    if settings.delivery_pushes(count, override):
         feeds.merge(follower_id, followee["_id"])
 
 
@@ -105,8 +111,11 @@ def on_override(
 ) -> None:
     after = author.get("fanout_override", "auto")
     count = author["followers_count"]
-    configs = fanout_settings.current().configs
-    if any(not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in configs):
+    settings = fanout_settings.current()
+    to_push = any(
+        not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in settings.configs
+    )
+    if to_push or _pulled_sets_stale(feeds, settings, author):
         _unsettle(feeds, fanout_settings, queue, author["_id"])
     feeds.set_override(author["_id"], after)
 
@@ -121,16 +130,39 @@ def on_settings_changed(
 def _followers_changed(feeds, fanout_settings, queue, author: dict, before: int) -> None:
     after = author["followers_count"]
     override = author.get("fanout_override", "auto")
-    if fanout_settings.current().crosses_to_push(before, after, override):
-        # Readers keep pulling until the followers are backfilled.
+    settings = fanout_settings.current()
+    if settings.crosses_to_push(before, after, override) or _pulled_sets_stale(
+        feeds, settings, author
+    ):
+        # Readers keep pulling, and delivery keeps pushing, until it is reconciled.
         _unsettle(feeds, fanout_settings, queue, author["_id"])
     feeds.set_followers(author["_id"], after)
 
 
 def _unsettle(feeds, fanout_settings, queue, author_id: int) -> None:
+    """Reconcile the author: meanwhile their readers pull them and delivery pushes them, so
+    neither a pull-to-push nor a push-to-pull change hides a post."""
     feeds.unsettle(author_id)
     not_before = time.time() + settle_delay(fanout_settings)
     queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
+
+
+def _pulled_sets_stale(feeds: FeedManager, settings, author: dict) -> bool:
+    """Whether the followers' pulled sets disagree with what the settings say of the author."""
+    count, override = author["followers_count"], author.get("fanout_override", "auto")
+    wanted = settings.pulled_when_settled(count, override)
+    return wanted is not None and wanted != feeds.pulled_marked(author["_id"])
+
+
+def _sync_pulled_sets(feeds: FeedManager, follows: FollowStore, settings, author: dict) -> None:
+    """Fill or empty the followers' pulled sets as the settings say (homes backfilled)."""
+    if not _pulled_sets_stale(feeds, settings, author):
+        return
+    chunks = follows.follower_chunks(author["_id"])
+    if settings.pulled_when_settled(author["followers_count"], author.get("fanout_override")):
+        feeds.add_to_pulled(author["_id"], chunks)
+    else:
+        feeds.remove_from_pulled(author["_id"], chunks)
 
 
 # Run by workers ------------------------------------------------------------------------------
@@ -147,9 +179,9 @@ def deliver_post(
     if posts.get(post_id) is None:
         return 0  # deleted before delivery: nothing to do
     feeds.publish(post_id, author_id)  # idempotent; done here too after an outage
-    followers, override, _ = feeds.authors([author_id])[author_id]
+    followers, override, unsettled = feeds.authors([author_id])[author_id]
     chunks = []
-    if fanout_settings.current().delivery_pushes(followers, override):
+    if unsettled or fanout_settings.current().delivery_pushes(followers, override):
         chunks = list(follows.follower_chunks(author_id))
     if not chunks:
         posts.finish_fanout(post_id)
@@ -217,10 +249,17 @@ def reconcile(
     settings = fanout_settings.read()
     if settings.generation != generation:
         return False  # a newer change scheduled its own reconciliation
+    emptied = []
     for author in users.authors_with_followers():
         if settings.needs_backfill(author["followers_count"], author.get("fanout_override")):
             feeds.merge_into_active(author["_id"], follows.follower_chunks(author["_id"]))
+        if settings.pulled_when_settled(author["followers_count"], author.get("fanout_override")):
+            _sync_pulled_sets(feeds, follows, settings, author)  # before delivery stops
+        else:
+            emptied.append(author)
     settled = fanout_settings.settle(generation)
+    for author in emptied:  # once settled: readers pull them no more
+        _sync_pulled_sets(feeds, follows, settings, author)
     log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
     return settled
 
@@ -233,11 +272,20 @@ def reconcile_author(
     author_id: int,
     not_before: float = 0,
 ) -> None:
-    """After one author went from pulled to pushed, backfill their followers, then settle."""
+    """After one author went from pulled to pushed or back, backfill their followers' homes
+    and fill or empty their pulled sets, then settle; again while a change raced it."""
     _wait_until(not_before)
-    author = users.get(author_id)
-    if author is not None:
+    for _ in range(RECONCILE_ROUNDS):
+        author = users.get(author_id)
+        if author is None:
+            break
         settings = fanout_settings.current()
         if settings.delivery_pushes(author["followers_count"], author.get("fanout_override")):
             feeds.merge_into_active(author_id, follows.follower_chunks(author_id))
+        _sync_pulled_sets(feeds, follows, settings, author)
+        feeds.settle(author_id)
+        author = users.get(author_id)
+        if author is None or not _pulled_sets_stale(feeds, fanout_settings.current(), author):
+            return
+        feeds.unsettle(author_id)  # changed meanwhile: readers pull and delivery pushes again
     feeds.settle(author_id)

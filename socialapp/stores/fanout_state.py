@@ -1,8 +1,9 @@
 """Redis copies of what the fan-out decisions read on the hot path.
 
 Owns the keys ``following:{<user_id>}`` (a reader's followees) and its change counter,
-and ``fanout:*`` (authors' follower counts and overrides, authors whose pull-to-push switch
-is being reconciled, readers' last activity, and deliveries still in flight). MongoDB stays
+and ``fanout:*`` (authors' follower counts and overrides, authors being reconciled, authors
+whose followers' pulled sets hold them, readers' last activity, and deliveries still in
+flight). MongoDB stays
 the store of record: a missing copy reads as None, and the feed manager fills it from there.
 """
 
@@ -20,6 +21,7 @@ LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
 FOLLOWERS = "fanout:followers"
 OVERRIDES = "fanout:overrides"
 UNSETTLED = "fanout:unsettled"
+PULLED = "fanout:pulled"  # written and read by reconciliation only, never by a page read
 ACTIVE = "fanout:active"
 SWEEP_LOCK = "fanout:sweep"
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
@@ -64,6 +66,11 @@ class FanoutState:
         if LOADED in members:
             return {int(m) for m in members if m != LOADED}
         return None
+
+    def following_set(self, user_id: int) -> tuple[str, str]:
+        """The followee set's key and the member present once it is loaded (a page read
+        checks authors against it on the reader's hash slot)."""
+        return _following(user_id), LOADED
 
     def followee_changes(self, user_id: int) -> str:
         """The set's change counter: read it before loading the followees from MongoDB."""
@@ -155,6 +162,24 @@ class FanoutState:
     def unsettled(self) -> set[int]:
         return {int(m) for m in self._redis.smembers(UNSETTLED)}
 
+    def is_unsettled(self, author_id: int) -> bool:
+        return bool(self._redis.sismember(UNSETTLED, str(author_id)))
+
+    # Authors in their followers' pulled sets -----------------------------------------------
+    def pulled_mark(self, author_id: int) -> bool:
+        """Whether every follower's pulled set holds ``author_id`` (see ``mark_pulled``)."""
+        return bool(self._redis.sismember(PULLED, str(author_id)))
+
+    def mark_pulled(self, author_id: int, pulled: bool) -> None:
+        """Record that the followers' pulled sets were filled with (or emptied of) the author."""
+        if pulled:
+            self._redis.sadd(PULLED, str(author_id))
+        else:
+            self._redis.srem(PULLED, str(author_id))
+
+    def pulled_marks(self) -> set[int]:
+        return {int(m) for m in self._redis.smembers(PULLED)}
+
     # Reader activity ----------------------------------------------------------------------
     def touch(self, user_id: int) -> None:
         self._redis.zadd(ACTIVE, {str(user_id): self._clock()})
@@ -174,6 +199,12 @@ class FanoutState:
         drawn = self._redis.zrandmember(ACTIVE, count, withscores=True) or []
         members, scores = drawn[::2], drawn[1::2]  # redis-py answers [member, score, ...]
         return [int(m) for m, seen in zip(members, scores, strict=True) if float(seen) >= cutoff]
+
+    def activity(self, inactive_after: float) -> tuple[str, float, float]:
+        """The activity set's key, now, and the cutoff below which a reader is idle (a page
+        read on one server checks and marks the reader in the same call)."""
+        now = self._clock()
+        return ACTIVE, now, now - inactive_after
 
     def is_active(self, user_id: int, inactive_after: float) -> bool:
         seen = self._redis.zscore(ACTIVE, str(user_id))

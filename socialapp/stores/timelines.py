@@ -1,9 +1,15 @@
-"""Home timelines and author outboxes in Redis: the only owner of their keys.
+"""Home timelines, author outboxes and readers' pulled authors in Redis: the only owner of
+their keys.
 
 Each is a sorted set ``home:{user_id}`` / ``outbox:{author_id}`` of ``"post_id:author_id"``
 members scored by post id, plus a sentinel member whose score is the set's floor: the set
 is complete for every post id above it (0: all history; +inf: being rebuilt, trust
 nothing). A set that does not exist is unknown and must be rebuilt by the caller.
+
+Next to each home, ``pulls:{user_id}`` holds the authors that reader merges at read time
+(celebrities in hybrid mode, pull overrides, authors being reconciled), so a page reads its
+sources on the reader's own hash slot without looking at every account followed. The member
+``"0"`` marks the set loaded, ``"-1"`` being rebuilt; a missing set is rebuilt by its reader.
 
 Every script works on sets one at a time. On a Redis Cluster each call names one key; on a
 single server, delivering to many homes and reading many outboxes send up to ``BATCH`` keys
@@ -26,10 +32,12 @@ from socialapp.stores.unavailable import REDIS, translates
 LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
     "create", "add", "add_many", "begin_rebuild", "finish_rebuild", "remove_author", "read",
-    "read_many",
+    "read_many", "read_page", "pulls_add", "pulls_rebuild",
 )  # fmt: skip
 SENTINEL = "floor"
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
+LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
+MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
 
 
 def _member(entry: Entry) -> str:
@@ -46,12 +54,23 @@ class Slice(NamedTuple):
     floor: float | None  # None: the set does not exist
 
 
+class PageSources(NamedTuple):
+    home: Slice
+    pulled: list[int]  # authors the reader pulls and still follows
+    unfollowed: set[int]  # authors of home entries the reader no longer follows
+    outboxes: dict[int, Slice] | None  # the reader's and the pulled authors'; None: not read
+
+
 def home_key(user_id: int) -> str:
     return f"home:{{{user_id}}}"
 
 
 def outbox_key(author_id: int) -> str:
     return f"outbox:{{{author_id}}}"
+
+
+def pulls_key(user_id: int) -> str:
+    return f"pulls:{{{user_id}}}"
 
 
 @translates(REDIS)
@@ -65,11 +84,20 @@ class TimelineStore:
         # skips them and their next read rebuilds it. An outbox lives as long from its
         # creation, then is rebuilt on demand.
         ttl = settings.inactive_after_seconds
-        library = f"local TTL = {int(ttl)}\n" + (LUA / "lib.lua").read_text()
+        constants = (
+            f"local TTL = {int(ttl)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
+            f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
+        )
+        library = constants + (LUA / "lib.lua").read_text()
         self._scripts = {
             name: client.register_script(library + (LUA / f"{name}.lua").read_text())
             for name in SCRIPTS
         }
+
+    @property
+    def batched(self) -> bool:
+        """One server: scripts may name keys of many hash slots in one call."""
+        return self._batched
 
     # Creating and rebuilding
 
@@ -163,6 +191,61 @@ class TimelineStore:
             slices = [_slice(reply) for reply in replies]
         return dict(zip(author_ids, slices, strict=True))
 
+    def read_page_sources(
+        self,
+        user_id: int,
+        following: tuple[str, str],
+        activity: tuple[str, float, float],
+        max_id: int | None = None,
+        since_id: int | None = None,
+        count: int = 20,
+    ) -> PageSources | str:
+        """The home slice, the pulled authors and (on one server) their outboxes, in one call.
+
+        ``following`` names the reader's followee set and its loaded marker (same hash tag),
+        ``activity`` the readers' activity set, now and the cutoff: on one server the call
+        also marks the reader active. ``MISSING`` when the home or the pulled set must be
+        rebuilt or the followee set reloaded; ``INACTIVE`` when the reader had been idle
+        (fan-out skipped them: rebuild). Renews the home's and the pulled set's TTL.
+        """
+        keys = [home_key(user_id), pulls_key(user_id), following[0]]
+        args = [*_read_args(max_id, since_id, count), user_id, following[1]]
+        if self._batched:
+            keys.append(activity[0])
+            args += activity[1:]
+        text = self._run([("read_page", keys, args)])[0]
+        if text in ("", INACTIVE):
+            return text or MISSING
+        home, pulled, unfollowed, *outboxes = text.split(";")
+        pulled_ids = _ids(pulled)
+        found = None
+        if self._batched:
+            found = dict(zip([user_id, *pulled_ids], map(_slice_text, outboxes), strict=True))
+        return PageSources(_slice_text(home), pulled_ids, set(_ids(unfollowed)), found)
+
+    # The authors each reader pulls
+
+    def begin_rebuild_pulls(self, user_id: int) -> None:
+        """Empty the reader's pulled set, marked as being rebuilt: authors added meanwhile
+        are kept, and no read trusts it until ``finish_rebuild_pulls``."""
+        self._run([("pulls_rebuild", pulls_key(user_id), ("begin",))])
+
+    def finish_rebuild_pulls(self, user_id: int, author_ids: Iterable[int]) -> bool:
+        """Add ``author_ids`` and mark the set loaded; False if it vanished meanwhile."""
+        args = ("finish", *author_ids)
+        return bool(self._run([("pulls_rebuild", pulls_key(user_id), args)])[0])
+
+    def add_pulled(self, user_ids: Iterable[int], author_id: int) -> None:
+        """Readers ``user_ids`` pull ``author_id`` from now on (where their set exists)."""
+        keys = [pulls_key(user_id) for user_id in user_ids]
+        self._run(self._calls("pulls_add", keys, (author_id,), single="pulls_add"))
+
+    def remove_pulled(self, user_ids: Iterable[int], author_id: int) -> None:
+        pipe = self._client.pipeline(transaction=False)
+        for user_id in user_ids:
+            pipe.srem(pulls_key(user_id), str(author_id))
+        pipe.execute()
+
     def home_exists(self, user_id: int) -> bool:
         return bool(self._client.exists(home_key(user_id)))
 
@@ -170,11 +253,13 @@ class TimelineStore:
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
     # primary and the batch runs again; each script is idempotent, so a re-run is harmless.
 
-    def _calls(self, name: str, keys: list[str], args) -> list[tuple]:
-        """One ``name`` call per key on a cluster; ``name_many`` calls of BATCH keys else."""
+    def _calls(self, name: str, keys: list[str], args, single: str | None = None) -> list[tuple]:
+        """One ``name`` call per key on a cluster; calls of BATCH keys to ``single`` (default
+        ``name_many``) on one server."""
         if not self._batched:
             return [(name, key, args) for key in keys]
-        return [(f"{name}_many", keys[i : i + BATCH], args) for i in range(0, len(keys), BATCH)]
+        batched = single or f"{name}_many"
+        return [(batched, keys[i : i + BATCH], args) for i in range(0, len(keys), BATCH)]
 
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):
         return self._run([(name, key, _add_args(cap, floor, entries))])[0]
@@ -214,6 +299,10 @@ def _slice(reply: list | None) -> Slice:
     if reply is None:
         return Slice([], None)
     return Slice([_entry(member) for member in reply[1:]], float(reply[0]))
+
+
+def _ids(text: str) -> list[int]:
+    return [int(part) for part in text.split(",")] if text else []
 
 
 def _slice_text(text: str) -> Slice:
