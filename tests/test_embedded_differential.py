@@ -1,0 +1,297 @@
+"""The embedded store's indexes change no answer: it answers exactly what plain mongomock does.
+
+A hypothesis state machine runs random sequences of the stores' own writes and queries
+(socialapp/stores/, each store built once on the indexed embedded client and once on a plain
+mongomock client) and compares every result, order included, every error, and after each step
+every collection in natural order. Each index is also checked against one rebuilt from the
+documents. ``SOCIALAPP_DIFFERENTIAL_EXAMPLES`` scales the run (default 50 runs of up to 50 steps).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+import bson
+import mongomock
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from socialapp.config import Settings
+from socialapp.embedded import indexes, mongomock_store
+from socialapp.stores.follows import FollowStore
+from socialapp.stores.idempotency import IdempotencyStore
+from socialapp.stores.likes import LikeStore
+from socialapp.stores.posts import PostStore, new_post
+from socialapp.stores.users import COUNTERS, UserStore
+
+EXAMPLES = int(os.environ.get("SOCIALAPP_DIFFERENTIAL_EXAMPLES", "50"))
+COLLECTIONS = ("users", "follows", "posts", "comment_overflow", "likes", "idempotency_keys")
+SETTINGS = Settings.from_env({}, embedded_comments=2, comment_bucket_size=3)
+
+user_ids = st.integers(1, 6)  # few ids, so writes and reads keep meeting the same documents
+post_ids = st.integers(1000, 1012)
+limits = st.integers(1, 4)
+maybe = st.none() | st.integers(999, 1013)
+
+
+class Stores:
+    def __init__(self, client) -> None:
+        db = client.get_database("differential")
+        self.db = db
+        self.users = UserStore(db, SETTINGS)
+        self.follows = FollowStore(db, SETTINGS)
+        self.posts = PostStore(db, SETTINGS)
+        self.likes = LikeStore(db, SETTINGS)
+        self.keys = IdempotencyStore(db, SETTINGS)
+        for store in (self.users, self.follows, self.posts, self.likes, self.keys):
+            store.ensure_indexes()
+
+
+def answer(call):
+    """What a call gives back, or the error it raises, wall-clock times and ObjectIds left out."""
+    try:
+        result = call()
+        if hasattr(result, "__next__"):
+            result = list(result)
+    except Exception as error:  # the same error must come from both stores
+        return ("error", type(error).__name__, str(error))
+    return without_clock(result)
+
+
+def without_clock(value):
+    if isinstance(value, dict):
+        return {key: without_clock(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [without_clock(item) for item in value]
+    if isinstance(value, bson.ObjectId):
+        return "<object id>"
+    return "<time>" if isinstance(value, dt.datetime) else value
+
+
+class SameAnswers(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        mongomock_store.make_atomic()  # as the embedded default runs
+        self.fast = Stores(indexes.client(tz_aware=True))
+        self.plain = Stores(mongomock.MongoClient(tz_aware=True))
+
+    def both(self, operation):
+        """Run ``operation(stores)`` on each backend; the answers must be equal."""
+        fast, plain = answer(lambda: operation(self.fast)), answer(lambda: operation(self.plain))
+        assert fast == plain
+        return plain
+
+    # --- users ---
+
+    @rule(user=user_ids, handle=st.sampled_from(["ada", "bob", "cy", "dee", "eve"]))
+    def create_user(self, user, handle):
+        self.both(lambda s: s.users.create(user, f"{handle}_{user % 3}", "hash", handle))
+
+    @rule(users=st.lists(user_ids, max_size=4))
+    def create_users(self, users):
+        accounts = [{"_id": u, "handle": f"bulk_{u}", "password_hash": "h"} for u in users]
+        self.both(lambda s: s.users.create_many(accounts))
+
+    @rule(user=user_ids, counter=st.sampled_from(COUNTERS), delta=st.integers(-2, 2))
+    def count(self, user, counter, delta):
+        self.both(lambda s: s.users.add_to_counter(user, counter, delta))
+
+    @rule(user=user_ids, strategy=st.sampled_from(["auto", "push", "pull"]))
+    def override(self, user, strategy):
+        self.both(lambda s: s.users.set_fanout_override(user, strategy))
+
+    @rule(user=user_ids, handle=st.sampled_from(["ada_0", "bob_1", "bulk_3", "cy_2", "dee_1"]))
+    def read_users(self, user, handle):
+        self.both(lambda s: s.users.get(user))
+        self.both(lambda s: s.users.by_handle(handle))
+
+    @rule(users=st.lists(user_ids, max_size=6), batch=limits)
+    def list_users(self, users, batch):
+        self.both(lambda s: s.users.get_many(users))
+        self.both(lambda s: s.users.authors_with_followers(batch))
+
+    # --- follows ---
+
+    @rule(follower=user_ids, followee=user_ids, transaction=st.booleans())
+    def follow(self, follower, followee, transaction):
+        self.both(lambda s: counted(s, transaction, s.follows.add, follower, followee, 1))
+
+    @rule(follower=user_ids, followee=user_ids, transaction=st.booleans())
+    def unfollow(self, follower, followee, transaction):
+        self.both(lambda s: counted(s, transaction, s.follows.remove, follower, followee, -1))
+
+    @rule(edges=st.lists(st.tuples(user_ids, user_ids), max_size=4))
+    def follow_many(self, edges):
+        self.both(lambda s: s.follows.add_many(edges))
+
+    @rule(user=user_ids, other=user_ids, limit=limits, data=st.data())
+    def read_follows(self, user, other, limit, data):
+        after = data.draw(boundary(self.plain.follows.follower_ids(user), user_ids))
+        self.both(lambda s: s.follows.exists(user, other))
+        self.both(lambda s: s.follows.follower_ids(user, after, limit))
+        self.both(lambda s: s.follows.followee_ids(user, after))
+        self.both(lambda s: s.follows.follower_chunks(user, limit))
+        self.both(lambda s: (s.follows.count_followers(user), s.follows.count_followees(user)))
+
+    # --- posts and comments ---
+
+    @rule(post=post_ids, author=user_ids, claim=st.sampled_from([None, "k1", "k2"]))
+    def create_post(self, post, author, claim):
+        def create(s):
+            with mongomock_store.transaction():
+                s.posts.create(new_post(post, author, "text"))
+                if claim is not None:
+                    return s.keys.claim(author, claim, f"POST {post}", {"id": post})
+
+        self.both(create)
+
+    @rule(posts=st.lists(st.tuples(post_ids, user_ids), max_size=4))
+    def create_posts(self, posts):
+        self.both(lambda s: s.posts.create_many([(p, a, "bulk") for p, a in posts]))
+
+    @rule(post=post_ids)
+    def finish_fanout(self, post):
+        self.both(lambda s: s.posts.finish_fanout(post))
+
+    @rule(post=post_ids)
+    def delete_post(self, post):
+        self.both(lambda s: (s.posts.delete(post), s.likes.delete_for_post(post)))
+
+    @rule(post=post_ids, author=user_ids, delta=st.integers(-1, 1))
+    def like(self, post, author, delta):
+        self.both(lambda s: s.posts.add_to_like_count(post, delta))
+
+    @rule(post=post_ids, author=user_ids)
+    def comment(self, post, author):
+        def write(s):
+            comment = s.posts.reserve_comment(post, 1, author, "nice")
+            return comment, comment and s.posts.store_comment(post, comment)
+
+        self.both(write)
+
+    @rule(author=user_ids, limit=limits, authors=st.sets(user_ids), data=st.data())
+    def read_posts(self, author, limit, authors, data):
+        ids = self.plain.posts.latest_ids_by_author(author, 100)
+        max_id, before = data.draw(boundary(ids, maybe)), data.draw(boundary(ids, maybe))
+        self.both(lambda s: s.posts.by_author(author, max_id, limit))
+        self.both(lambda s: s.posts.latest_ids_by_author(author, limit))
+        self.both(lambda s: s.posts.page_by_authors(sorted(authors), max_id, before, limit))
+        self.both(lambda s: s.posts.pending_fanouts(before or 1013, limit))
+
+    @rule(post=post_ids, posts=st.lists(post_ids, max_size=5), after=st.integers(0, 8))
+    def read_post(self, post, posts, after):
+        self.both(lambda s: (s.posts.get(post), s.posts.exists(post)))
+        self.both(lambda s: s.posts.get_many(posts))
+        self.both(lambda s: s.posts.comments_page(post, after, 4))
+
+    # --- likes ---
+
+    @rule(post=post_ids, user=user_ids, add=st.booleans())
+    def toggle_like(self, post, user, add):
+        self.both(lambda s: s.likes.add(post, user) if add else s.likes.remove(post, user))
+
+    @rule(post=post_ids, user=user_ids)
+    def read_likes(self, post, user):
+        self.both(lambda s: (s.likes.has_liked(post, user), s.likes.count(post)))
+
+    # --- a transaction that fails halfway is undone on both ---
+
+    @rule(follower=user_ids, followee=user_ids, post=post_ids)
+    def failed_transaction(self, follower, followee, post):
+        def fail(s):
+            with mongomock_store.transaction():
+                s.follows.add(follower, followee)
+                s.users.add_to_counter(follower, "following_count", 1)
+                s.posts.add_to_like_count(post, 1)
+                raise RuntimeError("undo")
+
+        self.both(fail)
+
+    @invariant()
+    def same_documents(self):
+        for name in COLLECTIONS:
+            fast = without_clock(list(self.fast.db[name].find()))
+            assert fast == without_clock(list(self.plain.db[name].find())), name
+
+    @invariant()
+    def indexes_match_their_documents(self):
+        for name in COLLECTIONS:
+            assert_consistent(self.fast.db[name]._store.index_data)
+
+
+def boundary(existing: list, others: st.SearchStrategy) -> st.SearchStrategy:
+    """None, any value of ``others``, or (most often) one that exists: a range's edge."""
+    return st.none() | others | (st.sampled_from(existing) if existing else others)
+
+
+def counted(s: Stores, transaction: bool, change, follower: int, followee: int, delta: int):
+    """An edge and its counters, as the follow service writes them."""
+
+    def work():
+        if change(follower, followee):
+            s.users.add_to_counter(follower, "following_count", delta)
+            s.users.add_to_counter(followee, "followers_count", delta)
+            return True
+        return False
+
+    if not transaction:
+        return work()
+    with mongomock_store.transaction():
+        return work()
+
+
+def assert_consistent(data: indexes.Indexes) -> None:
+    documents = data._store._documents
+    assert list(data.positions) == list(documents)
+    for name, index in data._built.items():
+        rebuilt = indexes._Index(index.fields, documents, data.positions)
+        assert list(index.entries) == list(rebuilt.entries), name
+        assert index.complex == rebuilt.complex, name
+
+
+SameAnswers.TestCase.settings = settings(
+    max_examples=EXAMPLES,
+    stateful_step_count=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_same_answers = SameAnswers.TestCase
+
+
+@pytest.mark.parametrize(
+    "query, sort",
+    [
+        ({"x": 1}, None),  # 1 == True == 1.0 in mongomock
+        ({"x": True}, [("y", -1)]),
+        ({"x": None}, [("y", 1)]),  # null and missing
+        ({"x": {"$in": [0, "a", None]}, "y": {"$gte": 2, "$lt": 9}}, [("y", -1)]),
+        ({"x": {"$gt": 0}}, [("x", 1), ("y", 1)]),  # numbers only: type bracketing
+        ({"x": {"$lte": "b"}, "y": {"$ne": 3}}, None),
+        ({"x": 2, "$or": [{"y": 1}, {"y": 4}]}, [("y", 1)]),
+        ({"_id": {"$in": [3, 4.0, True, 99]}}, None),
+        ({"_id": {"$gt": 5}, "y": {"$lt": 8}}, [("_id", -1)]),
+        ({"$and": [{"x": 2}, {"y": {"$gt": 3}}]}, [("y", 1)]),
+    ],
+)
+@pytest.mark.parametrize("limit", [0, 1, 3])
+def test_mixed_types_ties_and_limits_answer_as_mongomock(query, sort, limit):
+    """Values a store never writes (bools, nulls, floats, strings in one field) and ties."""
+    mongomock_store.make_atomic()
+    fast = indexes.client(tz_aware=True).db.c
+    plain = mongomock.MongoClient(tz_aware=True).db.c
+    values = [1, True, 1.0, None, "a", "b", 0, False, 2, 2.5]
+    documents = [{"_id": i, "x": values[i % len(values)], "y": (i * 7) % 10} for i in range(40)]
+    documents += [{"_id": 40 + i, "y": i} for i in range(5)]  # no x
+    for coll in (fast, plain):
+        coll.create_index([("x", 1), ("y", -1)], name="x_y")
+        coll.insert_many([dict(d) for d in documents])
+        coll.update_many({"y": 3}, {"$set": {"x": 2}})
+        coll.delete_many({"_id": {"$in": [5, 17]}})
+    for skip in (0, 2):
+        expected = list(plain.find(query, sort=sort, limit=limit, skip=skip))
+        assert list(fast.find(query, sort=sort, limit=limit, skip=skip)) == expected
+    assert fast.count_documents(query) == plain.count_documents(query)
+    assert_consistent(fast._store.index_data)
