@@ -11,6 +11,7 @@ from socialapp.services import oauth
 from socialapp.services.accounts import is_operator
 
 BEARER = {"security": [{"bearerAuth": []}]}
+OUT_OF_SCOPE = "This action is outside the authorized scopes"
 
 
 def components() -> Components:
@@ -26,8 +27,12 @@ def caller_id() -> int:
     """
     if "caller_id" in g:
         return g.caller_id
-    user_id = _token_user_id()
-    if request.method not in ("GET", "HEAD", "OPTIONS"):
+    grant = _token_grant()
+    safe = request.method in ("GET", "HEAD", "OPTIONS")
+    if grant.scopes is not None and not oauth.allows_method(grant.scopes, safe):
+        raise Forbidden(OUT_OF_SCOPE)
+    g.scopes, user_id = grant.scopes, grant.user_id
+    if not safe:
         g.caller = components().users.get(user_id)
         if g.caller is None:
             raise Unauthorized("invalid or expired token")
@@ -35,12 +40,21 @@ def caller_id() -> int:
     return user_id
 
 
-def _token_user_id() -> int:
+def authorized(*scopes: str) -> int:
+    """The caller, whose OAuth token must grant one of ``scopes`` (Mastodon's granular
+    scopes; a /v1 JWT grants them all): 403 otherwise."""
+    user_id = caller_id()
+    if g.scopes is not None and not any(oauth.granted([s], g.scopes) for s in scopes):
+        raise Forbidden(OUT_OF_SCOPE)
+    return user_id
+
+
+def _token_grant() -> oauth.Grant:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("missing or malformed bearer token")
     try:
-        return oauth.user_id(components().tokens, components().oauth, token.strip())
+        return oauth.authenticate(components().tokens, components().oauth, token.strip())
     except InvalidToken as error:
         raise Unauthorized("invalid or expired token") from error
 

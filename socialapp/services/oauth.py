@@ -2,11 +2,13 @@
 
 An access token is an opaque random string; only its SHA-256 is stored, so it is found by
 hash and revoked by deleting that record. Tokens speak for the same accounts as the /v1
-JWTs, and either kind is accepted everywhere (``user_id``).
+JWTs, and either kind is accepted everywhere (``authenticate``); an OAuth token does only
+what its scopes allow.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import secrets
@@ -39,9 +41,31 @@ def is_scope(scope: str) -> bool:
     return scope in TOP_SCOPES or (top in TOP_SCOPES and detail.isascii() and detail.isalpha())
 
 
-def granted(requested: list[str], allowed: list[str]) -> bool:
+# Mastodon's legacy ``follow`` scope, as the granular scopes it stands for.
+FOLLOW = ("read:follows", "write:follows", "read:blocks", "write:blocks", "read:mutes",
+          "write:mutes")  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Grant:
+    """Who a token speaks for, and what it may do: ``scopes`` None for a /v1 JWT, which may
+    do all its user may."""
+
+    user_id: int
+    scopes: tuple[str, ...] | None = None
+
+
+def granted(requested: list[str], allowed: list[str] | tuple[str, ...]) -> bool:
     """Whether every requested scope is allowed (``read`` allows ``read:statuses``)."""
+    allowed = {*allowed, *(FOLLOW if "follow" in allowed else ())}
     return all(s in allowed or s.partition(":")[0] in allowed for s in requested)
+
+
+def allows_method(scopes: tuple[str, ...], safe: bool) -> bool:
+    """Whether some scope reads (for a safe method) or writes: a read-only token never
+    writes, on either API. Views ask for their granular scope on top of this."""
+    families = ("read", "profile", "follow") if safe else ("write", "follow")
+    return any(scope.partition(":")[0] in families for scope in scopes)
 
 
 def register_app(
@@ -110,11 +134,11 @@ def revoke(apps: OAuthStore, client_id: str, client_secret: str, token: str) -> 
     apps.delete_token(digest(token), app["_id"])
 
 
-def user_id(tokens: Tokens, apps: OAuthStore, token: str) -> int:
-    """The user a /v1 JWT or an OAuth access token speaks for; ``InvalidToken`` otherwise."""
+def authenticate(tokens: Tokens, apps: OAuthStore, token: str) -> Grant:
+    """What a /v1 JWT or an OAuth access token grants; ``InvalidToken`` otherwise."""
     if "." in token:  # a JWT; an OAuth token is URL-safe base64, which has no dots
-        return tokens.user_id(token)
+        return Grant(tokens.user_id(token))
     found = apps.get_token(digest(token))
     if found is None:
         raise InvalidToken("unknown or revoked access token")
-    return found["user_id"]
+    return Grant(found["user_id"], tuple(found["scopes"]))

@@ -35,7 +35,7 @@ class MastodonUser:
 @pytest.fixture
 def oauth_app(client) -> dict:
     response = client.post(
-        "/api/v1/apps", data={"client_name": "tests", "scopes": "read write follow push"}
+        "/api/v1/apps", data={"client_name": "tests", "scopes": "read write follow push profile"}
     )
     assert response.status_code == 200, response.json
     return response.json

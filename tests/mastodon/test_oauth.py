@@ -136,3 +136,50 @@ def test_the_instance_reports_a_mastodon_version(client):
         assert response.status_code == 200
         assert response.json["version"].startswith("4.2.0 (compatible; socialapp ")
         assert response.json["configuration"]["statuses"]["max_characters"] == 500
+
+
+def scoped_token(client, app: dict, handle: str, scope: str) -> dict:
+    response = client.post(
+        "/oauth/token",
+        data=token_request(app, username=handle, password="correct horse", scope=scope),
+    )
+    assert response.status_code == 200, response.json
+    return {"Authorization": f"Bearer {response.json['access_token']}"}
+
+
+def test_a_token_does_only_what_its_scopes_allow_on_both_apis(client, oauth_app, signup):
+    ada, bob = signup("ada"), signup("bob")
+    read_only = scoped_token(client, oauth_app, "ada", "read")
+    statuses_only = scoped_token(client, oauth_app, "ada", "write:statuses")
+    profile = scoped_token(client, oauth_app, "ada", "profile")
+    outside = {"error": "This action is outside the authorized scopes"}
+
+    assert client.get("/api/v1/timelines/home", headers=read_only).status_code == 200
+    for refused in (
+        client.post("/api/v1/statuses", data={"status": "x"}, headers=read_only),
+        client.post("/v1/posts", json={"text": "x"}, headers=read_only),
+        client.put(f"/v1/me/following/{bob.id}", headers=read_only),
+        client.post(f"/api/v1/accounts/{bob.id}/follow", headers=statuses_only),
+        client.get("/api/v1/timelines/home", headers=statuses_only),
+        client.get("/api/v1/timelines/home", headers=profile),
+    ):
+        assert refused.status_code == 403, refused.json
+    assert refused.json == outside
+    posted = client.post("/api/v1/statuses", data={"status": "x"}, headers=statuses_only)
+    assert posted.status_code == 200
+    favourite = client.post(
+        f"/api/v1/statuses/{posted.json['id']}/favourite", headers=statuses_only
+    )
+    assert favourite.status_code == 403
+    me = client.get("/api/v1/accounts/verify_credentials", headers=profile)
+    assert me.status_code == 200 and me.json["id"] == ada.id
+    assert client.get("/v1/users/" + ada.id).json["post_count"] == 1
+
+
+def test_the_legacy_follow_scope_allows_following(client, oauth_app, signup):
+    signup("ada")
+    bob = signup("bob")
+    follow_only = scoped_token(client, oauth_app, "ada", "follow")
+
+    response = client.post(f"/api/v1/accounts/{bob.id}/follow", headers=follow_only)
+    assert response.status_code == 200 and response.json["following"] is True

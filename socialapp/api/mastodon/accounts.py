@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, jsonify, request
 
 from socialapp.api import limits
-from socialapp.api.auth import caller, caller_id, components
+from socialapp.api.auth import authorized, caller, components
 from socialapp.api.fields import id_from_path
 from socialapp.api.mastodon import entities, paging
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
@@ -35,6 +35,7 @@ def _account_id(raw: str) -> int:
 
 @blp.get("/verify_credentials")
 def verify_credentials():
+    authorized("read:accounts", "profile")
     return jsonify(entities.credential_account(caller()))
 
 
@@ -52,7 +53,7 @@ def lookup():
 @blp.get("/relationships")
 def relationships():
     """For ``id[]`` (or ``id``): the known accounts among them, the first 40 at most."""
-    me = caller_id()
+    me = authorized("read:follows")
     wanted = [parse_id(i) for i in request.args.getlist("id[]") + request.args.getlist("id")]
     wanted = list(dict.fromkeys(i for i in wanted if i is not None))[:RELATIONSHIPS_LIMIT]
     known = [u["_id"] for u in components().users.get_many(wanted)]
@@ -84,7 +85,7 @@ def _relationship(user_id: int, other: int) -> dict:
 @blp.post("/<account_id>/follow")
 @limits.writes
 def follow(account_id: str):
-    user_id = caller_id()
+    user_id = authorized("write:follows")
     other = _account_id(account_id)
     c = components()
     try:
@@ -97,7 +98,7 @@ def follow(account_id: str):
 @blp.post("/<account_id>/unfollow")
 @limits.writes
 def unfollow(account_id: str):
-    user_id = caller_id()
+    user_id = authorized("write:follows")
     other = _account_id(account_id)
     c = components()
     graph.unfollow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)

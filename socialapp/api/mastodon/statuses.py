@@ -7,7 +7,7 @@ from flask import Blueprint, jsonify, request
 from marshmallow import validate
 
 from socialapp.api import limits
-from socialapp.api.auth import caller_id, components
+from socialapp.api.auth import authorized, components
 from socialapp.api.fields import Text, id_from_path
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.parsing import Schema, params
@@ -64,7 +64,7 @@ def viewer_id() -> int | None:
     """The caller if a token is given (a bad one is 401), None for an anonymous read."""
     if "Authorization" not in request.headers:
         return None
-    return caller_id()
+    return authorized("read:statuses")
 
 
 def render(records: list[dict], viewer: int | None, reply_to: dict | None = None) -> list[dict]:
@@ -107,7 +107,7 @@ def _post(raw_id: str) -> int:
 @blp.post("/statuses")
 @limits.writes
 def create():
-    user_id = caller_id()
+    user_id = authorized("write:statuses")
     key = idempotency_key()
     text = params(NewStatusSchema())["status"]
     c = components()
@@ -125,7 +125,7 @@ def show(status_id: str):
 @limits.writes
 def delete(status_id: str):
     """Mastodon answers 404 for a status that is not the caller's, as for a missing one."""
-    user_id = caller_id()
+    user_id = authorized("write:statuses")
     c = components()
     try:
         post = posts.delete_post(c.uow, c.feeds, c.queue, _post(status_id), user_id)
@@ -137,7 +137,7 @@ def delete(status_id: str):
 @blp.post("/statuses/<status_id>/favourite")
 @limits.writes
 def favourite(status_id: str):
-    user_id = caller_id()
+    user_id = authorized("write:favourites")
     c = components()
     post_id = _post(status_id)
     posts.like(c.uow, c.feeds, post_id, user_id)
@@ -147,7 +147,7 @@ def favourite(status_id: str):
 @blp.post("/statuses/<status_id>/unfavourite")
 @limits.writes
 def unfavourite(status_id: str):
-    user_id = caller_id()
+    user_id = authorized("write:favourites")
     c = components()
     post_id = _post(status_id)
     posts.unlike(c.uow, c.feeds, post_id, user_id)

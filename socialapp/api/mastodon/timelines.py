@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify
 
-from socialapp.api.auth import caller_id, components
+from socialapp.api.auth import authorized, components
 from socialapp.api.mastodon import paging
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import render
@@ -28,7 +28,7 @@ class HomeArgs(Schema):
 
 @blp.get("/home")
 def home():
-    user_id = caller_id()
+    user_id = authorized("read:statuses")
     args = params(HomeArgs())
     c = components()
     read = (c.feeds, c.fanout_settings, c.metrics, user_id, args["limit"])
