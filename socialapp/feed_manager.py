@@ -86,7 +86,8 @@ class FeedManager:
         Idle readers are skipped: their home is rebuilt when they read again.
         """
         active = self._state.active_among(follower_ids, self._inactive_after)
-        self._timelines.add_to_homes(active, Entry(post_id, author_id))
+        if active:
+            self._timelines.add_to_homes(active, Entry(post_id, author_id))
         return len(active)
 
     def retract(self, post_id: int, author_id: int, follower_ids: Iterable[int]) -> None:
@@ -183,8 +184,8 @@ class FeedManager:
     def unsettled(self) -> set[int]:
         return self._state.unsettled()
 
-    def start_delivery(self, post_id: int, chunks: int) -> None:
-        self._state.start_delivery(post_id, chunks)
+    def start_delivery(self, post_id: int, chunks: int | None, reset: bool = True) -> None:
+        self._state.start_delivery(post_id, chunks, reset)
 
     def finish_chunk(self, post_id: int, index: int) -> bool:
         """True exactly once, when the last chunk of the post's delivery is done."""

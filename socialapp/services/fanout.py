@@ -6,6 +6,7 @@ functions. Every function is idempotent, so a retried or duplicated task changes
 
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 
@@ -175,22 +176,37 @@ def deliver_post(
     post_id: int,
     author_id: int,
 ) -> int:
-    """Plan a post's delivery: one chunk task per ``fanout_chunk_size`` followers."""
+    """Plan a post's delivery: one chunk task per ``fanout_chunk_size`` followers.
+
+    Chunks go to the workers while the follower lookup reads on, so a large author's first
+    followers see the post before the last follower id is read. The number of chunks is
+    known only at the end: a last, empty chunk, sent once the total is recorded, closes the
+    delivery (whichever chunk finishes last completes it).
+    """
     if posts.get(post_id) is None:
         return 0  # deleted before delivery: nothing to do
     feeds.publish(post_id, author_id)  # idempotent; done here too after an outage
     followers, override, unsettled = feeds.authors([author_id])[author_id]
-    chunks = []
+    chunks = iter(())
     if unsettled or fanout_settings.current().delivery_pushes(followers, override):
-        chunks = list(follows.follower_chunks(author_id))
-    if not chunks:
+        chunks = iter(follows.follower_chunks(author_id))
+    first = next(chunks, None)
+    if first is None:
         posts.finish_fanout(post_id)
         return 0
-    task_queue = FANOUT_LARGE if len(chunks) > 1 else FANOUT
-    feeds.start_delivery(post_id, len(chunks))
-    for index, follower_ids in enumerate(chunks):
-        queue.send(DELIVER_CHUNK, post_id, author_id, follower_ids, index, queue=task_queue)
-    return len(chunks)
+    second = next(chunks, None)
+    if second is None:  # a small author: one chunk, on the queue of small deliveries
+        feeds.start_delivery(post_id, 1)
+        queue.send(DELIVER_CHUNK, post_id, author_id, first, 0, queue=FANOUT)
+        return 1
+    feeds.start_delivery(post_id, None)
+    sent = 0
+    for follower_ids in itertools.chain((first, second), chunks):
+        queue.send(DELIVER_CHUNK, post_id, author_id, follower_ids, sent, queue=FANOUT_LARGE)
+        sent += 1
+    feeds.start_delivery(post_id, sent + 1, reset=False)
+    queue.send(DELIVER_CHUNK, post_id, author_id, [], sent, queue=FANOUT_LARGE)
+    return sent + 1
 
 
 def deliver_chunk(

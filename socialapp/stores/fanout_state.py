@@ -219,10 +219,16 @@ class FanoutState:
         return [int(user_id) for user_id in text.split(",")] if text else []
 
     # Deliveries in flight ----------------------------------------------------------------
-    def start_delivery(self, post_id: int, chunks: int) -> None:
+    def start_delivery(self, post_id: int, chunks: int | None, reset: bool = True) -> None:
+        """Record how many chunks the delivery has (None: not known yet, nothing completes
+        it until it is); ``reset`` forgets the chunks a previous attempt finished."""
         pipe = self._redis.pipeline(transaction=True)
-        pipe.delete(_chunks_done(post_id))
-        pipe.set(_in_flight(post_id), chunks, ex=IN_FLIGHT_TTL_SECONDS)
+        if reset:
+            pipe.delete(_chunks_done(post_id))
+        if chunks is None:
+            pipe.delete(_in_flight(post_id))
+        else:
+            pipe.set(_in_flight(post_id), chunks, ex=IN_FLIGHT_TTL_SECONDS)
         pipe.execute()
 
     def finish_chunk(self, post_id: int, index: int) -> bool:

@@ -1,0 +1,107 @@
+"""A large author's delivery overlaps its phases: chunks reach the queue while the follower
+lookup still reads, and the delivery completes exactly once, whichever chunk ends last."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from socialapp.queue import FANOUT, FANOUT_LARGE
+from socialapp.services import accounts, fanout, graph, operators, posts
+
+
+@pytest.fixture
+def settings(settings):
+    return dataclasses.replace(settings, fanout_chunk_size=2)
+
+
+class RecordingQueue:
+    """Tasks sent, kept instead of run, with the lookup's progress when each was sent."""
+
+    def __init__(self, lookup: list[str]) -> None:
+        self.sent: list[tuple] = []
+        self._lookup = lookup
+
+    def send(self, name, *args, queue=None, **kwargs) -> None:
+        self.sent.append((name, args, queue, list(self._lookup)))
+
+
+def world(c, followers: int) -> tuple[int, dict]:
+    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode="write")
+    c.fanout_settings.settle(c.fanout_settings.read().generation)
+    register = accounts.register
+    author = register(c.users, c.passwords, c.ids, "big", "correct horse")["_id"]
+    for n in range(followers):
+        reader = register(c.users, c.passwords, c.ids, f"reader_{n}", "correct horse")["_id"]
+        c.fanout_state.touch(reader)
+        c.timelines.create_home(reader)
+        graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, author)
+    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "hello")
+    return author, post
+
+
+def plan(c, author: int, post: dict) -> tuple[RecordingQueue, list[str]]:
+    lookup: list[str] = []
+    read_chunks = c.follows.follower_chunks
+
+    def traced(*args, **kwargs):
+        for chunk in read_chunks(*args, **kwargs):
+            lookup.append("chunk")
+            yield chunk
+        lookup.append("end")
+
+    c.follows.follower_chunks = traced
+    queue = RecordingQueue(lookup)
+    fanout.deliver_post(c.posts, c.follows, c.feeds, c.fanout_settings, queue, post["_id"], author)
+    del c.follows.follower_chunks
+    return queue, lookup
+
+
+def run_chunk(c, task) -> None:
+    _, (post_id, author_id, follower_ids, index), _, _ = task
+    fanout.deliver_chunk(c.posts, c.feeds, c.metrics, post_id, author_id, follower_ids, index)
+
+
+def pending(c, post: dict) -> bool:
+    return bool(c.posts.get(post["_id"]).get("fanout_pending"))
+
+
+def test_chunks_are_sent_while_the_lookup_reads_on(components):
+    c = components
+    author, post = world(c, followers=5)
+    queue, lookup = plan(c, author, post)
+    assert lookup == ["chunk", "chunk", "chunk", "end"]
+    assert [task[1][2] for task in queue.sent][-1] == []  # the closing chunk
+    assert {task[2] for task in queue.sent} == {FANOUT_LARGE}
+    assert "end" not in queue.sent[0][3]  # the first chunk left before the lookup ended
+    assert sum(len(task[1][2]) for task in queue.sent) == 5
+
+
+@pytest.mark.parametrize("order", ["in_order", "closing_first", "reversed"])
+def test_the_delivery_completes_once_whichever_chunk_ends_last(components, order):
+    c = components
+    author, post = world(c, followers=5)
+    queue, _ = plan(c, author, post)
+    tasks = list(queue.sent)
+    if order == "closing_first":
+        tasks = [tasks[-1], *tasks[:-1]]
+    elif order == "reversed":
+        tasks = tasks[::-1]
+    for task in tasks[:-1]:
+        run_chunk(c, task)
+        run_chunk(c, task)  # a redelivered chunk completes nothing early
+        assert pending(c, post)
+    run_chunk(c, tasks[-1])
+    assert not pending(c, post)
+    for reader in c.follows.follower_ids(author):
+        assert post["_id"] in [e.post_id for e in c.timelines.read_home(reader).entries]
+
+
+def test_a_small_author_sends_one_chunk_to_the_small_queue(components):
+    c = components
+    author, post = world(c, followers=2)
+    queue, _ = plan(c, author, post)
+    assert [(task[2], len(task[1][2])) for task in queue.sent] == [(FANOUT, 2)]
+    run_chunk(c, queue.sent[0])
+    assert not pending(c, post)
