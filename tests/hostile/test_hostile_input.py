@@ -142,7 +142,9 @@ def test_mongodb_operators_in_query_parameters_are_422(client, world):
             for suffix in smuggled:
                 response = call(client, world, method, f"{path}?{name}{suffix}")
                 errors = assert_json_error(response, 422)["errors"]["query"]
-                assert list(errors) == [f"{name}{suffix.split('=')[0]}"], errors
+                smuggled_key = f"{name}{suffix.split('=')[0]}"
+                # A required parameter is also reported missing; nothing else may be.
+                assert smuggled_key in errors and set(errors) <= {smuggled_key, name}, errors
             for value in ("$gt", '{"$gt":""}', "[1]"):
                 response = call(client, world, method, f"{path}?{name}={value}")
                 assert_json_error(response, 422)
