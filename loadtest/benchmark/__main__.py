@@ -38,7 +38,9 @@ def run(size: Size, log=lambda message: None) -> dict:
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
         log(f"[{size.name}] redis-benchmark ZADD ceiling...")
-        figures["redis_ceiling"] = redis_ceiling.measure(server.port, size.zadd_requests)
+        figures["redis_ceiling"] = redis_ceiling.measure(
+            server.port, size.zadd_requests, max(size.followers)
+        )
         log(f"[{size.name}] memory...")
         figures["memory"] = memory.measure(server.url, size.memory_users)
         log(f"[{size.name}] fan-out delivery to {size.followers} followers...")

@@ -10,7 +10,8 @@ from loadtest.benchmark.probe import Probe
 from loadtest.benchmark.stats import percentile, rounded
 from socialapp.services import fanout, operators, posts
 
-PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s")
+PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s", "first_visible_s",
+          "lookup_end_s")  # fmt: skip
 
 
 def setup(world, follower_counts: tuple[int, ...]) -> dict[int, int]:

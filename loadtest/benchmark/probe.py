@@ -32,6 +32,7 @@ class Trace:
     def phases(self) -> dict:
         """Seconds in each phase, from post creation to the last chunk done."""
         first_start = min(start for start, _, _ in self.chunks)
+        first_end = min(end for _, end, _ in self.chunks)
         last_end = max(end for _, end, _ in self.chunks)
         delivered = sum(n for _, _, n in self.chunks)
         return {
@@ -40,6 +41,8 @@ class Trace:
             "enqueue_s": self.sends[-1][1] - self.sends[0][0],
             "delivery_s": last_end - first_start,
             "visible_s": last_end - self.created,
+            "first_visible_s": first_end - self.created,
+            "lookup_end_s": self.lookup[1] - self.created,
             "deliveries": delivered,
             "chunks": len(self.chunks),
             "deliveries_per_s": delivered / max(last_end - first_start, 1e-9),
@@ -96,13 +99,15 @@ class Probe:
         return timed
 
     def _lookup(self, follower_chunks):
+        """The lookup from its call to its last chunk read: the planner sends chunks as
+        they come, so the lookup overlaps the sends and the first deliveries."""
+
         def timed(*args, **kwargs):
             start = time.time()
-            chunks = list(follower_chunks(*args, **kwargs))
             post_id = getattr(self._planning, "post_id", None)
+            yield from follower_chunks(*args, **kwargs)
             if post_id is not None:
                 self.trace(post_id).lookup = (start, time.time())
-            return iter(chunks)
 
         return timed
 

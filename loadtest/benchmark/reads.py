@@ -8,19 +8,19 @@ read -> hybrid would backfill every ordinary author, one MongoDB scan each.
 from __future__ import annotations
 
 import dataclasses
+import http.client
 import itertools
 import json
-import logging
+import os
+import signal
 import subprocess
 import sys
-import threading
+import time
 from pathlib import Path
-
-from werkzeug.serving import make_server
 
 from loadtest.benchmark import profiles, seed
 from loadtest.benchmark.stats import summary_ms
-from socialapp.redis_server import free_port
+from socialapp.embedded.redis_server import free_port
 from socialapp.services import operators, posts, timeline
 
 MODES = ("hybrid", "write", "read")
@@ -63,22 +63,59 @@ def setup(world, size) -> Population:
 
 
 class Server:
-    """The app on werkzeug's threaded server in a thread of this process (``socialapp serve``
-    runs gunicorn; here the store must live in the benchmark's own process)."""
+    """The app on gunicorn's threaded worker, configured as ``socialapp serve`` runs it
+    (``entrypoints.gunicorn_conf`` and ``entrypoints.server``), in a process forked from this
+    one: the store of record (mongomock) lives here, and the fork shares what it holds then.
+    Start one per mode, after the switch has settled."""
 
     def __init__(self, app) -> None:
-        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no line per request
         self.port = free_port()
-        self._server = make_server("127.0.0.1", self.port, app, threaded=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._app = app
+        self._pid = 0
 
     def __enter__(self) -> Server:
-        self._thread.start()
+        from socialapp.entrypoints.server import Application
+
+        app = self._app
+        settings = dataclasses.replace(
+            app.extensions["socialapp"].settings, host="127.0.0.1", port=self.port
+        )
+
+        class Prebuilt(Application):
+            def load(self):
+                return app  # built here before the fork, with this process's store
+
+        self._pid = os.fork()
+        if self._pid == 0:  # the server: gunicorn's master, which forks its worker
+            quiet = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(quiet, 1)
+            os.dup2(quiet, 2)
+            try:
+                Prebuilt(settings, ()).run()
+            finally:
+                os._exit(0)
+        _wait_for(self.port)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        os.kill(self._pid, signal.SIGTERM)
+        os.waitpid(self._pid, 0)
+
+
+def _wait_for(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
+            connection.request("GET", HEALTHZ)
+            if connection.getresponse().status == 200:
+                connection.close()
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the server on port {port} did not start")
+        time.sleep(0.1)
 
 
 def load(port: int, path: str, headers: list[dict], connections: int, seconds: float,
@@ -110,14 +147,15 @@ def measure(world, size, population: Population) -> dict:
     c = world.c
     target = (size.followees[len(size.followees) // 2], max(size.celebrities))
     largest = (max(size.followees), max(size.celebrities))
-    results, open_loop, found = [], None, []
-    with Server(world.app) as server:
-        load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds / 4)  # warm-up
-        healthz = load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds)
-        for mode in MODES:
-            if c.fanout_settings.read().current.mode != mode:
-                operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
-            world.settle()
+    results, open_loop, found, healthz = [], None, [], None
+    for mode in MODES:
+        if c.fanout_settings.read().current.mode != mode:
+            operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
+        world.settle()
+        with Server(world.app) as server:
+            if healthz is None:
+                load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds / 4)
+                healthz = load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds)
             for (followees, celebrities), readers in population.readers.items():
                 pages = [
                     timeline.read_home(
@@ -141,9 +179,9 @@ def measure(world, size, population: Population) -> dict:
                     rate = run["throughput"] / 2
                     open_loop = _open_loop(server.port, headers, size, rate)
                     open_loop.update(mode=mode, followees=followees, celebrities=celebrities)
-            found.append(_profile_service(c, mode, largest, population.readers[largest]))
-            if mode == "hybrid":
-                found.append(_profile_http(world.app, target, population))
+        found.append(_profile_service(c, mode, largest, population.readers[largest]))
+        if mode == "hybrid":
+            found.append(_profile_http(world.app, target, population))
     return {"healthz": healthz, "home": results, "hybrid_half_load": open_loop}, found
 
 

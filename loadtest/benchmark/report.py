@@ -98,9 +98,16 @@ METHOD = """\
   are wrapped from the outside to read the clock: *queued* = post created to planner start,
   *lookup* = the planner's `follower_chunks`, *enqueue* = first to last chunk task sent,
   *delivery* = first chunk start to last chunk done, *visible* = post created to last chunk
-  done. deliveries/s = followers reached / delivery phase (median post).
-- **Reads**: werkzeug's threaded server in this process, as `socialapp serve`; the load client
-  is another process (`loadtest.benchmark.client`, keep-alive `http.client` connections).
+  done, *first visible* = post created to first chunk done, *lookup ended* = post created to
+  the last follower id read (first visible below it: phases overlap). deliveries/s =
+  followers reached / delivery phase (median post); end to end/s =
+  followers reached / visible. The ceiling is measured in the same run, on the same server:
+  `redis-benchmark` pipelining ZADD over random keys, as many as the largest author's
+  followers.
+- **Reads**: the server `socialapp serve` runs (gunicorn, its threaded worker and
+  `gunicorn_conf`), forked from this process once per mode after the switch has settled,
+  so it serves this process's store; the load client is another process
+  (`loadtest.benchmark.client`, keep-alive `http.client` connections).
   Closed loop for throughput and latency; the hybrid p99 target is measured open loop at half
   the closed-loop throughput, latency counted from each request's scheduled time. Readers
   follow N ordinary authors (3 posts each) and K celebrities (pulled in hybrid mode); every
@@ -136,11 +143,31 @@ def _why_delivery(f: dict) -> list[str]:
             + _hot(chunk)
         )
     lines.append(
-        "redis-benchmark pipelines a bare ZADD to one key. A delivery costs Redis more: the "
-        "activity check (ZMSCORE), then per home a Lua step that reads the floor (ZSCORE), "
-        "adds (ZADD) and checks the cap (ZCARD); and the Celery task, the chunk's "
-        "(de)serialisation and redis-py's command packing run in Python."
+        "redis-benchmark pipelines a bare ZADD to random keys. A delivery costs Redis more: "
+        "the activity check (ZMSCORE), then per home a Lua step that reads the floor (ZSCORE), "
+        "adds (ZADD) and checks the cap (ZCARD); and the follower lookup (mongomock), the "
+        "Celery task, the chunk's (de)serialisation and redis-py's command packing run in "
+        "Python, end to end from the post's creation."
     )
+    return lines
+
+
+def _why_flat(f: dict) -> list[str]:
+    rows = f["reads"]["home"]
+    lines = [
+        "A push-mode page is one call on the reader's hash slot (home, pulled set, followee "
+        "checks of the page's authors, and on one server the pulled outboxes), then one for "
+        "the cached posts: the same Redis commands for 10 or 1000 followees "
+        "(tests/test_flat_reads.py counts them). p50 by followees: "
+        + "; ".join(
+            f"{r['mode']} {r['followees']}+{r['celebrities']}: {r['p50_ms']} ms"
+            for r in rows
+            if r["mode"] in ("write", "hybrid")
+        )
+        + ".",
+        "What is left differs between the rows only through the machine: the readers of "
+        "each row are measured at different times on a shared 2-core machine.",
+    ]
     return lines
 
 
@@ -212,6 +239,8 @@ WHY = {
     "hybrid_throughput": _why_hybrid,
     "hybrid_p99": _why_p99,
     "read_ratio": _why_read_ratio,
+    "write_flat": _why_flat,
+    "hybrid_flat": _why_flat,
 }
 
 
@@ -224,11 +253,12 @@ def _delivery(f: dict) -> str:
             ", ".join(f"{x:,.0f}" for x in r["deliveries_per_s_runs"]),
             f"{r['end_to_end_deliveries_per_s']:,.0f}",
             *(f"{p[k]['p50']:.3f} / {p[k]['p95']:.3f}" for k in
-              ("visible_s", "queued_s", "lookup_s", "enqueue_s", "delivery_s")),
+              ("visible_s", "first_visible_s", "lookup_end_s", "queued_s", "lookup_s",
+               "enqueue_s", "delivery_s")),
         ])  # fmt: skip
     header = ["followers", "threads", "posts", "deliveries/s (median)", "per post",
-              "end to end/s", "visible s p50/p95", "queued", "lookup", "enqueue",
-              "delivery"]  # fmt: skip
+              "end to end/s", "visible s p50/p95", "first visible", "lookup ended", "queued",
+              "lookup", "enqueue", "delivery"]  # fmt: skip
     checked = "yes" if f["delivery"]["checked"] else "NO"
     return _table(header, rows) + f"\nSampled followers hold the posts: {checked}.\n"
 
