@@ -72,7 +72,9 @@ def build(settings: Settings) -> Components:
     likes = LikeStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
-    post_cache = PostCache(redis, settings)
+    from socialapp.api.posts import render_post  # here: the API module imports this one
+
+    post_cache = PostCache(redis, settings, render=render_post)
     fanout_state = FanoutState(redis)
     transactions = mongo.Transactions(db, settings)
     return Components(

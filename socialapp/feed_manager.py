@@ -36,7 +36,7 @@ Author = tuple[int, str, bool]  # (followers, override, unsettled)
 
 @dataclasses.dataclass
 class HomePage:
-    posts: list[dict]
+    posts: list  # post documents, or their response form (JSON text) when read ``rendered``
     next_max_id: int | None
     mode: str
     from_timeline: int = 0  # entries served from the materialized home timeline
@@ -205,8 +205,10 @@ class FeedManager:
         limit: int,
         max_id: int | None = None,
         since_id: int | None = None,
+        rendered: bool = False,
     ) -> HomePage:
-        """A page of the home timeline.
+        """A page of the home timeline: post documents, or with ``rendered`` each post's
+        response form (JSON text) as the post cache holds it.
 
         While no config in force is ``read``, the page merges the home with the outboxes of
         the reader's pulled set: its cost is the page and those authors, never the accounts
@@ -217,13 +219,14 @@ class FeedManager:
         else:
             fetch = self._pulling_some(reader, policy, since_id)
         page = HomePage([], None, policy.current.mode)
+        kept: list[tuple[int, object]] = []  # (post id, document or response form)
         before = max_id
-        while len(page.posts) < limit:
-            need = limit - len(page.posts)
+        while len(kept) < limit:
+            need = limit - len(kept)
             reads, keep, home = fetch(before, need)
             page.merged_authors = len(reads) - (home is not None)
             merged = merge(reads, keep=keep, limit=need)
-            page.posts += self.hydrate([e.post_id for e in merged.entries])
+            kept += self._hydrate([e.post_id for e in merged.entries], rendered)
             if home is not None:
                 from_home = {e.post_id for e in home.entries}
                 page.from_timeline += sum(1 for e in merged.entries if e.post_id in from_home)
@@ -232,12 +235,15 @@ class FeedManager:
             elif merged.truncated:
                 before = int(merged.known_from)  # a source had more: read on from there
             else:
-                visible = self.followees(reader) | {reader}
-                self._from_store(page, visible, merged.known_from, before, since_id, limit)
+                rest = limit - len(kept)
+                below = self._from_store(reader, merged.known_from, before, since_id, rest)
+                page.from_store += len(below)
+                kept += [(p["_id"], self._cache.render(p) if rendered else p) for p in below]
                 break
-        page.posts = page.posts[:limit]
-        if len(page.posts) == limit:
-            page.next_max_id = page.posts[-1]["_id"]
+        kept = kept[:limit]
+        page.posts = [item for _, item in kept]
+        if len(kept) == limit:
+            page.next_max_id = kept[-1][0]
         return page
 
     def _pulling_everyone(self, reader: int, since_id: int | None):
@@ -294,7 +300,12 @@ class FeedManager:
         return active
 
     def read_page_from_store(
-        self, reader: int, limit: int, max_id: int | None = None, since_id: int | None = None
+        self,
+        reader: int,
+        limit: int,
+        max_id: int | None = None,
+        since_id: int | None = None,
+        rendered: bool = False,
     ) -> HomePage:
         """The fan-out-on-read path over the store of record: slow, but always right."""
         visible = sorted([*self._follows.followee_ids(reader), reader])
@@ -302,29 +313,35 @@ class FeedManager:
             visible, before_id=max_id, after_id=since_id, limit=limit
         )
         next_max_id = posts[-1]["_id"] if len(posts) == limit else None
-        return HomePage(posts, next_max_id, "store", from_store=len(posts))
+        items = [self._cache.render(post) for post in posts] if rendered else posts
+        return HomePage(items, next_max_id, "store", from_store=len(posts))
 
     def hydrate(self, post_ids: list[int]) -> list[dict]:
         """The posts, in the order given, from the post cache or MongoDB; deleted ones dropped."""
-        cached = self._cache.get_many(post_ids)
+        return [post for _, post in self._hydrate(post_ids, rendered=False)]
+
+    def _hydrate(self, post_ids: list[int], rendered: bool) -> list[tuple[int, object]]:
+        """``(post id, document or response form)`` in the order given; deleted ones dropped."""
+        get = self._cache.get_rendered_many if rendered else self._cache.get_many
+        cached = get(post_ids)
         missing = [i for i in post_ids if i not in cached]
         if missing:
             loaded = self._posts.get_many(missing)
             self._cache.put_many(loaded)
+            if rendered:
+                loaded = {i: self._cache.render(post) for i, post in loaded.items()}
             cached.update(loaded)
-        return [cached[i] for i in post_ids if i in cached]
+        return [(i, cached[i]) for i in post_ids if i in cached]
 
-    def _from_store(self, page: HomePage, visible, known_from, before, since_id, limit) -> None:
-        """Fill the rest of the page from MongoDB, below what the caches are known to hold."""
+    def _from_store(self, reader, known_from, before, since_id, limit) -> list[dict]:
+        """Up to ``limit`` posts from MongoDB, below what the caches are known to hold (none
+        when they hold the whole history: then the followees are not even loaded)."""
         below = known_from if before is None else min(before, known_from)
         if below <= (since_id or 0) + 1:
-            return
+            return []
         below = None if math.isinf(below) else int(below)
-        posts = self._posts.page_by_authors(
-            sorted(visible), before_id=below, after_id=since_id, limit=limit - len(page.posts)
-        )
-        page.posts += posts
-        page.from_store += len(posts)
+        visible = sorted(self.followees(reader) | {reader})
+        return self._posts.page_by_authors(visible, before_id=below, after_id=since_id, limit=limit)
 
     # Rebuilding what Redis lost -----------------------------------------------------------
     def _read_outboxes(self, author_ids: list[int], before=None, since_id=None, count=20):

@@ -76,3 +76,24 @@ def test_a_home_read_costs_the_same_with_10_or_1000_followees(components, settle
         assert read(c, many) == expected
     assert few_commands  # the recording works
     assert many_commands == few_commands
+
+
+def test_a_warm_page_takes_two_round_trips_on_one_server(client, signup, monkeypatch, settle):
+    """The page's sources in one script call, the cached posts in one pipeline."""
+    ada, bob = signup(), signup()
+    assert client.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
+    for n in range(3):
+        assert client.post("/v1/posts", json={"text": f"{n}"}, headers=ada.headers).status_code
+    settle()
+    assert len(client.get("/v1/timeline/home", headers=bob.headers).json["items"]) == 3
+    sent = []
+    send = redis.connection.Connection.send_packed_command
+
+    def counted(self, command, check_health=True):
+        sent.append(command)
+        return send(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    response = client.get("/v1/timeline/home", headers=bob.headers)
+    assert len(response.json["items"]) == 3
+    assert len(sent) == 2

@@ -4,6 +4,7 @@ a 3-master Redis Cluster (the ``timeline_client`` fixture is parametrised over b
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import random
 
@@ -388,10 +389,14 @@ class TestTimelineStore:
             assert found.outboxes is None
 
 
+def render(post: dict) -> str:
+    return json.dumps({"text": post.get("text")})
+
+
 class TestPostCache:
     @pytest.fixture
     def cache(self, timeline_client) -> PostCache:
-        return PostCache(timeline_client, Settings.from_env({}), ttl_seconds=600)
+        return PostCache(timeline_client, Settings.from_env({}), render, ttl_seconds=600)
 
     def test_put_and_get_many_across_slots(self, cache):
         posts = {
@@ -412,6 +417,14 @@ class TestPostCache:
         relaxed = json_util.RELAXED_JSON_OPTIONS.with_options(tz_aware=True)
         timeline_client.set(post_key(2), json_util.dumps(post, json_options=relaxed))
         assert cache.get_many([2]) == {2: post}  # written before legacy dates: still read
+
+    def test_the_response_form_is_kept_beside_the_document(self, cache, timeline_client):
+        cache.put_many({1: {"text": "a\nb"}, 2: {"text": "c"}})
+        assert cache.get_rendered_many([1, 2, 3]) == {1: '{"text": "a\\nb"}', 2: '{"text": "c"}'}
+        assert cache.get_many([1]) == {1: {"text": "a\nb"}}
+        timeline_client.set(post_key(2), '{"text": "c"}')  # written without the response form
+        assert cache.get_rendered_many([2]) == {}
+        assert cache.get_many([2]) == {2: {"text": "c"}}
 
     def test_invalidate(self, cache):
         cache.put_many({1: {"text": "a"}, 2: {"text": "b"}})

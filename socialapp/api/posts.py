@@ -62,6 +62,15 @@ class PostSchema(ma.Schema):
         return {**post, "comments": comments}
 
 
+_POST = PostSchema()
+
+
+def render_post(post: dict) -> str:
+    """One post as JSON, as /v1 carries it: the post cache keeps this form, so a timeline
+    page joins cached text instead of serialising every post again."""
+    return _POST.dumps(post)
+
+
 class PostPageSchema(ma.Schema):
     items = fields.List(fields.Nested(PostSchema))
     next_max_id = Id(allow_none=True)

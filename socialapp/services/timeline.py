@@ -25,14 +25,17 @@ def read_home(
     limit: int,
     max_id: int | None,
     since_id: int | None,
+    rendered: bool = False,
 ) -> HomePage:
-    """A page of the home timeline; from MongoDB alone while Redis is unreachable."""
+    """A page of the home timeline (``rendered``: posts in their cached response form, JSON
+    text); from MongoDB alone while Redis is unreachable."""
     started = time.perf_counter()
+    policy = fanout_settings.current()
     try:
-        page = feeds.read_page(user_id, fanout_settings.current(), limit, max_id, since_id)
+        page = feeds.read_page(user_id, policy, limit, max_id, since_id, rendered)
     except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
         log.warning("timeline read from MongoDB alone: %r", error)
-        page = feeds.read_page_from_store(user_id, limit, max_id, since_id)
+        page = feeds.read_page_from_store(user_id, limit, max_id, since_id, rendered)
     metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
     return page
 

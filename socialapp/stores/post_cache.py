@@ -1,6 +1,9 @@
-"""Post documents in Redis (``post:{post_id}``), so a warm timeline page skips MongoDB.
+"""Posts in Redis (``post:{post_id}``), so a warm timeline page skips MongoDB.
 
-Stored as MongoDB extended JSON, so dates and ids come back exactly as the driver gave them.
+Each entry holds the post twice, on two lines: first in the form a response carries it
+(``render``, given by the composition root: the API's JSON of one post), so a page is built
+by joining cached text without serialising each post again; then the document, as MongoDB
+extended JSON, so dates and ids come back exactly as the driver gave them.
 Legacy mode writes a date as milliseconds (``{"$date": 1763...}``), which decodes in half
 the time of relaxed mode's ISO strings (strptime): every post of every page is decoded.
 Entries written in either form read back the same.
@@ -9,7 +12,7 @@ Entries written in either form read back the same.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from bson import json_util
 
@@ -26,35 +29,54 @@ def post_key(post_id: int) -> str:
 
 @translates(REDIS)
 class PostCache:
-    def __init__(self, client, settings: Settings, ttl_seconds: int = DEFAULT_TTL_SECONDS) -> None:
+    def __init__(
+        self,
+        client,
+        settings: Settings,
+        render: Callable[[dict], str],
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+    ) -> None:
         self._client = client
+        self.render = render
         self.ttl_seconds = ttl_seconds
 
     def get_many(self, post_ids: Iterable[int]) -> dict[int, dict]:
         """The cached posts among ``post_ids`` in one round trip (a pipeline: keys span slots)."""
+        return {
+            post_id: json_util.loads(document, json_options=JSON_OPTIONS)
+            for post_id, (_, document) in self._get(post_ids).items()
+        }
+
+    def get_rendered_many(self, post_ids: Iterable[int]) -> dict[int, str]:
+        """The cached posts among ``post_ids`` in their response form, in one round trip;
+        an entry written without it (by an earlier version) counts as missing."""
+        return {
+            post_id: rendered
+            for post_id, (rendered, _) in self._get(post_ids).items()
+            if rendered is not None
+        }
+
+    def _get(self, post_ids: Iterable[int]) -> dict[int, tuple[str | None, str]]:
         post_ids = list(post_ids)
         if not post_ids:
             return {}
         pipe = self._client.pipeline(transaction=False)
         for post_id in post_ids:
             pipe.get(post_key(post_id))
-        found = zip(post_ids, pipe.execute(), strict=True)
-        return {
-            post_id: json_util.loads(raw, json_options=JSON_OPTIONS)
-            for post_id, raw in found
-            if raw is not None
-        }
+        found = {}
+        for post_id, raw in zip(post_ids, pipe.execute(), strict=True):
+            if raw is not None:
+                rendered, newline, document = raw.partition("\n")
+                found[post_id] = (rendered, document) if newline else (None, raw)
+        return found
 
     def put_many(self, posts: dict[int, dict]) -> None:
         if not posts:
             return
         pipe = self._client.pipeline(transaction=False)
         for post_id, post in posts.items():
-            pipe.set(
-                post_key(post_id),
-                json_util.dumps(post, json_options=JSON_OPTIONS),
-                ex=self.ttl_seconds,
-            )
+            document = json_util.dumps(post, json_options=JSON_OPTIONS)
+            pipe.set(post_key(post_id), f"{self.render(post)}\n{document}", ex=self.ttl_seconds)
         pipe.execute()
 
     def invalidate(self, post_id: int) -> None:

@@ -1,0 +1,54 @@
+"""The home page joins posts cached in their response form: what it serves is what PostSchema
+renders from the stored posts, and likes, comments and deletes show on the next page."""
+
+from __future__ import annotations
+
+from socialapp.api.posts import PostPageSchema
+
+
+def home(client, account) -> dict:
+    response = client.get("/v1/timeline/home", headers=account.headers)
+    assert response.status_code == 200, response.json
+    assert response.mimetype == "application/json"
+    return response.json
+
+
+def rendered_from_the_store(components, page: dict) -> dict:
+    posts = components.posts.get_many([int(post["id"]) for post in page["items"]])
+    documents = [posts[int(post["id"])] for post in page["items"]]
+    next_max_id = page["next_max_id"] and int(page["next_max_id"])
+    return PostPageSchema().dump({"items": documents, "next_max_id": next_max_id})
+
+
+def test_a_warm_page_is_what_the_schema_renders_and_follows_changes(
+    client, signup, components, settle
+):
+    ada, bob = signup(), signup()
+    home(client, bob)
+    assert client.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
+    ids = []
+    for text in ("first ✓", 'quotes " and \\ and\nnewline', "third"):
+        response = client.post("/v1/posts", json={"text": text}, headers=ada.headers)
+        assert response.status_code == 201
+        ids.append(response.json["id"])
+    settle()
+    cold = home(client, bob)
+    warm = home(client, bob)  # every post from the cache now
+    assert warm == cold == rendered_from_the_store(components, warm)
+    assert [post["id"] for post in warm["items"]] == ids[::-1]
+
+    liked, commented, deleted = ids
+    assert client.put(f"/v1/posts/{liked}/like", headers=bob.headers).status_code in (200, 204)
+    comment = client.post(
+        f"/v1/posts/{commented}/comments", json={"text": "nice"}, headers=bob.headers
+    )
+    assert comment.status_code == 201
+    assert client.delete(f"/v1/posts/{deleted}", headers=ada.headers).status_code == 204
+    settle()
+    page = home(client, bob)
+    assert page == rendered_from_the_store(components, page)
+    by_id = {post["id"]: post for post in page["items"]}
+    assert deleted not in by_id
+    assert by_id[liked]["like_count"] == 1
+    assert by_id[commented]["comment_count"] == 1
+    assert [c["text"] for c in by_id[commented]["comments"]] == ["nice"]
