@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from loadtest.workload import SIZES
+from loadtest.workload import SIZES, analysis
 from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE, NOT_BUILT
 from socialapp.domain.fanout import MODES
@@ -43,7 +43,9 @@ def test_every_cell_ran_and_cost_something(report):
     assert {(c["strategy"], c["ratio"]) for c in figures["cells"]} == {
         (n, r) for n in names for r in ratios
     }
+    assert len(figures["runs"]) == len(figures["cells"]) * SIZES["smoke"].rounds
     for cell in figures["cells"]:
+        assert len(cell["cost_rounds"]) == SIZES["smoke"].rounds
         assert cell["posts"] + cell["reads"] == cell["operations"] > 0
         share = cell["ratio"] / (1 + cell["ratio"])
         assert cell["reads"] == round(cell["operations"] * share)
@@ -69,3 +71,12 @@ def test_reading_costs_the_read_mode_more_than_the_write_mode(report):
     read_growth = cost[("read", high)] - cost[("read", low)]
     write_growth = cost[("write", high)] - cost[("write", low)]
     assert read_growth > write_growth
+
+
+def test_a_cell_of_several_rounds_is_the_round_of_median_cost():
+    runs = [
+        {"strategy": "write", "ratio": 1.0, "cost_per_1000_ops": cost, "round": n}
+        for n, cost in enumerate((5.0, 9.0, 6.0))
+    ]
+    [cell] = analysis.medians(runs)
+    assert cell["round"] == 2 and cell["cost_rounds"] == [5.0, 9.0, 6.0]

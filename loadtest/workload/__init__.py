@@ -26,6 +26,7 @@ class Size:
     rate: float  # operations offered per second (open loop)
     concurrency: int  # worker threads
     threshold_percentiles: tuple[int, ...]  # hybrid thresholds, in follower-count percentiles
+    rounds: int  # every strategy measured this many times, each in a fresh world
 
 
 SIZES = {
@@ -39,6 +40,7 @@ SIZES = {
         rate=400.0,
         concurrency=4,
         threshold_percentiles=(50, 95),
+        rounds=1,
     ),
     "full": Size(
         name="full",
@@ -46,9 +48,10 @@ SIZES = {
         celebrities=3,
         posts_per_user=3,
         ratios=(0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0),
-        operations=1_000,
+        operations=800,
         rate=80.0,
         concurrency=4,
         threshold_percentiles=(50, 90, 99),
+        rounds=3,
     ),
 }

@@ -51,16 +51,19 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
         "notes": notes,
         "setup_s": {},
     }
-    cells = []
+    runs = []
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
-        for strategy in chosen:
-            log(f"[{size.name}] {strategy.name}")
-            found = experiment.measure(server.url, size, mix, strategy, graph, schedule, log)
-            figures["setup_s"][strategy.name] = found["setup_s"]
-            cells += [analysis.add_costs(cell) for cell in found["cells"]]
+        for round_ in range(size.rounds):
+            for strategy in chosen[round_:] + chosen[:round_]:  # drift spread over all
+                log(f"[{size.name}] round {round_ + 1}/{size.rounds}: {strategy.name}")
+                found = experiment.measure(server.url, size, mix, strategy, graph, schedule, log)
+                figures["setup_s"].setdefault(strategy.name, []).append(found["setup_s"])
+                runs += [analysis.add_costs(cell) | {"round": round_} for cell in found["cells"]]
+    cells = analysis.medians(runs)
     figures["environment"]["load_average_end"] = environment.load_average()
     figures["cells"] = cells
+    figures["runs"] = runs
     fixed = {s.name for s in chosen if s.fixed}
     best = analysis.cheapest(cells, fixed)
     figures["cheapest"] = {str(r): cell["strategy"] for r, cell in best.items()}

@@ -35,6 +35,23 @@ def add_costs(cell: dict) -> dict:
     }
 
 
+def medians(runs: list[dict]) -> list[dict]:
+    """Per (strategy, ratio), the round of median cost, with every round's cost beside it.
+
+    A real measurement, not a blend of rounds, so its figures stay consistent; the spread
+    of ``cost_rounds`` shows how much a shared machine moved it.
+    """
+    groups: dict[tuple[str, float], list[dict]] = {}
+    for cell in runs:
+        groups.setdefault((cell["strategy"], cell["ratio"]), []).append(cell)
+    found = []
+    for group in groups.values():
+        ordered = sorted(group, key=lambda cell: cell["cost_per_1000_ops"])
+        costs = [cell["cost_per_1000_ops"] for cell in group]
+        found.append(ordered[(len(ordered) - 1) // 2] | {"cost_rounds": costs})
+    return found
+
+
 def cheapest(cells: list[dict], fixed: set[str]) -> dict[float, dict]:
     """Per ratio, the fixed strategy that cost least."""
     found: dict[float, dict] = {}

@@ -62,6 +62,7 @@ def summary(f: dict) -> str:
         "compare strategies within this run, not figures across runs.\n",
         "## Which strategy costs least\n",
         _cheapest(f),
+        _spread(f) + "\n",
         "![cost against read:write ratio](crossover.png)\n",
         _crossing(f),
         "## Adaptive\n",
@@ -181,11 +182,12 @@ def _cells(f: dict) -> str:
             f"{c['memory_over_empty'] / MB:.1f}",
             _pair(c["read_latency"]),
             _pair(c["visible_latency"]),
-            f"{c['cost_per_1000_ops']:.2f}",
+            _rounds(c),
         ]
         for c in f["cells"]
     ]
     return (
+        "Figures of the round of median cost; cost is followed by the range over rounds. "
         "CPU columns are cores busy (CPU seconds per wall second of the cell, replay and "
         "draining); Redis MB is `used_memory` after the cell less that of the empty server "
         "(timelines, outboxes, post cache and fan-out state); cost is CPU seconds per 1,000 "
@@ -206,9 +208,30 @@ def _setup(f: dict) -> str:
         f"posts and {g['top_1pct_share_of_reads']:.0%} of reads.",
         *f["notes"],
         "World set-up (seed and warm-up reads, not measured): "
-        + ", ".join(f"{name} {s:.0f} s" for name, s in f["setup_s"].items()),
+        + ", ".join(f"{name} {max(s):.0f} s" for name, s in f["setup_s"].items())
+        + " (longest of the rounds)",
     ]
     return "\n".join(f"- {line}" for line in lines) + "\n"
+
+
+def _rounds(cell: dict) -> str:
+    costs = cell["cost_rounds"]
+    if len(costs) == 1:
+        return f"{cell['cost_per_1000_ops']:.2f}"
+    return f"{cell['cost_per_1000_ops']:.2f} ({min(costs):.2f}-{max(costs):.2f})"
+
+
+def _spread(f: dict) -> str:
+    """How far apart the rounds of one cell were, typically: the noise to compare against."""
+    spreads = sorted(max(c["cost_rounds"]) / min(c["cost_rounds"]) - 1 for c in f["cells"])
+    if f["size"]["rounds"] == 1:
+        return "Each cell ran once: differences of 10-15% may be noise on a shared machine."
+    return (
+        f"Each cell ran in {f['size']['rounds']} rounds (fresh worlds, strategies in rotated "
+        f"order); the table holds the round of median cost. The rounds of a cell differed by "
+        f"{percentile(spreads, 50):.0%} (median cell) to {spreads[-1]:.0%} (worst cell) between "
+        "cheapest and dearest: smaller differences between strategies are noise."
+    )
 
 
 def _pair(latency: dict) -> str:
@@ -247,6 +270,5 @@ METHOD = """\
   call until the post's last delivery chunk is done when it is pushed, or until
   `create_post` returns when readers pull it (it is in the author's outbox then).
 - **Noise**: the replay, the worker's {concurrency} threads, redis-server and other people's
-  jobs share the machine's cores; each cell is one run, and a p99 of a cell with few posts
-  is close to its maximum. Differences of a few percent between strategies are noise.
+  jobs share the machine's cores. A cell's p99 with few posts is close to its maximum.
 """
