@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from socialapp.config import Settings
-from socialapp.embedded import indexes, mongomock_store
+from socialapp.embedded import indexed_client, indexes, mongomock_store
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
@@ -75,7 +75,7 @@ class SameAnswers(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         mongomock_store.make_atomic()  # as the embedded default runs
-        self.fast = Stores(indexes.client(tz_aware=True))
+        self.fast = Stores(indexed_client.client(tz_aware=True))
         self.plain = Stores(mongomock.MongoClient(tz_aware=True))
 
     def both(self, operation):
@@ -247,7 +247,7 @@ def assert_consistent(data: indexes.Indexes) -> None:
     documents = data._store._documents
     assert list(data.positions) == list(documents)
     for name, index in data._built.items():
-        rebuilt = indexes._Index(index.fields, documents, data.positions)
+        rebuilt = indexes.Index(index.fields, documents, data.positions)
         assert list(index.entries) == list(rebuilt.entries), name
         assert index.complex == rebuilt.complex, name
 
@@ -280,7 +280,7 @@ test_same_answers = SameAnswers.TestCase
 def test_mixed_types_ties_and_limits_answer_as_mongomock(query, sort, limit):
     """Values a store never writes (bools, nulls, floats, strings in one field) and ties."""
     mongomock_store.make_atomic()
-    fast = indexes.client(tz_aware=True).db.c
+    fast = indexed_client.client(tz_aware=True).db.c
     plain = mongomock.MongoClient(tz_aware=True).db.c
     values = [1, True, 1.0, None, "a", "b", 0, False, 2, 2.5]
     documents = [{"_id": i, "x": values[i % len(values)], "y": (i * 7) % 10} for i in range(40)]

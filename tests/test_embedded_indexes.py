@@ -11,7 +11,7 @@ import time
 import mongomock
 import pytest
 
-from socialapp.embedded import indexes, mongomock_store
+from socialapp.embedded import indexed_client, indexes, mongomock_store
 from tests.conftest import with_operator
 
 
@@ -23,9 +23,9 @@ def settings(settings):
 @pytest.fixture
 def scans(app):
     """Full scans recorded from here on (start-up is not a hot path)."""
-    indexes.forget_full_scans()
-    yield indexes.full_scans
-    indexes.forget_full_scans()
+    indexed_client.forget_full_scans()
+    yield indexed_client.full_scans
+    indexed_client.forget_full_scans()
 
 
 def wait_for(condition, timeout=10.0):
@@ -86,7 +86,7 @@ def test_a_query_no_declared_index_serves_is_flagged(components, scans):
 def test_a_limit_the_index_serves_stops_the_walk(monkeypatch):
     """A page of a celebrity's followers tests the page, not every follower."""
     mongomock_store.make_atomic()
-    follows = indexes.client().db.edges  # a scratch collection: no validator
+    follows = indexed_client.client().db.edges  # a scratch collection: no validator
     follows.create_index([("followee_id", 1), ("follower_id", 1)], name="followee_follower")
     follows.insert_many([{"followee_id": 1, "follower_id": n} for n in range(1, 2001)])
     tested = []
@@ -107,10 +107,10 @@ def test_a_limit_the_index_serves_stops_the_walk(monkeypatch):
 
 
 def test_plain_mongomock_clients_are_left_alone():
-    indexes.install()
+    indexed_client.install()
     plain = mongomock.MongoClient().db.c
     plain.insert_one({"_id": 1, "x": 1})
-    indexes.forget_full_scans()
+    indexed_client.forget_full_scans()
     assert plain.find_one({"x": 1}) == {"_id": 1, "x": 1}
-    assert indexes.full_scans() == {}
+    assert indexed_client.full_scans() == {}
     assert not isinstance(plain._store, indexes.IndexedCollectionStore)

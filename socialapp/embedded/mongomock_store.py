@@ -19,7 +19,7 @@ import mongomock
 import mongomock.helpers
 import pymongo.errors
 
-from socialapp.embedded import indexes
+from socialapp.embedded import indexed_client
 
 _client_lock = threading.Lock()
 _client = None
@@ -31,7 +31,7 @@ def client() -> mongomock.MongoClient:
     with _client_lock:
         if _client is None:
             make_atomic()
-            _client = indexes.client(tz_aware=True)
+            _client = indexed_client.client(tz_aware=True)
         return _client
 
 
