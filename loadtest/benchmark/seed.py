@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import time
 import datetime as dt
+import time
 from collections.abc import Iterable
 
 from socialapp.stores.fanout_state import ACTIVE
