@@ -86,3 +86,29 @@ def test_favourited_marks_the_callers_likes_on_a_page(client, world, components)
     liked = components.likes.liked_among(int(reader.id), [int(i) for i in newest_first])
     assert liked == {int(newest_first[1])}
     assert components.likes.liked_among(int(reader.id), []) == set()
+
+
+def test_a_returning_reader_gets_the_whole_timeline_at_once_never_a_206(
+    client, masto, settle, components
+):
+    """Mastodon answers 206 while it regenerates a returning user's feed; socialapp rebuilds
+    before reading, and a page read during another request's rebuild merges from MongoDB."""
+    operators.change_fanout(
+        components.fanout_settings, components.feeds, components.queue, mode="write"
+    )
+    settle()
+    author, reader = masto(), masto()
+    client.get("/api/v1/timelines/home", headers=reader.headers)
+    client.post(f"/api/v1/accounts/{author.id}/follow", headers=reader.headers)
+    first = client.post("/api/v1/statuses", data={"status": "1"}, headers=author.headers).json
+    settle()
+    components.redis.zadd("fanout:active", {reader.id: 0})  # the reader went away
+    second = client.post("/api/v1/statuses", data={"status": "2"}, headers=author.headers).json
+    settle()
+    expected = [second["id"], first["id"]]
+
+    returning = client.get("/api/v1/timelines/home", headers=reader.headers)
+    assert returning.status_code == 200 and ids(returning) == expected
+    components.timelines.begin_rebuild_home(int(reader.id))  # another request's rebuild
+    during = client.get("/api/v1/timelines/home", headers=reader.headers)
+    assert during.status_code == 200 and ids(during) == expected
