@@ -1,10 +1,10 @@
 """``GET /api/v1/instance``: who this server is, and the version clients check features by.
 
 socialapp reports Mastodon 4.2.0, the last version whose client API it follows: clients
-(Mastodon.py's version check among them) then use the 4.2 methods served here. From 4.3 on,
-clients expect OAuth discovery (``/.well-known/oauth-authorization-server``) and the
-authorization-code flow only; socialapp answers 404 there, which clients read as "an older
-server: use the default OAuth paths".
+(Mastodon.py's version check among them) then use the 4.2 methods served here. Mastodon 4.3
+added OAuth discovery (``/.well-known/oauth-authorization-server``) and 4.4 dropped the
+password grant; socialapp answers 404 for discovery, which clients read as "an older server:
+use the default OAuth paths", where the password grant is served.
 """
 
 from __future__ import annotations
