@@ -260,21 +260,23 @@ def reconcile(
     generation: int,
     not_before: float = 0,
 ) -> bool:
-    """After a mode or threshold change, backfill authors that went from pulled to pushed."""
+    """After a mode or threshold change, backfill authors that went from pulled to pushed,
+    and fill (before settling) or empty (after) the followers' pulled sets."""
     _wait_until(not_before)
     settings = fanout_settings.read()
     if settings.generation != generation:
         return False  # a newer change scheduled its own reconciliation
-    emptied = []
+    marked, emptied = feeds.pulled_marks(), []
     for author in users.authors_with_followers():
-        if settings.needs_backfill(author["followers_count"], author.get("fanout_override")):
+        count, override = author["followers_count"], author.get("fanout_override")
+        if settings.needs_backfill(count, override):
             feeds.merge_into_active(author["_id"], follows.follower_chunks(author["_id"]))
-        if settings.pulled_when_settled(author["followers_count"], author.get("fanout_override")):
+        if settings.pulled_when_settled(count, override):
             _sync_pulled_sets(feeds, follows, settings, author)  # before delivery stops
-        else:
+        elif author["_id"] in marked:
             emptied.append(author)
     settled = fanout_settings.settle(generation)
-    for author in emptied:  # once settled: readers pull them no more
+    for author in emptied if settled else ():  # once settled: readers pull them no more
         _sync_pulled_sets(feeds, follows, settings, author)
     log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
     return settled
