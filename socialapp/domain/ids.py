@@ -50,11 +50,6 @@ def id_time_ms(id_: int) -> int:
     return (id_ >> (NODE_BITS + SEQUENCE_BITS)) + EPOCH_MS
 
 
-def first_id_at(unix_seconds: float) -> int:
-    """The smallest id that can be drawn at ``unix_seconds``: ids above it are newer."""
-    return max(0, int(unix_seconds * 1000) - EPOCH_MS) << (NODE_BITS + SEQUENCE_BITS)
-
-
 def parse_id(raw: str) -> int | None:
     """The id in ``raw``, or None when ``raw`` is not one of ours (clients see ids as strings)."""
     if not raw.isascii() or not raw.isdigit() or len(raw) > 16:
