@@ -7,6 +7,7 @@ import itertools
 import sys
 import time
 
+import mongomock
 import pytest
 import redis
 
@@ -175,3 +176,16 @@ def wait_settled(components, timeout: float = 60.0, interval: float = 0.05) -> N
 def settle(components, worker):
     """``settle()`` waits until every queued task has run and fan-out has been reconciled."""
     return lambda timeout=60.0: wait_settled(components, timeout)
+
+
+@pytest.fixture
+def real_mongodb(monkeypatch, redis_server):
+    """The environment of a command on shared stores: SOCIALAPP_MONGO_URI names a server, for
+    which mongomock's client stands in (the server object is returned), and a real Redis."""
+    server = mongomock.MongoClient()
+    monkeypatch.setattr(mongo.pymongo, "MongoClient", lambda *args, **kwargs: server)
+    monkeypatch.setenv("SOCIALAPP_MONGO_URI", "mongodb://db.example:27017")
+    monkeypatch.setenv("SOCIALAPP_REDIS_URL", f"{redis_server.url}/0")
+    monkeypatch.setenv("SOCIALAPP_OPERATOR_PASSWORD", "operator-pass")
+    monkeypatch.setenv("SOCIALAPP_ARGON2_MEMORY_KIB", "64")
+    return server

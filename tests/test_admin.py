@@ -1,11 +1,9 @@
 """Operator accounts and the /v1/admin fan-out controls."""
 
-import mongomock
 import pytest
 
 from socialapp import create_app
 from socialapp.entrypoints import cli
-from socialapp.stores import mongo
 from tests.conftest import with_operator
 
 
@@ -95,14 +93,8 @@ def test_unauthenticated_bad_body_is_401_not_422(client):
     assert client.get("/v1/timeline/home?limit=0").status_code == 401
 
 
-def test_create_operator_command_on_a_real_mongodb(monkeypatch, redis_server, capsys):
-    """The CLI talks to a MongoDB server; mongomock's client stands in for pymongo's here."""
-    server = mongomock.MongoClient()
-    monkeypatch.setattr(mongo.pymongo, "MongoClient", lambda *args, **kwargs: server)
-    monkeypatch.setenv("SOCIALAPP_MONGO_URI", "mongodb://db.example:27017")
-    monkeypatch.setenv("SOCIALAPP_REDIS_URL", f"{redis_server.url}/0")
-    monkeypatch.setenv("SOCIALAPP_OPERATOR_PASSWORD", "operator-pass")
-    monkeypatch.setenv("SOCIALAPP_ARGON2_MEMORY_KIB", "64")
+def test_create_operator_command_on_a_real_mongodb(real_mongodb, capsys):
+    server = real_mongodb
     assert cli.main(["create-operator", "ops_lead"]) == 0
     assert server.socialapp.users.find_one({"handle": "ops_lead"})["role"] == "operator"
     assert cli.main(["create-operator", "ops_lead"]) == 0  # idempotent

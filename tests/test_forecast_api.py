@@ -1,10 +1,8 @@
 """GET /v1/admin/fanout/forecast on a small live graph, and who may ask."""
 
-import mongomock
 import pytest
 
 from socialapp.entrypoints import cli
-from socialapp.stores import mongo
 from tests.conftest import with_operator
 
 
@@ -52,14 +50,8 @@ def test_only_operators_ask_and_the_threshold_is_a_positive_integer(
         assert answer.status_code == 422, (bad, answer.json)
 
 
-def test_the_cli_forecasts_on_a_real_mongodb(monkeypatch, redis_server, capsys):
-    """The CLI talks to a MongoDB server; mongomock's client stands in for pymongo's here."""
-    server = mongomock.MongoClient()
-    monkeypatch.setattr(mongo.pymongo, "MongoClient", lambda *args, **kwargs: server)
-    monkeypatch.setenv("SOCIALAPP_MONGO_URI", "mongodb://db.example:27017")
-    monkeypatch.setenv("SOCIALAPP_REDIS_URL", f"{redis_server.url}/0")
-    monkeypatch.setenv("SOCIALAPP_OPERATOR_PASSWORD", "operator-pass")
-    monkeypatch.setenv("SOCIALAPP_ARGON2_MEMORY_KIB", "64")
+def test_the_cli_forecasts_on_a_real_mongodb(real_mongodb, capsys):
+    server = real_mongodb
     assert cli.main(["create-operator", "ops_lead"]) == 0
     capsys.readouterr()
     assert cli.main(["fanout", "--forecast", "5"]) == 0

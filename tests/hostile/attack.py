@@ -3,7 +3,6 @@ own OpenAPI spec, so an endpoint added later is attacked too."""
 
 from __future__ import annotations
 
-OPERATOR = {"handle": "root_operator", "password": "operator password"}
 OPERATORS = [
     {"$gt": ""},
     {"$ne": None},

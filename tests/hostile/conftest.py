@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from socialapp.services import seed
-from tests.hostile.attack import OPERATOR
+from tests.conftest import OPERATOR, with_operator
 
 
 @pytest.fixture
 def settings(settings):
-    return dataclasses.replace(
-        settings, operator_handle=OPERATOR["handle"], operator_password=OPERATOR["password"]
-    )
+    return with_operator(settings)
 
 
 @pytest.fixture

@@ -160,21 +160,23 @@ def check_refused_changed_nothing(response, before, state) -> None:
         assert state() == before, (response.status_code, response.get_json())
 
 
-def test_raw_bodies_on_every_operation(client, world, state):
+def send_raw_body(data, client, world, **kwargs):
+    """A drawn operation called with a drawn raw body and content type; (path, response)."""
     targets = [(m, p, VALID_BODIES.get((m, p))) for m, p, _ in every_operation(world)]
+    method, path, valid = data.draw(st.sampled_from(targets), label="operation")
+    body = data.draw(raw_bodies(valid), label="body")
+    content_type = data.draw(CONTENT_TYPES, label="content type")
+    headers = {**caller(path, world), "Content-Type": content_type}
+    response = getattr(client, method)(concrete(path, world), data=body, headers=headers, **kwargs)
+    return path, response
 
+
+def test_raw_bodies_on_every_operation(client, world, state):
     @FUZZ
     @given(data=st.data())
     def run(data):
-        method, path, valid = data.draw(st.sampled_from(targets), label="operation")
-        body = data.draw(raw_bodies(valid), label="body")
-        content_type = data.draw(CONTENT_TYPES, label="content type")
         before = state()
-        response = getattr(client, method)(
-            concrete(path, world),
-            data=body,
-            headers={**caller(path, world), "Content-Type": content_type},
-        )
+        path, response = send_raw_body(data, client, world)
         check_answer(response, path)
         check_refused_changed_nothing(response, before, state)
 
@@ -244,7 +246,6 @@ def test_no_hostile_request_spends_or_resets_a_rate_limit(components, world, sta
     assert [client.post("/v1/auth/token", json=wrong).status_code for _ in range(3)] == [401] * 3
     assert client.post("/v1/users", json={"handle": "mallory", "password": "x" * 8}, **at)
     right = {"handle": "ada", "password": "correct horse"}
-    targets = [(m, p, VALID_BODIES.get((m, p))) for m, p, _ in every_operation(world)]
 
     def budgets_hold() -> None:
         assert limits.storage_state() == "ok"
@@ -257,15 +258,7 @@ def test_no_hostile_request_spends_or_resets_a_rate_limit(components, world, sta
     @FUZZ
     @given(data=st.data())
     def run(data):
-        method, path, valid = data.draw(st.sampled_from(targets), label="operation")
-        body = data.draw(raw_bodies(valid), label="body")
-        content_type = data.draw(CONTENT_TYPES, label="content type")
-        response = getattr(client, method)(
-            concrete(path, world),
-            data=body,
-            headers={**caller(path, world), "Content-Type": content_type},
-            **at,
-        )
+        path, response = send_raw_body(data, client, world, **at)
         check_answer(response, path)
         budgets_hold()
 
