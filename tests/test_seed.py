@@ -11,10 +11,11 @@ import pytest
 from pymongo import ASCENDING
 from pymongo.errors import DuplicateKeyError
 
+from socialapp.embedded import mongomock_store
 from socialapp.entrypoints import cli
 from socialapp.errors import Conflict
 from socialapp.services import seed
-from socialapp.stores import embedded, mongo
+from socialapp.stores import mongo
 from tests.conftest import with_operator
 
 USERS, CELEBRITIES, POSTS_PER_USER = 300, 3, 2
@@ -197,7 +198,7 @@ def test_cli_seeds_a_store_only_when_shared_or_through_a_server(capsys, monkeypa
 
 @pytest.fixture
 def edges():
-    embedded.make_atomic()
+    mongomock_store.make_atomic()
     coll = mongomock.MongoClient(tz_aware=True).db.edges
     coll.create_index([("a", ASCENDING), ("b", ASCENDING)], unique=True)
     return coll
@@ -218,7 +219,7 @@ def test_bulk_insert_keeps_unique_indexes_on_mongomock(edges):
 
 def test_bulk_insert_reports_every_batch(edges):
     counts = []
-    documents = [{"a": i, "b": 0} for i in range(embedded.BATCH + 5)]
+    documents = [{"a": i, "b": 0} for i in range(mongomock_store.BATCH + 5)]
     mongo.insert_unordered(edges, documents, on_batch=counts.append)
-    assert counts == [embedded.BATCH, 5]
+    assert counts == [mongomock_store.BATCH, 5]
     assert edges.count_documents({}) == len(documents)
