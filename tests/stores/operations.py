@@ -22,7 +22,7 @@ import mongomock
 DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 SECTION = "### Operations the stores may use"
 # Wrappers between a store and mongomock's collection: frames that are not the caller.
-PASS_THROUGH = ("socialapp.stores.embedded", "socialapp.embedded", __name__, "functools")
+PASS_THROUGH = ("socialapp.embedded", __name__, "functools")
 NOT_WALKED = {"insert_one": 1, "insert_many": 1}  # leading arguments that are documents
 
 
