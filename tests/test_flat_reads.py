@@ -9,6 +9,7 @@ is every command and the number of its arguments.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import uuid
 
@@ -97,3 +98,52 @@ def test_a_warm_page_takes_two_round_trips_on_one_server(client, signup, monkeyp
     response = client.get("/v1/timeline/home", headers=bob.headers)
     assert len(response.json["items"]) == 3
     assert len(sent) == 2
+
+
+def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
+    """The same page on a 3-node cluster: the reader's keys in one slot, outboxes apart."""
+    from socialapp.api.posts import render_post
+    from socialapp.domain.fanout import FanoutConfig, FanoutSettings
+    from socialapp.feed_manager import FeedManager
+    from socialapp.stores.fanout_state import FanoutState
+    from socialapp.stores.post_cache import PostCache
+    from socialapp.stores.timelines import TimelineStore
+
+    c, cluster = components, redis_cluster_client
+    state = FanoutState(cluster)
+    feeds = FeedManager(
+        TimelineStore(cluster, c.settings),
+        state,
+        PostCache(cluster, c.settings, render_post),
+        c.posts,
+        c.follows,
+        c.users,
+        c.settings,
+    )
+    ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
+    for author in (ada, bob, star):
+        assert c.follows.add(reader, author)
+        c.users.add_to_counter(author, "followers_count", 1)
+    made = {
+        author: [
+            posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, f"{n}")["_id"]
+            for n in range(2)
+        ]
+        for author in (ada, bob, star)
+    }
+    state.load_authors(c.users.authors_with_followers())
+    state.set_override(star, "pull")
+    policy = FanoutSettings(FanoutConfig("hybrid", 10_000))
+
+    page = feeds.read_page(reader, policy, 20)  # cold: home and pulled set rebuilt
+    assert [p["_id"] for p in page.posts] == sorted(
+        made[ada] + made[bob] + made[star], reverse=True
+    )
+    assert cluster.smembers(f"pulls:{{{reader}}}") == {"0", str(star)}
+    assert page.merged_authors == 2  # the reader's outbox and the celebrity's
+
+    feeds.record_unfollow(reader, bob)  # bob's posts stay in the home: the page drops them
+    page = feeds.read_page(reader, policy, 20, rendered=True)
+    expected = sorted(made[ada] + made[star], reverse=True)
+    assert [int(json.loads(text)["id"]) for text in page.posts] == expected
+    assert page.from_timeline == 2 and page.from_store == 0
