@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from loadtest.workload import SIZES, analysis
+from loadtest.workload import SIZES, analysis, strategies
 from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE, NOT_BUILT
 from socialapp.domain.fanout import MODES
@@ -80,3 +80,28 @@ def test_a_cell_of_several_rounds_is_the_round_of_median_cost():
     ]
     [cell] = analysis.medians(runs)
     assert cell["round"] == 2 and cell["cost_rounds"] == [5.0, 9.0, 6.0]
+
+
+def test_adaptive_is_measured_once_it_is_a_mode(monkeypatch):
+    followers = list(range(100))
+    chosen, notes = strategies.choose(followers, (50, 90))
+    assert ADAPTIVE not in {s.name for s in chosen} and NOT_BUILT in notes
+
+    monkeypatch.setattr(strategies, "MODES", (*MODES, ADAPTIVE))
+    chosen, notes = strategies.choose(followers, (50, 90))
+    assert chosen[-1].name == ADAPTIVE and not chosen[-1].fixed and NOT_BUILT not in notes
+    assert [s.threshold for s in chosen if s.mode == "hybrid"] == [50, 89]
+
+
+def test_adaptive_is_judged_against_the_cheapest_fixed_strategy_at_each_ratio():
+    cells = [
+        {"strategy": name, "ratio": ratio, "cost_per_1000_ops": cost}
+        for name, ratio, cost in [
+            ("write", 1.0, 5.0), ("read", 1.0, 4.0), (ADAPTIVE, 1.0, 4.3),
+            ("write", 10.0, 2.0), ("read", 10.0, 3.0), (ADAPTIVE, 10.0, 2.5),
+        ]
+    ]  # fmt: skip
+    best = analysis.cheapest(cells, {"write", "read"})
+    assert {r: cell["strategy"] for r, cell in best.items()} == {1.0: "read", 10.0: "write"}
+    verdict = {row["ratio"]: row["within"] for row in analysis.adaptive_verdict(cells, best)}
+    assert verdict == {1.0: True, 10.0: False}
