@@ -26,7 +26,7 @@ TEST_SETTINGS = dict(
     argon2_time_cost=1,
     argon2_memory_kib=64,
     settings_refresh_seconds=0.05,
-    rate_limits_enabled=False,  # tests/test_rate_limits.py turns them on
+    rate_limits_enabled=False,  # tests/service/test_rate_limits.py turns them on
 )
 
 

@@ -158,7 +158,7 @@ def _why_flat(f: dict) -> list[str]:
         "A push-mode page is one call on the reader's hash slot (home, pulled set, followee "
         "checks of the page's authors, and on one server the pulled outboxes), then one for "
         "the cached posts: the same Redis commands for 10 or 1000 followees "
-        "(tests/test_flat_reads.py counts them). p50 by followees: "
+        "(tests/service/test_flat_reads.py counts them). p50 by followees: "
         + "; ".join(
             f"{r['mode']} {r['followees']}+{r['celebrities']}: {r['p50_ms']} ms"
             for r in rows

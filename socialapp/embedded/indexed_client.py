@@ -5,7 +5,7 @@ client made here keeps each declared index beside mongomock's documents (``index
 mongomock's query internals, patched once, ask them first: a query an index serves tests only
 the documents in those index ranges, and with a sort the index serves and a limit the walk
 stops at the limit. mongomock still filters, sorts and projects what was found, taken in its
-natural order, so every answer is exactly its answer (tests/test_embedded_differential.py).
+natural order, so every answer is exactly its answer (tests/stores/test_embedded_differential.py).
 A query no declared index serves is mongomock's scan of the whole collection, as slow as on
 a MongoDB without that index, and recorded (``full_scans``). Plain mongomock clients keep
 their own behaviour.

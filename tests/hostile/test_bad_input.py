@@ -1,6 +1,6 @@
 """Hostile and malformed input on every route: a JSON error, never a 500, nothing changed."""
 
-from tests.test_ops import CONTRACT
+from tests.service.test_ops import CONTRACT
 
 BAD_IDS = ["0", "-1", "abc", "1e5", "١٢٣", "99999999999999999999", "%00", "12 3", "$gt"]
 BAD_BODIES = [

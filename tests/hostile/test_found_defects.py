@@ -333,7 +333,7 @@ def test_a_preflight_with_a_query_string_is_still_answered(client):
     assert response.status_code == 200
 
 
-# 7. What Flask answers is JSON (the server's own answers: tests/test_server.py) ------------
+# 7. What Flask answers is JSON (the server's own answers: tests/e2e/test_e2e_server.py)
 
 
 def test_doubled_slashes_are_never_an_html_redirect(client, world):

@@ -13,8 +13,8 @@ import pytest
 from mastodon import Mastodon
 
 from socialapp.embedded.redis_server import free_port
+from tests.e2e.test_e2e_server import Server
 from tests.helpers_processes import start_server, wait_until
-from tests.test_e2e_server import Server
 
 OPERATOR = {"handle": "ops", "password": "operator password"}
 PASSWORD = "correct horse"

@@ -25,7 +25,7 @@ from socialapp.entrypoints import gunicorn_conf
 from socialapp.entrypoints.server import Application, Worker
 from socialapp.queue import FANOUT_LARGE, QUEUES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 INSTALL_HINT = (
     "docker-compose is not installed: run `make system-deps` "

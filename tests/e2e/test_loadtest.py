@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOADTEST = ROOT / "loadtest"
 OPERATOR = {"handle": "load_op", "password": "operator-pass"}
 USERS, CELEBRITIES = 200, 3

@@ -1,7 +1,7 @@
 """The embedded store answers the hot paths through declared indexes, and flags what no index
 serves (a full scan, as slow as on a MongoDB without that index).
 
-tests/test_embedded_differential.py proves the answers equal plain mongomock's.
+tests/stores/test_embedded_differential.py proves the answers equal plain mongomock's.
 """
 
 from __future__ import annotations

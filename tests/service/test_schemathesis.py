@@ -29,7 +29,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from socialapp.services import seed as seeding
-from tests.test_ops import CONTRACT
+from tests.service.test_ops import CONTRACT
 
 EXAMPLES = int(os.environ.get("SOCIALAPP_FUZZ_EXAMPLES", "25"))
 OPERATOR = {"handle": "root_operator", "password": "operator password"}

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.test_mongo_outages import MongoFault, assert_consistent
+from tests.service.test_mongo_outages import MongoFault, assert_consistent
 
 
 def create(client, account, key, text="hello", path="/v1/posts"):

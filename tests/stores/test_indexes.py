@@ -20,7 +20,7 @@ from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
 
 MAX_INDEXES = 10
-DATA_MODEL = Path(__file__).parents[1] / "docs" / "data-model.md"
+DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "likes", "idempotency_keys", "settings",
     "oauth_apps", "oauth_tokens",
