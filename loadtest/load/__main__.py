@@ -23,6 +23,7 @@ from loadtest.reliability.processes import ROOT, Process, clean_env, socialapp_c
 from socialapp.embedded.redis_server import free_port
 
 OPERATOR = "load_ops"
+SETTLE_TIMEOUT = 600
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,6 +108,13 @@ class Server:
         answer = api.call("PUT", "/v1/admin/fanout", body, token=token)
         if answer.status != 200:
             raise RuntimeError(f"cannot set the fan-out mode: {answer.status} {answer.body}")
+        # Measure the service in its steady state, as after warm-up, not the switch's
+        # reconciliation: wait until every author has been moved to its new side.
+        deadline = time.monotonic() + SETTLE_TIMEOUT
+        while not api.call("GET", "/v1/admin/fanout", token=token).body.get("settled"):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the switch to hybrid did not settle in {SETTLE_TIMEOUT} s")
+            time.sleep(1.0)
 
 
 def locust(url: str, report: Path, size: int, args, users: int, run_time: str, *extra) -> dict:

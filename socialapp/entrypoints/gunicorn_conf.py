@@ -25,7 +25,10 @@ worker_class = "socialapp.entrypoints.server.Worker"  # gthread, errors in JSON
 threads = _int("GUNICORN_THREADS", 4)
 timeout = _int("GUNICORN_TIMEOUT", 30)
 graceful_timeout = _int("GUNICORN_GRACEFUL_TIMEOUT", 30)
-keepalive = _int("GUNICORN_KEEPALIVE", 5)
+# Longer than a client's or a load balancer's idle pause (nginx keeps 75 s): a server that
+# closes an idle connection first races the client's next request on it, which then fails
+# with a connection reset (seen in make load with gunicorn's 5 s).
+keepalive = _int("GUNICORN_KEEPALIVE", 75)
 max_requests = _int("GUNICORN_MAX_REQUESTS", 0)  # 0: workers are never recycled
 max_requests_jitter = max_requests // 10
 preload_app = False

@@ -316,6 +316,8 @@ def test_gunicorn_settings_come_from_the_environment(monkeypatch):
     assert defaults["bind"] == ["0.0.0.0:8000"]
     assert defaults["accesslog"] == "-"
     assert defaults["preload_app"] is False
+    # Idle connections outlive clients' pauses, so the server never closes one under a request.
+    assert defaults["keepalive"] >= 60
     assert gunicorn_settings()["workers"] == 7
     assert gunicorn_settings()["threads"] == 3
 
