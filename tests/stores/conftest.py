@@ -57,9 +57,9 @@ RUNNABLE = [name for name, (_, unavailable) in BACKENDS.items() if unavailable i
 
 
 @pytest.fixture
-def settings() -> Settings:
-    """Small comment bounds, so a few comments reach the overflow buckets."""
-    return Settings.from_env({}, embedded_comments=2, comment_bucket_size=3)
+def settings(settings) -> Settings:
+    """The suite's settings with small comment bounds, so a few comments reach overflow."""
+    return dataclasses.replace(settings, embedded_comments=2, comment_bucket_size=3)
 
 
 @pytest.fixture(params=RUNNABLE)
