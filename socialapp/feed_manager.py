@@ -197,6 +197,13 @@ class FeedManager:
     def forget_inactive(self) -> int:
         return self._state.forget_inactive(self._inactive_after)
 
+    def active_readers(self, sample: int) -> tuple[int, list[int]]:
+        """How many readers are active (fan-out reaches them), and up to ``sample`` of them."""
+        return (
+            self._state.count_active(self._inactive_after),
+            self._state.sample_active(sample, self._inactive_after),
+        )
+
     # Reading a page --------------------------------------------------------------------------
     def read_page(
         self,

@@ -101,7 +101,7 @@ class FanoutForecast(MethodView):
         """What hybrid mode with this celebrity threshold would cost now"""
         c = components()
         return forecast.forecast_threshold(
-            c.users, c.follows, c.posts, c.fanout_state, c.settings, args["threshold"]
+            c.users, c.follows, c.posts, c.feeds, c.settings, args["threshold"]
         )
 
 

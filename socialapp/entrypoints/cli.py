@@ -122,7 +122,7 @@ def _fanout(args, settings: Settings) -> int:
     c = bootstrap.build(settings)
     if args.forecast:
         state = forecast.forecast_threshold(
-            c.users, c.follows, c.posts, c.fanout_state, settings, args.forecast
+            c.users, c.follows, c.posts, c.feeds, settings, args.forecast
         )
     elif args.mode or args.threshold:
         state = operators.change_fanout(

@@ -8,7 +8,7 @@ import time
 from socialapp.config import Settings
 from socialapp.domain import forecast as model
 from socialapp.domain.ids import first_id_at
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.feed_manager import FeedManager
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
@@ -23,7 +23,7 @@ def forecast_threshold(
     users: UserStore,
     follows: FollowStore,
     posts: PostStore,
-    state: FanoutState,
+    feeds: FeedManager,
     settings: Settings,
     threshold: int,
     clock=time.time,
@@ -43,8 +43,7 @@ def forecast_threshold(
     ]
     authors += [model.Author(id=a, followers=0, posts_per_hour=r) for a, r in rates.items()]
     readers = max(users.count(), 1)
-    active = state.count_active(settings.inactive_after_seconds)
-    sample = state.sample_active(READER_SAMPLE, settings.inactive_after_seconds)
+    active, sample = feeds.active_readers(READER_SAMPLE)
     if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
         ids = [a.id for a in authors]
         sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))

@@ -137,20 +137,21 @@ def delete(status_id: str):
 @blp.post("/statuses/<status_id>/favourite")
 @limits.writes
 def favourite(status_id: str):
-    user_id = authorized("write:favourites")
-    c = components()
-    post_id = _post(status_id)
-    posts.like(c.uow, c.feeds, post_id, user_id)
-    return jsonify(one(posts.get_post(c.posts, post_id), user_id))
+    return _set_favourite(status_id, posts.like)
 
 
 @blp.post("/statuses/<status_id>/unfavourite")
 @limits.writes
 def unfavourite(status_id: str):
+    return _set_favourite(status_id, posts.unlike)
+
+
+def _set_favourite(status_id: str, change):
+    """``change`` is ``posts.like`` or ``posts.unlike``; the status as the caller now sees it."""
     user_id = authorized("write:favourites")
     c = components()
     post_id = _post(status_id)
-    posts.unlike(c.uow, c.feeds, post_id, user_id)
+    change(c.uow, c.feeds, post_id, user_id)
     return jsonify(one(posts.get_post(c.posts, post_id), user_id))
 
 
