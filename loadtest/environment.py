@@ -50,3 +50,12 @@ def git(*args: str) -> str:
     except OSError:
         return ""
     return done.stdout.strip()
+
+
+def run_line(env: dict) -> str:
+    """The report's first sentence: when, on which commit, on what."""
+    changes = " with uncommitted changes" if env["worktree_changes"] else ""
+    return (
+        f"Run {env['date']} on commit `{env['commit']}`{changes}: {env['cpus']} cores, "
+        f"Python {env['python']}, redis-server {env['redis']}, Celery {env['celery']}."
+    )

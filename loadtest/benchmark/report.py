@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from loadtest.benchmark import plots
+from loadtest.environment import run_line
 
 SECTIONS = ("environment", "size", "redis_ceiling", "memory", "delivery", "reads", "profiles",
             "targets")  # fmt: skip
@@ -52,10 +53,8 @@ def summary(f: dict) -> str:
     env, size = f["environment"], f["size"]
     parts = [
         f"# Benchmark report ({size['name']} size)\n",
-        f"Run {env['date']} on commit `{env['commit']}`"
-        f"{' with uncommitted changes' if env['worktree_changes'] else ''}: {env['cpus']} cores, "
-        f"Python {env['python']}, redis-server {env['redis']}, Celery {env['celery']}. One "
-        "redis-server served every measurement; the machine is shared and noisy (load average "
+        f"{run_line(env)} One redis-server served every measurement; the machine is shared "
+        "and noisy (load average "
         f"{env['load_average_start']} at the start, {env['load_average_end']} at the end), so "
         "compare ratios within this run rather than figures across runs.\n",
         "## Targets\n",

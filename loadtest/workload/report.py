@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from loadtest.benchmark.stats import percentile
+from loadtest.environment import run_line
 from loadtest.load.report import table
 from loadtest.workload import analysis, plots, traffic
 from loadtest.workload.strategies import NOT_BUILT
@@ -54,10 +55,7 @@ def summary(f: dict) -> str:
     env, size = f["environment"], f["size"]
     parts = [
         f"# Workload report ({size['name']} size)\n",
-        f"Run {env['date']} on commit `{env['commit']}`"
-        f"{' with uncommitted changes' if env['worktree_changes'] else ''}: {env['cpus']} cores, "
-        f"Python {env['python']}, redis-server {env['redis']}, Celery {env['celery']}. The "
-        "machine is shared and noisy (load average "
+        f"{run_line(env)} The machine is shared and noisy (load average "
         f"{env['load_average_start']} at the start, {env['load_average_end']} at the end): "
         "compare strategies within this run, not figures across runs.\n",
         "## Which strategy costs least\n",
