@@ -53,6 +53,15 @@ class Settings:
     settings_refresh_seconds: float = 2.0
     sweep_interval_seconds: float = 30.0  # how often a sweeper looks for stuck fan-outs
     sweep_after_seconds: float = 60.0  # a fan-out pending this long is enqueued again
+    # Adaptive mode (socialapp.domain.adaptive): measured rates decide push or pull per author
+    adaptive_cost_ratio: float = 4.8  # H/L, one push delivery over one pull: `make workload`
+    adaptive_hysteresis: float = 0.5  # a decision flips once the other side is 50% cheaper
+    adaptive_rate_window_seconds: float = 3600.0  # rates decay by e over this time
+    adaptive_interval_seconds: float = 60.0  # one round of decisions per interval
+    adaptive_authors_per_round: int = 1000  # authors a round looks at (it resumes after them)
+    adaptive_changes_per_round: int = 100  # decisions a round may change
+    adaptive_min_dwell_seconds: float = 600.0  # an author's decision lasts at least this
+    adaptive_follower_sample: int = 100  # followers whose reading rates stand for the rest
     embedded_worker_queues: str = "fanout,fanout_large,feed"  # what `serve`'s own worker takes
     metrics_port: int = 0  # `socialapp worker` serves /metrics here (0: not at all)
     # Rate limits ("N/unit" rules joined by ";"), kept in the timelines' Redis

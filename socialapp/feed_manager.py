@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable
 
 from socialapp.config import Settings
+from socialapp.domain.adaptive import rate
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry, SourceRead, merge
 from socialapp.errors import Unavailable
@@ -63,6 +64,7 @@ class FeedManager:
         self._users = users
         self._outbox_cap = settings.outbox_cap
         self._inactive_after = settings.inactive_after_seconds
+        self._rate_window = settings.adaptive_rate_window_seconds
 
     # Outboxes and the post cache ---------------------------------------------------------
     def publish(self, post_id: int, author_id: int) -> None:
@@ -85,7 +87,7 @@ class FeedManager:
 
         Idle readers are skipped: their home is rebuilt when they read again.
         """
-        active = self._state.active_among(follower_ids, self._inactive_after)
+        active = self.active_among(follower_ids)
         if active:
             self._timelines.add_to_homes(active, Entry(post_id, author_id))
         return len(active)
@@ -102,7 +104,7 @@ class FeedManager:
         """Backfill the active followers' homes (an author who went from pulled to pushed)."""
         outbox = self._outbox(author_id)
         for follower_ids in follower_chunks:
-            for follower_id in self._state.active_among(follower_ids, self._inactive_after):
+            for follower_id in self.active_among(follower_ids):
                 self._timelines.backfill_home(follower_id, outbox.entries, outbox.floor)
 
     def unmerge(self, follower_id: int, author_id: int) -> None:
@@ -171,8 +173,8 @@ class FeedManager:
     def set_followers_many(self, counts: dict[int, int]) -> None:
         self._state.set_followers_many(counts)
 
-    def set_override(self, author_id: int, strategy: str) -> None:
-        self._state.set_override(author_id, strategy)
+    def set_strategy(self, author_id: int, strategy: str) -> None:
+        self._state.set_strategy(author_id, strategy)
 
     def unsettle(self, author_id: int) -> None:
         """Readers pull ``author_id`` as well until ``settle``: their homes are being filled."""
@@ -204,6 +206,32 @@ class FeedManager:
             self._state.sample_active(sample, self._inactive_after),
         )
 
+    # Rates for adaptive mode ------------------------------------------------------------
+    def count_post(self, author_id: int) -> None:
+        self._state.count(author_id, "posts", self._rate_window)
+
+    def rates(self, user_ids: list[int], meter: str, since: float, now: float) -> list[float]:
+        """Each user's ``reads`` or ``posts`` per second, measured since ``since``."""
+        values = self._state.meters(user_ids, meter, self._rate_window, now)
+        return [rate(value, now - since, self._rate_window) for value in values]
+
+    def leanings(self) -> dict[str, int]:
+        """How many authors adaptive mode decided to push and to pull."""
+        return self._users.count_leanings()
+
+    def active_among(self, user_ids: list[int]) -> list[int]:
+        """The readers among ``user_ids`` that fan-out delivers to."""
+        return self._state.active_among(user_ids, self._inactive_after)
+
+    def adaptive_round(self, seconds: float) -> tuple[float, int] | None:
+        return self._state.adaptive_round(seconds)
+
+    def end_adaptive_round(self, after: int) -> None:
+        self._state.end_adaptive_round(after)
+
+    def stop_measuring(self) -> None:
+        self._state.stop_measuring()
+
     # Reading a page --------------------------------------------------------------------------
     def read_page(
         self,
@@ -221,6 +249,8 @@ class FeedManager:
         the reader's pulled set: its cost is the page and those authors, never the accounts
         followed. In ``read`` mode (or while switching from or to it) every followee is pulled.
         """
+        if policy.measures_rates:
+            self._state.count(reader, "reads", self._rate_window)
         if any(config.mode == "read" for config in policy.configs):
             fetch = self._pulling_everyone(reader, since_id)
         else:

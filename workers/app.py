@@ -11,7 +11,7 @@ import celery.concurrency
 from socialapp import bootstrap
 from socialapp.config import Settings
 from socialapp.queue import FEED, celery_app
-from socialapp.services import fanout
+from socialapp.services import adaptive, fanout
 from workers import tasks
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,8 @@ def run_worker(app: celery.Celery, queues: list[str], concurrency: int, pool: st
 
 
 class SweepTimer:
-    """Asks for a sweep of stuck fan-outs every ``interval`` seconds (one sweeper wins a turn)."""
+    """Asks for a sweep of stuck fan-outs, and a round of adaptive mode's decisions, every
+    ``interval`` seconds (one process wins each turn; a round does nothing in other modes)."""
 
     def __init__(self, app: celery.Celery, interval: float) -> None:
         self._app = app
@@ -73,5 +74,6 @@ class SweepTimer:
         while not self._stopped.wait(self._interval):
             try:
                 self._app.send_task(fanout.SWEEP, queue=FEED)
+                self._app.send_task(adaptive.ADAPT, queue=FEED)
             except Exception as error:  # broker down: the next turn tries again
                 log.warning("could not ask for a sweep: %r", error)

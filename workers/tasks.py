@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from socialapp import queue
 from socialapp.bootstrap import Components
-from socialapp.services import fanout
+from socialapp.services import adaptive, fanout
 
 # Each app (one per test, one per process) has its own tasks; a store that is unavailable
 # makes a task retry with backoff and jitter.
@@ -53,3 +53,8 @@ def register(app, components: Callable[[], Components]) -> None:
         fanout.reconcile_author(
             c.users, c.follows, c.feeds, c.fanout_settings, author_id, not_before
         )
+
+    @app.task(name=adaptive.ADAPT, **RETRY)
+    def adapt() -> int:
+        c = components()
+        return adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)

@@ -21,11 +21,23 @@ class FanoutConfigSchema(ma.Schema):
     celebrity_threshold = fields.Integer(strict=True, validate=validate.Range(min=1, max=2**31))
 
 
+class LeaningsSchema(ma.Schema):
+    pushed = fields.Integer(metadata={"description": "authors adaptive mode decided to push"})
+    pulled = fields.Integer(metadata={"description": "authors adaptive mode decided to pull"})
+
+
 class FanoutSchema(FanoutConfigSchema):
     generation = fields.Integer()
     settled = fields.Boolean()
     pending = fields.List(fields.Nested(FanoutConfigSchema))
     refresh_seconds = fields.Float()
+    adaptive = fields.Nested(
+        LeaningsSchema,
+        metadata={
+            "description": "adaptive mode's decisions (in force in adaptive mode only; "
+            "undecided authors and operators' overrides follow the threshold and the override)"
+        },
+    )
 
 
 class StrategySchema(ma.Schema):

@@ -2,7 +2,11 @@
 
 An author's posts reach a reader either *pushed* (copied into the reader's home timeline when
 posted) or *pulled* (merged from the author's outbox when the reader asks). The rule depends
-on the global mode and celebrity threshold, and in hybrid mode on per-author overrides.
+on the global mode and celebrity threshold, and in hybrid and adaptive modes on the author's
+*strategy*: an operator's override (``push``, ``pull``), else ``auto``, which in adaptive mode
+carries the author's measured leaning (``auto-push``, ``auto-pull``; see
+``socialapp.domain.adaptive``). An author adaptive mode has not measured yet is treated as in
+hybrid mode, by the threshold.
 
 Switching is made safe by keeping, next to the current config, every config still *pending*
 reconciliation. While a config is pending, delivery pushes an author if ANY config pushes
@@ -14,8 +18,23 @@ from __future__ import annotations
 
 import dataclasses
 
-MODES = ("write", "read", "hybrid")
-STRATEGIES = ("push", "pull", "auto")
+MODES = ("write", "read", "hybrid", "adaptive")
+STRATEGIES = ("push", "pull", "auto")  # what an operator sets per author
+LEANINGS = ("push", "pull")  # what adaptive mode decided for an author
+
+
+def author_strategy(override: str | None, leaning: str | None) -> str:
+    """The per-author input of ``FanoutConfig.pushes``: the operator's override, else
+    ``auto``, carrying adaptive mode's leaning when it has one."""
+    override = override or "auto"
+    if override != "auto" or leaning not in LEANINGS:
+        return override
+    return f"auto-{leaning}"
+
+
+def strategy_of(user: dict) -> str:
+    """The strategy of a ``users`` document (``fanout_override``, ``fanout_leaning``)."""
+    return author_strategy(user.get("fanout_override"), user.get("fanout_leaning"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,13 +42,15 @@ class FanoutConfig:
     mode: str = "hybrid"
     celebrity_threshold: int = 10_000
 
-    def pushes(self, followers: int, override: str = "auto") -> bool:
+    def pushes(self, followers: int, strategy: str = "auto") -> bool:
         if self.mode == "write":
             return True
         if self.mode == "read":
             return False
-        if override in ("push", "pull"):
-            return override == "push"
+        if strategy in ("push", "pull"):
+            return strategy == "push"
+        if self.mode == "adaptive" and strategy in ("auto-push", "auto-pull"):
+            return strategy == "auto-push"
         return followers < self.celebrity_threshold
 
 
@@ -47,39 +68,44 @@ class FanoutSettings:
     def settled(self) -> bool:
         return not self.pending
 
-    def delivery_pushes(self, followers: int, override: str = "auto") -> bool:
+    @property
+    def measures_rates(self) -> bool:
+        """Whether reads and posts are counted: adaptive mode is in force or pending."""
+        return any(config.mode == "adaptive" for config in self.configs)
+
+    def delivery_pushes(self, followers: int, strategy: str = "auto") -> bool:
         """Whether a new post by this author is copied into followers' home timelines."""
-        return any(config.pushes(followers, override) for config in self.configs)
+        return any(config.pushes(followers, strategy) for config in self.configs)
 
-    def reader_pulls(self, followers: int, override: str = "auto", unsettled=False) -> bool:
+    def reader_pulls(self, followers: int, strategy: str = "auto", unsettled=False) -> bool:
         """Whether readers merge this author's outbox at read time."""
-        return unsettled or any(not config.pushes(followers, override) for config in self.configs)
+        return unsettled or any(not config.pushes(followers, strategy) for config in self.configs)
 
-    def pulled_when_settled(self, followers: int, override: str = "auto") -> bool | None:
+    def pulled_when_settled(self, followers: int, strategy: str = "auto") -> bool | None:
         """Whether followers keep the author in their pulled sets once this config settles;
         None in ``read`` mode, where reads pull every followee and the sets are not used."""
         if self.current.mode == "read":
             return None
-        return not self.current.pushes(followers, override)
+        return not self.current.pushes(followers, strategy)
 
-    def held_by_pulled_sets(self, followers: int, override: str = "auto") -> bool:
+    def held_by_pulled_sets(self, followers: int, strategy: str = "auto") -> bool:
         """Whether a new follower's pulled set takes the author: some config other than
         ``read`` pulls them (``read`` pulls everyone without the sets)."""
         return any(
-            not config.pushes(followers, override)
+            not config.pushes(followers, strategy)
             for config in self.configs
             if config.mode != "read"
         )
 
-    def needs_backfill(self, followers: int, override: str = "auto") -> bool:
+    def needs_backfill(self, followers: int, strategy: str = "auto") -> bool:
         """Pushed now but pulled by a pending config: followers' timelines lack their posts."""
-        return self.current.pushes(followers, override) and any(
-            not config.pushes(followers, override) for config in self.pending
+        return self.current.pushes(followers, strategy) and any(
+            not config.pushes(followers, strategy) for config in self.pending
         )
 
-    def crosses_to_push(self, before: int, after: int, override: str = "auto") -> bool:
+    def crosses_to_push(self, before: int, after: int, strategy: str = "auto") -> bool:
         """Whether a change of follower count moves the author from pulled to pushed."""
         return any(
-            not config.pushes(before, override) and config.pushes(after, override)
+            not config.pushes(before, strategy) and config.pushes(after, strategy)
             for config in self.configs
         )

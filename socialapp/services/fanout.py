@@ -11,6 +11,7 @@ import logging
 import time
 
 from socialapp.config import Settings
+from socialapp.domain.fanout import strategy_of
 from socialapp.domain.ids import first_id_at
 from socialapp.errors import Unavailable
 from socialapp.feed_manager import FeedManager
@@ -80,13 +81,13 @@ def on_follow(
     """Record the edge in the hot-path copies; the follower pulls a pulled followee, and a
     pushed followee's recent posts are merged into their home."""
     settings = fanout_settings.current()
-    count, override = followee["followers_count"], followee.get("fanout_override", "auto")
-    pulled = settings.held_by_pulled_sets(count, override)
+    count, strategy = followee["followers_count"], strategy_of(followee)
+    pulled = settings.held_by_pulled_sets(count, strategy)
     feeds.record_follow(
         follower_id, followee["_id"], pulled or feeds.pulled_by_followers(followee["_id"])
     )
     _followers_changed(feeds, fanout_settings, queue, followee, followers_before)
-    if settings.delivery_pushes(count, override):
+    if settings.delivery_pushes(count, strategy):
         feeds.merge(follower_id, followee["_id"])
 
 
@@ -103,14 +104,16 @@ def on_unfollow(
     feeds.unmerge(follower_id, followee["_id"])
 
 
-def on_override(
+def on_strategy_changed(
     feeds: FeedManager,
     fanout_settings: FanoutSettingsStore,
     queue: TaskQueue,
     author: dict,
     before: str,
 ) -> None:
-    after = author.get("fanout_override", "auto")
+    """An operator's override or adaptive mode's leaning changed the author's strategy
+    (``before``: the strategy until now); reconcile them if that moves them."""
+    after = strategy_of(author)
     count = author["followers_count"]
     settings = fanout_settings.current()
     to_push = any(
@@ -118,7 +121,7 @@ def on_override(
     )
     if to_push or _pulled_sets_stale(feeds, settings, author):
         _unsettle(feeds, fanout_settings, queue, author["_id"])
-    feeds.set_override(author["_id"], after)
+    feeds.set_strategy(author["_id"], after)
 
 
 def on_settings_changed(
@@ -130,9 +133,9 @@ def on_settings_changed(
 
 def _followers_changed(feeds, fanout_settings, queue, author: dict, before: int) -> None:
     after = author["followers_count"]
-    override = author.get("fanout_override", "auto")
+    strategy = strategy_of(author)
     settings = fanout_settings.current()
-    if settings.crosses_to_push(before, after, override) or _pulled_sets_stale(
+    if settings.crosses_to_push(before, after, strategy) or _pulled_sets_stale(
         feeds, settings, author
     ):
         # Readers keep pulling, and delivery keeps pushing, until it is reconciled.
@@ -150,8 +153,7 @@ def _unsettle(feeds, fanout_settings, queue, author_id: int) -> None:
 
 def _pulled_sets_stale(feeds: FeedManager, settings, author: dict) -> bool:
     """Whether the followers' pulled sets disagree with what the settings say of the author."""
-    count, override = author["followers_count"], author.get("fanout_override", "auto")
-    wanted = settings.pulled_when_settled(count, override)
+    wanted = settings.pulled_when_settled(author["followers_count"], strategy_of(author))
     return wanted is not None and wanted != feeds.pulled_marked(author["_id"])
 
 
@@ -160,7 +162,7 @@ def _sync_pulled_sets(feeds: FeedManager, follows: FollowStore, settings, author
     if not _pulled_sets_stale(feeds, settings, author):
         return
     chunks = follows.follower_chunks(author["_id"])
-    if settings.pulled_when_settled(author["followers_count"], author.get("fanout_override")):
+    if settings.pulled_when_settled(author["followers_count"], strategy_of(author)):
         feeds.add_to_pulled(author["_id"], chunks)
     else:
         feeds.remove_from_pulled(author["_id"], chunks)
@@ -186,9 +188,12 @@ def deliver_post(
     if posts.get(post_id) is None:
         return 0  # deleted before delivery: nothing to do
     feeds.publish(post_id, author_id)  # idempotent; done here too after an outage
-    followers, override, unsettled = feeds.authors([author_id])[author_id]
+    followers, strategy, unsettled = feeds.authors([author_id])[author_id]
+    settings = fanout_settings.current()
+    if settings.measures_rates:
+        feeds.count_post(author_id)
     chunks = iter(())
-    if unsettled or fanout_settings.current().delivery_pushes(followers, override):
+    if unsettled or settings.delivery_pushes(followers, strategy):
         chunks = iter(follows.follower_chunks(author_id))
     first = next(chunks, None)
     if first is None:
@@ -268,10 +273,10 @@ def reconcile(
         return False  # a newer change scheduled its own reconciliation
     marked, emptied = feeds.pulled_marks(), []
     for author in users.authors_with_followers():
-        count, override = author["followers_count"], author.get("fanout_override")
-        if settings.needs_backfill(count, override):
+        count, strategy = author["followers_count"], strategy_of(author)
+        if settings.needs_backfill(count, strategy):
             feeds.merge_into_active(author["_id"], follows.follower_chunks(author["_id"]))
-        if settings.pulled_when_settled(count, override):
+        if settings.pulled_when_settled(count, strategy):
             _sync_pulled_sets(feeds, follows, settings, author)  # before delivery stops
         elif author["_id"] in marked:
             emptied.append(author)
@@ -298,7 +303,8 @@ def reconcile_author(
         if author is None:
             break
         settings = fanout_settings.current()
-        if settings.delivery_pushes(author["followers_count"], author.get("fanout_override")):
+        feeds.set_strategy(author_id, strategy_of(author))  # the newest, whoever wrote last
+        if settings.delivery_pushes(author["followers_count"], strategy_of(author)):
             feeds.merge_into_active(author_id, follows.follower_chunks(author_id))
         _sync_pulled_sets(feeds, follows, settings, author)
         feeds.settle(author_id)

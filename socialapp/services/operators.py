@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from socialapp.domain.fanout import strategy_of
 from socialapp.errors import NotFound
 from socialapp.feed_manager import FeedManager
 from socialapp.queue import TaskQueue
@@ -21,6 +22,7 @@ def describe_fanout(fanout_settings: FanoutSettingsStore, feeds: FeedManager) ->
             {"mode": p.mode, "celebrity_threshold": p.celebrity_threshold} for p in settings.pending
         ],
         "refresh_seconds": fanout_settings.refresh_seconds,
+        "adaptive": feeds.leanings(),
     }
 
 
@@ -51,5 +53,5 @@ def set_author_strategy(
     if before is None:
         raise NotFound("user not found")
     author = users.set_fanout_override(user_id, strategy)
-    fanout.on_override(feeds, fanout_settings, queue, author, before.get("fanout_override", "auto"))
+    fanout.on_strategy_changed(feeds, fanout_settings, queue, author, strategy_of(before))
     return {"user_id": user_id, "strategy": strategy}

@@ -2,9 +2,10 @@
 
 Owns the keys ``following:{<user_id>}`` (a reader's followees) and its change counter,
 and ``fanout:*`` (authors' follower counts and overrides, authors being reconciled, authors
-whose followers' pulled sets hold them, readers' last activity, and deliveries still in
-flight). MongoDB stays
-the store of record: a missing copy reads as None, and the feed manager fills it from there.
+whose followers' pulled sets hold them, readers' last activity, deliveries still in
+flight, and adaptive mode's rate meters and rounds). MongoDB stays the store of record: a
+missing copy reads as None, and the feed manager fills it from there. The rate meters are
+measurements, not copies: losing them only makes adaptive mode measure afresh.
 """
 
 from __future__ import annotations
@@ -15,15 +16,19 @@ from pathlib import Path
 
 from redis.cluster import RedisCluster
 
+from socialapp.domain.adaptive import decayed
+from socialapp.domain.fanout import strategy_of
 from socialapp.stores.unavailable import REDIS, translates
 
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
 FOLLOWERS = "fanout:followers"
-OVERRIDES = "fanout:overrides"
+OVERRIDES = "fanout:overrides"  # authors' strategies other than auto (domain.fanout)
 UNSETTLED = "fanout:unsettled"
 PULLED = "fanout:pulled"  # written and read by reconciliation only, never by a page read
 ACTIVE = "fanout:active"
 SWEEP_LOCK = "fanout:sweep"
+ADAPTIVE = "fanout:adaptive"  # adaptive mode's rounds: since when it measures, next author
+ADAPTIVE_LOCK = "fanout:adaptive:lock"
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 FOLLOWING_TTL_SECONDS = 24 * 3600
 LUA = Path(__file__).parent / "lua"
@@ -35,6 +40,10 @@ def _following(user_id: int) -> str:
 
 def _following_changes(user_id: int) -> str:
     return f"following_changes:{{{user_id}}}"
+
+
+def _meters(user_id: int) -> str:
+    return f"fanout:rates:{{{user_id}}}"
 
 
 def _in_flight(post_id: int) -> str:
@@ -55,7 +64,7 @@ class FanoutState:
         self._single_server = not isinstance(client, RedisCluster)
         self._scripts = {
             name: client.register_script((LUA / f"state_{name}.lua").read_text())
-            for name in ("followees", "fill_followees", "authors", "active")
+            for name in ("followees", "fill_followees", "authors", "active", "meter")
         }
 
     # Followees of a reader -------------------------------------------------------------
@@ -100,7 +109,7 @@ class FanoutState:
     def set_followers(self, author_id: int, count: int) -> None:
         self._redis.hset(FOLLOWERS, str(author_id), count)
 
-    def set_override(self, author_id: int, strategy: str) -> None:
+    def set_strategy(self, author_id: int, strategy: str) -> None:
         if strategy == "auto":
             self._redis.hdel(OVERRIDES, str(author_id))
         else:
@@ -141,15 +150,15 @@ class FanoutState:
         return found
 
     def load_authors(self, authors: Iterable[dict]) -> None:
-        """Copy follower counts and overrides (users from MongoDB) after Redis lost them.
+        """Copy follower counts and strategies (users from MongoDB) after Redis lost them.
 
         HSETNX keeps any value written since the loss, which is newer than what is loaded.
         """
         pipe = self._redis.pipeline(transaction=False)
         for author in authors:
             pipe.hsetnx(FOLLOWERS, str(author["_id"]), author.get("followers_count", 0))
-            if author.get("fanout_override", "auto") != "auto":
-                pipe.hsetnx(OVERRIDES, str(author["_id"]), author["fanout_override"])
+            if (strategy := strategy_of(author)) != "auto":
+                pipe.hsetnx(OVERRIDES, str(author["_id"]), strategy)
         pipe.hset(FOLLOWERS, LOADED, 1)
         pipe.execute()
 
@@ -217,6 +226,41 @@ class FanoutState:
         cutoff = self._clock() - inactive_after
         text = self._scripts["active"](keys=[ACTIVE], args=[_joined(user_ids), cutoff])
         return [int(user_id) for user_id in text.split(",")] if text else []
+
+    # Adaptive mode: rate meters and rounds ------------------------------------------------
+    def count(self, user_id: int, meter: str, time_constant: float) -> None:
+        """Count one event (``reads`` of a reader, ``posts`` of an author) into the user's
+        decaying meter; it expires once idle for ten time constants."""
+        ttl = max(1, round(10 * time_constant))
+        args = [meter, self._clock(), time_constant, ttl]
+        self._scripts["meter"](keys=[_meters(user_id)], args=args)
+
+    def meters(self, user_ids: list[int], meter: str, time_constant: float, now: float):
+        """Each user's meter value decayed to ``now`` (0 for a user never counted)."""
+        pipe = self._redis.pipeline(transaction=False)
+        for user_id in user_ids:
+            pipe.hmget(_meters(user_id), meter, f"{meter}_at")
+        return [
+            decayed(float(value), float(at), now, time_constant) if value else 0.0
+            for value, at in pipe.execute()
+        ]
+
+    def adaptive_round(self, seconds: float) -> tuple[float, int] | None:
+        """Claim adaptive mode's next round (one process per ``seconds``): since when it has
+        been measuring, and the author id the round starts after; None if not our turn."""
+        if not self._redis.set(ADAPTIVE_LOCK, "1", nx=True, px=int(seconds * 1000)):
+            return None
+        self._redis.hsetnx(ADAPTIVE, "since", self._clock())
+        since, after = self._redis.hmget(ADAPTIVE, "since", "after")
+        return float(since), int(after or 0)
+
+    def end_adaptive_round(self, after: int) -> None:
+        """Record where the next round starts (0: from the first author again)."""
+        self._redis.hset(ADAPTIVE, "after", after)
+
+    def stop_measuring(self) -> None:
+        """Adaptive mode is off: the next time it is on, it measures from then."""
+        self._redis.delete(ADAPTIVE)
 
     # Deliveries in flight ----------------------------------------------------------------
     def start_delivery(self, post_id: int, chunks: int | None, reset: bool = True) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 
 from pymongo import ASCENDING, ReturnDocument
@@ -15,6 +16,13 @@ from socialapp.stores.mongo import collection, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
 COUNTERS = ("followers_count", "following_count", "post_count")
+AUTHOR_FIELDS = (
+    "followers_count",
+    "post_count",
+    "fanout_override",
+    "fanout_leaning",
+    "fanout_leaning_at",
+)
 # Counters have no lower bound: on a standalone server a crash can skew one (see the docs).
 SCHEMA = schema.document(
     {
@@ -25,8 +33,11 @@ SCHEMA = schema.document(
         "role": {"enum": ["user", "operator"]},
         **dict.fromkeys(COUNTERS, schema.INT),
         "fanout_override": {"enum": ["auto", "push", "pull"]},
+        "fanout_leaning": {"enum": ["push", "pull"]},  # adaptive mode's decision, if any
+        "fanout_leaning_at": schema.DATE,
         "created_at": schema.DATE,
-    }
+    },
+    optional=("fanout_leaning", "fanout_leaning_at"),
 )
 
 
@@ -38,6 +49,9 @@ class UserStore:
     def ensure_indexes(self) -> None:
         schema.apply(self._users, SCHEMA)
         self._users.create_index([("handle", ASCENDING)], unique=True, name="handle_unique")
+        self._users.create_index(
+            [("fanout_leaning", ASCENDING)], sparse=True, name="fanout_leaning_sparse"
+        )
 
     def create(
         self, user_id: int, handle: str, password_hash: str, display_name: str, role: str = "user"
@@ -91,12 +105,28 @@ class UserStore:
             return_document=ReturnDocument.AFTER,
         )
 
+    def set_fanout_leaning(self, user_id: int, leaning: str, at: dt.datetime) -> dict | None:
+        """Record adaptive mode's decision for an author; the updated user."""
+        return self._users.find_one_and_update(
+            {"_id": user_id},
+            {"$set": {"fanout_leaning": leaning, "fanout_leaning_at": at}},
+            return_document=ReturnDocument.AFTER,
+        )
+
+    def count_leanings(self) -> dict[str, int]:
+        """How many authors adaptive mode has decided to push and to pull:
+        ``{"pushed": n, "pulled": m}``."""
+        return {
+            f"{leaning}ed": self._users.count_documents({"fanout_leaning": leaning})
+            for leaning in ("push", "pull")
+        }
+
     def count(self) -> int:
         return self._users.count_documents({})
 
-    def authors_with_followers(self, batch: int = 1000) -> Iterator[dict]:
-        """Every user with followers or a fan-out override (reconciliation walks them)."""
-        after = 0
+    def authors_with_followers(self, batch: int = 1000, after: int = 0) -> Iterator[dict]:
+        """Every user with followers or a fan-out override (reconciliation walks them),
+        by ascending id from ``after`` on."""
         while True:
             users = list(
                 self._users.find(
@@ -107,7 +137,7 @@ class UserStore:
                             {"fanout_override": {"$in": ["push", "pull"]}},
                         ],
                     },
-                    projection={"followers_count": 1, "fanout_override": 1, "post_count": 1},
+                    projection=dict.fromkeys(AUTHOR_FIELDS, 1),
                     sort=[("_id", ASCENDING)],
                     limit=batch,
                 )

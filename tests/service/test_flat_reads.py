@@ -132,7 +132,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
         for author in (ada, bob, star)
     }
     state.load_authors(c.users.authors_with_followers())
-    state.set_override(star, "pull")
+    state.set_strategy(star, "pull")
     policy = FanoutSettings(FanoutConfig("hybrid", 10_000))
 
     page = feeds.read_page(reader, policy, 20)  # cold: home and pulled set rebuilt

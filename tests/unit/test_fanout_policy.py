@@ -49,4 +49,4 @@ def test_falling_below_the_threshold_moves_an_author_to_push():
     settings = FanoutSettings(HYBRID)
     assert settings.crosses_to_push(before=100, after=99) is True
     assert settings.crosses_to_push(before=99, after=100) is False
-    assert settings.crosses_to_push(before=100, after=99, override="pull") is False
+    assert settings.crosses_to_push(before=100, after=99, strategy="pull") is False

@@ -1,0 +1,155 @@
+"""Adaptive mode's rounds on the real stack: measured rates decide push or pull per author,
+and every decision is reconciled like an operator's override."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import pytest
+import redis
+
+from socialapp.services import accounts, adaptive, graph, operators, posts, timeline
+
+INTERVAL = 0.05
+
+
+@pytest.fixture
+def settings(settings):
+    return dataclasses.replace(
+        settings,
+        adaptive_interval_seconds=INTERVAL,
+        adaptive_min_dwell_seconds=0,
+        settings_refresh_seconds=0.01,
+    )
+
+
+class World:
+    """Three readers following a chatty author and a quiet one, in adaptive mode."""
+
+    def __init__(self, c, settle) -> None:
+        self.c, self.settle = c, settle
+        operators.change_fanout(
+            c.fanout_settings, c.feeds, c.queue, mode="adaptive", celebrity_threshold=100
+        )
+        settle()
+        self.quiet, self.chatty, *self.readers = (
+            accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
+            for handle in ("quiet", "chatty", "r_1", "r_2", "r_3")
+        )
+        for reader in self.readers:
+            for author in (self.quiet, self.chatty):
+                graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, author)
+        self.posted: list[int] = []
+
+    def post(self, author: int, count: int) -> None:
+        for n in range(count):
+            post = posts.create_post(
+                self.c.uow, self.c.feeds, self.c.queue, self.c.ids, author, f"{n}"
+            )
+            self.posted.append(post["_id"])
+        self.settle()
+
+    def read(self, reader: int) -> timeline.HomePage:
+        return timeline.read_home(
+            self.c.feeds, self.c.fanout_settings, self.c.metrics, reader, 50, None, None
+        )
+
+    def read_everyone(self, times: int) -> None:
+        for _ in range(times):
+            for reader in self.readers:
+                self.read(reader)
+
+    def adapt(self, **changes) -> int:
+        """One round, waiting for the round's turn (rounds are ``INTERVAL`` apart)."""
+        settings = dataclasses.replace(self.c.settings, **changes)
+        c = self.c
+        time.sleep(INTERVAL * 1.5)
+        return adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, settings)
+
+    def leaning(self, author: int) -> str | None:
+        return self.c.users.get(author).get("fanout_leaning")
+
+    def check_homes(self) -> None:
+        self.settle()
+        for reader in self.readers:
+            assert [p["_id"] for p in self.read(reader).posts] == sorted(self.posted, reverse=True)
+
+
+@pytest.fixture
+def world(components, settle):
+    world = World(components, settle)
+    assert world.adapt() == 0  # the first round starts the meters' clock
+    world.read_everyone(10)  # 30 reads: each follower reads 10 times per quiet post
+    world.post(world.quiet, 1)
+    world.post(world.chatty, 20)  # 20 posts to 3 followers: 60 deliveries for 30 reads
+    return world
+
+
+def test_measured_rates_push_the_read_author_and_pull_the_chatty_one(world):
+    merged_before = world.read(world.readers[0]).merged_authors
+    assert world.adapt() == 2
+    assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "pull")
+    described = operators.describe_fanout(world.c.fanout_settings, world.c.feeds)
+    assert described["adaptive"] == {"pushed": 1, "pulled": 1}
+    world.check_homes()
+    assert world.read(world.readers[0]).merged_authors == merged_before + 1  # chatty, pulled
+    world.post(world.chatty, 2)  # pulled now: readers see new posts from its outbox
+    world.check_homes()
+
+
+def test_leaving_adaptive_mode_sets_the_decisions_aside(world):
+    world.adapt()
+    world.check_homes()
+    merged_before = world.read(world.readers[0]).merged_authors
+    operators.change_fanout(world.c.fanout_settings, world.c.feeds, world.c.queue, mode="hybrid")
+    world.check_homes()
+    assert world.read(world.readers[0]).merged_authors == merged_before - 1  # pushed again
+    assert world.adapt() == 0
+    operators.change_fanout(world.c.fanout_settings, world.c.feeds, world.c.queue, mode="adaptive")
+    world.check_homes()
+    assert world.read(world.readers[0]).merged_authors == merged_before  # chatty pulled again
+
+
+def test_an_operators_override_wins(world):
+    c = world.c
+    operators.set_author_strategy(
+        c.users, c.feeds, c.fanout_settings, c.queue, world.chatty, "push"
+    )
+    assert world.adapt() == 1
+    assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", None)
+    merged = world.read(world.readers[0]).merged_authors
+    world.check_homes()
+    assert world.read(world.readers[0]).merged_authors == merged
+
+
+def test_a_round_changes_a_bounded_number_of_decisions(world):
+    assert world.adapt(adaptive_changes_per_round=1) == 1
+    assert world.leaning(world.quiet) == "push"
+    assert world.adapt(adaptive_changes_per_round=1) == 1  # the next round goes on from there
+    assert world.leaning(world.chatty) == "pull"
+    world.check_homes()
+
+
+def test_a_decision_lasts_at_least_the_dwell_time(world):
+    world.adapt()
+    world.read_everyone(200)  # chatty's readers now read far more than chatty posts
+    assert world.adapt(adaptive_min_dwell_seconds=3600) == 0
+    assert world.leaning(world.chatty) == "pull"
+    assert world.adapt() == 1
+    assert world.leaning(world.chatty) == "push"
+    world.check_homes()
+
+
+def test_other_modes_measure_nothing(components, settle, settings):
+    world = World(components, settle)
+    operators.change_fanout(
+        components.fanout_settings, components.feeds, components.queue, mode="hybrid"
+    )
+    settle()
+    world.read_everyone(3)
+    world.post(world.chatty, 3)
+    assert world.adapt() == 0
+    client = redis.Redis.from_url(settings.redis_url)
+    assert not list(client.scan_iter("fanout:rates:*"))
+    assert not client.exists("fanout:adaptive")
