@@ -1,7 +1,8 @@
 """The fan-out invariant under random operations, against the real stack.
 
 A hypothesis state machine signs users up, reads, follows, unfollows, posts, deletes, switches
-mode, moves the celebrity threshold and sets per-author overrides, on mongomock, a real
+mode (adaptive included), moves the celebrity threshold, sets per-author overrides, and lets
+adaptive mode decide (a round on the measured rates, or a decision forced), on mongomock, a real
 redis-server and a real Celery worker. Small caps and chunks make paging fall back to MongoDB
 and split deliveries. Once settled, every user's home timeline (every page) must equal the
 reference model; while reconciling, no page may hold a duplicate, a deleted post or a post
@@ -23,14 +24,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
 
 from socialapp import create_app
-from socialapp.services import accounts, graph, operators, posts, timeline
+from socialapp.services import accounts, adaptive, graph, operators, posts, timeline
 from socialapp.stores import mongo
 from tests.conftest import flush_redis, wait_settled
 
 MAX_USERS = 6
 PAGE = 3
 users = st.integers(0, MAX_USERS - 1)
-modes = st.sampled_from(["write", "read", "hybrid"])
+modes = st.sampled_from(["write", "read", "hybrid", "adaptive"])
 thresholds = st.integers(1, 4)  # authors cross it as they gain and lose followers
 graphs = st.lists(st.booleans(), min_size=MAX_USERS**2, max_size=MAX_USERS**2).map(
     lambda bits: [divmod(i, MAX_USERS) for i, bit in enumerate(bits) if bit]
@@ -46,6 +47,9 @@ def settings(settings):
         outbox_cap=4,
         fanout_chunk_size=2,
         settings_refresh_seconds=0.01,  # one process: only shortens reconciliation's wait
+        adaptive_interval_seconds=0.001,  # a round whenever the machine asks for one
+        adaptive_min_dwell_seconds=0,
+        adaptive_cost_ratio=1.0,  # authors flip as the random reads and posts shift
     )
 
 
@@ -279,6 +283,30 @@ class FanoutMachine(RuleBasedStateMachine):
         )
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
+
+    @rule(
+        author=users,
+        leaning=st.sampled_from(["push", "pull"]),
+        follower=users,
+        then_settle=st.booleans(),
+    )
+    @step
+    def lean(self, author, leaning, follower, then_settle) -> None:
+        """Adaptive mode decides for an author (in force in adaptive mode only), then one of
+        their followers reads at once."""
+        c, author = self.c, self.user(author)
+        adaptive.lean(c.users, c.feeds, c.fanout_settings, c.queue, author, leaning, time.time())
+        followers = sorted(a for a, b in self.follows if b == author) or [author]
+        self.check_switch(followers[follower % len(followers)], then_settle)
+
+    @rule(reader=users, then_settle=st.booleans())
+    @step
+    def adapt(self, reader, then_settle) -> None:
+        """A round of adaptive mode on the rates measured so far, then someone reads."""
+        c = self.c
+        time.sleep(0.002)  # the round's turn: one per adaptive_interval_seconds
+        adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)
+        self.check_switch(self.user(reader), then_settle)
 
     @rule()
     @step

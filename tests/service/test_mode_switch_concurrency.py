@@ -1,7 +1,8 @@
 """Reading home timelines while the operator switches fan-out mode and threshold.
 
 Reader threads page through their whole home timeline over and over, while posts are created
-and deleted and the mode goes write -> read -> hybrid -> write with threshold changes. No read
+and deleted and the mode goes write -> read -> hybrid -> adaptive -> write with threshold
+changes, and adaptive mode's decisions for authors change under the readers. No read
 may fail, repeat a post, show a post deleted before the read began or a post of an author not
 followed, or miss a post delivered before the switches began; once settled, every timeline is
 exactly the reader's own posts and those of the accounts they follow, newest first.
@@ -13,13 +14,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 
-from socialapp.services import graph, operators, posts
+from socialapp.services import adaptive, graph, operators, posts
 
 AUTHORS = 5
 READERS = 6
 PAGE = 5
 TRAVERSALS_PER_STEP = 2
 # (change, whether to keep reading until it is reconciled before the next change)
+# ``lean``: adaptive mode's decision for the author at that index (as a round would make it).
 STEPS = (
     ({"mode": "read"}, True),
     ({"mode": "hybrid", "celebrity_threshold": 3}, True),
@@ -28,6 +30,15 @@ STEPS = (
     ({"mode": "write"}, False),
     ({"celebrity_threshold": 1}, False),
     ({"mode": "hybrid"}, True),
+    ({"mode": "adaptive"}, False),
+    ({"lean": (0, "push")}, False),  # every author is pulled at threshold 1: two to push
+    ({"lean": (4, "push")}, True),
+    ({"celebrity_threshold": 10}, True),  # the undecided are pushed now: two to pull
+    ({"lean": (2, "pull")}, False),
+    ({"lean": (0, "pull")}, False),
+    ({"mode": "read"}, False),
+    ({"mode": "adaptive", "celebrity_threshold": 3}, True),
+    ({"lean": (2, "push")}, False),
     ({"mode": "write"}, False),
 )
 
@@ -165,7 +176,14 @@ def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
         threads = [*reading, posting]
         try:
             for change, reconciled in STEPS:
-                operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **change)
+                if "lean" in change:
+                    index, leaning = change["lean"]
+                    author = ids[authors[index].id]
+                    adaptive.lean(
+                        c.users, c.feeds, c.fanout_settings, c.queue, author, leaning, time.time()
+                    )
+                else:
+                    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **change)
                 wait_for_traversals(feed, readers, threads)
                 while (
                     reconciled
