@@ -1,5 +1,7 @@
 """Operator accounts and the /v1/admin fan-out controls."""
 
+import datetime as dt
+
 import pytest
 
 from socialapp import create_app
@@ -53,6 +55,17 @@ def test_switch_is_in_force_after_a_reconciliation(client, operator_headers, com
     settle()
     shown = client.get("/v1/admin/fanout", headers=operator_headers).json
     assert shown["settled"] is True and shown["pending"] == []
+
+
+def test_adaptive_mode_over_http_shows_its_decisions(client, signup, operator_headers, components):
+    response = client.put("/v1/admin/fanout", json={"mode": "adaptive"}, headers=operator_headers)
+    assert response.status_code == 200 and response.json["mode"] == "adaptive"
+    assert response.json["adaptive"] == {"pushed": 0, "pulled": 0}
+    ada, bob = signup(), signup()
+    components.users.set_fanout_leaning(int(ada.id), "pull", dt.datetime.now(dt.UTC))
+    components.users.set_fanout_leaning(int(bob.id), "pull", dt.datetime.now(dt.UTC))
+    shown = client.get("/v1/admin/fanout", headers=operator_headers).json
+    assert shown["adaptive"] == {"pushed": 0, "pulled": 2}
 
 
 @pytest.mark.parametrize(
