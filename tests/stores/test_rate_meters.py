@@ -1,0 +1,70 @@
+"""Adaptive mode's rate meters and rounds in ``FanoutState``, on one Redis server and on a
+3-master Redis Cluster (``timeline_client`` is parametrised over both)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from socialapp.stores.fanout_state import FanoutState
+
+WINDOW = 100.0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock():
+    return Clock()
+
+
+@pytest.fixture
+def state(timeline_client, clock):
+    return FanoutState(timeline_client, clock=clock)
+
+
+def test_a_meter_counts_events_and_decays_between_them(state, clock):
+    for _ in range(3):
+        state.count(7, "reads", WINDOW)
+    clock.now += WINDOW  # one time constant later: e times less
+    state.count(7, "reads", WINDOW)
+    expected_now = 3 / math.e + 1
+    assert state.meters([7], "reads", WINDOW, clock.now) == [pytest.approx(expected_now)]
+    later = clock.now + 2 * WINDOW
+    assert state.meters([7], "reads", WINDOW, later) == [pytest.approx(expected_now / math.e**2)]
+
+
+def test_meters_are_per_user_and_per_kind(state, clock):
+    state.count(1, "reads", WINDOW)
+    state.count(2, "posts", WINDOW)
+    state.count(2, "posts", WINDOW)
+    now = clock.now
+    assert state.meters([1, 2, 3], "reads", WINDOW, now) == [1.0, 0.0, 0.0]
+    assert state.meters([1, 2, 3], "posts", WINDOW, now) == [0.0, 2.0, 0.0]
+
+
+def test_a_clock_behind_the_last_count_does_not_grow_the_meter(state, clock):
+    state.count(5, "reads", WINDOW)
+    clock.now -= 50  # another process whose clock is behind
+    state.count(5, "reads", WINDOW)
+    assert state.meters([5], "reads", WINDOW, clock.now + 50) == [pytest.approx(2.0)]
+
+
+def test_one_round_per_interval_resuming_where_the_last_ended(state, clock, timeline_client):
+    since, after = state.adaptive_round(60)
+    assert (since, after) == (clock.now, 0)
+    assert state.adaptive_round(60) is None  # another process: not its turn
+    state.end_adaptive_round(42)
+    timeline_client.delete("fanout:adaptive:lock")  # the interval has passed
+    clock.now += 60
+    assert state.adaptive_round(60) == (since, 42)  # measuring since the first round
+    state.stop_measuring()
+    timeline_client.delete("fanout:adaptive:lock")
+    assert state.adaptive_round(60) == (clock.now, 0)
