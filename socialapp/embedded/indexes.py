@@ -66,6 +66,15 @@ class Index:
             self.entries.remove(entry)
 
 
+class _Unbuilt:
+    """The ``_id`` index before it is built, as far as planning needs it: its fields."""
+
+    complex: frozenset = frozenset()
+
+    def __init__(self, fields: list[str]) -> None:
+        self.fields = fields
+
+
 class Plan:
     """An index, the equality keys of its leading fields, an optional range on the next."""
 
@@ -147,7 +156,7 @@ class Indexes:
 
     # --- answering ---
 
-    def _sync(self) -> None:
+    def build(self) -> None:
         """Build each declared index not built yet; forget dropped ones."""
         declared = {"_id_": ["_id"]} if "_id_" in self._specs else {}
         for name, spec in self._store.indexes.items():
@@ -171,30 +180,32 @@ class Indexes:
 
     def _plan(self, conditions: dict, sort) -> Plan | None:
         best, best_score = None, (0, False)
-        candidates: list[Index | None] = list(self._built.values())
+        candidates: list[Index | _Unbuilt] = list(self._built.values())
         if "_id_" not in self._built and isinstance(conditions.get("_id"), Range):
-            candidates.append(None)  # built if chosen
+            candidates.append(_Unbuilt(["_id"]))
         for index in candidates:
-            fields = index.fields if index is not None else ["_id"]
-            if index is not None and index.complex:
+            if index.complex:
                 continue
             equal = []
-            for field in fields:
+            for field in index.fields:
                 if not isinstance(conditions.get(field), Equal):
                     break
                 equal.append(conditions[field])
-            following = fields[len(equal)] if len(equal) < len(fields) else None
+            following = index.fields[len(equal)] if len(equal) < len(index.fields) else None
             within = conditions.get(following)
             within = within if isinstance(within, Range) else None
             if not equal and within is None:
                 continue
-            plan = Plan(index if index is not None else self._id_index(), equal, within)
-            if plan.index.complex:
-                continue
+            plan = Plan(index, equal, within)
             plan.serve(sort)
             score = (len(equal) + (within is not None), plan.order is not None)
             if score > best_score:
                 best, best_score = plan, score
+        if best is not None and isinstance(best.index, _Unbuilt):
+            # Built only once chosen: built for a plan that loses (another index serves the
+            # query better), it would walk the whole collection for nothing, inside a request.
+            self._id_index()
+            return self._plan(conditions, sort)
         return best
 
     def find(self, query: dict, sort=None, window: int | None = None, *, filtered: bool):
@@ -205,7 +216,7 @@ class Indexes:
         With ``window`` and a sort the index serves, only the first ``window`` matches of
         each index range (and their ties) are kept. None: no index serves the query.
         """
-        self._sync()
+        self.build()
         conditions, whole = query_conditions(query)
         documents = self._store._documents
         equal_id = conditions.get("_id")
@@ -241,7 +252,7 @@ class Indexes:
 
     def expire(self, name: str, field: str, seconds: int) -> bool:
         """Delete what TTL index ``name`` says has expired; False if the index cannot tell."""
-        self._sync()
+        self.build()
         index = self._built.get(name)
         if index is None or index.complex or index.fields != [field]:
             return False

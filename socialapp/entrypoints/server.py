@@ -91,10 +91,14 @@ class Application(BaseApplication):
     def load(self):
         """The app, built in the worker process (after the fork), with its in-process worker."""
         from socialapp.app import create_app
+        from socialapp.embedded import mongomock_store
         from workers.embedded import EmbeddedWorker
 
         app = create_app(self._settings)
         if self._settings.embedded_mongo:
+            # The generator loads the store inside this process: keep what it loads out of
+            # the full garbage collections (see freeze_bulk_loads).
+            mongomock_store.freeze_bulk_loads()
             components = app.extensions["socialapp"]
             self._worker = EmbeddedWorker(components, queues=self._worker_queues).start()
         return app
