@@ -89,8 +89,9 @@ def markdown(sizes: list[int], summary: dict) -> str:
         "",
         f"`make run` defaults (gunicorn, mongomock in process, in-process worker), seeded with "
         f"{options['celebrities']} celebrities and {options['posts_per_user']} posts per user, "
-        f"hybrid mode with threshold {options['threshold']}; locust mix of loadtest/README.md "
-        f"with {options['users']} simulated users for {options['run_time']}. Budgets: "
+        f"hybrid mode with threshold {options['threshold']}, one warm-up home read; locust mix "
+        f"of loadtest/README.md with {options['users']} simulated users for "
+        f"{options['run_time']}. Budgets: "
         f"loadtest/budgets.toml ({'all met' if summary['budgets_met'] else 'missed'}).",
         "",
     ]
