@@ -180,8 +180,14 @@ class FeedManager:
         """Readers pull ``author_id`` as well until ``settle``: their homes are being filled."""
         self._state.mark_unsettled(author_id)
 
-    def settle(self, author_id: int) -> None:
-        self._state.settle(author_id)
+    def reconciling(self, author_id: int) -> str | None:
+        """The changes counted since the author's reconciliation began; None if settled."""
+        return self._state.changes(author_id)
+
+    def settle(self, author_id: int, changes: str | None = None) -> bool:
+        """Settle the author; with ``changes`` (from ``reconciling``), only if no change came
+        since (False: the newer change is still to be reconciled)."""
+        return self._state.settle(author_id, changes)
 
     def unsettled(self) -> set[int]:
         return self._state.unsettled()

@@ -119,7 +119,10 @@ def on_strategy_changed(
     to_push = any(
         not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in settings.configs
     )
-    if to_push or _pulled_sets_stale(feeds, settings, author):
+    reconciling = feeds.reconciling(author["_id"]) is not None
+    if to_push or reconciling or _pulled_sets_stale(feeds, settings, author):
+        # While an earlier change is reconciled, this one counts as another: that
+        # reconciliation read the author before it, so it may not settle them.
         _unsettle(feeds, fanout_settings, queue, author["_id"])
     feeds.set_strategy(author["_id"], after)
 
@@ -299,17 +302,18 @@ def reconcile_author(
     and fill or empty their pulled sets, then settle; again while a change raced it."""
     _wait_until(not_before)
     for _ in range(RECONCILE_ROUNDS):
+        changes = feeds.reconciling(author_id)  # before the author: a later change shows
         author = users.get(author_id)
         if author is None:
-            break
+            feeds.settle(author_id)
+            return
         settings = fanout_settings.current()
         feeds.set_strategy(author_id, strategy_of(author))  # the newest, whoever wrote last
         if settings.delivery_pushes(author["followers_count"], strategy_of(author)):
             feeds.merge_into_active(author_id, follows.follower_chunks(author_id))
         _sync_pulled_sets(feeds, follows, settings, author)
-        feeds.settle(author_id)
-        author = users.get(author_id)
-        if author is None or not _pulled_sets_stale(feeds, fanout_settings.current(), author):
+        if feeds.settle(author_id, changes):
             return
-        feeds.unsettle(author_id)  # changed meanwhile: readers pull and delivery pushes again
-    feeds.settle(author_id)
+    # Still changing: it stays unsettled (pushed, and pulled where the sets hold it, a
+    # superset of the work) until a later change's reconciliation settles it.
+    log.warning("author %s kept changing while reconciled; left unsettled", author_id)

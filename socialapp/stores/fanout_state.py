@@ -23,7 +23,7 @@ from socialapp.stores.unavailable import REDIS, translates
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
 FOLLOWERS = "fanout:followers"
 OVERRIDES = "fanout:overrides"  # authors' strategies other than auto (domain.fanout)
-UNSETTLED = "fanout:unsettled"
+UNSETTLED = "fanout:reconciling"  # author -> changes since their reconciliation began
 PULLED = "fanout:pulled"  # written and read by reconciliation only, never by a page read
 ACTIVE = "fanout:active"
 SWEEP_LOCK = "fanout:sweep"
@@ -64,7 +64,7 @@ class FanoutState:
         self._single_server = not isinstance(client, RedisCluster)
         self._scripts = {
             name: client.register_script((LUA / f"state_{name}.lua").read_text())
-            for name in ("followees", "fill_followees", "authors", "active", "meter")
+            for name in ("followees", "fill_followees", "authors", "active", "meter", "settle")
         }
 
     # Followees of a reader -------------------------------------------------------------
@@ -126,12 +126,12 @@ class FanoutState:
         pipe = self._redis.pipeline(transaction=False)
         pipe.hmget(FOLLOWERS, [*fields, LOADED])
         pipe.hmget(OVERRIDES, fields)
-        pipe.smismember(UNSETTLED, fields)
+        pipe.hmget(UNSETTLED, fields)
         counts, overrides, unsettled = pipe.execute()
         if counts.pop() is None:
             return None
         return {
-            author: (int(count or 0), override or "auto", bool(flag))
+            author: (int(count or 0), override or "auto", flag is not None)
             for author, count, override, flag in zip(
                 author_ids, counts, overrides, unsettled, strict=True
             )
@@ -163,16 +163,26 @@ class FanoutState:
         pipe.execute()
 
     def mark_unsettled(self, author_id: int) -> None:
-        self._redis.sadd(UNSETTLED, str(author_id))
+        """The author is being reconciled; a change while they are counts as one more."""
+        self._redis.hincrby(UNSETTLED, str(author_id), 1)
 
-    def settle(self, author_id: int) -> None:
-        self._redis.srem(UNSETTLED, str(author_id))
+    def changes(self, author_id: int) -> str | None:
+        """The author's changes so far (None when settled): read it before the author."""
+        return self._redis.hget(UNSETTLED, str(author_id))
+
+    def settle(self, author_id: int, changes: str | None = None) -> bool:
+        """Settle the author; with ``changes``, only if no change came since they were read
+        (False: a newer change is still to be reconciled)."""
+        if changes is None:
+            self._redis.hdel(UNSETTLED, str(author_id))
+            return True
+        return bool(self._scripts["settle"](keys=[UNSETTLED], args=[author_id, changes]))
 
     def unsettled(self) -> set[int]:
-        return {int(m) for m in self._redis.smembers(UNSETTLED)}
+        return {int(m) for m in self._redis.hkeys(UNSETTLED)}
 
     def is_unsettled(self, author_id: int) -> bool:
-        return bool(self._redis.sismember(UNSETTLED, str(author_id)))
+        return bool(self._redis.hexists(UNSETTLED, str(author_id)))
 
     # Authors in their followers' pulled sets -----------------------------------------------
     def pulled_mark(self, author_id: int) -> bool:

@@ -9,7 +9,7 @@ import time
 import pytest
 import redis
 
-from socialapp.services import accounts, adaptive, graph, operators, posts, timeline
+from socialapp.services import accounts, adaptive, fanout, graph, operators, posts, timeline
 
 INTERVAL = 0.05
 
@@ -153,3 +153,63 @@ def test_other_modes_measure_nothing(components, settle, settings):
     client = redis.Redis.from_url(settings.redis_url)
     assert not list(client.scan_iter("fanout:rates:*"))
     assert not client.exists("fanout:adaptive")
+
+
+class InlineQueue:
+    """Runs what fan-out sends at once, in this thread, except reconciliation, which the
+    test runs itself to interleave with it."""
+
+    def __init__(self, c) -> None:
+        self.c = c
+
+    def send(self, name, *args, queue=None, countdown=None) -> None:
+        c = self.c
+        if name == fanout.DELIVER:
+            fanout.deliver_post(c.posts, c.follows, c.feeds, c.fanout_settings, self, *args)
+        elif name == fanout.DELIVER_CHUNK:
+            fanout.deliver_chunk(c.posts, c.feeds, c.metrics, *args)
+
+
+def test_a_flip_during_reconciliation_hides_no_post(components):
+    """An author pulled -> pushed is being reconciled when adaptive mode flips them back to
+    pull: the reconciliation, working from the author as it read them, empties the pulled
+    sets; it must not settle the author then, or a post made right after is neither pushed
+    nor pulled."""
+    c, queue = components, InlineQueue(components)
+    operators.change_fanout(c.fanout_settings, c.feeds, queue, mode="adaptive")
+    c.fanout_settings.settle(c.fanout_settings.read().generation)  # nobody to reconcile yet
+    author, reader = (
+        accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
+        for handle in ("flipper", "watcher")
+    )
+    graph.follow(c.uow, c.feeds, c.fanout_settings, queue, reader, author)
+    read = lambda: timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)  # noqa: E731
+    read()  # the reader is active
+
+    def reconcile() -> None:
+        fanout.reconcile_author(c.users, c.follows, c.feeds, c.fanout_settings, author)
+
+    adaptive.lean(c.users, c.feeds, c.fanout_settings, queue, author, "pull", time.time())
+    reconcile()  # settled as pulled: the reader's pulled set holds the author
+    adaptive.lean(c.users, c.feeds, c.fanout_settings, queue, author, "push", time.time())
+    merge, settle, posted = c.feeds.merge_into_active, c.feeds.settle, []
+
+    def merge_then_flip(*args) -> None:
+        merge(*args)
+        if not posted:
+            adaptive.lean(c.users, c.feeds, c.fanout_settings, queue, author, "pull", time.time())
+
+    def settle_then_post(*args):
+        settled = settle(*args)
+        if not posted:
+            posted.append(posts.create_post(c.uow, c.feeds, queue, c.ids, author, "now")["_id"])
+            assert posted[0] in [p["_id"] for p in read().posts]
+        return settled
+
+    c.feeds.merge_into_active, c.feeds.settle = merge_then_flip, settle_then_post
+    try:
+        reconcile()
+    finally:
+        c.feeds.merge_into_active, c.feeds.settle = merge, settle
+    reconcile()
+    assert posted[0] in [p["_id"] for p in read().posts]

@@ -209,7 +209,7 @@ def test_only_fan_out_state_lives_without_a_ttl(client, signup, components, sett
     assert without_ttl <= {
         "fanout:followers",
         "fanout:overrides",
-        "fanout:unsettled",
+        "fanout:reconciling",
         "fanout:active",
     }
     assert "fanout:active" in without_ttl
