@@ -4,7 +4,8 @@
 (``socialapp.services.seed``), gives every user a skewed posting rate and reading rate, and
 replays the same operations through the real services, with a real Celery worker on a real
 redis-server, for each strategy (``write``, ``read``, ``hybrid`` at several thresholds, and
-``adaptive`` once it exists) at each read:write ratio of a sweep. It measures Redis commands
+``adaptive``, which first learns each cell's mix: ``experiment.learn``) at each read:write
+ratio of a sweep. It measures Redis commands
 and CPU, the CPU of the replaying thread and of the worker, Redis memory, home-read latency
 and post-to-visible latency, and writes a report folder (summary.md, figures.json, plots).
 It asserts nothing.
@@ -27,6 +28,9 @@ class Size:
     concurrency: int  # worker threads
     threshold_percentiles: tuple[int, ...]  # hybrid thresholds, in follower-count percentiles
     rounds: int  # every strategy measured this many times, each in a fresh world
+    # Adaptive mode on the workload's time scale (a cell lasts operations / rate seconds)
+    rate_window_s: float  # its meters' time constant: a few seconds of a cell's traffic
+    round_interval_s: float  # at least this long between two of its rounds
 
 
 SIZES = {
@@ -41,6 +45,8 @@ SIZES = {
         concurrency=4,
         threshold_percentiles=(50, 95),
         rounds=1,
+        rate_window_s=0.1,  # cells last 0.3 s
+        round_interval_s=0.05,
     ),
     "full": Size(
         name="full",
@@ -53,5 +59,7 @@ SIZES = {
         concurrency=4,
         threshold_percentiles=(50, 90, 99),
         rounds=3,
+        rate_window_s=4.0,  # cells last 10 s
+        round_interval_s=0.5,
     ),
 }

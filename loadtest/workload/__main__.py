@@ -42,12 +42,17 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     chosen, notes = strategies.choose(followers, size.threshold_percentiles)
     weights = traffic.rates(followers, mix)
     schedule = {r: traffic.operations(weights, r, size.operations, mix.seed) for r in size.ratios}
+    learning = {  # what adaptive mode learns from before each cell: the same mix, other draws
+        r: traffic.operations(weights, r, size.operations, f"{mix.seed}:learning")
+        for r in size.ratios
+    }
     figures: dict = {
         "environment": environment.describe(),
         "size": dataclasses.asdict(size),
         "mix": dataclasses.asdict(mix),
         "graph": report.graph_summary(graph, weights),
         "strategies": [dataclasses.asdict(s) for s in chosen],
+        "settings": experiment.settings(size),
         "notes": notes,
         "setup_s": {},
     }
@@ -57,7 +62,9 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
         for round_ in range(size.rounds):
             for strategy in chosen[round_:] + chosen[:round_]:  # drift spread over all
                 log(f"[{size.name}] round {round_ + 1}/{size.rounds}: {strategy.name}")
-                found = experiment.measure(server.url, size, mix, strategy, graph, schedule, log)
+                found = experiment.measure(
+                    server.url, size, mix, strategy, graph, schedule, log, learning
+                )
                 figures["setup_s"].setdefault(strategy.name, []).append(found["setup_s"])
                 runs += [analysis.add_costs(cell) | {"round": round_} for cell in found["cells"]]
     cells = analysis.medians(runs)
@@ -69,7 +76,9 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     figures["cheapest"] = {str(r): cell["strategy"] for r, cell in best.items()}
     figures["crossover_write_read"] = analysis.crossover(cells, "write", "read")
     figures["feeding_frenzy"] = analysis.feeding_frenzy(cells, graph, weights, size.ratios)
-    figures["adaptive"] = analysis.adaptive_verdict(cells, best)
+    seen = analysis.seen_posting(schedule, learning)
+    figures["adaptive"] = analysis.adaptive_verdict(cells, best, seen)
+    figures["adaptive_rounds"] = analysis.adaptive_rounds(runs, figures["graph"]["authors"])
     return figures
 
 

@@ -125,23 +125,71 @@ def feeding_frenzy(cells: list[dict], graph: Graph, weights, ratios) -> dict:
     }
 
 
-def adaptive_verdict(cells: list[dict], best: dict[float, dict]) -> list[dict]:
+def seen_posting(schedule: dict[float, list], learning: dict[float, list]) -> dict[float, float]:
+    """Per ratio, the share of a cell's posts whose author posted at least once in adaptive's
+    learning slice: of the others, it had measured no post."""
+    found = {}
+    for ratio, ops in schedule.items():
+        seen = {user for kind, user in learning.get(ratio, ()) if kind == "post"}
+        posters = [user for kind, user in ops if kind == "post"]
+        found[ratio] = sum(user in seen for user in posters) / max(len(posters), 1)
+    return found
+
+
+def adaptive_verdict(
+    cells: list[dict], best: dict[float, dict], seen: dict[float, float] | None = None
+) -> list[dict]:
+    """Per ratio, adaptive's cost against the cheapest fixed strategy's, what it decided,
+    and the share of the cell's posts by authors it had seen post (``seen_posting``)."""
+    seen = seen or {}
     rows = []
     for cell in cells:
         if cell["strategy"] == "adaptive" and cell["ratio"] in best:
-            floor = best[cell["ratio"]]["cost_per_1000_ops"]
+            cheapest = best[cell["ratio"]]
+            floor = cheapest["cost_per_1000_ops"]
             share = cell["cost_per_1000_ops"] / floor
+            learned = cell.get("learning", {})
             rows.append(
                 {
                     "ratio": cell["ratio"],
                     "adaptive": cell["cost_per_1000_ops"],
                     "cheapest": floor,
-                    "cheapest_strategy": best[cell["ratio"]]["strategy"],
+                    "cheapest_strategy": cheapest["strategy"],
                     "over": share - 1,
                     "within": share <= 1 + WITHIN,
+                    # rounds overlap: adaptive's cheapest round within 10% of the other's dearest
+                    "within_noise": min(cell.get("cost_rounds", [cell["cost_per_1000_ops"]]))
+                    <= (1 + WITHIN) * max(cheapest.get("cost_rounds", [floor])),
+                    "deliveries": cell.get("deliveries"),
+                    "cheapest_deliveries": cheapest.get("deliveries"),
+                    "commands_per_op": cell.get("commands_per_op"),
+                    "cheapest_commands_per_op": cheapest.get("commands_per_op"),
+                    "posts_seen_posting": seen.get(cell["ratio"]),
+                    **{k: learned[k] for k in ("pushed", "pulled", "changed") if k in learned},
                 }
             )
-    return rows
+    return sorted(rows, key=lambda row: row["ratio"])
+
+
+def adaptive_rounds(runs: list[dict], authors: int) -> dict | None:
+    """What adaptive's rounds of decisions cost (every round over all ``authors``), median
+    over the cells, per author examined."""
+    rounds = [c["learning"]["round"] for c in runs if "learning" in c]
+    if not rounds or not authors:
+        return None
+    cpu = sorted(r["cpu_s"] + r["redis_cpu_s"] for r in rounds)
+    commands = sorted(r["redis_commands"] for r in rounds)
+    wall = sorted(r["wall_s"] for r in rounds)
+    middle = (len(rounds) - 1) // 2
+    return {
+        "rounds": len(rounds),
+        "authors": authors,
+        "cpu_s": rounded(cpu[middle], 3),
+        "wall_s": rounded(wall[middle], 3),
+        "redis_commands": commands[middle],
+        "cpu_ms_per_author": rounded(1000 * cpu[middle] / authors, 3),
+        "commands_per_author": rounded(commands[middle] / authors, 1),
+    }
 
 
 def _by_ratio(cells: list[dict], one: str, other: str) -> list[tuple[float, float]]:

@@ -9,7 +9,8 @@ from loadtest.benchmark.stats import percentile
 from loadtest.environment import run_line
 from loadtest.load.report import table
 from loadtest.workload import analysis, plots, traffic
-from loadtest.workload.strategies import NOT_BUILT
+from socialapp.config import Settings
+from socialapp.domain.fanout import FanoutConfig
 from socialapp.services.seed import Graph
 
 PLOTS = {"crossover.png": plots.crossover, "latency_cost.png": plots.latency_cost}
@@ -29,6 +30,7 @@ def graph_summary(graph: Graph, weights: traffic.Rates) -> dict:
     following = [a["following_count"] for a in graph.accounts]
     return {
         "accounts": len(graph.accounts),
+        "authors": sum(1 for count in followers if count > 0),  # what adaptive decides on
         "follows": len(graph.edges),
         "followers": {f"p{p}": round(percentile(followers, p)) for p in (50, 90, 99, 100)},
         "following": {f"p{p}": round(percentile(following, p)) for p in (50, 90, 99, 100)},
@@ -45,9 +47,10 @@ def headlines(f: dict) -> list[str]:
         + (f"{crossing:.2g} reads per post" if crossing else "no ratio of the sweep")
     )
     lines += [
-        f"adaptive at {r['ratio']:g}:1: {r['over']:+.0%} against {r['cheapest_strategy']}"
+        f"adaptive at {r['ratio']:g}:1: {r['over']:+.0%} against {r['cheapest_strategy']} "
+        f"({r.get('pushed', 0)} authors pushed, {r.get('pulled', 0)} pulled)"
         for r in f["adaptive"]
-    ] or [NOT_BUILT]
+    ]
     return lines
 
 
@@ -126,29 +129,137 @@ def _crossing(f: dict) -> str:
 
 
 def _adaptive(f: dict) -> str:
-    if not f["adaptive"]:
-        return NOT_BUILT + ".\n"
-    rows = [
+    rows = f["adaptive"]
+    if not rows:
+        return "Adaptive mode was not measured in this run.\n"
+    size, settings = f["size"], f["settings"]
+    intro = (
+        "Before each of its cells, adaptive mode learnt that cell's mix, unmeasured: a slice "
+        f"of the same mix ({size['operations']} other draws at the same rate) with its meters "
+        f"counting (time constant {settings['adaptive_rate_window_seconds']:g} s), one round "
+        f"of decisions over all {f['graph']['authors']:,} authors (cost ratio H/L "
+        f"{Settings.adaptive_cost_ratio:g}, hysteresis {Settings.adaptive_hysteresis:.0%}: "
+        "the defaults), and their reconciliation; then the cell was measured with those "
+        "decisions, decisions carried from one cell to the next as a mix that shifts would "
+        "carry them. Authors it has not decided fall back to the default threshold "
+        f"({FanoutConfig.celebrity_threshold:,} followers: pushed here). Pushed and pulled count "
+        "its decisions after learning, changed those the round changed.\n"
+    )
+    table_rows = [
         [
             f"{r['ratio']:g}:1",
             f"{r['adaptive']:.2f}",
             f"{r['cheapest']:.2f} ({r['cheapest_strategy']})",
             f"{r['over']:+.0%}",
             "yes" if r["within"] else "NO",
+            str(r.get("pushed", "-")),
+            str(r.get("pulled", "-")),
+            str(r.get("changed", "-")),
         ]
-        for r in f["adaptive"]
+        for r in rows
     ]
-    return "\n".join(
-        table(
-            [
-                "reads:posts",
-                "adaptive",
-                "cheapest fixed",
-                "difference",
-                f"within {analysis.WITHIN:.0%}",
-            ],
-            rows,
+    header = [
+        "reads:posts",
+        "adaptive",
+        "cheapest fixed",
+        "difference",
+        f"within {analysis.WITHIN:.0%}",
+        "pushed",
+        "pulled",
+        "changed",
+    ]
+    parts = [intro, "\n".join(table(header, table_rows)) + "\n", _verdict(f)]
+    if f.get("adaptive_rounds"):
+        parts.append(_round_cost(f))
+    return "\n".join(parts)
+
+
+def _verdict(f: dict) -> str:
+    rows = f["adaptive"]
+    within = [r for r in rows if r["within"]]
+    lines = [
+        f"Adaptive cost no more than the cheapest fixed strategy plus {analysis.WITHIN:.0%} at "
+        f"{len(within)} of {len(rows)} ratios."
+    ]
+    pushed_more = []
+    for r in rows:
+        if r["within"]:
+            continue
+        other, within_ = f"`{r['cheapest_strategy']}`", f"{analysis.WITHIN:.0%}"
+        noise = (
+            f"its cheapest round was within {within_} of the dearest round of {other}, "
+            "so this is within the run's noise"
+            if r["within_noise"]
+            else f"no round of it came within {within_} of the rounds of {other}"
         )
+        line = (
+            f"At {r['ratio']:g}:1 it cost {r['over']:+.0%} against {other} "
+            f"({r['adaptive']:.2f} against {r['cheapest']:.2f}); {noise}. It pushed "
+            f"{r.get('pushed', 0):,} authors and pulled {r.get('pulled', 0):,}; its cell made "
+            f"{r['deliveries']:,} deliveries where {other} made {r['cheapest_deliveries']:,}"
+        )
+        if r["deliveries"] > 1.1 * r["cheapest_deliveries"] + 10:
+            pushed_more.append(r)
+            seen = r.get("posts_seen_posting")
+            line += (
+                f": only {seen:.0%} of the cell's posts were by authors it had seen post "
+                "while learning, and it pushes an author it measured no post of."
+                if seen is not None
+                else "."
+            )
+        else:
+            line += (
+                f", and {r['commands_per_op']:.1f} Redis commands per operation against "
+                f"{r['cheapest_commands_per_op']:.1f}: its meters (a script per home read "
+                "and per delivered post) and the authors it pulls, whom every read merges."
+            )
+        lines.append(line)
+    if pushed_more:
+        lines.append(_sparse(f))
+    return "\n\n".join(lines) + "\n"
+
+
+def _sparse(f: dict) -> str:
+    """Why adaptive pushes too much on this time scale: too few posts per author measured."""
+    size, window = f["size"], f["settings"]["adaptive_rate_window_seconds"]
+    cell_s = size["operations"] / size["rate"]
+    lowest = min(size["ratios"])
+    posts = size["operations"] / (1 + lowest)
+    per_author = posts / f["graph"]["authors"] * window / cell_s
+    return (
+        "Why it pushes too much where posts are many: its rule pushes an author whose "
+        "followers read more than the author posts (weighted by the cost ratio), and an "
+        "author it has seen no post of costs nothing to push as far as it measured. Its "
+        "meters look back about one time constant, and on this experiment's time scale that "
+        f"is {window:g} s of a {cell_s:g}-second cell: at {lowest:g}:1, the busiest posting "
+        f"mix, an author posts {per_author:.2f} times in that window on average, so many "
+        "authors who post in a cell were not seen posting before it, and are pushed. The rule "
+        "needs several posts per author within its window to tell a frequent poster from a "
+        "rare one; the default window is an hour "
+        f"(`SOCIALAPP_ADAPTIVE_RATE_WINDOW_SECONDS` = {Settings.adaptive_rate_window_seconds:g})"
+        ", which this experiment cannot replay per cell."
+    )
+
+
+def _round_cost(f: dict) -> str:
+    rounds, interval = f["adaptive_rounds"], f["settings"]["adaptive_interval_seconds"]
+    per_round = rounds["cpu_ms_per_author"] / 1000 * Settings.adaptive_authors_per_round
+    busiest = max(c["total_cpu_s"] / c["wall_s"] for c in f["cells"])
+    return (
+        f"Its rounds are not in the cells' cost. One round over all {rounds['authors']:,} "
+        f"authors cost {rounds['cpu_s']:.1f} CPU seconds (Redis's included; "
+        f"{rounds['wall_s']:.1f} s of wall time, {rounds['redis_commands']:,} Redis "
+        f"commands), the median of {rounds['rounds']} rounds: "
+        f"{rounds['cpu_ms_per_author']:.2f} ms and {rounds['commands_per_author']:.0f} "
+        "commands per author (it reads the meters of up to "
+        f"{Settings.adaptive_follower_sample} of the author's followers). At the defaults, "
+        f"{Settings.adaptive_authors_per_round:,} authors every "
+        f"{Settings.adaptive_interval_seconds:g} s, that is {per_round:.1f} CPU seconds a "
+        f"round, {per_round / Settings.adaptive_interval_seconds:.0%} of a core whatever the "
+        f"traffic. On this experiment's time scale, a round over the graph every {interval:g} s "
+        f"would need {rounds['cpu_s'] / interval:.0f} cores where the busiest cell used "
+        f"{busiest:.1f}: that is why rounds run between the learning slice and the cell, not "
+        "during it.\n"
     )
 
 
@@ -264,6 +375,19 @@ METHOD = """\
   their sum per 1,000 operations. Redis commands come from `INFO commandstats` (the
   meter's own `INFO` left out): they include the broker's and those run inside Lua
   scripts (a delivery's script runs several).
+- **Adaptive**: every world runs with adaptive mode's settings on the experiment's time
+  scale (in force in the adaptive world only): meters with a time constant of
+  {rate_window_s:g} s, at least {round_interval_s:g} s between rounds and as the least
+  time a decision lasts, and rounds that look at every author and may change every decision.
+  The worker's timer, which asks for sweeps and rounds, is quiet in every world: the
+  experiment runs the rounds itself. Adaptive's learning phase, not measured, as a fixed
+  strategy's mode switch is not: before each cell, {operations} operations of the same mix
+  (other draws of the same weights and ratio) are replayed like a cell, its meters counting
+  their reads and posts; then, once its round's turn has come, one round of decisions
+  (`services.adaptive.adapt`) over every author, in the replaying thread; then its changes
+  are reconciled (the world settles). Then the cell is replayed and measured as for every
+  strategy, with no round during it: its meters count, and their cost is in the cell's.
+  The rounds' own cost is reported apart.
 - **Latency**: home read = the `read_home` call; post-to-visible = from the `create_post`
   call until the post's last delivery chunk is done when it is pushed, or until
   `create_post` returns when readers pull it (it is in the author's outbox then).

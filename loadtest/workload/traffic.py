@@ -46,7 +46,7 @@ def rates(followers: list[int], mix: Mix) -> Rates:
     return Rates(_normalised(post), _normalised(read))
 
 
-def operations(rates: Rates, ratio: float, count: int, seed: int) -> list[Operation]:
+def operations(rates: Rates, ratio: float, count: int, seed: int | str) -> list[Operation]:
     """``count`` operations, reads / posts = ``ratio`` (to the nearest whole operation)."""
     rng = random.Random(f"{seed}:{ratio}")
     reads = round(count * ratio / (1 + ratio))

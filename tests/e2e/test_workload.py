@@ -10,8 +10,7 @@ import pytest
 
 from loadtest.workload import SIZES, analysis, strategies
 from loadtest.workload import __main__ as workload
-from loadtest.workload.strategies import ADAPTIVE, NOT_BUILT
-from socialapp.domain.fanout import MODES
+from loadtest.workload.strategies import ADAPTIVE
 
 PARTS = ("summary.md", "figures.json", "crossover.png", "latency_cost.png")
 
@@ -29,10 +28,8 @@ def test_every_part_of_the_report_is_written(report):
         assert (out / name).stat().st_size > 0, name
     summary = (out / "summary.md").read_text()
     assert "crossover.png" in summary and "latency_cost.png" in summary
-    if ADAPTIVE in MODES:
-        assert ADAPTIVE in {s["name"] for s in figures["strategies"]}
-    else:
-        assert NOT_BUILT in summary
+    assert ADAPTIVE in {s["name"] for s in figures["strategies"]}
+    assert "learnt that cell's mix" in summary and "One round over all" in summary
 
 
 def test_every_cell_ran_and_cost_something(report):
@@ -82,15 +79,43 @@ def test_a_cell_of_several_rounds_is_the_round_of_median_cost():
     assert cell["round"] == 2 and cell["cost_rounds"] == [5.0, 9.0, 6.0]
 
 
-def test_adaptive_is_measured_once_it_is_a_mode(monkeypatch):
-    followers = list(range(100))
-    chosen, notes = strategies.choose(followers, (50, 90))
-    assert ADAPTIVE not in {s.name for s in chosen} and NOT_BUILT in notes
+def test_adaptive_learns_each_cell_before_it_is_measured(report):
+    """Its cells exist, each after a learning slice and one round of decisions over the
+    graph's authors, whose counts the report carries; fixed strategies do not learn."""
+    _, figures = report
+    ratios = SIZES["smoke"].ratios
+    mine = sorted((c for c in figures["runs"] if c["strategy"] == ADAPTIVE), key=_ratio)
+    assert [c["ratio"] for c in mine] == sorted(ratios * SIZES["smoke"].rounds)
+    authors = figures["graph"]["authors"]
+    for cell in mine:
+        learned = cell["learning"]
+        assert learned["operations"] == cell["operations"]
+        assert 0 <= learned["changed"] <= authors
+        assert learned["pushed"] + learned["pulled"] <= authors
+        assert learned["round"]["redis_commands"] > 0 and learned["round"]["cpu_s"] > 0
+    assert mine[0]["learning"]["changed"] > 0  # nothing was decided before the first round
+    assert all("learning" not in c for c in figures["runs"] if c["strategy"] != ADAPTIVE)
+    rows = figures["adaptive"]
+    assert [r["ratio"] for r in rows] == sorted(ratios)
+    assert all(r["pushed"] + r["pulled"] > 0 for r in rows)
+    assert figures["adaptive_rounds"]["authors"] == authors
+    assert figures["adaptive_rounds"]["rounds"] == len(mine)
 
-    monkeypatch.setattr(strategies, "MODES", (*MODES, ADAPTIVE))
-    chosen, notes = strategies.choose(followers, (50, 90))
-    assert chosen[-1].name == ADAPTIVE and not chosen[-1].fixed and NOT_BUILT not in notes
+
+def test_adaptive_pulls_more_authors_when_posting_dominates(report):
+    """The rule pulls an author whose followers read less than they post, so a mix of
+    mostly posts ends with more authors pulled than a mix of mostly reads."""
+    _, figures = report
+    pulled = {r["ratio"]: r["pulled"] for r in figures["adaptive"]}
+    assert pulled[min(pulled)] > pulled[max(pulled)]
+
+
+def test_adaptive_is_measured_with_the_fixed_strategies():
+    chosen, notes = strategies.choose(list(range(100)), (50, 90))
+    assert chosen[-1].name == ADAPTIVE and not chosen[-1].fixed
+    assert [s.name for s in chosen if s.fixed][:2] == ["write", "read"]
     assert [s.threshold for s in chosen if s.mode == "hybrid"] == [50, 89]
+    assert len(notes) == 2  # one per hybrid threshold
 
 
 def test_adaptive_is_judged_against_the_cheapest_fixed_strategy_at_each_ratio():
@@ -105,3 +130,7 @@ def test_adaptive_is_judged_against_the_cheapest_fixed_strategy_at_each_ratio():
     assert {r: cell["strategy"] for r, cell in best.items()} == {1.0: "read", 10.0: "write"}
     verdict = {row["ratio"]: row["within"] for row in analysis.adaptive_verdict(cells, best)}
     assert verdict == {1.0: True, 10.0: False}
+
+
+def _ratio(cell: dict) -> float:
+    return cell["ratio"]
