@@ -221,6 +221,12 @@ class FeedManager:
         values = self._state.meters(user_ids, meter, self._rate_window, now)
         return [rate(value, now - since, self._rate_window) for value in values]
 
+    def home_entry_bytes(self, readers: list[int]) -> float | None:
+        """Redis memory per home-timeline entry, measured on these readers' homes; None
+        when they hold no entry."""
+        memory, entries = self._timelines.home_footprint(readers)
+        return memory / entries if entries else None
+
     def leanings(self) -> dict[str, int]:
         """How many authors adaptive mode decided to push and to pull."""
         return self._users.count_leanings()

@@ -94,6 +94,9 @@ class ForecastSchema(ma.Schema):
     deliveries_per_second = fields.Float(metadata={"description": "at the measured post rate"})
     timeline_entries = fields.Integer(metadata={"description": "home-timeline entries held"})
     timeline_memory_bytes = fields.Integer()
+    timeline_entry_bytes = fields.Float(
+        metadata={"description": "Redis memory per entry, measured on the sampled homes"}
+    )
     merged_authors_per_read = fields.Nested(
         SpreadSchema, metadata={"description": "outboxes a home read merges (own included)"}
     )

@@ -84,6 +84,7 @@ def forecast(threshold: int, graph: Graph) -> dict:
         "deliveries_per_second": round(per_second, 4),
         "timeline_entries": math.floor(entries),
         "timeline_memory_bytes": math.floor(entries * graph.entry_bytes),
+        "timeline_entry_bytes": round(graph.entry_bytes, 1),
         "merged_authors_per_read": percentiles(merged),
         "readers_sampled": len(merged),
         "active_readers": graph.active_readers,

@@ -15,7 +15,8 @@ from socialapp.stores.users import UserStore
 
 WINDOW_HOURS = 1.0  # posting rates are measured over the last hour of posts
 READER_SAMPLE = 200  # active readers whose followees say how many outboxes a read merges
-# Redis memory per home-timeline entry, measured by `make benchmark` (reports/benchmark).
+# Redis memory per home-timeline entry when no sampled home holds one to measure: what
+# `make benchmark` measured (reports/benchmark).
 ENTRY_BYTES = 113
 
 
@@ -55,6 +56,6 @@ def forecast_threshold(
         window_hours=WINDOW_HOURS,
         timeline_cap=settings.timeline_cap,
         outbox_cap=settings.outbox_cap,
-        entry_bytes=ENTRY_BYTES,
+        entry_bytes=feeds.home_entry_bytes(sample) or ENTRY_BYTES,
     )
     return model.forecast(threshold, graph)

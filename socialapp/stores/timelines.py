@@ -249,6 +249,21 @@ class TimelineStore:
     def home_exists(self, user_id: int) -> bool:
         return bool(self._client.exists(home_key(user_id)))
 
+    def home_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
+        """Redis memory (``MEMORY USAGE``, bytes) and entries of these readers' homes, summed
+        over those that exist (the floor sentinel is not an entry)."""
+        user_ids = list(user_ids)
+        pipe = self._client.pipeline(transaction=False)
+        for user_id in user_ids:
+            pipe.memory_usage(home_key(user_id))
+            pipe.zcard(home_key(user_id))
+        found = pipe.execute()
+        memory, entries = 0, 0
+        for used, members in zip(found[::2], found[1::2], strict=True):
+            if used:
+                memory, entries = memory + used, entries + max(0, members - 1)
+        return memory, entries
+
     # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
     # primary and the batch runs again; each script is idempotent, so a re-run is harmless.

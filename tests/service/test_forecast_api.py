@@ -3,6 +3,7 @@
 import pytest
 
 from socialapp.entrypoints import cli
+from socialapp.services import forecast
 from tests.conftest import with_operator
 
 
@@ -11,7 +12,7 @@ def settings(settings):
     return with_operator(settings)
 
 
-def test_the_forecast_reads_the_live_graph(client, signup, operator_headers):
+def test_the_forecast_reads_the_live_graph(client, signup, operator_headers, components):
     ada, bob, cyd, star = (signup(h) for h in ("ada", "bob", "cyd", "star"))
     for fan in (ada, bob, cyd):
         assert client.put(f"/v1/me/following/{star.id}", headers=fan.headers).status_code == 204
@@ -20,6 +21,8 @@ def test_the_forecast_reads_the_live_graph(client, signup, operator_headers):
         assert (
             client.post("/v1/posts", json={"text": text}, headers=author.headers).status_code == 201
         )
+    before = client.get("/v1/admin/fanout/forecast?threshold=3", headers=operator_headers).json
+    assert before["timeline_entry_bytes"] == forecast.ENTRY_BYTES  # no home yet to measure
     assert client.get("/v1/timeline/home", headers=ada.headers).status_code == 200  # ada reads
 
     answer = client.get("/v1/admin/fanout/forecast?threshold=3", headers=operator_headers)
@@ -31,6 +34,9 @@ def test_the_forecast_reads_the_live_graph(client, signup, operator_headers):
     assert result["posts_per_second"] == pytest.approx(3 / 3600, abs=1e-4)
     assert result["deliveries_per_post_basis"] == "posts in the window"
     assert result["deliveries_per_post"]["max"] == pytest.approx(1 * 1 / 5, abs=0.1)
+    home, redis = f"home:{{{ada.id}}}", components.redis
+    per_entry = redis.memory_usage(home) / (redis.zcard(home) - 1)  # less the floor sentinel
+    assert result["timeline_entry_bytes"] == pytest.approx(per_entry, abs=0.1)
 
     everyone = client.get("/v1/admin/fanout/forecast?threshold=4", headers=operator_headers).json
     assert (everyone["authors_pushed"], everyone["authors_pulled"]) == (2, 0)
