@@ -9,7 +9,10 @@ its 1-based position under the post: seq <= N is embedded, later ones go to buck
 
 from __future__ import annotations
 
+import contextlib
+
 from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo.errors import OperationFailure
 
 from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
@@ -76,10 +79,16 @@ class PostStore:
         self._posts.create_index(
             [("author_id", ASCENDING), ("_id", DESCENDING)], name="author_newest"
         )
-        # Sparse: only posts whose fan-out is unfinished carry the field.
+        # Partial: it holds only the posts whose fan-out is unfinished. (A sparse compound
+        # index would hold every post: MongoDB indexes a document holding any of its keys,
+        # and every post has an _id.) Replaces the sparse index earlier versions created.
         self._posts.create_index(
-            [("fanout_pending", ASCENDING), ("_id", ASCENDING)], sparse=True, name="fanout_pending"
+            [("fanout_pending", ASCENDING), ("_id", ASCENDING)],
+            partialFilterExpression={"fanout_pending": True},
+            name="fanout_pending_partial",
         )
+        with contextlib.suppress(OperationFailure):  # IndexNotFound: nothing to replace
+            self._posts.drop_index("fanout_pending")
         self._overflow.create_index(
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
         )

@@ -42,6 +42,8 @@ HOT_QUERIES = [
     Query("users", UserStore.add_to_counter, ("_id",)),
     Query("users", UserStore.set_fanout_override, ("_id",)),
     Query("users", UserStore.authors_with_followers, (), "_id"),
+    Query("users", UserStore.count_leanings, ("fanout_leaning",)),
+    Query("users", UserStore.set_fanout_leaning, ("_id",)),
     Query("follows", FollowStore.add, ("follower_id", "followee_id")),
     Query("follows", FollowStore.remove, ("follower_id", "followee_id")),
     Query("follows", FollowStore.exists, ("follower_id", "followee_id")),
@@ -91,9 +93,9 @@ UNIQUE = [
 ]
 
 NAMED = {
-    "users": {"_id_", "handle_unique"},
+    "users": {"_id_", "handle_unique", "fanout_leaning_sparse"},
     "follows": {"_id_", "follower_followee_unique", "followee_follower"},
-    "posts": {"_id_", "author_newest", "fanout_pending"},
+    "posts": {"_id_", "author_newest", "fanout_pending_partial"},
     "comment_overflow": {"_id_", "post_bucket_unique"},
     "likes": {"_id_", "post_user_unique"},
     "idempotency_keys": {"_id_", "expire"},
@@ -171,3 +173,16 @@ def test_every_index_is_in_the_data_dictionary(components):
     for collection in COLLECTIONS:
         for name in indexes(components.db, collection):
             assert f"`{name}`" in dictionary, f"{collection}.{name} is not in {DATA_MODEL.name}"
+
+
+def test_the_pending_fanouts_index_holds_only_posts_in_flight(components):
+    """Partial, not sparse: a sparse compound index holds every document that has any of its
+    keys, and every post has an ``_id``. The sparse one earlier versions made is replaced."""
+    posts = components.db["posts"]
+    posts.drop_index("fanout_pending_partial")
+    posts.create_index([("fanout_pending", 1), ("_id", 1)], sparse=True, name="fanout_pending")
+    components.posts.ensure_indexes()
+    found = indexes(components.db, "posts")
+    assert "fanout_pending" not in found
+    assert found["fanout_pending_partial"]["partialFilterExpression"] == {"fanout_pending": True}
+    components.posts.ensure_indexes()  # again: nothing left to replace
