@@ -24,6 +24,8 @@ from socialapp.config import ConfigError, Settings
 from socialapp.entrypoints import gunicorn_conf
 from socialapp.queue import QUEUES
 
+EMBEDDED_THREADS = 8  # request threads of the embedded default's single process
+
 # What gunicorn answers itself (the request never reached the app), most specific first.
 _STATUSES = (
     ((errors.InvalidResponseHeader, errors.InvalidResponseHeaderName), 500),
@@ -87,6 +89,15 @@ class Application(BaseApplication):
             # Another process would see another store, and a replaced one an empty store.
             for name, value in (("workers", 1), ("max_requests", 0), ("timeout", 0)):
                 self.cfg.set(name, value)
+            if not os.environ.get("GUNICORN_THREADS"):
+                # This one process's threads are all the request slots the server has. With
+                # gunicorn_conf's 4 (per worker, of 4 workers elsewhere), the sign-ins at the
+                # start of a load run (Argon2, 0.2 s of CPU each, slower when they share two
+                # cores) held every slot, and every other request queued behind them: on
+                # 30,000 users sign-in p95 1.4 s, a celebrity's post 280 ms, home p99 340 ms;
+                # with 8 threads 670, 24 and 95 ms. Argon2 and Redis round trips release the
+                # GIL, so more threads overlap them.
+                self.cfg.set("threads", EMBEDDED_THREADS)
 
     def load(self):
         """The app, built in the worker process (after the fork), with its in-process worker."""
