@@ -15,6 +15,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 
 from bson import json_util
+from redis.cluster import RedisCluster
 
 from socialapp.config import Settings
 from socialapp.stores.unavailable import REDIS, translates
@@ -37,11 +38,12 @@ class PostCache:
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
     ) -> None:
         self._client = client
+        self._mget = client.mget_nonatomic if isinstance(client, RedisCluster) else client.mget
         self.render = render
         self.ttl_seconds = ttl_seconds
 
     def get_many(self, post_ids: Iterable[int]) -> dict[int, dict]:
-        """The cached posts among ``post_ids`` in one round trip (a pipeline: keys span slots)."""
+        """The cached posts among ``post_ids`` in one round trip (per node on a cluster)."""
         return {
             post_id: json_util.loads(document, json_options=JSON_OPTIONS)
             for post_id, (_, document) in self._get(post_ids).items()
@@ -60,11 +62,11 @@ class PostCache:
         post_ids = list(post_ids)
         if not post_ids:
             return {}
-        pipe = self._client.pipeline(transaction=False)
-        for post_id in post_ids:
-            pipe.get(post_key(post_id))
+        keys = [post_key(post_id) for post_id in post_ids]
+        # One MGET on one server; a cluster client splits it by slot (one call per node).
+        values = self._mget(keys)
         found = {}
-        for post_id, raw in zip(post_ids, pipe.execute(), strict=True):
+        for post_id, raw in zip(post_ids, values, strict=True):
             if raw is not None:
                 rendered, newline, document = raw.partition("\n")
                 found[post_id] = (rendered, document) if newline else (None, raw)
