@@ -81,8 +81,10 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
     ada_account = bob.account_lookup("ada")
     assert ada_account.id == ada.account_verify_credentials().id
 
-    # Hybrid with threshold 1 pulls the author (1 follower): a celebrity read at request time.
-    for mode, threshold in (("write", 1000), ("read", 1000), ("hybrid", 1)):
+    # Hybrid with threshold 1 pulls the author (1 follower): a celebrity read at request time;
+    # so does adaptive until it has measured the author, while it counts every read and post.
+    modes = (("write", 1000), ("read", 1000), ("hybrid", 1), ("adaptive", 1))
+    for mode, threshold in modes:
         switch(server, operator["access_token"], mode, threshold)
         assert home_ids(bob) == []  # also marks the reader active, so fan-out delivers to him
         assert bob.account_follow(ada_account).following
