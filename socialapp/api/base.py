@@ -54,7 +54,16 @@ class Blueprint(flask_smorest.Blueprint):
 
     def arguments(self, schema, *, location="json", **kwargs):
         check_strict(schema, location)
-        return super().arguments(schema, location=location, **kwargs)
+        parse = super().arguments(schema, location=location, **kwargs)
+        if location != "query":
+            return parse
+
+        def parse_query(view):
+            parsing = parse(view)
+            parsing.parses_query = True  # kept by every functools.wraps above it
+            return parsing
+
+        return parse_query
 
     def errors(self, *statuses: int):
         """Document the error statuses a view can answer with (JSON bodies, ErrorSchema)."""
@@ -97,8 +106,7 @@ def declares_query(endpoint: str | None, method: str) -> bool:
     handler = getattr(view_class, method.lower(), None) if view_class else None
     if handler is None and method == "HEAD" and view_class:
         handler = getattr(view_class, "get", None)
-    arguments = getattr(handler, "_apidoc", {}).get("arguments", {})
-    return any(param["in"] == "query" for param in arguments.get("parameters", []))
+    return getattr(handler, "parses_query", False)
 
 
 def ignore_unknown_query(app: flask.Flask, is_exempt: Callable[[str], bool]) -> None:
