@@ -55,7 +55,7 @@ class Settings:
     sweep_after_seconds: float = 60.0  # a fan-out pending this long is enqueued again
     # Adaptive mode (socialapp.domain.adaptive): measured rates decide push or pull per author
     adaptive_cost_ratio: float = 4.8  # H/L, one push delivery over one pull: `make workload`
-    adaptive_hysteresis: float = 0.5  # a decision flips once the other side is 50% cheaper
+    adaptive_hysteresis: float = 0.5  # flip once the side in force costs 1.5x the other
     adaptive_rate_window_seconds: float = 3600.0  # rates decay by e over this time
     adaptive_interval_seconds: float = 60.0  # one round of decisions per interval
     adaptive_authors_per_round: int = 1000  # authors a round looks at (it resumes after them)

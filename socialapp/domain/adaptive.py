@@ -31,7 +31,7 @@ class Rates:
 @dataclasses.dataclass(frozen=True)
 class Rule:
     cost_ratio: float  # H / L: one push delivery over pulling one author at one read
-    hysteresis: float = 0.5  # a decision flips once the other side is this much cheaper
+    hysteresis: float = 0.5  # flip once the side in force costs (1 + this) times the other
 
     def leaning(self, rates: Rates, current: str | None) -> str | None:
         """``push`` or ``pull``; ``current`` (possibly None: undecided) when nothing was
