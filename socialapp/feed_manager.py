@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from collections.abc import Iterable
 
 from socialapp.config import Settings
@@ -65,6 +66,7 @@ class FeedManager:
         self._outbox_cap = settings.outbox_cap
         self._inactive_after = settings.inactive_after_seconds
         self._rate_window = settings.adaptive_rate_window_seconds
+        self._authors_reload = threading.Lock()
 
     # Outboxes and the post cache ---------------------------------------------------------
     def publish(self, post_id: int, author_id: int) -> None:
@@ -160,12 +162,19 @@ class FeedManager:
             self._timelines.remove_pulled(follower_ids, author_id)
 
     def authors(self, author_ids: list[int]) -> dict[int, Author]:
-        """``{author: (followers, override, unsettled)}``, reloaded from MongoDB if lost."""
+        """``{author: (followers, strategy, unsettled)}``, reloaded from MongoDB if lost."""
         found = self._state.authors(author_ids)
         while found is None:
-            self._state.load_authors(self._users.authors_with_followers())
+            self.ensure_authors()
             found = self._state.authors(author_ids)
         return found
+
+    def ensure_authors(self) -> None:
+        """Reload every author's count and strategy from MongoDB if Redis lacks the copy:
+        one thread of this process walks the authors, the others wait for it."""
+        with self._authors_reload:
+            if not self._state.authors_loaded():
+                self._state.load_authors(self._users.authors_with_followers())
 
     def set_followers(self, author_id: int, count: int) -> None:
         self._state.set_followers(author_id, count)

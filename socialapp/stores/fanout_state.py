@@ -149,6 +149,10 @@ class FanoutState:
             found[author] = (int(count or 0), override or "auto", unsettled == "1")
         return found
 
+    def authors_loaded(self) -> bool:
+        """Whether the copy holds every author (``load_authors`` ran since it was lost)."""
+        return bool(self._redis.hexists(FOLLOWERS, LOADED))
+
     def load_authors(self, authors: Iterable[dict]) -> None:
         """Copy follower counts and strategies (users from MongoDB) after Redis lost them.
 

@@ -5,6 +5,7 @@ import itertools
 import random
 import statistics
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import mongomock
 import pytest
@@ -84,6 +85,37 @@ def test_follower_counts_are_mirrored_for_fanout(components, seeded):
     assert {i: mirrored[i][0] for i in ids} == {
         a["_id"]: a["followers_count"] for a in accounts.values()
     }
+
+
+def test_seeding_leaves_a_complete_copy_of_the_authors(components, seeded, monkeypatch):
+    """Found under load: the seeder wrote the counts but left the copy marked lost, so the
+    first reads after seeding all reloaded every author from MongoDB at once."""
+    walks = []
+    walk = components.users.authors_with_followers
+    monkeypatch.setattr(
+        components.users, "authors_with_followers", lambda: walks.append(1) or walk()
+    )
+    _, accounts = seeded
+    components.feeds.authors([a["_id"] for a in accounts.values()])
+    assert walks == []
+
+
+def test_a_lost_copy_is_reloaded_once_however_many_readers_ask(components, seeded, monkeypatch):
+    walks = []
+    walk = components.users.authors_with_followers
+
+    def slow_walk():
+        walks.append(1)
+        time.sleep(0.2)  # the other readers arrive while it walks
+        return walk()
+
+    monkeypatch.setattr(components.users, "authors_with_followers", slow_walk)
+    components.redis.delete("fanout:followers")
+    ids = [a["_id"] for a in seeded[1].values()]
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(lambda _: components.feeds.authors(ids), range(8)))
+    assert walks == [1]
+    assert all(answer == found[0] for answer in found)
 
 
 def test_the_same_seed_gives_the_same_graph():
