@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 
 import argon2
@@ -18,21 +20,30 @@ class InvalidToken(Exception):
 
 
 class Passwords:
-    def __init__(self, settings: Settings) -> None:
+    """Argon2id hashing, at most ``slots`` hashes at once (default: one per CPU core).
+
+    Each hash holds ``argon2_memory_kib`` (64 MiB) and a core for ~0.3 s: a burst of
+    sign-ins on more request threads than cores would only make every hash slower (they
+    evict each other's memory) and multiply the memory held. Extra ones wait their turn.
+    """
+
+    def __init__(self, settings: Settings, slots: int | None = None) -> None:
         self._hasher = argon2.PasswordHasher(
             time_cost=settings.argon2_time_cost, memory_cost=settings.argon2_memory_kib
         )
+        self._slots = threading.BoundedSemaphore(slots or os.cpu_count() or 1)
         # Verified against when the handle is unknown, so both paths cost the same.
         self._decoy = self._hasher.hash("decoy password")
 
     def hash(self, password: str) -> str:
-        return self._hasher.hash(password)
+        with self._slots:
+            return self._hasher.hash(password)
 
     def verify(self, password_hash: str | None, password: str) -> bool:
         try:
-            return self._hasher.verify(password_hash or self._decoy, password) and bool(
-                password_hash
-            )
+            with self._slots:
+                verified = self._hasher.verify(password_hash or self._decoy, password)
+            return verified and bool(password_hash)
         except (argon2.exceptions.VerificationError, argon2.exceptions.InvalidHashError):
             return False
 

@@ -1,0 +1,51 @@
+"""Argon2id hashing: a burst of sign-ins hashes at most ``slots`` passwords at once."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from socialapp.config import Settings
+from socialapp.security import Passwords
+
+CHEAP = Settings(argon2_time_cost=1, argon2_memory_kib=64)
+
+
+class Counting:
+    """The real hasher, counting how many verifications run at once."""
+
+    def __init__(self, hasher) -> None:
+        self._hasher, self._lock = hasher, threading.Lock()
+        self.running = self.most = 0
+
+    def verify(self, *args):
+        with self._lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.05)  # long enough for the other threads to pile up
+        try:
+            return self._hasher.verify(*args)
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+def test_a_burst_of_checks_runs_at_most_slots_at_once():
+    passwords = Passwords(CHEAP, slots=2)
+    stored = passwords.hash("correct horse")
+    hasher = Counting(passwords._hasher)
+    passwords._hasher = hasher
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda n: passwords.verify(stored, "correct horse"), range(8)))
+    assert results == [True] * 8
+    assert hasher.most == 2
+
+
+def test_verification_answers_as_before():
+    passwords = Passwords(CHEAP)
+    stored = passwords.hash("correct horse")
+    assert passwords.verify(stored, "correct horse")
+    assert not passwords.verify(stored, "wrong horse")
+    assert not passwords.verify(None, "decoy password")  # an unknown handle never signs in
+    assert not passwords.verify("not a hash", "correct horse")
