@@ -7,11 +7,14 @@ chunk's completion in its own store: the tasks it runs here touch Redis only.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
-from loadtest.reliability.processes import Process, clean_env, socialapp_command
+from loadtest.reliability.processes import Process, clean_env, serve
+from socialapp.embedded.redis_server import free_port
 
 
 def start_worker(
@@ -31,10 +34,16 @@ def start_worker(
     return Process(args, env, log_path)
 
 
-def start_server(port: int, log_path: Path, **values: str) -> Process:
-    """``socialapp serve`` with nothing configured but the port and ``values``."""
-    env = clean_env(SOCIALAPP_PORT=str(port), **values)
-    return Process([*socialapp_command(), "serve"], env, log_path)
+@contextlib.contextmanager
+def served(log_path: Path, **values: str) -> Iterator[tuple[Process, int]]:
+    """``socialapp serve`` on a free port with nothing configured but ``values``, once it is
+    ready: ``(process, port)``, ended on leaving."""
+    port = free_port()
+    process = serve(port, clean_env(SOCIALAPP_PORT=str(port), **values), log_path)
+    try:
+        yield process, port
+    finally:
+        process.end()
 
 
 def wait_until(condition, timeout: float, what: str, interval: float = 0.05):

@@ -8,7 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from loadtest.reliability.client import Api
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,3 +79,16 @@ def socialapp_command() -> list[str]:
     """The installed ``socialapp`` console script, as ``make run`` runs it."""
     script = Path(sys.executable).with_name("socialapp")
     return [str(script)] if script.exists() else [sys.executable, "-m", "socialapp.entrypoints.cli"]
+
+
+def serve(port: int, env: dict[str, str], log_path: Path, timeout: float = 60) -> Process:
+    """``socialapp serve`` on ``port`` with ``env``, returned once ``/readyz`` answers 200;
+    ``RuntimeError`` (the process ended, its log kept) if it is not ready within ``timeout``."""
+    process = Process([*socialapp_command(), "serve"], env, log_path)
+    api, deadline = Api(f"http://127.0.0.1:{port}"), time.monotonic() + timeout
+    while not api.ready():
+        if not process.running or time.monotonic() > deadline:
+            process.end()
+            raise RuntimeError(f"the API did not start: see {log_path}\n{process.log()[-3000:]}")
+        time.sleep(0.2)
+    return process

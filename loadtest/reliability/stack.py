@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from loadtest.reliability.client import Api
-from loadtest.reliability.processes import Process, clean_env, socialapp_command
+from loadtest.reliability.processes import Process, clean_env, serve
 from socialapp.embedded.redis_server import RedisServer, free_port
 
 OPERATOR = "reliability_ops"
@@ -63,12 +63,7 @@ class Stack:
             SOCIALAPP_OPERATOR_HANDLE=OPERATOR,
             SOCIALAPP_OPERATOR_PASSWORD=self.operator_password,
         )
-        self.server = Process([*socialapp_command(), "serve"], env, self.logs / "server.log")
-        deadline = time.monotonic() + 60
-        while not self.api.ready():
-            if not self.server.running or time.monotonic() > deadline:
-                raise RuntimeError(f"the API did not start: see {self.logs / 'server.log'}")
-            time.sleep(0.2)
+        self.server = serve(self.port, env, self.logs / "server.log")
         self._start_worker()
         threading.Thread(target=self._supervise, name="supervisor", daemon=True).start()
 

@@ -19,10 +19,9 @@ import redis
 
 from loadtest.reliability.client import Api
 from socialapp.config import Settings
-from socialapp.embedded.redis_server import free_port
 from socialapp.entrypoints.server import Application
 from socialapp.queue import QUEUES
-from tests.helpers_processes import start_server, wait_until
+from tests.helpers_processes import served, wait_until
 
 OPERATOR_HANDLE = "ops"
 OPERATOR_PASSWORD = "operator password"
@@ -79,20 +78,12 @@ def session(sid: int) -> list[int]:
 
 @pytest.fixture
 def server(tmp_path):
-    port = free_port()
-    process = start_server(
-        port,
-        tmp_path / "server.log",
-        SOCIALAPP_OPERATOR_HANDLE=OPERATOR_HANDLE,
-        SOCIALAPP_OPERATOR_PASSWORD=OPERATOR_PASSWORD,
+    log_path = tmp_path / "server.log"
+    values = dict(
+        SOCIALAPP_OPERATOR_HANDLE=OPERATOR_HANDLE, SOCIALAPP_OPERATOR_PASSWORD=OPERATOR_PASSWORD
     )
-    try:
-        running = Server(process, port)
-        wait_until(lambda: running.ready() or not process.running, 60, "/readyz to answer 200")
-        assert process.running, process.log()
-        yield running
-    finally:
-        process.end()
+    with served(log_path, **values) as (process, port):
+        yield Server(process, port)
 
 
 def signup(server: Server, handle: str) -> tuple[str, str]:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import pytest
 from mastodon import Mastodon
 
-from socialapp.embedded.redis_server import free_port
 from tests.e2e.test_e2e_server import Server
-from tests.helpers_processes import start_server, wait_until
+from tests.helpers_processes import served, wait_until
 
 OPERATOR = {"handle": "ops", "password": "operator password"}
 PASSWORD = "correct horse"
@@ -23,20 +22,13 @@ POSTS_PER_MODE = 5
 
 @pytest.fixture
 def server(tmp_path):
-    port = free_port()
-    process = start_server(
-        port,
-        tmp_path / "server.log",
+    log_path = tmp_path / "server.log"
+    values = dict(
         SOCIALAPP_OPERATOR_HANDLE=OPERATOR["handle"],
         SOCIALAPP_OPERATOR_PASSWORD=OPERATOR["password"],
     )
-    try:
-        running = Server(process, port)
-        wait_until(lambda: running.ready() or not process.running, 60, "/readyz to answer 200")
-        assert process.running, process.log()
-        yield running
-    finally:
-        process.end()
+    with served(log_path, **values) as (process, port):
+        yield Server(process, port)
 
 
 def sign_in(base: str, app: tuple[str, str], handle: str) -> Mastodon:
