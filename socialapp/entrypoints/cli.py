@@ -83,8 +83,11 @@ def _worker(args, settings: Settings) -> int:
         components = bootstrap.build(settings)
         components.metrics.serve(settings.metrics_port)
     app = create_worker_app(components)
-    SweepTimer(app, settings.sweep_interval_seconds).start()
-    return run_worker(app, args.queues.split(","), args.concurrency, args.pool)
+    timer = SweepTimer(app, settings.sweep_interval_seconds).start()
+    try:
+        return run_worker(app, args.queues.split(","), args.concurrency, args.pool)
+    finally:
+        timer.stop()  # a worker that stopped asks for no more sweeps or rounds
 
 
 def _create_operator(args, settings: Settings) -> int:
