@@ -86,13 +86,11 @@ def lean(
 ) -> bool:
     """Record a decision of adaptive mode and reconcile the author as an override would;
     False if the author is gone."""
-    before = users.get(author_id)
+    at = dt.datetime.fromtimestamp(now, dt.UTC)
+    before = users.set_fanout_leaning(author_id, leaning, at)
     if before is None:
         return False
-    at = dt.datetime.fromtimestamp(now, dt.UTC)
-    author = users.set_fanout_leaning(author_id, leaning, at)
-    if author is None:
-        return False
+    author = {**before, "fanout_leaning": leaning, "fanout_leaning_at": at}
     fanout.on_strategy_changed(feeds, fanout_settings, queue, author, strategy_of(before))
     return True
 

@@ -106,11 +106,12 @@ class UserStore:
         )
 
     def set_fanout_leaning(self, user_id: int, leaning: str, at: dt.datetime) -> dict | None:
-        """Record adaptive mode's decision for an author; the updated user."""
+        """Record adaptive mode's decision for an author; the user as they were before it
+        (what it replaced, read in the same atomic write), or None if unknown."""
         return self._users.find_one_and_update(
             {"_id": user_id},
             {"$set": {"fanout_leaning": leaning, "fanout_leaning_at": at}},
-            return_document=ReturnDocument.AFTER,
+            return_document=ReturnDocument.BEFORE,
         )
 
     def count_leanings(self) -> dict[str, int]:
