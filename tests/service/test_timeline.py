@@ -4,7 +4,8 @@ import time
 
 import pytest
 
-from socialapp.services import fanout
+from socialapp.domain.fanout import MODES
+from socialapp.services import fanout, operators
 
 
 def home(client, account, **params):
@@ -19,17 +20,15 @@ def post(client, account, text):
     return response.json["id"]
 
 
-@pytest.mark.parametrize("mode", ["write", "read", "hybrid"])
-def test_followers_see_posts_newest_first(client, signup, settle, components, mode):
-    from socialapp.services import operators
+def switch(components, mode: str) -> None:
+    """``mode`` with threshold 2: in hybrid and adaptive, authors with 2+ followers are pulled."""
+    c = components
+    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode, celebrity_threshold=2)
 
-    operators.change_fanout(
-        components.fanout_settings,
-        components.feeds,
-        components.queue,
-        mode=mode,
-        celebrity_threshold=2,
-    )
+
+@pytest.mark.parametrize("mode", MODES)
+def test_followers_see_posts_newest_first(client, signup, settle, components, mode):
+    switch(components, mode)
     settle()
     ada, bob, cyd = signup("ada"), signup("bob"), signup("cyd")
     for reader in (bob, cyd):
@@ -82,19 +81,11 @@ class TestSmallCaps:
 
         return dataclasses.replace(settings, timeline_cap=4, outbox_cap=3, fanout_chunk_size=2)
 
-    @pytest.mark.parametrize("mode", ["write", "read", "hybrid"])
+    @pytest.mark.parametrize("mode", MODES)
     def test_paging_goes_past_the_caps_without_repeats_or_gaps(
         self, settle, client, signup, components, mode
     ):
-        from socialapp.services import operators
-
-        operators.change_fanout(
-            components.fanout_settings,
-            components.feeds,
-            components.queue,
-            mode=mode,
-            celebrity_threshold=2,
-        )
+        switch(components, mode)
         readers = [signup() for _ in range(3)]
         authors = [signup() for _ in range(2)]
         for reader in readers:
