@@ -6,6 +6,9 @@ mongomock's query internals, patched once, ask them first: a query an index serv
 the documents in those index ranges, and with a sort the index serves and a limit the walk
 stops at the limit. mongomock still filters, sorts and projects what was found, taken in its
 natural order, so every answer is exactly its answer (tests/stores/test_embedded_differential.py).
+A covered query (the index decides, sorts and holds the fields returned, ``_id`` left out) is
+answered from the index entries alone, as MongoDB does (``covered``), and a cursor's documents
+are sliced once, not once per document read.
 A query no declared index serves is mongomock's scan of the whole collection, as slow as on
 a MongoDB without that index, and recorded (``full_scans``). Plain mongomock clients keep
 their own behaviour.
@@ -23,6 +26,7 @@ import mongomock.collection
 import mongomock.helpers
 from mongomock.filtering import filter_applies
 
+from socialapp.embedded import covered
 from socialapp.embedded.indexes import IndexedCollectionStore, ServerStore, hashable
 
 log = logging.getLogger(__name__)
@@ -113,6 +117,7 @@ def install() -> None:
         return
     iter_documents, get_dataset = cls._iter_documents, cls._get_dataset
     compute_results = mongomock.collection.Cursor._compute_results
+    next_document = mongomock.collection.Cursor.__next__
 
     @functools.wraps(iter_documents)
     def _iter_documents(self, query):
@@ -135,33 +140,86 @@ def install() -> None:
 
     @functools.wraps(compute_results)
     def _compute_results(self, with_limit_and_skip=False):
-        factory, collection = self._factory, self.collection
-        if not (
-            with_limit_and_skip
-            and self._limit
-            and isinstance(collection._store, IndexedCollectionStore)
-            and isinstance(factory, functools.partial)
-            and factory.func == collection._get_dataset
-            and len(factory.args) == 4
-            and not factory.keywords
-        ):
+        if not _answers_find(self):
             return compute_results(self, with_limit_and_skip)
-        window = self._skip + abs(self._limit)
-        cached = getattr(self, "_socialapp_window", None)
-        if cached is None or cached[0] is not factory or cached[1] != window:
-            results = list(factory(window=window))
-            if collection.codec_options.tz_aware:
-                results = [
-                    mongomock.helpers.make_datetime_timezone_aware_in_document(r) for r in results
-                ]
-            cached = self._socialapp_window = (factory, window, results)
-        return cached[2][self._skip :][: abs(self._limit)]
+        return _cursor_results(self, with_limit_and_skip)
+
+    @functools.wraps(next_document)
+    def __next__(self):
+        page = _page(self)
+        if page is None:
+            return next_document(self)
+        if self._emitted >= len(page):
+            raise StopIteration
+        self._emitted += 1
+        return page[self._emitted - 1]
 
     cls._iter_documents, cls._get_dataset = _iter_documents, _get_dataset
     cls._apply_update_document = _mirrored(cls._apply_update_document)
     cls._apply_update_pipeline = _mirrored(cls._apply_update_pipeline)
-    mongomock.collection.Cursor._compute_results = _compute_results
+    cursor = mongomock.collection.Cursor
+    cursor._compute_results, cursor.__next__, cursor.next = _compute_results, __next__, __next__
     cls._socialapp_indexed = True
+
+
+def _answers_find(cursor) -> bool:
+    """Whether ``cursor`` is a ``find`` on an indexed collection, as mongomock makes one."""
+    factory, collection = cursor._factory, cursor.collection
+    return (
+        isinstance(collection._store, IndexedCollectionStore)
+        and isinstance(factory, functools.partial)
+        and factory.func == collection._get_dataset
+        and len(factory.args) == 4
+        and not factory.keywords
+    )
+
+
+def _cursor_results(cursor, with_limit_and_skip: bool) -> list:
+    """mongomock's ``Cursor._compute_results``, from the index when it can be.
+
+    With a limit only the first ``skip + limit`` documents are computed (``window``). A
+    covered query is answered from its index alone (``covered``).
+    """
+    skip, limit, factory = cursor._skip, cursor._limit, cursor._factory
+    window = skip + abs(limit) if with_limit_and_skip and limit else None
+    computed = cursor.__dict__.setdefault("_socialapp_results", {})
+    if any(made_by is not factory for made_by, _ in computed):
+        computed.clear()  # the cursor was sorted again: a new query
+    if not computed.get((factory, window)):  # mongomock recomputes an empty result
+        computed[factory, window] = _compute(cursor.collection, factory.args, window)
+    results = computed[factory, window]
+    if not with_limit_and_skip:
+        return results
+    page = _page(cursor)
+    if page is None:
+        page = results[skip:][: abs(limit)] if limit else results[skip:]
+        cursor._socialapp_page = (factory, skip, limit, page)
+    return page
+
+
+def _page(cursor) -> list | None:
+    """The cursor's documents after skip and limit, if nothing changed since they were made.
+
+    mongomock's ``Cursor.__next__`` asks for them for every document it returns, and slicing
+    them anew each time made iterating n documents cost n^2 / 2.
+    """
+    made = cursor.__dict__.get("_socialapp_page")
+    if made is None or made[0] is not cursor._factory or not made[3]:
+        return None
+    return made[3] if (made[1], made[2]) == (cursor._skip, cursor._limit) else None
+
+
+def _compute(collection, args: tuple, window: int | None) -> list:
+    spec, sort, projection, as_class = args
+    tz_aware = collection.codec_options.tz_aware
+    if as_class is dict:
+        results = covered.answer(collection._store, spec, sort, projection, window, tz_aware)
+        if results is not None:
+            return results
+    results = list(collection._get_dataset(spec, sort, projection, as_class, window=window))
+    if tz_aware:
+        return [mongomock.helpers.make_datetime_timezone_aware_in_document(r) for r in results]
+    return results
 
 
 def _mirrored(apply):

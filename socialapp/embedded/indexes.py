@@ -97,16 +97,19 @@ class Plan:
         if rest and [field for field, _ in rest] == following and len(directions) == 1:
             self.order = (len(rest), not directions.pop())
 
-    def ranges(self):
-        """``(fields fixed by equality, entries)`` of each index range, in the sort's order."""
-        width = len(self.equal)
+    def bounds(self):
+        """The ``irange`` bounds of each index range the conditions select."""
         for prefix in itertools.product(*(equal.keys for equal in self.equal)):
             if self.within is not None:
-                low, high = self.within.bounds(prefix)
+                yield self.within.bounds(prefix)
             else:
-                low, high = (*prefix, LOW), (*prefix, HIGH)
-            descending = self.order is not None and self.order[1]
-            yield width, self.index.entries.irange(low, high, reverse=descending)
+                yield (*prefix, LOW), (*prefix, HIGH)
+
+    def ranges(self):
+        """``(fields fixed by equality, entries)`` of each index range, in the sort's order."""
+        descending = self.order is not None and self.order[1]
+        for low, high in self.bounds():
+            yield len(self.equal), self.index.entries.irange(low, high, reverse=descending)
 
 
 class Indexes:
@@ -140,7 +143,7 @@ class Indexes:
         position = self.positions[key]
         for index, old in zip(list(self._built.values()), before, strict=True):
             new = index.entry(key, position, document)
-            if new == old:
+            if identical(new, old):
                 continue
             if old is None:
                 index.complex.discard(key)
@@ -208,6 +211,15 @@ class Indexes:
             return self._plan(conditions, sort)
         return best
 
+    def exact_plan(self, query: dict, sort) -> Plan | None:
+        """The plan of an index that alone decides which documents match ``query``."""
+        self.build()
+        conditions, whole = query_conditions(query)
+        if not whole or isinstance(conditions.get("_id"), Equal):
+            return None
+        plan = self._plan(conditions, sort)
+        return plan if plan is not None and plan.fields == set(conditions) else None
+
     def find(self, query: dict, sort=None, window: int | None = None, *, filtered: bool):
         """Documents of mongomock's answer to ``query`` and no more than the index gives.
 
@@ -268,6 +280,16 @@ class Indexes:
         for key in expired:
             del self._store[key]
         return True
+
+
+def identical(new: tuple | None, old: tuple | None) -> bool:
+    """Equal entries of values of the same types: ``1`` and ``1.0`` are one index key, but
+    a covered query answers the value its entry holds (socialapp/embedded/covered.py)."""
+    return new == old and (new is None or list(map(_kind, new)) == list(map(_kind, old)))
+
+
+def _kind(value) -> type:
+    return type(value.value) if isinstance(value, Key) else type(value)
 
 
 def hashable(value) -> bool:

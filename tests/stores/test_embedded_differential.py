@@ -4,7 +4,9 @@ A hypothesis state machine runs random sequences of the stores' own writes and q
 (socialapp/stores/, each store built once on the indexed embedded client and once on a plain
 mongomock client) and compares every result, order included, every error, and after each step
 every collection in natural order. Each index is also checked against one rebuilt from the
-documents. ``SOCIALAPP_DIFFERENTIAL_EXAMPLES`` scales the run (default 50 runs of up to 50 steps).
+documents. Covered queries (answered from index entries alone) are compared down to their
+values' types. ``SOCIALAPP_DIFFERENTIAL_EXAMPLES`` scales the run (default 50 runs of up to
+50 steps).
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import os
 import bson
 import mongomock
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from socialapp.config import Settings
-from socialapp.embedded import indexed_client, indexes, mongomock_store
+from socialapp.embedded import covered, index_keys, indexed_client, indexes, mongomock_store
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
@@ -244,11 +246,13 @@ def counted(s: Stores, transaction: bool, change, follower: int, followee: int, 
 
 
 def assert_consistent(data: indexes.Indexes) -> None:
+    """Each index as rebuilt from the documents, down to the types (``1`` is not ``1.0``)."""
     documents = data._store._documents
     assert list(data.positions) == list(documents)
     for name, index in data._built.items():
         rebuilt = indexes.Index(index.fields, documents, data.positions)
-        assert list(index.entries) == list(rebuilt.entries), name
+        assert len(index.entries) == len(rebuilt.entries), name
+        assert all(map(indexes.identical, index.entries, rebuilt.entries)), name
         assert index.complex == rebuilt.complex, name
 
 
@@ -295,3 +299,120 @@ def test_mixed_types_ties_and_limits_answer_as_mongomock(query, sort, limit):
         assert list(fast.find(query, sort=sort, limit=limit, skip=skip)) == expected
     assert fast.count_documents(query) == plain.count_documents(query)
     assert_consistent(fast._store.index_data)
+
+
+# --- covered queries: answered from the index entries alone (socialapp/embedded/covered.py) ---
+
+MISSING = object()
+VALUES = [None, 0, 1, 1.0, 2, 2.5, -1, True, False, "a", "ab", "b"]
+VALUES += [bson.ObjectId("0" * 24), bson.ObjectId("f" * 24), dt.datetime(2024, 1, 1)]
+VALUES += [dt.datetime(2025, 1, 1, 12, 0, 0, 5000)]
+values = st.sampled_from(VALUES)
+stored = st.sampled_from([*VALUES, MISSING])  # MISSING: the field is left out
+document_ids = st.integers(0, 14)
+changes = st.one_of(
+    st.tuples(st.just("set"), document_ids, st.sampled_from("ab"), values),
+    st.tuples(st.just("unset"), document_ids, st.sampled_from("ab")),
+    st.tuples(st.just("replace"), document_ids, stored, stored),
+    st.tuples(st.just("delete"), document_ids),
+)
+RANGES = ("$gt", "$gte", "$lt", "$lte")
+
+
+@st.composite
+def covered_finds(draw):
+    """A find on index ``[a, b]`` and whether one index covers it (the fast path must)."""
+    covered = True
+    shape = draw(st.sampled_from(["equal", "in", "range on a"]))
+    if shape == "equal":
+        query = {"a": draw(values)}
+    elif shape == "in":
+        query = {"a": {"$in": draw(st.lists(values, min_size=1, max_size=3))}}
+    else:
+        query = {"a": draw(bounds(max_size=1))}
+        covered = one_type(query["a"])
+    if shape != "range on a" and draw(st.booleans()):
+        query["b"] = draw(bounds(max_size=2))
+        covered = one_type(query["b"])
+    sort = draw(st.sampled_from([
+        None, [("b", 1)], [("b", -1)], [("a", 1), ("b", 1)], [("a", -1), ("b", -1)],
+        [("a", 1), ("b", -1)], [("b", -1), ("a", 1)], [("a", -1)],
+    ]))  # fmt: skip
+    projection = draw(st.sampled_from([
+        {"b": 1, "_id": 0}, {"_id": 0, "a": True}, {"b": 1, "a": 1, "_id": False},
+    ]))  # fmt: skip
+    return query, sort, projection, covered
+
+
+def bounds(max_size: int) -> st.SearchStrategy:
+    return st.dictionaries(st.sampled_from(RANGES), values, min_size=1, max_size=max_size)
+
+
+def one_type(bounds: dict) -> bool:
+    """Whether an index can serve the range: no null, values of one type (as mongomock)."""
+    keys = [index_keys.encode(value) for value in bounds.values()]
+    return index_keys.NULL_KEY not in keys and len({index_keys.rank(k) for k in keys}) == 1
+
+
+def typed(results: list[dict]) -> list:
+    """Results compared with their types and field order (``1 == 1.0 == True`` in Python)."""
+    return [[(key, type(value), value) for key, value in result.items()] for result in results]
+
+
+TIES = [(2, 1), (2, 1.0), (2, MISSING), (2, None), (2, 1), (2, 1.0), (3, 1)]  # equal, not alike
+TIED_FINDS = [({"a": 2}, [("b", direction)], {"b": 1, "_id": 0}, True) for direction in (-1, 1)]
+
+
+@settings(max_examples=EXAMPLES * 6, deadline=None)
+@example(documents=TIES, later=[], finds=TIED_FINDS, limit=1, skip=0)
+@example(documents=TIES, later=[("set", 0, "b", 1.0)], finds=TIED_FINDS, limit=3, skip=2)
+@given(
+    documents=st.lists(st.tuples(stored, stored), max_size=15),
+    later=st.lists(changes, max_size=6),
+    finds=st.lists(covered_finds(), min_size=1, max_size=4),
+    limit=st.integers(0, 4),
+    skip=st.integers(0, 3),
+)
+def test_covered_queries_answer_as_mongomock(documents, later, finds, limit, skip):
+    """Mixed types, nulls and missing fields, ties, documents changed after indexing."""
+    mongomock_store.make_atomic()
+    fast = indexed_client.client(tz_aware=True).db.c
+    plain = mongomock.MongoClient(tz_aware=True).db.c
+    made = [present({"_id": n, "a": a, "b": b}) for n, (a, b) in enumerate(documents)]
+    for coll in (fast, plain):
+        coll.create_index([("a", 1), ("b", 1)], name="a_b")
+        for document in made:
+            coll.insert_one(dict(document))
+        for change in later:
+            apply(coll, change)
+    for query, sort, projection, expect_covered in finds:
+        answered = covered_answer(fast, query, sort, projection)
+        assert (answered is not None) == expect_covered, query
+        expected = list(plain.find(query, projection=dict(projection), sort=sort))
+        if answered is not None:
+            assert typed(answered) == typed(expected)
+        expected = list(plain.find(query, dict(projection), sort=sort, limit=limit, skip=skip))
+        found = fast.find(query, dict(projection), sort=sort, limit=limit, skip=skip)
+        assert typed(list(found)) == typed(expected)
+    assert_consistent(fast._store.index_data)
+
+
+def present(document: dict) -> dict:
+    return {key: value for key, value in document.items() if value is not MISSING}
+
+
+def apply(coll, change: tuple) -> None:
+    kind, document_id, *rest = change
+    if kind == "set":
+        coll.update_one({"_id": document_id}, {"$set": {rest[0]: rest[1]}})
+    elif kind == "unset":
+        coll.update_one({"_id": document_id}, {"$unset": {rest[0]: ""}})
+    elif kind == "replace":
+        coll.replace_one({"_id": document_id}, present({"a": rest[0], "b": rest[1]}))
+    else:
+        coll.delete_one({"_id": document_id})
+
+
+def covered_answer(coll, query, sort, projection):
+    with mongomock_store._lock:
+        return covered.answer(coll._store, query, sort, projection, None, tz_aware=True)
