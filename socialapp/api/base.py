@@ -53,6 +53,8 @@ class Blueprint(flask_smorest.Blueprint):
     ARGUMENTS_PARSER = StrictParser()
 
     def arguments(self, schema, *, location="json", **kwargs):
+        # One instance per view: given a class, webargs would build a schema per request.
+        schema = schema() if isinstance(schema, type) else schema
         check_strict(schema, location)
         parse = super().arguments(schema, location=location, **kwargs)
         if location != "query":
@@ -78,7 +80,6 @@ class Blueprint(flask_smorest.Blueprint):
 
 def check_strict(schema, location: str) -> None:
     """Refuse, at import time, a schema that would coerce numbers or match part of a value."""
-    schema = schema() if isinstance(schema, type) else schema
     for name, field in schema.fields.items():
         if isinstance(field, fields.Number) and not _strict_number(field, location):
             raise TypeError(f"{type(schema).__name__}.{name}: use a strict integer field")
