@@ -290,10 +290,15 @@ class TimelineStore:
             return self._pipeline(calls)
 
     def _pipeline(self, calls) -> list:
-        pipe = self._client.pipeline(transaction=False)
+        commands = []
         for name, keys, args in calls:
             keys = [keys] if isinstance(keys, str) else keys
-            pipe.execute_command("EVALSHA", self._scripts[name].sha, len(keys), *keys, *args)
+            commands.append(("EVALSHA", self._scripts[name].sha, len(keys), *keys, *args))
+        if len(commands) == 1:  # a page read: a pipeline would only add its own overhead
+            return [self._client.execute_command(*commands[0])]
+        pipe = self._client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
         return pipe.execute()
 
 
