@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from socialapp.config import Settings
 from socialapp.domain.adaptive import rate
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import Entry, SourceRead, merge
+from socialapp.domain.timeline import Entry, SourceRead, merge, top_reads
 from socialapp.errors import Unavailable
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
@@ -305,13 +305,19 @@ class FeedManager:
         return page
 
     def _pulling_everyone(self, reader: int, since_id: int | None):
-        """Sources when every followee is pulled: their outboxes, no home."""
+        """Sources when every followee is pulled: their outboxes, no home. Past ``need``
+        authors, each outbox is read for its newest entry, then only the ``need`` whose newest
+        reaches the page are read ``need`` deep (``top_reads``), a round trip each."""
         self._state.touch(reader)
         visible = self.followees(reader) | {reader}
         authors = sorted(visible)
 
         def fetch(before, need):
-            reads = self._read_outboxes(authors, before, since_id, need)
+            def read(indexes, count, lower):
+                lower = since_id if lower is None else lower
+                return self._read_outboxes([authors[i] for i in indexes], before, lower, count)
+
+            reads = top_reads(len(authors), need, read)
             return reads, lambda e: e.author_id in visible, None
 
         return fetch

@@ -8,11 +8,17 @@ of ``count`` entries that comes back full says nothing about what lies below its
 ``merge`` keeps only entries at or above the highest of those limits, where every source is
 known, so a page never skips a post; it deduplicates by post id, so a post that is both
 pushed and pulled during a mode switch is shown once.
+
+``top_reads`` keeps a page over many sources (read mode: every followee's outbox) from
+costing ``need`` entries per source: a first read of one entry per source gives a threshold
+that every post of the page reaches, and only the sources whose newest entry reaches it are
+read in full (a threshold top-k). The others are known to hold nothing above it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import math
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
@@ -28,6 +34,9 @@ class SourceRead:
     entries: list[Entry]  # newest first
     floor: float  # the source holds every entry with post_id > floor
     count: int  # how many entries were asked for
+    # The read's own lower limit (exclusive) when it stops short of the floor on purpose: the
+    # source holds more at or below it, which reading on gives (not the store of record).
+    bound: float = -math.inf
 
     @property
     def full(self) -> bool:
@@ -42,26 +51,75 @@ class SourceRead:
         """The lowest id at and above which this read shows everything the source has."""
         if self.full:
             return self.entries[-1].post_id
-        return self.floor + 1 if math.isfinite(self.floor) else math.inf
+        low = max(self.floor, self.bound)
+        return low + 1 if math.isfinite(low) else math.inf
+
+    @property
+    def continues(self) -> bool:
+        """The source's copy goes on below ``known_from``: read on there, not in the store."""
+        return self.full or self.bound > self.floor
 
 
 @dataclasses.dataclass(frozen=True)
 class Merged:
     entries: list[Entry]  # newest first, no duplicate post id
     known_from: float  # every entry >= known_from is accounted for
-    truncated: bool  # True when known_from comes from a full read (read further to go on)
+    truncated: bool  # known_from comes from a full or bounded read: read on from there
 
 
 def merge(reads: Iterable[SourceRead], keep: Callable[[Entry], bool], limit: int) -> Merged:
     reads = list(reads)
     if not reads:
         return Merged([], 0, False)
-    limiting = max(reads, key=lambda read: read.known_from)
-    known_from = limiting.known_from
+    known = [read.known_from for read in reads]
+    known_from = max(known)
+    # Read on only if every read limiting the page does; one that ends at its floor sends
+    # the rest to the store of record.
+    limiting = [read for read, k in zip(reads, known, strict=True) if k == known_from]
+    truncated = all(read.continues for read in limiting)
     unique = {}
     for read in reads:
         for entry in read.entries:
             if entry.post_id >= known_from and keep(entry):
                 unique.setdefault(entry.post_id, entry)
     entries = sorted(unique.values(), reverse=True)[:limit]
-    return Merged(entries, known_from, limiting.full)
+    return Merged(entries, known_from, truncated)
+
+
+def threshold(newest: Iterable[int], need: int) -> int | None:
+    """The ``need``-th highest of the sources' newest post ids, or None when fewer than
+    ``need`` sources show one: ``need`` sources each hold a distinct post at or above it, so
+    every post of a page of ``need`` is at or above it.
+    """
+    distinct = set(newest)  # a post counts once, should two sources show it
+    return heapq.nlargest(need, distinct)[-1] if len(distinct) >= need else None
+
+
+def top_reads(
+    sources: int,
+    need: int,
+    read: Callable[[list[int], int, int | None], list[SourceRead]],
+) -> list[SourceRead]:
+    """Reads of ``sources`` sources good for merging a page of ``need``.
+
+    ``read(indexes, count, lower)`` reads those sources in one round trip, ``count`` entries
+    each above ``lower`` (exclusive; None: the page's own bounds). Past ``need`` sources, each
+    is first read for its newest entry. A first read that is not ``full`` shows all its
+    source holds above its floor. Of the others, only those whose newest reaches the
+    ``threshold`` are read again in full, down to it: their reads are bounded there, so a
+    page cut short below it reads on rather than going to the store. A first read below the
+    threshold stays as it is: it is known down to its one entry, below what every read again
+    is known from, so it never limits the page and its entry is not kept.
+    """
+    everyone = list(range(sources))
+    if sources <= need:
+        return read(everyone, need, None)
+    reads = read(everyone, 1, None)
+    newest = {i: first.entries[0].post_id for i, first in enumerate(reads) if first.full}
+    cut = threshold(newest.values(), need)
+    lower = None if cut is None else cut - 1
+    bound = -math.inf if lower is None else lower
+    again = [i for i, post_id in newest.items() if post_id > bound]
+    for i, found in zip(again, read(again, need, lower), strict=True):
+        reads[i] = dataclasses.replace(found, bound=bound)
+    return reads

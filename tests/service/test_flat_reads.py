@@ -147,3 +147,69 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     expected = sorted(made[ada] + made[star], reverse=True)
     assert [int(json.loads(text)["id"]) for text in page.posts] == expected
     assert page.from_timeline == 2 and page.from_store == 0
+
+
+def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
+    components, settle, monkeypatch
+):
+    """Read mode pulls every followee: each outbox is read for its newest post, then only
+    the 20 whose newest reaches the page are read 20 deep, whether 10 or 1000 are followed."""
+    from socialapp.stores.timelines import TimelineStore
+
+    c = components
+    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode="read")
+    settle()
+    authors = [register(c, f"author_{n}") for n in range(1000)]
+    few, many = register(c, "few"), register(c, "many")
+    for reader, followees in ((few, authors[:10]), (many, authors)):
+        for followee in followees:
+            graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, followee)
+    posters = authors[:60]
+    made = [
+        posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, f"post {n}")["_id"]
+        for n in range(2)
+        for author in posters
+    ]
+    settle()
+    newest = sorted(made, reverse=True)
+    assert read(c, few) == sorted(made[:10] + made[60:70], reverse=True)  # warm the cache
+    assert read(c, many) == newest[:20]
+    reads = []  # (outboxes, entries asked of each, entries found) per round trip
+    read_outboxes = TimelineStore.read_outboxes
+
+    def counted(self, author_ids, max_id=None, since_id=None, count=20):
+        found = read_outboxes(self, author_ids, max_id, since_id, count)
+        reads.append((len(author_ids), count, sum(len(s.entries) for s in found.values())))
+        return found
+
+    monkeypatch.setattr(TimelineStore, "read_outboxes", counted)
+    read(c, few)
+    assert reads == [(11, 20, 20)]  # no more outboxes than the page: all read at once
+    reads.clear()
+    assert read(c, many) == newest[:20]
+    # 1001 outboxes for one entry each (60 hold one), then the 20 newest authors' down to the
+    # threshold: 80 entries, not 1001 outboxes read 20 deep (120 entries here, 20 each when
+    # every followee has posted 20 times).
+    assert reads == [(1001, 1, 60), (20, 20, 20)]
+    reads.clear()
+    page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, many, 20, newest[19], None)
+    assert [post["_id"] for post in page.posts] == newest[20:40]
+    assert reads == [(1001, 1, 60), (20, 20, 20)]
+    # Outboxes Redis lost are rebuilt from MongoDB, whichever of the two reads finds them gone:
+    # the newest author's before the first, another chosen one's between the two.
+    from socialapp.stores.timelines import outbox_key
+
+    client = redis.Redis.from_url(c.settings.redis_url)
+    client.delete(outbox_key(posters[-1]))
+    second = []
+
+    def losing(self, author_ids, max_id=None, since_id=None, count=20):
+        if count > 1 and not second:
+            second.append(client.delete(outbox_key(posters[-2])))
+        return read_outboxes(self, author_ids, max_id, since_id, count)
+
+    monkeypatch.setattr(TimelineStore, "read_outboxes", losing)
+    page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, many, 20, None, None)
+    assert [post["_id"] for post in page.posts] == newest[:20] and page.from_store == 0
+    assert second == [1] and client.exists(*map(outbox_key, posters[-2:])) == 2
+    client.close()

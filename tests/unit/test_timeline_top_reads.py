@@ -1,0 +1,192 @@
+"""The threshold top-k read of many sources: the pages it gives are the pages that reading
+every source in full gives, while only the sources that reach the page are read in full."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from socialapp.domain.timeline import Entry, SourceRead, merge, threshold, top_reads
+
+
+@dataclasses.dataclass
+class Outbox:
+    """An author's outbox: every post above ``floor``, plus any left behind below it."""
+
+    author_id: int
+    post_ids: list[int]
+    floor: float = 0
+
+    def read(self, max_id, since_id, count) -> SourceRead:
+        found = sorted(
+            (i for i in self.post_ids if since_id < i < max_id),
+            reverse=True,
+        )[:count]
+        return SourceRead([Entry(i, self.author_id) for i in found], self.floor, count)
+
+
+class Sources:
+    """``top_reads``' ``read`` over outboxes within the page's bounds, recording each call."""
+
+    def __init__(self, outboxes: list[Outbox], max_id=math.inf, since_id=0) -> None:
+        self.outboxes, self.max_id, self.since_id = outboxes, max_id, since_id
+        self.calls: list[tuple[list[int], int, int | None]] = []
+
+    def read(self, indexes, count, lower):
+        self.calls.append((indexes, count, lower))
+        since = self.since_id if lower is None else lower
+        return [self.outboxes[i].read(self.max_id, since, count) for i in indexes]
+
+    def page(self, need: int) -> list[SourceRead]:
+        return top_reads(len(self.outboxes), need, self.read)
+
+
+def ids(merged) -> list[int]:
+    return [e.post_id for e in merged.entries]
+
+
+def everything(outboxes, need, max_id=math.inf, since_id=0):
+    """The merge of every outbox read in full: what the page was before ``top_reads``."""
+    reads = [outbox.read(max_id, since_id, need) for outbox in outboxes]
+    return merge(reads, keep=lambda e: True, limit=need)
+
+
+def test_the_threshold_is_the_need_th_newest_of_the_sources_newest():
+    assert threshold([50, 10, 40, 30, 20], 3) == 30
+    assert threshold([50, 10], 3) is None  # fewer sources than the page: no threshold
+    assert threshold([50, 50, 40, 30], 3) == 30  # a post counts once, wherever it shows
+
+
+def test_only_the_sources_that_reach_the_page_are_read_in_full():
+    outboxes = [Outbox(a, [a * 100 + n for n in range(5)]) for a in range(1, 101)]
+    sources = Sources(outboxes)
+    reads = sources.page(need=20)
+    first, again = sources.calls
+    assert first == (list(range(100)), 1, None)
+    assert again[1:] == (20, 8104 - 1)  # the 20th newest of the newest posts: 8104
+    assert again[0] == list(range(80, 100))
+    merged = merge(reads, keep=lambda e: True, limit=20)
+    assert ids(merged) == ids(everything(outboxes, 20))
+    # One entry of each first read below the threshold, the chosen outboxes down to it
+    # (author 81 holds one post above it): not 100 * 5.
+    assert sum(len(read.entries) for read in reads) == 80 + 1 + 19 * 5
+
+
+def test_few_sources_are_read_in_full_at_once():
+    sources = Sources([Outbox(a, [a, a + 10]) for a in range(1, 4)])
+    reads = sources.page(need=3)
+    assert sources.calls == [([0, 1, 2], 3, None)]
+    assert len(reads) == 3
+
+
+def test_with_fewer_sources_holding_posts_than_the_page_those_are_read_in_full():
+    outboxes = [Outbox(1, [10, 11, 12]), Outbox(2, [20]), Outbox(3, []), Outbox(4, [])]
+    sources = Sources(outboxes)
+    merged = merge(sources.page(need=3), keep=lambda e: True, limit=3)
+    assert sources.calls[1] == ([0, 1], 3, None)  # the page's own bounds, no threshold
+    assert ids(merged) == [20, 12, 11]
+
+
+def test_the_page_bounds_apply_to_both_reads():
+    outboxes = [Outbox(a, [a * 10 + n for n in range(5)]) for a in range(1, 9)]
+    sources = Sources(outboxes, max_id=63, since_id=21)
+    merged = merge(sources.page(need=4), keep=lambda e: True, limit=4)
+    assert ids(merged) == [62, 61, 60, 54] == ids(everything(outboxes, 4, 63, 21))
+    # Newest within the bounds: none, 24, 34, 44, 54, 62, none, none; the 4th is 34.
+    assert sources.calls[1] == ([2, 3, 4, 5], 4, 34 - 1)
+
+
+def test_a_page_cut_short_below_the_threshold_reads_on_there():
+    """Posts of the chosen sources were filtered out: the bound is no floor, so the merge is
+    truncated at the threshold (read on from it), not sent to the store of record."""
+    outboxes = [Outbox(1, [90, 80, 70]), Outbox(2, [85]), Outbox(3, [60, 50])]
+    merged = merge(Sources(outboxes).page(need=2), keep=lambda e: e.author_id != 1, limit=2)
+    assert ids(merged) == [85]
+    assert merged.known_from == 85 and merged.truncated is True
+
+
+def test_a_real_floor_at_the_threshold_sends_the_rest_to_the_store():
+    bounded = SourceRead([], floor=3, count=2, bound=9)
+    ended = SourceRead([], floor=9, count=2)
+    assert bounded.known_from == ended.known_from == 10
+    assert merge([bounded], keep=lambda e: True, limit=2).truncated is True
+    assert merge([bounded, ended], keep=lambda e: True, limit=2).truncated is False
+
+
+def test_a_first_read_left_below_its_floor_shows_all_its_source_holds():
+    # Author 2's one entry lies below its raised floor: no newest, and known above 75 only.
+    outboxes = [Outbox(1, [90, 80, 70]), Outbox(2, [60], floor=75), Outbox(3, [85, 20])]
+    sources = Sources(outboxes)
+    merged = merge(sources.page(need=2), keep=lambda e: True, limit=2)
+    assert sources.calls[1][0] == [0, 2]
+    assert ids(merged) == [90, 85] and merged.known_from == 85
+
+
+def history(draw, author_id, taken):
+    """Distinct post ids of one author, an outbox floor, and entries left below it."""
+    posts = sorted(set(draw(st.lists(st.integers(1, 80), max_size=8))) - taken)
+    taken.update(posts)
+    floor = draw(st.sampled_from([0, *posts]) if draw(st.booleans()) else st.just(0))
+    left = [i for i in posts if i <= floor and draw(st.booleans())]
+    return posts, Outbox(author_id, [i for i in posts if i > floor] + left, floor)
+
+
+@st.composite
+def worlds(draw):
+    taken: set[int] = set()
+    made = [history(draw, a, taken) for a in range(1, draw(st.integers(1, 12)) + 1)]
+    return [posts for posts, _ in made], [outbox for _, outbox in made]
+
+
+def paged(outboxes, histories, limit, max_id, since_id, hidden):
+    """``read_page``'s loop over ``top_reads``: caches first, the complete histories (the
+    store of record) below what they are known to hold."""
+    truth = sorted(
+        (i for posts in histories for i in posts if since_id < i < max_id and i not in hidden),
+        reverse=True,
+    )
+    kept: list[int] = []
+    before = max_id
+    while len(kept) < limit:
+        need = limit - len(kept)
+        reads = Sources(outboxes, before, since_id).page(need)
+        merged = merge(reads, keep=lambda e: e.post_id not in hidden, limit=need)
+        kept += ids(merged)
+        if len(merged.entries) == need:
+            before = merged.entries[-1].post_id
+        elif merged.truncated:
+            assert merged.known_from < before  # progress
+            before = merged.known_from
+        else:
+            kept += [i for i in truth if i < min(before, merged.known_from)][: limit - len(kept)]
+            break
+    return kept, truth[:limit]
+
+
+SKIP_BELOW_THE_THRESHOLD = (  # a read again taken as known down to its floor skips 80 and 70
+    ([[90, 80, 70], [85], [60]], [Outbox(1, [90, 80, 70]), Outbox(2, [85]), Outbox(3, [60])]),
+    2,
+    math.inf,
+    0,
+    {85},
+)
+
+
+@settings(max_examples=300)
+@example(*SKIP_BELOW_THE_THRESHOLD)
+@given(
+    worlds(),
+    st.integers(1, 6),
+    st.sampled_from([math.inf, 60]),
+    st.sampled_from([0, 15]),
+    st.sets(st.integers(1, 80)),
+)
+def test_pages_equal_the_histories_whatever_the_outboxes_hold(
+    world, limit, max_id, since_id, hidden
+):
+    histories, outboxes = world
+    kept, expected = paged(outboxes, histories, limit, max_id, since_id, hidden)
+    assert kept == expected
