@@ -89,9 +89,13 @@ class FeedManager:
 
         Idle readers are skipped: their home is rebuilt when they read again.
         """
+        entry, follower_ids = Entry(post_id, author_id), list(follower_ids)
+        if self._timelines.batched and follower_ids:  # one server: one command per chunk
+            key, _, cutoff = self._state.activity(self._inactive_after)
+            return self._timelines.deliver(follower_ids, entry, (key, cutoff))
         active = self.active_among(follower_ids)
         if active:
-            self._timelines.add_to_homes(active, Entry(post_id, author_id))
+            self._timelines.add_to_homes(active, entry)
         return len(active)
 
     def retract(self, post_id: int, author_id: int, follower_ids: Iterable[int]) -> None:

@@ -36,16 +36,15 @@ def hand_back_completion() -> None:
 
 
 def pause_half_way(seconds: float) -> None:
-    deliver = TimelineStore.add_to_homes
+    deliver = TimelineStore.deliver  # one server: a chunk is one command
 
-    def in_two_halves(self, user_ids, entry) -> None:
-        user_ids = list(user_ids)
+    def in_two_halves(self, user_ids, entry, activity) -> int:
         half = len(user_ids) // 2
-        deliver(self, user_ids[:half], entry)
+        delivered = deliver(self, user_ids[:half], entry, activity)
         time.sleep(seconds)
-        deliver(self, user_ids[half:], entry)
+        return delivered + deliver(self, user_ids[half:], entry, activity)
 
-    TimelineStore.add_to_homes = in_two_halves
+    TimelineStore.deliver = in_two_halves
 
 
 def main(queues: str, concurrency: int, pause: float, hand_back: bool = True) -> int:

@@ -32,7 +32,7 @@ from socialapp.stores.unavailable import REDIS, translates
 LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
     "create", "add", "add_many", "begin_rebuild", "finish_rebuild", "remove_author", "read",
-    "read_many", "read_page", "pulls_add", "pulls_rebuild",
+    "read_many", "read_page", "pulls_add", "pulls_rebuild", "deliver",
 )  # fmt: skip
 SENTINEL = "floor"
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
@@ -87,6 +87,7 @@ class TimelineStore:
         constants = (
             f"local TTL = {int(ttl)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
             f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
+            f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
         )
         library = constants + (LUA / "lib.lua").read_text()
         self._scripts = {
@@ -138,6 +139,21 @@ class TimelineStore:
         """Deliver ``entry`` to every existing home among ``user_ids`` in one round trip."""
         args = _add_args(self._home_cap, 0, [entry])
         self._run(self._calls("add", [home_key(user_id) for user_id in user_ids], args))
+
+    def deliver(self, user_ids: list[int], entry: Entry, activity: tuple[str, float]) -> int:
+        """One server: deliver ``entry`` to the existing homes of the readers among
+        ``user_ids`` active since the cutoff (``activity``: the activity set's key and the
+        cutoff), one command per ``BATCH`` readers; how many were active. On a cluster the
+        homes span hash slots: filter with the activity set, then ``add_to_homes``."""
+        if not self._batched:
+            raise NotImplementedError("a cluster delivers with add_to_homes")
+        key, cutoff = activity
+        calls = [
+            ("deliver", key, (self._home_cap, entry.post_id, _member(entry), cutoff,
+                              *user_ids[i : i + BATCH]))
+            for i in range(0, len(user_ids), BATCH)
+        ]  # fmt: skip
+        return sum(self._run(calls))
 
     def add_to_outbox(self, author_id: int, entry: Entry) -> None:
         self._one("add", outbox_key(author_id), self._outbox_cap, 0, [entry])

@@ -98,22 +98,22 @@ def test_post_reaches_ten_thousand_followers_exactly_once(components, settle, wr
 def test_connection_error_mid_chunk_is_retried(components, settle, write_mode, monkeypatch):
     c = components
     author, followers = seed_author(c, 2_000)
-    deliver = c.timelines.add_to_homes
+    deliver = c.timelines.deliver  # one server: a chunk is one command
     calls: list[list[int]] = []
     lock = threading.Lock()
 
-    def fails_once_half_way(user_ids, entry) -> None:
+    def fails_once_half_way(user_ids, entry, activity) -> int:
         user_ids = list(user_ids)
         with lock:
             calls.append(user_ids)
             fail = len(calls) == 2  # the second chunk: others are under way or done
         if not fail:
-            return deliver(user_ids, entry)
-        deliver(user_ids[: len(user_ids) // 2], entry)
+            return deliver(user_ids, entry, activity)
+        deliver(user_ids[: len(user_ids) // 2], entry, activity)
         with translated(REDIS):  # a replaced store method translates as the real ones do
             raise redis.exceptions.ConnectionError("connection lost mid-chunk (injected)")
 
-    monkeypatch.setattr(c.timelines, "add_to_homes", fails_once_half_way)
+    monkeypatch.setattr(c.timelines, "deliver", fails_once_half_way)
     post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "through a flaky connection")
     settle()
     failed = calls[1]
@@ -126,15 +126,15 @@ def test_connections_killed_during_fanout(components, settle, write_mode, monkey
     """Real broken connections: the timelines' Redis clients are killed over and over."""
     c = components
     author, followers = seed_author(c, 2_000)
-    deliver = c.timelines.add_to_homes
+    deliver = c.timelines.deliver
 
-    def in_two_halves(user_ids, entry) -> None:
+    def in_two_halves(user_ids, entry, activity) -> int:
         user_ids = list(user_ids)
-        deliver(user_ids[: len(user_ids) // 2], entry)
+        delivered = deliver(user_ids[: len(user_ids) // 2], entry, activity)
         time.sleep(0.01)
-        deliver(user_ids[len(user_ids) // 2 :], entry)
+        return delivered + deliver(user_ids[len(user_ids) // 2 :], entry, activity)
 
-    monkeypatch.setattr(c.timelines, "add_to_homes", in_two_halves)
+    monkeypatch.setattr(c.timelines, "deliver", in_two_halves)
     killer = ConnectionKiller(c.settings.redis_url, rounds=40, every=0.005)
     post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "through broken connections")
     killer.start()
