@@ -285,10 +285,10 @@ class FeedManager:
         before = max_id
         while len(kept) < limit:
             need = limit - len(kept)
-            reads, keep, home = fetch(before, need)
+            reads, keep, home, cached = fetch(before, need)
             page.merged_authors = len(reads) - (home is not None)
             merged = merge(reads, keep=keep, limit=need)
-            kept += self._hydrate([e.post_id for e in merged.entries], rendered)
+            kept += self._hydrate([e.post_id for e in merged.entries], rendered, cached)
             if home is not None:
                 from_home = {e.post_id for e in home.entries}
                 page.from_timeline += sum(1 for e in merged.entries if e.post_id in from_home)
@@ -322,7 +322,7 @@ class FeedManager:
                 return self._read_outboxes([authors[i] for i in indexes], before, lower, count)
 
             reads = top_reads(len(authors), need, read)
-            return reads, lambda e: e.author_id in visible, None
+            return reads, lambda e: e.author_id in visible, None, None
 
         return fetch
 
@@ -339,7 +339,7 @@ class FeedManager:
                 reads = self._rebuilt_if_lost(sources.outboxes, authors, before, since_id, need)
             home = SourceRead(sources.home.entries, _floor(sources.home.floor), need)
             unfollowed = sources.unfollowed
-            return [*reads, home], lambda e: e.author_id not in unfollowed, home
+            return [*reads, home], lambda e: e.author_id not in unfollowed, home, sources.cached
 
         return fetch
 
@@ -351,7 +351,7 @@ class FeedManager:
             if not self._timelines.batched and not self._active(reader):
                 self._rebuild_reader(reader, policy)
             found = self._timelines.read_page_sources(
-                reader, following, activity, before, since_id, need
+                reader, following, activity, before, since_id, need, self._cache.key_prefix
             )
             if isinstance(found, PageSources):
                 return found
@@ -388,10 +388,16 @@ class FeedManager:
         """The posts, in the order given, from the post cache or MongoDB; deleted ones dropped."""
         return [post for _, post in self._hydrate(post_ids, rendered=False)]
 
-    def _hydrate(self, post_ids: list[int], rendered: bool) -> list[tuple[int, object]]:
-        """``(post id, document or response form)`` in the order given; deleted ones dropped."""
+    def _hydrate(
+        self, post_ids: list[int], rendered: bool, values: dict | None = None
+    ) -> list[tuple[int, object]]:
+        """``(post id, document or response form)`` in the order given; deleted ones dropped.
+        ``values``: post cache values already read (with the page, on one server)."""
+        values = values or {}
+        read = self._cache.rendered_from if rendered else self._cache.documents_from
+        cached = read({i: values[i] for i in post_ids if i in values})
         get = self._cache.get_rendered_many if rendered else self._cache.get_many
-        cached = get(post_ids)
+        cached.update(get([i for i in post_ids if i not in values]))
         missing = [i for i in post_ids if i not in cached]
         if missing:
             loaded = self._posts.get_many(missing)

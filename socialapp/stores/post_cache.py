@@ -44,33 +44,39 @@ class PostCache:
 
     def get_many(self, post_ids: Iterable[int]) -> dict[int, dict]:
         """The cached posts among ``post_ids`` in one round trip (per node on a cluster)."""
-        return {
-            post_id: json_util.loads(document, json_options=JSON_OPTIONS)
-            for post_id, (_, document) in self._get(post_ids).items()
-        }
+        return self.documents_from(self._values(post_ids))
 
     def get_rendered_many(self, post_ids: Iterable[int]) -> dict[int, str]:
         """The cached posts among ``post_ids`` in their response form, in one round trip;
         an entry written without it (by an earlier version) counts as missing."""
+        return self.rendered_from(self._values(post_ids))
+
+    @property
+    def key_prefix(self) -> str:
+        """What every key here starts with: on one server a page's script reads the page's
+        posts with its sources (``TimelineStore.read_page_sources``)."""
+        return post_key(0)[:-2]
+
+    @staticmethod
+    def documents_from(values: dict[int, str | None]) -> dict[int, dict]:
+        """The posts in raw values (``post id -> value or None``), missing ones dropped."""
         return {
-            post_id: rendered
-            for post_id, (rendered, _) in self._get(post_ids).items()
-            if rendered is not None
+            post_id: json_util.loads(document, json_options=JSON_OPTIONS)
+            for post_id, (_, document) in _parsed(values).items()
         }
 
-    def _get(self, post_ids: Iterable[int]) -> dict[int, tuple[str | None, str]]:
+    @staticmethod
+    def rendered_from(values: dict[int, str | None]) -> dict[int, str]:
+        """The response forms in raw values; entries without one count as missing."""
+        return {i: rendered for i, (rendered, _) in _parsed(values).items() if rendered is not None}
+
+    def _values(self, post_ids: Iterable[int]) -> dict[int, str | None]:
         post_ids = list(post_ids)
         if not post_ids:
             return {}
         keys = [post_key(post_id) for post_id in post_ids]
         # One MGET on one server; a cluster client splits it by slot (one call per node).
-        values = self._mget(keys)
-        found = {}
-        for post_id, raw in zip(post_ids, values, strict=True):
-            if raw is not None:
-                rendered, newline, document = raw.partition("\n")
-                found[post_id] = (rendered, document) if newline else (None, raw)
-        return found
+        return dict(zip(post_ids, self._mget(keys), strict=True))
 
     def put_many(self, posts: dict[int, dict]) -> None:
         if not posts:
@@ -83,3 +89,13 @@ class PostCache:
 
     def invalidate(self, post_id: int) -> None:
         self._client.delete(post_key(post_id))
+
+
+def _parsed(values: dict[int, str | None]) -> dict[int, tuple[str | None, str]]:
+    """``(response form or None, document)`` of each value found."""
+    found = {}
+    for post_id, raw in values.items():
+        if raw is not None:
+            rendered, newline, document = raw.partition("\n")
+            found[post_id] = (rendered, document) if newline else (None, raw)
+    return found

@@ -59,6 +59,7 @@ class PageSources(NamedTuple):
     pulled: list[int]  # authors the reader pulls and still follows
     unfollowed: set[int]  # authors of home entries the reader no longer follows
     outboxes: dict[int, Slice] | None  # the reader's and the pulled authors'; None: not read
+    cached: dict[int, str | None] | None = None  # the likely posts' post cache values, raw
 
 
 def home_key(user_id: int) -> str:
@@ -215,21 +216,31 @@ class TimelineStore:
         max_id: int | None = None,
         since_id: int | None = None,
         count: int = 20,
+        cache_prefix: str | None = None,
     ) -> PageSources | str:
         """The home slice, the pulled authors and (on one server) their outboxes, in one call.
 
         ``following`` names the reader's followee set and its loaded marker (same hash tag),
         ``activity`` the readers' activity set, now and the cutoff: on one server the call
-        also marks the reader active. ``MISSING`` when the home or the pulled set must be
-        rebuilt or the followee set reloaded; ``INACTIVE`` when the reader had been idle
-        (fan-out skipped them: rebuild). Renews the home's and the pulled set's TTL.
+        also marks the reader active, and with ``cache_prefix`` (the post cache's keys) it
+        also returns the cached values of the newest ``count`` posts of the sources (less
+        unfollowed authors'): what the merge keeps is among them. ``MISSING`` when the home
+        or the pulled set must be rebuilt or the followee set reloaded; ``INACTIVE`` when the
+        reader had been idle (fan-out skipped them: rebuild). Renews the home's and the
+        pulled set's TTL.
         """
         keys = [home_key(user_id), pulls_key(user_id), following[0]]
         args = [*_read_args(max_id, since_id, count), user_id, following[1]]
         if self._batched:
             keys.append(activity[0])
             args += activity[1:]
-        text = self._run([("read_page", keys, args)])[0]
+            if cache_prefix:
+                args.append(cache_prefix)
+        reply = self._run([("read_page", keys, args)])[0]
+        text, cached = reply, None
+        if isinstance(reply, list):
+            text, ids, *values = reply
+            cached = dict(zip(_ids(ids), values, strict=True))
         if text in ("", INACTIVE):
             return text or MISSING
         home, pulled, unfollowed, *outboxes = text.split(";")
@@ -237,7 +248,7 @@ class TimelineStore:
         found = None
         if self._batched:
             found = dict(zip([user_id, *pulled_ids], map(_slice_text, outboxes), strict=True))
-        return PageSources(_slice_text(home), pulled_ids, set(_ids(unfollowed)), found)
+        return PageSources(_slice_text(home), pulled_ids, set(_ids(unfollowed)), found, cached)
 
     # The authors each reader pulls
 

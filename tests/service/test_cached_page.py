@@ -52,3 +52,33 @@ def test_a_warm_page_is_what_the_schema_renders_and_follows_changes(
     assert by_id[liked]["like_count"] == 1
     assert by_id[commented]["comment_count"] == 1
     assert [c["text"] for c in by_id[commented]["comments"]] == ["nice"]
+
+
+def test_posts_read_with_the_page_are_the_ones_it_shows(client, signup, components, settle):
+    """On one server the page's script returns the cached posts with its sources: a pulled
+    author's, an evicted one (read from MongoDB, cached again) and none of an unfollowed
+    author's posts still in the home."""
+    from socialapp.services import operators
+    from socialapp.stores.post_cache import post_key
+
+    c = components
+    ada, cid, dan, bob = signup(), signup(), signup(), signup()
+    home(client, bob)
+    for author in (ada, cid, dan):
+        assert client.put(f"/v1/me/following/{author.id}", headers=bob.headers).status_code == 204
+    operators.set_author_strategy(c.users, c.feeds, c.fanout_settings, c.queue, int(cid.id), "pull")
+    settle()
+    for n in range(4):
+        for author in (ada, cid, dan):
+            assert client.post("/v1/posts", json={"text": f"{n}"}, headers=author.headers)
+    settle()
+    home(client, bob)  # every post cached
+    evicted = home(client, bob)["items"][1]["id"]
+    c.redis.delete(post_key(int(evicted)))
+    assert client.delete(f"/v1/me/following/{dan.id}", headers=bob.headers).status_code == 204
+    page = home(client, bob)  # dan's posts may still sit in the home: filtered out
+    assert page == rendered_from_the_store(components, page)
+    authors = {post["author_id"] for post in page["items"]}
+    assert authors == {ada.id, cid.id}
+    assert evicted in {post["id"] for post in page["items"]}
+    assert c.redis.exists(post_key(int(evicted)))

@@ -10,6 +10,11 @@
 -- follows, the authors of home entries the reader no longer follows, then (one server) the
 -- outboxes of the reader and of each pulled author in that order. The cost is the page and
 -- the pulled authors, never the number of accounts followed.
+-- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
+-- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[3]
+-- entries of every source, less unfollowed authors' (a superset of what the merge keeps, as
+-- the merge only drops entries below where every source is known), so a warm page takes
+-- one round trip.
 local here = KEYS[4] ~= nil
 if here then
   local seen = redis.call('ZSCORE', KEYS[4], ARGV[4])
@@ -40,12 +45,35 @@ for i = 2, #home do
   end
 end
 local out = {table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ',')}
-local function outbox(author)
-  local found = read(OUTBOX_PREFIX .. author .. '}')
-  out[#out + 1] = found and table.concat(found, ',') or ''
-end
+local found = {home}
 if here then
-  outbox(ARGV[4])
-  for _, author in ipairs(pulled) do outbox(author) end
+  local function outbox_read(author)
+    local read_ = read(OUTBOX_PREFIX .. author .. '}')
+    out[#out + 1] = read_ and table.concat(read_, ',') or ''
+    if read_ then found[#found + 1] = read_ end
+  end
+  outbox_read(ARGV[4])
+  for _, author in ipairs(pulled) do outbox_read(author) end
 end
-return table.concat(out, ';')
+local text = table.concat(out, ';')
+if not ARGV[8] then return text end
+local gone = {}
+for _, author in ipairs(unfollowed) do gone[author] = true end
+local ids, listed = {}, {}
+for _, source in ipairs(found) do
+  for i = 2, #source do
+    local post, author = string.match(source[i], '^(%d+):(%d+)$')
+    if post and not gone[author] and not listed[post] then
+      listed[post] = true
+      ids[#ids + 1] = post
+    end
+  end
+end
+table.sort(ids, function(a, b) return tonumber(a) > tonumber(b) end)
+local reply, keys = {text, ''}, {}
+for i = 1, math.min(#ids, tonumber(ARGV[3])) do keys[i] = ARGV[8] .. ids[i] .. '}' end
+if #keys > 0 then
+  reply[2] = table.concat(ids, ',', 1, #keys)
+  for _, value in ipairs(redis.call('MGET', unpack(keys))) do reply[#reply + 1] = value end
+end
+return reply
