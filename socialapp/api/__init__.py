@@ -65,7 +65,12 @@ def register_api(app: Flask) -> SocialApi:
 def refuse_long_streams() -> None:
     """413 for a chunked body (no Content-Length) past the limit, never parse it cut short."""
     limit = request.max_content_length
-    if request.content_length is not None or limit is None:
+    # A request without a Content-Length has a body only if it is chunked: the check reads
+    # that header alone on every other request (most are GETs; reading an empty body was
+    # 5% of a page read).
+    if "Transfer-Encoding" not in request.headers or limit is None:
+        return
+    if request.content_length is not None:
         return
     if not request.environ.get("wsgi.input_terminated"):
         return  # the server passes no body without a Content-Length
