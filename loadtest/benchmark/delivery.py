@@ -39,10 +39,23 @@ def measure(world, authors: dict[int, int], posts_per_author: int) -> list[dict]
         smallest = min(authors)
         _post_and_wait(c, probe, authors[smallest])  # warm-up: scripts loaded, outbox built
         for count, author_id in sorted(authors.items()):
+            used = redis_cpu_seconds(c.redis)
             traces = [_post_and_wait(c, probe, author_id) for _ in range(posts_per_author)]
-            results.append(_result(count, world.concurrency, traces))
+            result = _result(count, world.concurrency, traces)
+            reached = sum(t["deliveries"] for t in traces)
+            result["redis_cpu_us_per_delivery"] = rounded(
+                (redis_cpu_seconds(c.redis) - used) / reached * 1e6, 2
+            )
+            results.append(result)
     world.settle()
     return results
+
+
+def redis_cpu_seconds(client) -> float:
+    """CPU the redis-server has used (``INFO cpu``): every command, script, the broker's
+    traffic and the networking, which is what a delivery costs the server."""
+    cpu = client.info("cpu")
+    return cpu["used_cpu_user"] + cpu["used_cpu_sys"]
 
 
 def check_delivered(c, authors: dict[int, int], sample: int = 5) -> bool:

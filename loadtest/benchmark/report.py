@@ -143,11 +143,20 @@ def _why_delivery(f: dict) -> list[str]:
         )
     lines.append(
         "redis-benchmark pipelines a bare ZADD to random keys. A delivery costs Redis more: "
-        "the activity check (ZMSCORE), then per home a Lua step that reads the floor (ZSCORE), "
-        "adds (ZADD) and checks the cap (ZCARD); and the follower lookup (mongomock), the "
-        "Celery task, the chunk's (de)serialisation and redis-py's command packing run in "
-        "Python, end to end from the post's creation."
+        "on one server a chunk is one script that reads each reader's activity (ZMSCORE), "
+        "then per home reads the floor (ZSCORE), adds (ZADD) and checks the cap (ZCARD), each "
+        "a call from Lua; the broker's traffic (the chunk tasks, their acknowledgements) runs "
+        "on the same server."
     )
+    per_delivery = runs[0].get("redis_cpu_us_per_delivery")
+    if per_delivery:
+        zadd_us = 1e6 / f["redis_ceiling"]["zadd_per_second"]
+        lines.append(
+            f"Measured: the redis-server used {per_delivery} us of CPU per delivery (INFO cpu "
+            f"over the {runs[0]['followers']:,}-follower posts), {per_delivery / zadd_us:.1f}x "
+            f"the {zadd_us:.2f} us per ZADD of the ceiling run: with Redis alone saturated, "
+            f"deliveries would reach {zadd_us / per_delivery:.0%} of the ceiling."
+        )
     return lines
 
 
@@ -155,8 +164,8 @@ def _why_flat(f: dict) -> list[str]:
     rows = f["reads"]["home"]
     lines = [
         "A push-mode page is one call on the reader's hash slot (home, pulled set, followee "
-        "checks of the page's authors, and on one server the pulled outboxes), then one for "
-        "the cached posts: the same Redis commands for 10 or 1000 followees "
+        "checks of the page's authors, and on one server the pulled outboxes and the cached "
+        "posts of the page): the same Redis commands for 10 or 1000 followees "
         "(tests/service/test_flat_reads.py counts them). p50 by followees: "
         + "; ".join(
             f"{r['mode']} {r['followees']}+{r['celebrities']}: {r['p50_ms']} ms"
@@ -182,14 +191,14 @@ def _why_visible(f: dict) -> list[str]:
     planner = _find_profile(f, "deliver_post")
     if planner:
         lines.append(f"Planner hot spots ({planner['name']}): " + _hot(planner))
-        if any("mongomock/collection.py" in t["function"] for t in planner["top"][:2]):
-            lines.append(
-                "mongomock's cursor copies its remaining results for every document it yields "
-                "(`Cursor.__next__` -> `_compute_results` slices `_results[skip:]`), so a lookup "
-                "returning n followers costs O(n^2); `socialapp/stores/mongo.py` materialises "
-                "every find() with `list(cursor)`. A real MongoDB serves it from the "
-                "(followee_id, follower_id) index."
-            )
+    per_delivery = base.get("redis_cpu_us_per_delivery")
+    if per_delivery:
+        lines.append(
+            f"The redis-server used {per_delivery} us of CPU per delivery: "
+            f"{per_delivery * base['followers'] / 1e6:.2f} s for {base['followers']:,} homes, "
+            "on one of the machine's two cores, while the API process's threads (lookup, "
+            "Celery, delivery) share the other."
+        )
     return lines
 
 
@@ -198,8 +207,8 @@ def _why_hybrid(f: dict) -> list[str]:
     reads = f["reads"]
     lines = [
         f"/healthz serves {reads['healthz']['throughput']:,.0f} req/s on the same server; a "
-        "home page adds the token check, argument parsing, Redis round trips and rendering, "
-        "all in one interpreter."
+        "home page adds the token check, argument parsing, its Redis round trip (sources "
+        "and cached posts in one script) and joining the cached JSON, all in one interpreter."
     ]
     if http:
         lines.append(f"{http['wall_ms_per_call']} ms per request in one thread; hot spots: "
@@ -222,8 +231,9 @@ def _why_p99(f: dict) -> list[str]:
 def _why_read_ratio(f: dict) -> list[str]:
     service = _find_profile(f, "read mode")
     lines = [
-        "In read mode a page reads one outbox per followee (up to 20 entries each) and merges "
-        "them in Python, so the work grows with the number of followees."
+        "In read mode a page reads the newest entry of every followee's outbox (one script "
+        "call per 1000 outboxes), then reads in full only the outboxes that reach the page: "
+        "the first read still grows with the number of followees."
     ]
     if service:
         lines.append(f"{service['name']}: {service['wall_ms_per_call']} ms per call; hot spots: "
@@ -254,10 +264,11 @@ def _delivery(f: dict) -> str:
             *(f"{p[k]['p50']:.3f} / {p[k]['p95']:.3f}" for k in
               ("visible_s", "first_visible_s", "lookup_end_s", "queued_s", "lookup_s",
                "enqueue_s", "delivery_s")),
+            r.get("redis_cpu_us_per_delivery", ""),
         ])  # fmt: skip
     header = ["followers", "threads", "posts", "deliveries/s (median)", "per post",
               "end to end/s", "visible s p50/p95", "first visible", "lookup ended", "queued",
-              "lookup", "enqueue", "delivery"]  # fmt: skip
+              "lookup", "enqueue", "delivery", "Redis CPU us/delivery"]  # fmt: skip
     checked = "yes" if f["delivery"]["checked"] else "NO"
     return _table(header, rows) + f"\nSampled followers hold the posts: {checked}.\n"
 

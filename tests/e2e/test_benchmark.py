@@ -21,6 +21,7 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     assert figures["redis_ceiling"]["zadd_per_second"] > 0
     assert {run["followers"] for run in figures["delivery"]["runs"]} == {10, 30, 100}
     assert figures["delivery"]["checked"]
+    assert all(run["redis_cpu_us_per_delivery"] > 0 for run in figures["delivery"]["runs"])
     modes = {row["mode"] for row in figures["reads"]["home"]}
     assert modes == {"write", "read", "hybrid"}
     assert all(row["errors"] == 0 for row in figures["reads"]["home"])
