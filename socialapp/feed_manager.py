@@ -310,8 +310,9 @@ class FeedManager:
 
     def _pulling_everyone(self, reader: int, since_id: int | None):
         """Sources when every followee is pulled: their outboxes, no home. Past ``need``
-        authors, each outbox is read for its newest entry, then only the ``need`` whose newest
-        reaches the page are read ``need`` deep (``top_reads``), a round trip each."""
+        authors, every outbox's floor and newest post id are read, then only the ``need``
+        whose newest reaches the page are read ``need`` deep (``top_reads``), a round trip
+        each."""
         self._state.touch(reader)
         visible = self.followees(reader) | {reader}
         authors = sorted(visible)
@@ -321,7 +322,9 @@ class FeedManager:
                 lower = since_id if lower is None else lower
                 return self._read_outboxes([authors[i] for i in indexes], before, lower, count)
 
-            reads = top_reads(len(authors), need, read)
+            reads = top_reads(
+                len(authors), need, lambda: self._newest(authors, before, since_id), read
+            )
             return reads, lambda e: e.author_id in visible, None, None
 
         return fetch
@@ -424,6 +427,21 @@ class FeedManager:
             author_ids, max_id=before, since_id=since_id, count=count
         )
         return self._rebuilt_if_lost(found, author_ids, before, since_id, count)
+
+    def _newest(self, author_ids: list[int], before, since_id) -> tuple[list[float], list[int]]:
+        """Each outbox's floor and newest post id in the bounds (``newest_in_outboxes``), with
+        the outboxes Redis had lost rebuilt and read again."""
+        floors, newest = self._timelines.newest_in_outboxes(author_ids, before, since_id)
+        if None in floors:
+            lost = [i for i, floor in enumerate(floors) if floor is None]
+            for i in lost:
+                self._ensure_outbox(author_ids[i])
+            found = self._timelines.newest_in_outboxes(
+                [author_ids[i] for i in lost], before, since_id
+            )
+            for i, floor, post_id in zip(lost, *found, strict=True):
+                floors[i], newest[i] = _floor(floor), post_id
+        return floors, newest
 
     def _rebuilt_if_lost(self, found: dict, author_ids: list[int], before, since_id, count):
         """``found`` as source reads, with the outboxes Redis had lost rebuilt and read again."""

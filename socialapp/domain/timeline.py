@@ -10,9 +10,9 @@ known, so a page never skips a post; it deduplicates by post id, so a post that 
 pushed and pulled during a mode switch is shown once.
 
 ``top_reads`` keeps a page over many sources (read mode: every followee's outbox) from
-costing ``need`` entries per source: a first read of one entry per source gives a threshold
-that every post of the page reaches, and only the sources whose newest entry reaches it are
-read in full (a threshold top-k). The others are known to hold nothing above it.
+costing ``need`` entries per source: every source's newest post id gives a threshold that
+every post of the page reaches, and only the sources whose newest entry reaches it are read
+in full (a threshold top-k). The others are known to hold nothing above it.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from __future__ import annotations
 import dataclasses
 import heapq
 import math
+import operator
 from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import NamedTuple
 
 
@@ -98,28 +100,33 @@ def threshold(newest: Iterable[int], need: int) -> int | None:
 def top_reads(
     sources: int,
     need: int,
+    newest: Callable[[], tuple[list[float], list[int]]],
     read: Callable[[list[int], int, int | None], list[SourceRead]],
 ) -> list[SourceRead]:
-    """Reads of ``sources`` sources good for merging a page of ``need``.
+    """Reads of ``sources`` sources good for merging a page of ``need``: the same page as a
+    read of ``need`` entries of every source, without reading or building one per source.
 
     ``read(indexes, count, lower)`` reads those sources in one round trip, ``count`` entries
-    each above ``lower`` (exclusive; None: the page's own bounds). Past ``need`` sources, each
-    is first read for its newest entry. A first read that is not ``full`` shows all its
-    source holds above its floor. Of the others, only those whose newest reaches the
-    ``threshold`` are read again in full, down to it: their reads are bounded there, so a
-    page cut short below it reads on rather than going to the store. A first read below the
-    threshold stays as it is: it is known down to its one entry, below what every read again
-    is known from, so it never limits the page and its entry is not kept.
+    each above ``lower`` (exclusive; None: the page's own bounds). Up to ``need`` sources are
+    all read so. Past that, ``newest()`` gives every source's floor and the post id of its
+    newest entry above the floor within the page's bounds (0: none), and only the sources
+    whose newest reaches the ``threshold`` are read, down to it: those reads are bounded there,
+    so a page cut short below it reads on rather than going to the store. A source below the
+    threshold is left out: every source read is known down to the threshold, so one known
+    only down to its newest entry, below it, would neither limit the page nor give it an
+    entry. Sources with nothing above their floor limit the page at their floor: one empty
+    read with the highest of their floors stands for them all.
     """
-    everyone = list(range(sources))
     if sources <= need:
-        return read(everyone, need, None)
-    reads = read(everyone, 1, None)
-    newest = {i: first.entries[0].post_id for i, first in enumerate(reads) if first.full}
-    cut = threshold(newest.values(), need)
+        return read(list(range(sources)), need, None)
+    floors, newest_ids = newest()
+    cut = threshold(filter(None, newest_ids), need)
     lower = None if cut is None else cut - 1
     bound = -math.inf if lower is None else lower
-    again = [i for i, post_id in newest.items() if post_id > bound]
-    for i, found in zip(again, read(again, need, lower), strict=True):
-        reads[i] = dataclasses.replace(found, bound=bound)
+    # Loops in C: a page reads ~1000 sources, and ids start at 1 (0: nothing above the floor).
+    again = list(compress(range(sources), map((lower or 0).__lt__, newest_ids)))
+    reads = [dataclasses.replace(found, bound=bound) for found in read(again, need, lower)]
+    if 0 in newest_ids:
+        empty = max(compress(floors, map(operator.not_, newest_ids)))
+        reads.append(SourceRead([], empty, need))
     return reads

@@ -32,7 +32,7 @@ from socialapp.stores.unavailable import REDIS, translates
 LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
     "create", "add", "add_many", "begin_rebuild", "finish_rebuild", "remove_author", "read",
-    "read_many", "read_page", "pulls_add", "pulls_rebuild", "deliver",
+    "read_many", "newest_many", "read_page", "pulls_add", "pulls_rebuild", "deliver",
 )  # fmt: skip
 SENTINEL = "floor"
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
@@ -208,6 +208,40 @@ class TimelineStore:
             slices = [_slice(reply) for reply in replies]
         return dict(zip(author_ids, slices, strict=True))
 
+    def newest_in_outboxes(
+        self,
+        author_ids: list[int],
+        max_id: int | None = None,
+        since_id: int | None = None,
+    ) -> tuple[list[float | None], list[int]]:
+        """Per author, in order: the outbox floor (None: the outbox does not exist) and the
+        post id of its newest entry above the floor with since_id < post_id < max_id (0:
+        none). Two lists, no object per author: a read-mode page asks this of every followee.
+        One server: one command per ``BATCH`` authors, their ids in one argument (the script
+        builds the keys) and one string back. A cluster: one read of one entry per outbox.
+        """
+        if not author_ids:
+            return [], []
+        args = _read_args(max_id, since_id, 1)
+        if not self._batched:
+            keys = [outbox_key(author_id) for author_id in author_ids]
+            return _newest_of(map(_slice, self._run(self._calls("read", keys, args))))
+        calls = [
+            ("newest_many", [], (*args[:2], ",".join(map(str, author_ids[i : i + BATCH]))))
+            for i in range(0, len(author_ids), BATCH)
+        ]
+        replies = self._run(calls)
+        floors: list[float | None] = []
+        newest: list[int] = []
+        for reply in replies:  # one per BATCH authors
+            missing, floor_text, newest_text = reply.split(";")
+            start = len(floors)
+            floors += map(float, floor_text.split(","))
+            newest += map(int, newest_text.split(","))
+            for i in _ids(missing):
+                floors[start + i] = None
+        return floors, newest
+
     def read_page_sources(
         self,
         user_id: int,
@@ -346,6 +380,15 @@ def _slice(reply: list | None) -> Slice:
     if reply is None:
         return Slice([], None)
     return Slice([_entry(member) for member in reply[1:]], float(reply[0]))
+
+
+def _newest_of(slices: Iterable[Slice]) -> tuple[list[float | None], list[int]]:
+    """``newest_in_outboxes`` from slices of one entry each (a cluster reads them one by one)."""
+    floors, newest = [], []
+    for entries, floor in slices:
+        floors.append(floor)
+        newest.append(entries[0].post_id if entries and entries[0].post_id > floor else 0)
+    return floors, newest
 
 
 def _ids(text: str) -> list[int]:

@@ -152,8 +152,9 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
 def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     components, settle, monkeypatch
 ):
-    """Read mode pulls every followee: each outbox is read for its newest post, then only
-    the 20 whose newest reaches the page are read 20 deep, whether 10 or 1000 are followed."""
+    """Read mode pulls every followee: every outbox's floor and newest post id are read in
+    one command (two lists, no entry), then only the 20 whose newest reaches the page are read
+    20 deep, whether 10 or 1000 are followed."""
     from socialapp.stores.timelines import TimelineStore
 
     c = components
@@ -175,26 +176,35 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     assert read(c, few) == sorted(made[:10] + made[60:70], reverse=True)  # warm the cache
     assert read(c, many) == newest[:20]
     reads = []  # (outboxes, entries asked of each, entries found) per round trip
-    read_outboxes = TimelineStore.read_outboxes
+    read_outboxes, newest_in_outboxes = (
+        TimelineStore.read_outboxes,
+        TimelineStore.newest_in_outboxes,
+    )
 
     def counted(self, author_ids, max_id=None, since_id=None, count=20):
         found = read_outboxes(self, author_ids, max_id, since_id, count)
         reads.append((len(author_ids), count, sum(len(s.entries) for s in found.values())))
         return found
 
+    def newest_counted(self, author_ids, max_id=None, since_id=None):
+        floors, newest = newest_in_outboxes(self, author_ids, max_id, since_id)
+        reads.append((len(author_ids), 0, sum(1 for post_id in newest if post_id)))
+        return floors, newest
+
     monkeypatch.setattr(TimelineStore, "read_outboxes", counted)
+    monkeypatch.setattr(TimelineStore, "newest_in_outboxes", newest_counted)
     read(c, few)
     assert reads == [(11, 20, 20)]  # no more outboxes than the page: all read at once
     reads.clear()
     assert read(c, many) == newest[:20]
-    # 1001 outboxes for one entry each (60 hold one), then the 20 newest authors' down to the
-    # threshold: 80 entries, not 1001 outboxes read 20 deep (120 entries here, 20 each when
+    # 1001 outboxes' newest post ids (60 hold one), then the 20 newest authors' down to the
+    # threshold: 20 entries, not 1001 outboxes read 20 deep (120 entries here, 20 each when
     # every followee has posted 20 times).
-    assert reads == [(1001, 1, 60), (20, 20, 20)]
+    assert reads == [(1001, 0, 60), (20, 20, 20)]
     reads.clear()
     page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, many, 20, newest[19], None)
     assert [post["_id"] for post in page.posts] == newest[20:40]
-    assert reads == [(1001, 1, 60), (20, 20, 20)]
+    assert reads == [(1001, 0, 60), (20, 20, 20)]
     # Outboxes Redis lost are rebuilt from MongoDB, whichever of the two reads finds them gone:
     # the newest author's before the first, another chosen one's between the two.
     from socialapp.stores.timelines import outbox_key

@@ -12,6 +12,7 @@ import pytest
 
 from socialapp.config import Settings
 from socialapp.domain.ids import IdGenerator, id_time_ms
+from socialapp.stores import timelines
 from socialapp.stores.post_cache import PostCache, post_key
 from socialapp.stores.posts import new_post
 from socialapp.stores.timelines import (
@@ -294,6 +295,35 @@ class TestTimelineStore:
 
         window = store.read_outboxes([7, 8], max_id=7003, since_id=7001)
         assert window == {7: ([Entry(7002, 7)], 0), 8: ([], 0)}
+
+    def test_newest_in_outboxes_gives_each_floor_and_newest_post_id(self, client, monkeypatch):
+        """Two lists in the order asked, across hash slots and (one server) script calls."""
+        monkeypatch.setattr(timelines, "BATCH", 4)  # missing outboxes in several calls
+        store = make_store(client, outbox_cap=3)
+        store.create_outbox(1, [Entry(n, 1) for n in (11, 12, 13, 14, 15)])  # trimmed: floor 12
+        store.create_outbox(2, [Entry(21, 2)])
+        store.create_outbox(3)  # empty
+        store.create_outbox(5, [Entry(51, 5)], floor=40)
+        store.create_outbox(7, [Entry(71, 7), Entry(72, 7)])
+        authors = [1, 2, 3, 4, 5, 6, 7, 8, 9]
+        floors, newest = store.newest_in_outboxes(authors)
+        assert floors == [12, 0, 0, None, 40, None, 0, None, None]
+        assert newest == [15, 21, 0, 0, 51, 0, 72, 0, 0]
+        assert store.newest_in_outboxes([]) == ([], [])
+
+    def test_newest_in_outboxes_within_bounds_and_above_the_floor(self, client):
+        store = make_store(client, outbox_cap=10)
+        store.create_outbox(1, [Entry(n, 1) for n in (10, 20, 30, 40)])
+        store.create_outbox(2, [Entry(5, 2)])
+        store.begin_rebuild_outbox(2)
+        store.add_to_outbox(2, Entry(8, 2))  # arrives while rebuilt: kept below the new floor
+        assert store.newest_in_outboxes([2]) == ([math.inf], [0])  # being rebuilt: nothing
+        assert store.finish_rebuild_outbox(2, [Entry(30, 2)], floor=10)
+        assert store.newest_in_outboxes([1, 2], max_id=40) == ([0, 10], [30, 30])
+        assert store.newest_in_outboxes([1, 2], max_id=30, since_id=10) == ([0, 10], [20, 0])
+        # Entry 8 of author 2 is in the bounds but below its floor: it shows nothing.
+        assert store.newest_in_outboxes([1, 2], max_id=20) == ([0, 10], [10, 0])
+        assert store.newest_in_outboxes([1, 2], since_id=40) == ([0, 10], [0, 0])
 
     def test_a_fanout_chunk_of_1000_users(self, client):
         store = make_store(client)

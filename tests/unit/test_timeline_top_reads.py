@@ -27,13 +27,25 @@ class Outbox:
         )[:count]
         return SourceRead([Entry(i, self.author_id) for i in found], self.floor, count)
 
+    def newest(self, max_id, since_id) -> int:
+        """The newest post id above the floor within the bounds; 0: none."""
+        found = self.read(max_id, since_id, 1).entries
+        return found[0].post_id if found and found[0].post_id > self.floor else 0
+
 
 class Sources:
-    """``top_reads``' ``read`` over outboxes within the page's bounds, recording each call."""
+    """``top_reads``' ``newest`` and ``read`` over outboxes within the page's bounds,
+    recording each call of ``read`` and counting those of ``newest``."""
 
     def __init__(self, outboxes: list[Outbox], max_id=math.inf, since_id=0) -> None:
         self.outboxes, self.max_id, self.since_id = outboxes, max_id, since_id
         self.calls: list[tuple[list[int], int, int | None]] = []
+        self.newest_calls = 0
+
+    def newest(self):
+        self.newest_calls += 1
+        floors = [float(outbox.floor) for outbox in self.outboxes]
+        return floors, [outbox.newest(self.max_id, self.since_id) for outbox in self.outboxes]
 
     def read(self, indexes, count, lower):
         self.calls.append((indexes, count, lower))
@@ -41,7 +53,7 @@ class Sources:
         return [self.outboxes[i].read(self.max_id, since, count) for i in indexes]
 
     def page(self, need: int) -> list[SourceRead]:
-        return top_reads(len(self.outboxes), need, self.read)
+        return top_reads(len(self.outboxes), need, self.newest, self.read)
 
 
 def ids(merged) -> list[int]:
@@ -64,21 +76,22 @@ def test_only_the_sources_that_reach_the_page_are_read_in_full():
     outboxes = [Outbox(a, [a * 100 + n for n in range(5)]) for a in range(1, 101)]
     sources = Sources(outboxes)
     reads = sources.page(need=20)
-    first, again = sources.calls
-    assert first == (list(range(100)), 1, None)
+    (again,) = sources.calls
+    assert sources.newest_calls == 1
     assert again[1:] == (20, 8104 - 1)  # the 20th newest of the newest posts: 8104
     assert again[0] == list(range(80, 100))
     merged = merge(reads, keep=lambda e: True, limit=20)
     assert ids(merged) == ids(everything(outboxes, 20))
-    # One entry of each first read below the threshold, the chosen outboxes down to it
-    # (author 81 holds one post above it): not 100 * 5.
-    assert sum(len(read.entries) for read in reads) == 80 + 1 + 19 * 5
+    # The chosen outboxes down to the threshold (author 81 holds one post above it), no read
+    # of the 80 others: 20 reads of 96 entries, not 100 * 5.
+    assert len(reads) == 20
+    assert sum(len(read.entries) for read in reads) == 1 + 19 * 5
 
 
 def test_few_sources_are_read_in_full_at_once():
     sources = Sources([Outbox(a, [a, a + 10]) for a in range(1, 4)])
     reads = sources.page(need=3)
-    assert sources.calls == [([0, 1, 2], 3, None)]
+    assert sources.calls == [([0, 1, 2], 3, None)] and sources.newest_calls == 0
     assert len(reads) == 3
 
 
@@ -86,7 +99,7 @@ def test_with_fewer_sources_holding_posts_than_the_page_those_are_read_in_full()
     outboxes = [Outbox(1, [10, 11, 12]), Outbox(2, [20]), Outbox(3, []), Outbox(4, [])]
     sources = Sources(outboxes)
     merged = merge(sources.page(need=3), keep=lambda e: True, limit=3)
-    assert sources.calls[1] == ([0, 1], 3, None)  # the page's own bounds, no threshold
+    assert sources.calls == [([0, 1], 3, None)]  # the page's own bounds, no threshold
     assert ids(merged) == [20, 12, 11]
 
 
@@ -96,7 +109,7 @@ def test_the_page_bounds_apply_to_both_reads():
     merged = merge(sources.page(need=4), keep=lambda e: True, limit=4)
     assert ids(merged) == [62, 61, 60, 54] == ids(everything(outboxes, 4, 63, 21))
     # Newest within the bounds: none, 24, 34, 44, 54, 62, none, none; the 4th is 34.
-    assert sources.calls[1] == ([2, 3, 4, 5], 4, 34 - 1)
+    assert sources.calls == [([2, 3, 4, 5], 4, 34 - 1)]
 
 
 def test_a_page_cut_short_below_the_threshold_reads_on_there():
@@ -121,8 +134,25 @@ def test_a_first_read_left_below_its_floor_shows_all_its_source_holds():
     outboxes = [Outbox(1, [90, 80, 70]), Outbox(2, [60], floor=75), Outbox(3, [85, 20])]
     sources = Sources(outboxes)
     merged = merge(sources.page(need=2), keep=lambda e: True, limit=2)
-    assert sources.calls[1][0] == [0, 2]
+    assert sources.calls[0][0] == [0, 2]
     assert ids(merged) == [90, 85] and merged.known_from == 85
+
+
+def test_the_sources_with_nothing_above_their_floor_are_one_empty_read():
+    """They limit the page at their floors: the highest of them stands for them all."""
+    outboxes = [Outbox(1, [90, 80]), Outbox(2, [], 30), Outbox(3, [50], 70), Outbox(4, [85])]
+    reads = Sources(outboxes).page(need=1)
+    assert [(len(read.entries), read.floor) for read in reads] == [(1, 0), (0, 70)]
+    merged = merge(reads, keep=lambda e: True, limit=1)
+    assert ids(merged) == [90] and merged.known_from == 90
+
+
+def test_a_page_of_empty_sources_ends_at_their_highest_floor():
+    outboxes = [Outbox(1, [], 20), Outbox(2, [10], 40), Outbox(3, [], 0)]
+    sources = Sources(outboxes)
+    merged = merge(sources.page(need=2), keep=lambda e: True, limit=2)
+    assert sources.calls == [([], 2, None)]
+    assert ids(merged) == [] and merged.known_from == 41 and merged.truncated is False
 
 
 def history(draw, author_id, taken):
