@@ -31,7 +31,11 @@ class Stack:
 
     def __init__(self, logs: Path, chunk_size: int) -> None:
         self.logs = logs
-        self.settings = {**SETTINGS, "FANOUT_CHUNK_SIZE": str(chunk_size)}
+        self.settings = {
+            **SETTINGS,
+            "FANOUT_CHUNK_SIZE": str(chunk_size),
+            "FANOUT_CELEBRITY_CHUNK_SIZE": str(chunk_size),
+        }
         self.timelines = RedisServer(maxmemory_policy="volatile-lru")  # as in docker-compose.yml
         self.broker = RedisServer()  # noeviction: queued tasks must not vanish
         self.operator_password = secrets.token_urlsafe(16)

@@ -27,6 +27,7 @@ class FollowStore:
     def __init__(self, db, settings: Settings) -> None:
         self._follows = collection(db, "follows", settings)
         self._chunk_size = settings.fanout_chunk_size
+        self.large_chunk_size = max(settings.fanout_celebrity_chunk_size, self._chunk_size)
 
     def ensure_indexes(self) -> None:
         schema.apply(self._follows, SCHEMA)

@@ -262,7 +262,10 @@ class TestWorkerKilledDuringLargeFanout:
         # No sweeps: the chunk worker finishes fan-outs in its own (empty) store, see
         # docs/reliability.md, and nothing here may be delivered by anyone but the workers.
         return dataclasses.replace(
-            settings, fanout_chunk_size=self.CHUNK, sweep_interval_seconds=3600
+            settings,
+            fanout_chunk_size=self.CHUNK,
+            fanout_celebrity_chunk_size=self.CHUNK,
+            sweep_interval_seconds=3600,
         )
 
     @pytest.fixture

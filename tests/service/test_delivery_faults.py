@@ -32,7 +32,10 @@ PASSWORD = "correct horse"
 @pytest.fixture
 def settings(settings):
     return dataclasses.replace(
-        settings, fanout_chunk_size=CHUNK, broker_visibility_timeout=VISIBILITY_TIMEOUT
+        settings,
+        fanout_chunk_size=CHUNK,
+        fanout_celebrity_chunk_size=CHUNK,
+        broker_visibility_timeout=VISIBILITY_TIMEOUT,
     )
 
 

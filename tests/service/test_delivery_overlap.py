@@ -13,7 +13,7 @@ from socialapp.services import accounts, fanout, graph, operators, posts
 
 @pytest.fixture
 def settings(settings):
-    return dataclasses.replace(settings, fanout_chunk_size=2)
+    return dataclasses.replace(settings, fanout_chunk_size=2, fanout_celebrity_chunk_size=2)
 
 
 class RecordingQueue:
@@ -105,3 +105,31 @@ def test_a_small_author_sends_one_chunk_to_the_small_queue(components):
     assert [(task[2], len(task[1][2])) for task in queue.sent] == [(FANOUT, 2)]
     run_chunk(c, queue.sent[0])
     assert not pending(c, post)
+
+
+def test_a_large_author_is_delivered_in_celebrity_sized_chunks(components, monkeypatch):
+    """Past one chunk, followers go in tasks of ``fanout_celebrity_chunk_size``: every id
+    once, in order, the first task sent before the lookup ends."""
+    c = components
+    author, post = world(c, followers=11)
+    monkeypatch.setattr(c.follows, "large_chunk_size", 4)
+    queue, _ = plan(c, author, post)
+    sizes = [len(task[1][2]) for task in queue.sent]
+    assert sizes == [4, 4, 3, 0]  # then the closing chunk
+    assert [task[1][3] for task in queue.sent] == [0, 1, 2, 3]  # chunk indexes
+    sent = [i for task in queue.sent for i in task[1][2]]
+    assert sent == sorted(c.follows.follower_ids(author, limit=100))
+    assert "end" not in queue.sent[0][3]
+
+
+@pytest.mark.parametrize("sizes", [[], [2], [2, 2, 2], [3, 1, 4, 1, 5]])
+@pytest.mark.parametrize("size", [1, 2, 5])
+def test_regrouped_keeps_every_id_in_order(sizes, size):
+    chunks, start = [], 0
+    for n in sizes:
+        chunks.append(list(range(start, start + n)))
+        start += n
+    groups = list(fanout.regrouped(iter(chunks), size))
+    assert [i for group in groups for i in group] == list(range(start))
+    assert all(len(group) == size for group in groups[:-1])
+    assert not groups or 0 < len(groups[-1]) <= size

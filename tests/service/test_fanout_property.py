@@ -46,6 +46,7 @@ def settings(settings):
         timeline_cap=5,
         outbox_cap=4,
         fanout_chunk_size=2,
+        fanout_celebrity_chunk_size=2,
         settings_refresh_seconds=0.01,  # one process: only shortens reconciliation's wait
         adaptive_interval_seconds=0.001,  # a round whenever the machine asks for one
         adaptive_min_dwell_seconds=0,

@@ -79,7 +79,13 @@ class TestSmallCaps:
     def settings(self, settings):
         import dataclasses
 
-        return dataclasses.replace(settings, timeline_cap=4, outbox_cap=3, fanout_chunk_size=2)
+        return dataclasses.replace(
+            settings,
+            timeline_cap=4,
+            outbox_cap=3,
+            fanout_chunk_size=2,
+            fanout_celebrity_chunk_size=2,
+        )
 
     @pytest.mark.parametrize("mode", MODES)
     def test_paging_goes_past_the_caps_without_repeats_or_gaps(
