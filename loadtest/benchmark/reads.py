@@ -29,6 +29,7 @@ HEALTHZ = "/healthz"
 CELEBRITY_FOLLOWERS = 1_000_000  # far above the default threshold: pulled in hybrid mode
 REPO = Path(__file__).resolve().parents[2]
 OPEN_LOOP_RUNS = 3
+ALTERNATING_PAIRS = 3  # runs of each side for a ratio measured side by side
 
 
 @dataclasses.dataclass
@@ -147,7 +148,7 @@ def measure(world, size, population: Population) -> dict:
     c = world.c
     target = (size.followees[len(size.followees) // 2], max(size.celebrities))
     largest = (max(size.followees), max(size.celebrities))
-    results, open_loop, found, healthz = [], None, [], None
+    results, open_loop, found, healthz, versus, by_followees = [], None, [], None, None, {}
     for mode in MODES:
         if c.fanout_settings.read().current.mode != mode:
             operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
@@ -179,10 +180,43 @@ def measure(world, size, population: Population) -> dict:
                     rate = run["throughput"] / 2
                     open_loop = _open_loop(server.port, headers, size, rate)
                     open_loop.update(mode=mode, followees=followees, celebrities=celebrities)
+                    versus = _alternating(
+                        server.port, (HEALTHZ, [{}]), (HOME, headers), size, "throughput"
+                    )
+            few, many = _flat_pair(size, mode)
+            by_followees[mode] = _alternating(
+                server.port,
+                (HOME, [_bearer(population.tokens[r]) for r in population.readers[few]]),
+                (HOME, [_bearer(population.tokens[r]) for r in population.readers[many]]),
+                size,
+                "p50_ms",
+            )
+            by_followees[mode].update(followees=[few[0], many[0]], celebrities=few[1])
         found.append(_profile_service(c, mode, largest, population.readers[largest]))
         if mode == "hybrid":
             found.append(_profile_http(world.app, target, population))
-    return {"healthz": healthz, "home": results, "hybrid_half_load": open_loop}, found
+    figures = {"healthz": healthz, "home": results, "hybrid_half_load": open_loop}
+    return {**figures, "hybrid_vs_healthz": versus, "by_followees": by_followees}, found
+
+
+def _flat_pair(size, mode: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The (followees, celebrities) configs a mode's followee ratio compares: fewest and
+    most followees, with the most celebrities in hybrid mode and none otherwise."""
+    celebrities = max(size.celebrities) if mode == "hybrid" else 0
+    return (min(size.followees), celebrities), (max(size.followees), celebrities)
+
+
+def _alternating(port: int, first: tuple, second: tuple, size, metric: str) -> dict:
+    """Two loads (``(path, headers)`` each) run alternately on the same server, each ratio
+    second/first of ``metric`` from two runs side by side: the machine's speed drifts over a
+    benchmark, so a ratio of runs minutes apart would measure the drift too. The median."""
+    pairs = []
+    for _ in range(ALTERNATING_PAIRS):
+        a, b = (load(port, path, headers, size.connections, size.read_seconds)[metric]
+                for path, headers in (first, second))  # fmt: skip
+        pairs.append([a, b])
+    ratios = sorted(b / a for a, b in pairs)
+    return {"metric": metric, "pairs": pairs, "ratio": round(ratios[len(ratios) // 2], 3)}
 
 
 def _open_loop(port: int, headers: list[dict], size, rate: float) -> dict:

@@ -26,6 +26,8 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     assert modes == {"write", "read", "hybrid"}
     assert all(row["errors"] == 0 for row in figures["reads"]["home"])
     assert figures["reads"]["hybrid_half_load"]["requests"] > 0
+    assert len(figures["reads"]["hybrid_vs_healthz"]["pairs"]) == 3
+    assert set(figures["reads"]["by_followees"]) == {"write", "read", "hybrid"}
     assert len(figures["targets"]) == 8
     assert {"write_flat", "hybrid_flat"} <= {target["key"] for target in figures["targets"]}
     summary = (tmp_path / "summary.md").read_text()
