@@ -149,12 +149,8 @@ class TimelineStore:
         if not self._batched:
             raise NotImplementedError("a cluster delivers with add_to_homes")
         key, cutoff = activity
-        calls = [
-            ("deliver", key, (self._home_cap, entry.post_id, _member(entry), cutoff,
-                              *user_ids[i : i + BATCH]))
-            for i in range(0, len(user_ids), BATCH)
-        ]  # fmt: skip
-        return sum(self._run(calls))
+        args = (self._home_cap, entry.post_id, _member(entry), cutoff)
+        return sum(self._run([("deliver", key, (*args, *ids)) for ids in _batches(user_ids)]))
 
     def add_to_outbox(self, author_id: int, entry: Entry) -> None:
         self._one("add", outbox_key(author_id), self._outbox_cap, 0, [entry])
@@ -217,7 +213,7 @@ class TimelineStore:
         """Per author, in order: the outbox floor (None: the outbox does not exist) and the
         post id of its newest entry above the floor with since_id < post_id < max_id (0:
         none). Two lists, no object per author: a read-mode page asks this of every followee.
-        One server: one command per ``BATCH`` authors, their ids in one argument (the script
+        One server: one command per ``BATCH`` authors, their ids as arguments (the script
         builds the keys) and one string back. A cluster: one read of one entry per outbox.
         """
         if not author_ids:
@@ -226,11 +222,9 @@ class TimelineStore:
         if not self._batched:
             keys = [outbox_key(author_id) for author_id in author_ids]
             return _newest_of(map(_slice, self._run(self._calls("read", keys, args))))
-        calls = [
-            ("newest_many", [], (*args[:2], ",".join(map(str, author_ids[i : i + BATCH]))))
-            for i in range(0, len(author_ids), BATCH)
-        ]
-        replies = self._run(calls)
+        replies = self._run(
+            [("newest_many", [], (*args[:2], *ids)) for ids in _batches(author_ids)]
+        )
         floors: list[float | None] = []
         newest: list[int] = []
         for reply in replies:  # one per BATCH authors
@@ -335,7 +329,7 @@ class TimelineStore:
         if not self._batched:
             return [(name, key, args) for key in keys]
         batched = single or f"{name}_many"
-        return [(batched, keys[i : i + BATCH], args) for i in range(0, len(keys), BATCH)]
+        return [(batched, part, args) for part in _batches(keys)]
 
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):
         return self._run([(name, key, _add_args(cap, floor, entries))])[0]
@@ -389,6 +383,12 @@ def _newest_of(slices: Iterable[Slice]) -> tuple[list[float | None], list[int]]:
         floors.append(floor)
         newest.append(entries[0].post_id if entries and entries[0].post_id > floor else 0)
     return floors, newest
+
+
+def _batches(items: list) -> list[list]:
+    """``items`` (keys, or ids a script builds keys from) in lists of ``BATCH``: what one
+    script call on one server takes."""
+    return [items[i : i + BATCH] for i in range(0, len(items), BATCH)]
 
 
 def _ids(text: str) -> list[int]:

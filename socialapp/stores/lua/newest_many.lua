@@ -1,12 +1,13 @@
--- One server only (the outboxes span hash slots): per author of ARGV[3] (ids joined by ',',
--- at most 1000), their outbox's floor and the post id of its newest entry above the floor
--- with ARGV[2] < score < ARGV[1] (0: none). The outbox keys are built here from the ids, so
--- the client neither builds nor sends a key per author. One string that parses in three
--- splits: "missing;floors;newest", each a ',' list in the authors' order; missing lists the
--- 0-based indexes of the outboxes that do not exist (their floor and newest read 0).
+-- One server only (the outboxes span hash slots): per author of ARGV[3..] (at most 1000
+-- ids, one argument each, as deliver.lua takes readers), their outbox's floor and the post
+-- id of its newest entry above the floor with ARGV[2] < score < ARGV[1] (0: none). The
+-- outbox keys are built here from the ids, so the client neither builds nor sends a key per
+-- author. One string that parses in three splits: "missing;floors;newest", each a ',' list
+-- in the authors' order; missing lists the 0-based indexes of the outboxes that do not
+-- exist (their floor and newest read 0).
 local missing, floors, newest = {}, {}, {}
-for author_id in ARGV[3]:gmatch('%d+') do
-  local outbox = OUTBOX_PREFIX .. author_id .. '}'
+for i = 3, #ARGV do
+  local outbox = OUTBOX_PREFIX .. ARGV[i] .. '}'
   local floor, floor_text = read_floor(outbox)
   local found = '0'
   if not floor then
