@@ -14,7 +14,6 @@ else answers None and goes mongomock's way. 100,000 followers now take 0.04 s.
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 from operator import itemgetter
 
@@ -52,7 +51,7 @@ def answer(
         {field: value for field, value in documents[entry[-1]].items() if field in wanted}
         for entry in entries
     ]
-    return [_aware(result) for result in results] if tz_aware else results
+    return [make_aware(result) for result in results] if tz_aware else results
 
 
 def _keyed_reader(field: str, documents, tz_aware: bool):
@@ -73,12 +72,6 @@ def _keyed_reader(field: str, documents, tz_aware: bool):
         return {field: key.value}
 
     return read
-
-
-def _aware(result: dict) -> dict:
-    """Stored dates are naive; a ``tz_aware`` client reads them as UTC."""
-    return {field: make_aware(value) if isinstance(value, dt.datetime) else value
-            for field, value in result.items()}  # fmt: skip
 
 
 def included_fields(projection) -> list[str] | None:
