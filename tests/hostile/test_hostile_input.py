@@ -135,6 +135,52 @@ def test_chunked_bodies_over_64_kib_are_413(client, world, state):
     assert post_chunked(client, headers, b'{"text": "small"}').status_code == 201
 
 
+def test_a_body_smuggled_into_a_read_is_refused_or_ignored(client, world, state):
+    """Only a chunked request is read ahead for its length (a GET skips that check): a read
+    that streams a body past the limit is still 413, and any other Transfer-Encoding, with
+    or without a body, never reaches a 500."""
+    headers = world["ada"].headers
+    before = state()
+
+    def home(body: bytes, encoding: str):
+        return client.get(
+            "/v1/timeline/home",
+            input_stream=io.BytesIO(body),
+            headers={**headers, "Transfer-Encoding": encoding},
+            environ_overrides={"wsgi.input_terminated": True},
+        )
+
+    assert_json_error(home(b"x" * (MAX_BODY_BYTES + 1), "chunked"), 413)
+    for encoding in ("chunked", "gzip", "identity", "chunked, chunked", "\x00", ""):
+        for body in (b"", b'{"limit": 1}', b"\xff" * 100):
+            response = home(body, encoding)
+            assert response.status_code in (200, 400, 413), (encoding, response.status_code)
+            if response.status_code != 200:
+                assert_json_error(response, response.status_code)
+    assert state() == before
+
+
+def test_refused_tokens_are_checked_again_every_time(app, client, world, monkeypatch):
+    """A verified token's claims are remembered; a refused one never is, so a forgery sent
+    again is verified again and refused again, even right after its genuine twin."""
+    from socialapp import security
+
+    ada = world["ada"]
+    decoded = []
+    decode = security.jwt.decode
+    monkeypatch.setattr(
+        security.jwt, "decode", lambda *a, **k: decoded.append(1) or decode(*a, **k)
+    )
+    now = int(time.time())  # a genuine token no request has shown yet
+    claims = {"sub": ada.id, "iat": now - 5, "exp": now + 600, "iss": "socialapp"}
+    genuine = token({"alg": "HS256"}, claims, hmac_signer(app.config["SECRET_KEY"].encode()))
+    forged = tampered(genuine)
+    for _ in range(3):
+        assert client.get("/v1/timeline/home", headers=bearer(genuine)).status_code == 200
+        assert client.get("/v1/timeline/home", headers=bearer(forged)).status_code == 401
+    assert len(decoded) == 4  # the genuine token once, the forged one each time
+
+
 def test_mongodb_operators_in_query_parameters_are_422(client, world):
     smuggled = ["[$gt]=1", "[$ne]=1", "[$regex]=.*", "[]=1", "[$where]=1", ".$gt=1"]
     for method, path, names in query_operations(world["spec"]):
