@@ -91,8 +91,7 @@ class FeedManager:
         """
         entry, follower_ids = Entry(post_id, author_id), list(follower_ids)
         if self._timelines.batched and follower_ids:  # one server: one command per chunk
-            key, _, cutoff = self._state.activity(self._inactive_after)
-            return self._timelines.deliver(follower_ids, entry, (key, cutoff))
+            return self._timelines.deliver(follower_ids, entry)
         active = self.active_among(follower_ids)
         if active:
             self._timelines.add_to_homes(active, entry)

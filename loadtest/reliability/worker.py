@@ -38,11 +38,11 @@ def hand_back_completion() -> None:
 def pause_half_way(seconds: float) -> None:
     deliver = TimelineStore.deliver  # one server: a chunk is one command
 
-    def in_two_halves(self, user_ids, entry, activity) -> int:
+    def in_two_halves(self, user_ids, entry) -> int:
         half = len(user_ids) // 2
-        delivered = deliver(self, user_ids[:half], entry, activity)
+        delivered = deliver(self, user_ids[:half], entry)
         time.sleep(seconds)
-        return delivered + deliver(self, user_ids[half:], entry, activity)
+        return delivered + deliver(self, user_ids[half:], entry)
 
     TimelineStore.deliver = in_two_halves
 

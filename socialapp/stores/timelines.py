@@ -141,16 +141,16 @@ class TimelineStore:
         args = _add_args(self._home_cap, 0, [entry])
         self._run(self._calls("add", [home_key(user_id) for user_id in user_ids], args))
 
-    def deliver(self, user_ids: list[int], entry: Entry, activity: tuple[str, float]) -> int:
-        """One server: deliver ``entry`` to the existing homes of the readers among
-        ``user_ids`` active since the cutoff (``activity``: the activity set's key and the
-        cutoff), one command per ``BATCH`` readers; how many were active. On a cluster the
-        homes span hash slots: filter with the activity set, then ``add_to_homes``."""
+    def deliver(self, user_ids: list[int], entry: Entry) -> int:
+        """One server: deliver ``entry`` to the existing homes among ``user_ids``, one command
+        per ``BATCH`` readers; how many homes exist. A home exists while its reader is active
+        (its TTL is the activity cutoff, renewed by their reads), so idle readers are skipped
+        without reading the activity set. On a cluster the homes span hash slots: filter with
+        the activity set, then ``add_to_homes``."""
         if not self._batched:
             raise NotImplementedError("a cluster delivers with add_to_homes")
-        key, cutoff = activity
-        args = (self._home_cap, entry.post_id, _member(entry), cutoff)
-        return sum(self._run([("deliver", key, (*args, *ids)) for ids in _batches(user_ids)]))
+        args = (self._home_cap, entry.post_id, _member(entry))
+        return sum(self._run([("deliver", [], (*args, *ids)) for ids in _batches(user_ids)]))
 
     def add_to_outbox(self, author_id: int, entry: Entry) -> None:
         self._one("add", outbox_key(author_id), self._outbox_cap, 0, [entry])

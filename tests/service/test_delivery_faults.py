@@ -105,14 +105,14 @@ def test_connection_error_mid_chunk_is_retried(components, settle, write_mode, m
     calls: list[list[int]] = []
     lock = threading.Lock()
 
-    def fails_once_half_way(user_ids, entry, activity) -> int:
+    def fails_once_half_way(user_ids, entry) -> int:
         user_ids = list(user_ids)
         with lock:
             calls.append(user_ids)
             fail = len(calls) == 2  # the second chunk: others are under way or done
         if not fail:
-            return deliver(user_ids, entry, activity)
-        deliver(user_ids[: len(user_ids) // 2], entry, activity)
+            return deliver(user_ids, entry)
+        deliver(user_ids[: len(user_ids) // 2], entry)
         with translated(REDIS):  # a replaced store method translates as the real ones do
             raise redis.exceptions.ConnectionError("connection lost mid-chunk (injected)")
 
@@ -131,11 +131,11 @@ def test_connections_killed_during_fanout(components, settle, write_mode, monkey
     author, followers = seed_author(c, 2_000)
     deliver = c.timelines.deliver
 
-    def in_two_halves(user_ids, entry, activity) -> int:
+    def in_two_halves(user_ids, entry) -> int:
         user_ids = list(user_ids)
-        delivered = deliver(user_ids[: len(user_ids) // 2], entry, activity)
+        delivered = deliver(user_ids[: len(user_ids) // 2], entry)
         time.sleep(0.01)
-        return delivered + deliver(user_ids[len(user_ids) // 2 :], entry, activity)
+        return delivered + deliver(user_ids[len(user_ids) // 2 :], entry)
 
     monkeypatch.setattr(c.timelines, "deliver", in_two_halves)
     killer = ConnectionKiller(c.settings.redis_url, rounds=40, every=0.005)
