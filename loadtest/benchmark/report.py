@@ -67,8 +67,7 @@ def summary(f: dict) -> str:
         ),
         _misses(f),
         "## Redis ceiling\n",
-        f"`{f['redis_ceiling']['command']}`: median {f['redis_ceiling']['zadd_per_second']:,.0f}"
-        f" ZADD/s over runs {', '.join(f'{r:,.0f}' for r in f['redis_ceiling']['runs'])}.\n",
+        _ceiling(f["redis_ceiling"]),
         "## Fan-out delivery\n",
         _delivery(f),
         "![deliveries per second against followers](deliveries.png)\n",
@@ -102,7 +101,7 @@ METHOD = """\
   followers reached / delivery phase (median post); end to end/s =
   followers reached / visible. The ceiling is measured in the same run, on the same server:
   `redis-benchmark` pipelining ZADD over random keys, as many as the largest author's
-  followers.
+  followers, each ZADD adding a new member.
 - **Reads**: the server `socialapp serve` runs (gunicorn, its threaded worker and
   `gunicorn_conf`), forked from this process once per mode after the switch has settled,
   so it serves this process's store; the load client is another process
@@ -114,6 +113,22 @@ METHOD = """\
 - **Memory**: `INFO memory` used_memory deltas on an empty database; `MEMORY USAGE ... SAMPLES
   0` for single homes.
 """
+
+
+def _ceiling(ceiling: dict) -> str:
+    text = (
+        f"`{ceiling['command']}`: median {ceiling['zadd_per_second']:,.0f} ZADD/s over runs "
+        f"{', '.join(f'{r:,.0f}' for r in ceiling['runs'])}. Each ZADD adds a member the home "
+        "does not hold yet, as a delivery does."
+    )
+    if "same_member_zadd_per_second" in ceiling:
+        text += (
+            f" For reference, `{ceiling['same_member_command']}` (one member for every ZADD: "
+            "after the first pass over the keys a ZADD changes nothing) ran at "
+            f"{ceiling['same_member_zadd_per_second']:,.0f} ZADD/s; sessions before 2026-11-23 "
+            "used it as the ceiling."
+        )
+    return text + "\n"
 
 
 def _misses(f: dict) -> str:
@@ -143,10 +158,10 @@ def _why_delivery(f: dict) -> list[str]:
         )
     lines.append(
         "redis-benchmark pipelines a bare ZADD to random keys. A delivery costs Redis more: "
-        "on one server a chunk is one script that reads each reader's activity (ZMSCORE), "
-        "then per home reads the floor (ZSCORE), adds (ZADD) and checks the cap (ZCARD), each "
-        "a call from Lua; the broker's traffic (the chunk tasks, their acknowledgements) runs "
-        "on the same server."
+        "on one server a chunk is one script that per home reads the floor (ZSCORE, which "
+        "also tells whether the home exists, i.e. whether its reader is active), adds (ZADD) "
+        "and checks the cap (ZCARD), each a call from Lua; the broker's traffic (the chunk "
+        "tasks, their acknowledgements) runs on the same server."
     )
     per_delivery = runs[0].get("redis_cpu_us_per_delivery")
     if per_delivery:

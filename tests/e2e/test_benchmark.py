@@ -4,9 +4,12 @@ No timing is asserted: the figures of a run are reported, never tested.
 """
 
 import json
+import subprocess
+
+import redis
 
 from loadtest.benchmark import __main__ as benchmark
-from loadtest.benchmark import report
+from loadtest.benchmark import redis_ceiling, report
 
 PARTS = ("summary.md", "figures.json", "deliveries.png", "read_latency.png")
 
@@ -19,6 +22,7 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     figures = json.loads((tmp_path / "figures.json").read_text())
     assert set(report.SECTIONS) <= set(figures)
     assert figures["redis_ceiling"]["zadd_per_second"] > 0
+    assert figures["redis_ceiling"]["same_member_zadd_per_second"] > 0
     assert {run["followers"] for run in figures["delivery"]["runs"]} == {10, 30, 100}
     assert figures["delivery"]["checked"]
     assert all(run["redis_cpu_us_per_delivery"] > 0 for run in figures["delivery"]["runs"])
@@ -33,3 +37,19 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     summary = (tmp_path / "summary.md").read_text()
     assert "## Targets" in summary and "deliveries.png" in summary
     assert "target" in capsys.readouterr().out
+
+
+def test_the_ceiling_adds_a_new_member_with_each_zadd(redis_server):
+    """The ceiling's ZADD is a delivery's: it adds a member the home lacks. The reference
+    command repeats one member, so after the first pass over the keys it changes nothing."""
+    held = {}
+    for member in (redis_ceiling.NEW_MEMBER, redis_ceiling.SAME_MEMBER):
+        argv = redis_ceiling.command(redis_server.port, requests=2000, keys=10, member=member)
+        subprocess.run(argv, capture_output=True, check=True, timeout=60)
+        spare = redis.Redis(port=redis_server.port, db=redis_ceiling.SPARE_DB)
+        held[member] = [spare.zcard(key) for key in spare.keys("home:*")]
+        spare.flushdb()
+        spare.close()
+    assert len(held[redis_ceiling.NEW_MEMBER]) == 10
+    assert all(count > 1 for count in held[redis_ceiling.NEW_MEMBER])
+    assert held[redis_ceiling.SAME_MEMBER] == [1] * 10
