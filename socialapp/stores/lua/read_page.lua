@@ -12,9 +12,9 @@
 -- the pulled authors, never the number of accounts followed.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
 -- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[3]
--- entries of every source, less unfollowed authors' (a superset of what the merge keeps, as
--- the merge only drops entries below where every source is known), so a warm page takes
--- one round trip.
+-- entries of the sources merged, less unfollowed authors' (a superset of what the merge
+-- keeps, as the merge only drops entries below where every source is known), so a warm
+-- page takes one round trip. Followee checks are one SMISMEMBER per list of authors.
 local here = KEYS[4] ~= nil
 if here then
   local seen = redis.call('ZSCORE', KEYS[4], ARGV[4])
@@ -28,21 +28,35 @@ if not home or redis.call('SISMEMBER', KEYS[2], LOADED) == 0
 end
 renew(KEYS[1])
 renew(KEYS[2])
-local pulled = {}
-for _, author in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  if author ~= LOADED and redis.call('SISMEMBER', KEYS[3], author) == 1 then
-    pulled[#pulled + 1] = author
+-- Which of ``members`` the reader follows (KEYS[3]): 1 or 0 each, one SMISMEMBER per 1000.
+local function followed(members)
+  local answers = {}
+  for first = 1, #members, 1000 do
+    local part = redis.call('SMISMEMBER', KEYS[3],
+      unpack(members, first, math.min(first + 999, #members)))
+    for _, answer in ipairs(part) do answers[#answers + 1] = answer end
   end
+  return answers
 end
-local unfollowed, seen = {}, {}
+local candidates = {}
+for _, author in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  if author ~= LOADED then candidates[#candidates + 1] = author end
+end
+local pulled = {}
+for i, answer in ipairs(followed(candidates)) do
+  if answer == 1 then pulled[#pulled + 1] = candidates[i] end
+end
+local authors, seen = {}, {}
 for i = 2, #home do
   local author = string.match(home[i], ':(%d+)$')
   if author ~= ARGV[4] and not seen[author] then
     seen[author] = true
-    if redis.call('SISMEMBER', KEYS[3], author) == 0 then
-      unfollowed[#unfollowed + 1] = author
-    end
+    authors[#authors + 1] = author
   end
+end
+local unfollowed = {}
+for i, answer in ipairs(followed(authors)) do
+  if answer == 0 then unfollowed[#unfollowed + 1] = authors[i] end
 end
 local out = {table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ',')}
 local found = {home}
@@ -59,21 +73,44 @@ local text = table.concat(out, ';')
 if not ARGV[8] then return text end
 local gone = {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
-local ids, listed = {}, {}
-for _, source in ipairs(found) do
-  for i = 2, #source do
-    local post, author = string.match(source[i], '^(%d+):(%d+)$')
-    if post and not gone[author] and not listed[post] then
-      listed[post] = true
-      ids[#ids + 1] = post
+-- Merge the sources (each newest first) by their heads: a page costs count x sources
+-- comparisons of numbers, where sorting every entry cost a Lua call per comparison.
+local at, head, head_id = {}, {}, {}
+local function advance(s)
+  local source = found[s]
+  while at[s] <= #source do
+    local entry = source[at[s]]
+    at[s] = at[s] + 1
+    local post, author = string.match(entry, '^(%d+):(%d+)$')
+    if post and not gone[author] then
+      head[s], head_id[s] = tonumber(post), post
+      return
     end
   end
+  head[s] = nil
 end
-table.sort(ids, function(a, b) return tonumber(a) > tonumber(b) end)
+for s = 1, #found do
+  at[s] = 2
+  advance(s)
+end
+local ids, listed, count = {}, {}, tonumber(ARGV[3])
+while #ids < count do
+  local newest
+  for s = 1, #found do
+    if head[s] and (not newest or head[s] > head[newest]) then newest = s end
+  end
+  if not newest then break end
+  local post = head_id[newest]
+  if not listed[post] then
+    listed[post] = true
+    ids[#ids + 1] = post
+  end
+  advance(newest)
+end
 local reply, keys = {text, ''}, {}
-for i = 1, math.min(#ids, tonumber(ARGV[3])) do keys[i] = ARGV[8] .. ids[i] .. '}' end
+for i = 1, #ids do keys[i] = ARGV[8] .. ids[i] .. '}' end
 if #keys > 0 then
-  reply[2] = table.concat(ids, ',', 1, #keys)
+  reply[2] = table.concat(ids, ',')
   for _, value in ipairs(redis.call('MGET', unpack(keys))) do reply[#reply + 1] = value end
 end
 return reply

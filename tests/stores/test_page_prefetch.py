@@ -1,0 +1,64 @@
+"""On one server the page script also returns the cached posts of the page's likely entries:
+the newest ``count`` of its sources merged, without unfollowed authors' entries or
+duplicates. What the merge keeps is among them, so a warm page is one round trip."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from socialapp.config import Settings
+from socialapp.stores.post_cache import post_key
+from socialapp.stores.timelines import Entry, TimelineStore
+
+READER = 1
+PREFIX = post_key(0)[:-2]
+FOLLOWING = (f"following:{{{READER}}}", "0")
+ACTIVITY = ("fanout:active", 1000.0, 500.0)
+
+
+def reference(sources: list[list[Entry]], gone: set[int], count: int) -> list[int]:
+    """The newest ``count`` distinct posts among each source's newest ``count`` entries."""
+    ids = {
+        entry.post_id
+        for source in sources
+        for entry in sorted(source, reverse=True)[:count]
+        if entry.author_id not in gone
+    }
+    return sorted(ids, reverse=True)[:count]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_prefetched_posts_are_the_newest_of_the_merged_sources(redis_client, seed):
+    rng = random.Random(seed)
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=50, outbox_cap=50))
+    authors = list(range(2, 12))
+    followed = set(rng.sample(authors, 7))
+    pulled = rng.sample(authors, 4)  # some of them unfollowed since: not read
+    posts = {
+        author: sorted(rng.sample(range(100, 10_000), rng.randint(0, 30))) for author in authors
+    }
+    posts[READER] = sorted(rng.sample(range(100, 10_000), rng.randint(0, 10)))
+    home = [Entry(p, a) for a in authors if a not in pulled for p in posts[a]]
+    home += [Entry(p, READER) for p in posts[READER][:3]]  # also in the reader's outbox
+    redis_client.zadd("fanout:active", {str(READER): 900})
+    redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *followed)
+    store.create_home(READER, home)
+    store.begin_rebuild_pulls(READER)
+    store.finish_rebuild_pulls(READER, pulled)
+    for author in [READER, *pulled]:
+        store.create_outbox(author, [Entry(p, author) for p in posts[author]])
+    every_post = [p for ids in posts.values() for p in ids]
+    redis_client.mset({post_key(p): f"cached {p}" for p in every_post})
+    count = rng.choice([1, 5, 20])
+
+    found = store.read_page_sources(READER, FOLLOWING, ACTIVITY, count=count, cache_prefix=PREFIX)
+
+    gone = {entry.author_id for entry in home} - followed - {READER}
+    outboxes = [
+        [Entry(p, a) for p in posts[a]] for a in [READER, *pulled] if a in followed | {READER}
+    ]
+    expected = reference([home, *outboxes], gone, count)
+    assert list(found.cached) == expected
+    assert all(found.cached[p] == f"cached {p}" for p in expected)
