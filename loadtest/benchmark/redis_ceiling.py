@@ -41,7 +41,7 @@ def command(port: int, requests: int, keys: int, member: str = NEW_MEMBER) -> li
 def measure(port: int, requests: int, keys: int) -> dict:
     """ZADD requests per second over ``keys`` random keys, each adding a new member: the
     median of a few runs, and every run; and the same with one repeated member. The spare
-    database is emptied after each."""
+    database is emptied before each run and after the last."""
     new = _runs(command(port, requests, keys), port)
     same = _runs(command(port, requests, keys, SAME_MEMBER), port)
     return {
@@ -55,16 +55,19 @@ def measure(port: int, requests: int, keys: int) -> dict:
 
 
 def _runs(argv: list[str], port: int) -> list[float]:
+    """Each run starts from empty keys, as the benchmark's homes start empty: keys grown by
+    earlier runs would make each run slower than the one before."""
     runs = []
+    client = redis.Redis(port=port, db=SPARE_DB)
     try:
         for _ in range(RUNS):
+            client.flushdb()
             done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=True)
             found = RATE.findall(done.stdout.replace("\r", "\n"))
             if not found:
                 raise RuntimeError(f"cannot read redis-benchmark's output: {done.stdout!r}")
             runs.append(float(found[-1]))
     finally:
-        client = redis.Redis(port=port, db=SPARE_DB)
         client.flushdb()
         client.close()
     return runs
