@@ -102,6 +102,23 @@ class Server:
         os.kill(self._pid, signal.SIGTERM)
         os.waitpid(self._pid, 0)
 
+    def cpu_seconds(self) -> float:
+        """CPU used so far by the server: gunicorn's master and its worker (Linux /proc)."""
+        return sum(_cpu_seconds(pid) for pid in [self._pid, *_children(self._pid)])
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system time of ``pid``, all its threads (fields 14 and 15 of its stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 def _wait_for(port: int, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
@@ -181,8 +198,9 @@ def measure(world, size, population: Population) -> dict:
                     open_loop = _open_loop(server.port, headers, size, rate)
                     open_loop.update(mode=mode, followees=followees, celebrities=celebrities)
                     versus = _alternating(
-                        server.port, (HEALTHZ, [{}]), (HOME, headers), size, "throughput"
-                    )
+                        server.port, (HEALTHZ, [{}]), (HOME, headers), size, "throughput",
+                        cpu=server.cpu_seconds,
+                    )  # fmt: skip
             few, many = _flat_pair(size, mode)
             by_followees[mode] = _alternating(
                 server.port,
@@ -206,17 +224,26 @@ def _flat_pair(size, mode: str) -> tuple[tuple[int, int], tuple[int, int]]:
     return (min(size.followees), celebrities), (max(size.followees), celebrities)
 
 
-def _alternating(port: int, first: tuple, second: tuple, size, metric: str) -> dict:
+def _alternating(port: int, first: tuple, second: tuple, size, metric: str, cpu=None) -> dict:
     """Two loads (``(path, headers)`` each) run alternately on the same server, each ratio
     second/first of ``metric`` from two runs side by side: the machine's speed drifts over a
-    benchmark, so a ratio of runs minutes apart would measure the drift too. The median."""
-    pairs = []
+    benchmark, so a ratio of runs minutes apart would measure the drift too. The median.
+    With ``cpu`` (the server's CPU seconds so far), also the server's CPU ms per request of
+    each run."""
+    pairs, cpu_ms = [], []
     for _ in range(ALTERNATING_PAIRS):
-        a, b = (load(port, path, headers, size.connections, size.read_seconds)[metric]
-                for path, headers in (first, second))  # fmt: skip
-        pairs.append([a, b])
+        runs, spent = [], []
+        for path, headers in (first, second):
+            before = cpu() if cpu else 0.0
+            run = load(port, path, headers, size.connections, size.read_seconds)
+            if cpu:
+                spent.append(round((cpu() - before) / max(run["requests"], 1) * 1e3, 3))
+            runs.append(run[metric])
+        pairs.append(runs)
+        cpu_ms.append(spent)
     ratios = sorted(b / a for a, b in pairs)
-    return {"metric": metric, "pairs": pairs, "ratio": round(ratios[len(ratios) // 2], 3)}
+    found = {"metric": metric, "pairs": pairs, "ratio": round(ratios[len(ratios) // 2], 3)}
+    return {**found, "server_cpu_ms_per_request": cpu_ms} if cpu else found
 
 
 def _open_loop(port: int, headers: list[dict], size, rate: float) -> dict:

@@ -232,6 +232,11 @@ def _why_hybrid(f: dict) -> list[str]:
         "adds the token check, argument parsing, its Redis round trip (sources and cached "
         "posts in one script) and joining the cached JSON, all in one interpreter."
     ]
+    if _server_cpu(reads["hybrid_vs_healthz"]):
+        lines.append(
+            _server_cpu(reads["hybrid_vs_healthz"]).strip() + " The server is one interpreter, "
+            "so its throughput is about one over its CPU per request."
+        )
     if http:
         lines.append(f"{http['wall_ms_per_call']} ms per request in one thread; hot spots: "
                      + _hot(http))  # fmt: skip
@@ -316,6 +321,19 @@ def _reads(f: dict) -> str:
         f"median p99: {half['throughput']:.0f} req/s served, p50 {half['p50_ms']} ms, p95 "
         f"{half['p95_ms']} ms, p99 {half['p99_ms']} ms, {half['errors']} errors. p99 of every "
         f"run: {', '.join(f'{p} ms' for p in half['runs_p99_ms'])}.\n"
+        + _server_cpu(r["hybrid_vs_healthz"])
+    )
+
+
+def _server_cpu(versus: dict) -> str:
+    spent = versus.get("server_cpu_ms_per_request")
+    if not spent:
+        return ""
+    return (
+        "\nThe server's CPU per request (its one process, every thread) in the side-by-side "
+        "runs of /healthz and the hybrid home page: "
+        + "; ".join(f"{h} ms / {r} ms" for h, r in spent)
+        + ".\n"
     )
 
 

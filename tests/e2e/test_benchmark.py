@@ -31,6 +31,8 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     assert all(row["errors"] == 0 for row in figures["reads"]["home"])
     assert figures["reads"]["hybrid_half_load"]["requests"] > 0
     assert len(figures["reads"]["hybrid_vs_healthz"]["pairs"]) == 3
+    spent = figures["reads"]["hybrid_vs_healthz"]["server_cpu_ms_per_request"]
+    assert len(spent) == 3 and all(ms > 0 for pair in spent for ms in pair)
     assert set(figures["reads"]["by_followees"]) == {"write", "read", "hybrid"}
     assert len(figures["targets"]) == 8
     assert {"write_flat", "hybrid_flat"} <= {target["key"] for target in figures["targets"]}
