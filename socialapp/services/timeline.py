@@ -10,7 +10,8 @@ import logging
 import time
 
 from socialapp.errors import Unavailable
-from socialapp.feed_manager import FeedManager, HomePage
+from socialapp.feed_manager import FeedManager
+from socialapp.home_reader import HomePage
 from socialapp.metrics import Metrics
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 
