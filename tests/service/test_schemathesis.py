@@ -54,7 +54,7 @@ def world(client, signup, monkeypatch):
     """Two users, a post with a comment, an operator, and the headers that act as them."""
     # A generated seed request may ask for 100,000 accounts: the endpoint runs, the writing not.
     written = dict.fromkeys(("accounts", "follows", "posts"), 0)
-    monkeypatch.setattr(seeding, "generate", lambda c, **kwargs: written)
+    monkeypatch.setattr(seeding, "generate", lambda *collaborators, **params: written)
     ada, bob = signup("ada"), signup("bob")
     client.put(f"/v1/me/following/{bob.id}", headers=ada.headers)
     post = client.post("/v1/posts", json={"text": "hello"}, headers=bob.headers).json
@@ -63,7 +63,12 @@ def world(client, signup, monkeypatch):
     return {
         "user": ada.headers,
         "operator": {"Authorization": f"Bearer {token}"},
-        "ids": {"user_id": [ada.id, bob.id], "post_id": [post["id"]]},
+        "ids": {
+            "user_id": [ada.id, bob.id],
+            "account_id": [ada.id, bob.id],
+            "post_id": [post["id"]],
+            "status_id": [post["id"]],
+        },
     }
 
 

@@ -3,12 +3,14 @@
 Accounts, tokens and data are the /v1 ones: these blueprints parse as Mastodon does (query,
 form or JSON; unknown parameters ignored), call the same services, and render Mastodon's
 entities, ``Link`` paging, ``{"error": ...}`` bodies and rate-limit headers. They are plain
-Flask blueprints, left out of /openapi.json: Mastodon's documentation is their contract.
+Flask blueprints; ``document`` lists their routes in /openapi.json (tagged "Mastodon API"),
+and Mastodon's documentation stays their contract.
 """
 
 from __future__ import annotations
 
 from flask import Flask
+from flask_smorest import Api
 
 from socialapp.api import base
 from socialapp.api.mastodon import (
@@ -16,6 +18,7 @@ from socialapp.api.mastodon import (
     errors,
     instance,
     oauth,
+    openapi,
     ratelimit,
     statuses,
     timelines,
@@ -32,3 +35,8 @@ def register(app: Flask) -> None:
     base.ignore_unknown_query(app, errors.is_mastodon_path)
     errors.register(app)
     app.after_request(ratelimit.add_headers)
+
+
+def document(api: Api, app: Flask) -> None:
+    """Every route of these blueprints in ``api``'s /openapi.json."""
+    openapi.register(api, app, {blueprint.name for blueprint in BLUEPRINTS})

@@ -8,8 +8,9 @@ from socialapp.api import limits
 from socialapp.api.auth import authorized, caller, components
 from socialapp.api.fields import id_from_path
 from socialapp.api.mastodon import entities, paging
+from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
-from socialapp.api.mastodon.statuses import render, viewer_id
+from socialapp.api.mastodon.statuses import READ_NOTE, render, viewer_id
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import accounts, graph
@@ -29,17 +30,36 @@ class AccountPageArgs(Schema):
     max_id = IdParam(load_default=None)
 
 
+ACCT = {
+    "in": "query",
+    "name": "acct",
+    "schema": {"type": "string"},
+    "description": "A handle: ``handle``, ``@handle`` or ``handle@this-host``",
+}
+RELATIONSHIP_IDS = [
+    {"in": "query", "name": name, "schema": {"type": "array", "items": {"type": "string"}}}
+    for name in ("id[]", "id")
+]
+
+
 def _account_id(raw: str) -> int:
     return id_from_path(raw, "account")
 
 
 @blp.get("/verify_credentials")
+@documented(
+    "The caller's own account",
+    "A CredentialAccount",
+    AUTHORIZED,
+    scopes=("read:accounts", "profile"),
+)
 def verify_credentials():
     authorized("read:accounts", "profile")
     return jsonify(entities.credential_account(caller()))
 
 
 @blp.get("/lookup")
+@documented("Find an account by its handle", "An Account", NOT_FOUND, [ACCT])
 def lookup():
     """``acct`` is a handle, optionally ``@handle`` or ``handle@this-host``."""
     acct = request.args.get("acct", "")
@@ -51,6 +71,13 @@ def lookup():
 
 
 @blp.get("/relationships")
+@documented(
+    "The caller's relationships with accounts",
+    "Relationships, of the known accounts among the first 40 ids",
+    AUTHORIZED,
+    RELATIONSHIP_IDS,
+    scopes=("read:follows",),
+)
 def relationships():
     """For ``id[]`` (or ``id``): the known accounts among them, the first 40 at most."""
     me = authorized("read:follows")
@@ -61,11 +88,20 @@ def relationships():
 
 
 @blp.get("/<account_id>")
+@documented("An account", "An Account", NOT_FOUND)
 def show(account_id: str):
     return jsonify(entities.account(accounts.get_user(components().users, _account_id(account_id))))
 
 
 @blp.get("/<account_id>/statuses")
+@documented(
+    "An account's statuses, newest first",
+    "Statuses",
+    {**AUTHORIZED, **NOT_FOUND, **INVALID},
+    StatusPageArgs,
+    paged=True,
+    description=READ_NOTE,
+)
 def statuses(account_id: str):
     args = params(StatusPageArgs())
     c = components()
@@ -83,6 +119,12 @@ def _relationship(user_id: int, other: int) -> dict:
 
 
 @blp.post("/<account_id>/follow")
+@documented(
+    "Follow an account",
+    "The Relationship",
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    scopes=("write:follows",),
+)
 @limits.writes
 def follow(account_id: str):
     user_id = authorized("write:follows")
@@ -96,6 +138,12 @@ def follow(account_id: str):
 
 
 @blp.post("/<account_id>/unfollow")
+@documented(
+    "Unfollow an account",
+    "The Relationship",
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    scopes=("write:follows",),
+)
 @limits.writes
 def unfollow(account_id: str):
     user_id = authorized("write:follows")
@@ -114,6 +162,13 @@ def _users_page(page_of) -> tuple:
 
 
 @blp.get("/<account_id>/followers")
+@documented(
+    "The accounts following an account",
+    "Accounts",
+    {**NOT_FOUND, **INVALID},
+    AccountPageArgs,
+    paged=True,
+)
 def followers(account_id: str):
     c, user_id = components(), _account_id(account_id)
     return _users_page(
@@ -122,6 +177,13 @@ def followers(account_id: str):
 
 
 @blp.get("/<account_id>/following")
+@documented(
+    "The accounts an account follows",
+    "Accounts",
+    {**NOT_FOUND, **INVALID},
+    AccountPageArgs,
+    paged=True,
+)
 def following(account_id: str):
     c, user_id = components(), _account_id(account_id)
     return _users_page(

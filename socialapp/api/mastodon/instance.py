@@ -13,6 +13,8 @@ from importlib.metadata import version
 
 from flask import Blueprint, jsonify, request
 
+from socialapp.api.mastodon.openapi import documented
+
 blp = Blueprint("mastodon_instance", __name__, url_prefix="/api/v1")
 MASTODON_VERSION = "4.2.0"
 MAX_CHARACTERS = 500
@@ -62,5 +64,6 @@ def describe() -> dict:
 
 @blp.get("/instance")
 @blp.get("/instance/")
+@documented("This server and the Mastodon version it follows", "An Instance (v1)")
 def instance():
     return jsonify(describe())

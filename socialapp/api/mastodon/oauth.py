@@ -14,6 +14,7 @@ from socialapp.api import limits
 from socialapp.api.auth import components
 from socialapp.api.fields import Text
 from socialapp.api.mastodon import entities, errors
+from socialapp.api.mastodon.openapi import INVALID, LIMITED, documented
 from socialapp.api.mastodon.parsing import Schema, params
 from socialapp.services import oauth
 from socialapp.stores.oauth import OAuthStore
@@ -21,6 +22,10 @@ from socialapp.stores.oauth import OAuthStore
 blp = Blueprint("mastodon_oauth", __name__)
 blp.register_error_handler(oauth.OAuthError, errors.oauth_error)
 OOB = "urn:ietf:wg:oauth:2.0:oob"
+OAUTH_ERRORS = {
+    400: "An unsupported grant, a missing username or password, a wrong password or scope",
+    401: "Client authentication failed",
+}
 
 
 def store() -> OAuthStore:
@@ -73,6 +78,12 @@ class RevokeSchema(Schema):
 
 
 @blp.post("/api/v1/apps")
+@documented(
+    "Register a client application",
+    "An Application, with its client_secret",
+    {**INVALID, **LIMITED},
+    body=NewAppSchema,
+)
 @limits.signups
 def create_app():
     args = params(NewAppSchema())
@@ -83,6 +94,12 @@ def create_app():
 
 
 @blp.post("/oauth/token")
+@documented(
+    "Sign in with the password grant",
+    "A Token",
+    {**OAUTH_ERRORS, **INVALID, **LIMITED},
+    body=TokenRequestSchema,
+)
 @limits.tokens
 def token():
     args = params(TokenRequestSchema())
@@ -107,6 +124,17 @@ def token():
 
 
 @blp.post("/oauth/revoke")
+@documented(
+    "Revoke a token",
+    "An empty object",
+    {
+        401: "Client authentication failed",
+        403: "The token is not this client's",
+        **INVALID,
+        **LIMITED,
+    },
+    body=RevokeSchema,
+)
 @limits.tokens
 def revoke():
     args = params(RevokeSchema())

@@ -10,6 +10,13 @@ from socialapp.api import limits
 from socialapp.api.auth import authorized, components
 from socialapp.api.fields import Text, id_from_path
 from socialapp.api.mastodon import entities
+from socialapp.api.mastodon.openapi import (
+    AUTHORIZED,
+    INVALID,
+    LIMITED,
+    NOT_FOUND,
+    documented,
+)
 from socialapp.api.mastodon.parsing import Schema, params
 from socialapp.api.posts import IdempotencyHeaders
 from socialapp.errors import Forbidden, Invalid, NotFound
@@ -20,6 +27,7 @@ blp = Blueprint("mastodon_statuses", __name__, url_prefix="/api/v1")
 # Mastodon's own cap on a context's descendants (for a signed-in reader).
 DESCENDANTS_LIMIT = 4096
 COMMENTS_PER_READ = 100
+READ_NOTE = "Anonymous, or with a token granting read:statuses (then ``favourited`` is set)."
 
 
 def _not_blank(text: str) -> None:
@@ -105,6 +113,14 @@ def _post(raw_id: str) -> int:
 
 
 @blp.post("/statuses")
+@documented(
+    "Post a status",
+    "The new Status",
+    {**AUTHORIZED, **INVALID, **LIMITED},
+    [{"in": "header", "schema": IdempotencyHeaders}],
+    NewStatusSchema,
+    ("write:statuses",),
+)
 @limits.writes
 def create():
     user_id = authorized("write:statuses")
@@ -116,12 +132,19 @@ def create():
 
 
 @blp.get("/statuses/<status_id>")
+@documented("A status", "The Status", {**AUTHORIZED, **NOT_FOUND}, description=READ_NOTE)
 def show(status_id: str):
     post = posts.get_post(components().posts, _post(status_id))
     return jsonify(one(post, viewer_id()))
 
 
 @blp.delete("/statuses/<status_id>")
+@documented(
+    "Delete one of the caller's statuses",
+    "The deleted Status, with its text",
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    scopes=("write:statuses",),
+)
 @limits.writes
 def delete(status_id: str):
     """Mastodon answers 404 for a status that is not the caller's, as for a missing one."""
@@ -135,12 +158,24 @@ def delete(status_id: str):
 
 
 @blp.post("/statuses/<status_id>/favourite")
+@documented(
+    "Favourite a status",
+    "The Status",
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    scopes=("write:favourites",),
+)
 @limits.writes
 def favourite(status_id: str):
     return _set_favourite(status_id, posts.like)
 
 
 @blp.post("/statuses/<status_id>/unfavourite")
+@documented(
+    "Undo a favourite",
+    "The Status",
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    scopes=("write:favourites",),
+)
 @limits.writes
 def unfavourite(status_id: str):
     return _set_favourite(status_id, posts.unlike)
@@ -156,6 +191,12 @@ def _set_favourite(status_id: str, change):
 
 
 @blp.get("/statuses/<status_id>/context")
+@documented(
+    "A status's replies (its comments)",
+    "A Context",
+    {**AUTHORIZED, **NOT_FOUND},
+    description=READ_NOTE,
+)
 def context(status_id: str):
     """No ancestors (a post replies to nothing); its comments, overflow included, as
     descendants, oldest first, up to Mastodon's own cap."""

@@ -12,6 +12,7 @@ from flask import Blueprint, jsonify
 
 from socialapp.api.auth import authorized, components
 from socialapp.api.mastodon import paging
+from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import render
 from socialapp.services import timeline
@@ -27,6 +28,14 @@ class HomeArgs(Schema):
 
 
 @blp.get("/home")
+@documented(
+    "The caller's home timeline, newest first",
+    "Statuses",
+    {**AUTHORIZED, **INVALID},
+    HomeArgs,
+    scopes=("read:statuses",),
+    paged=True,
+)
 def home():
     user_id = authorized("read:statuses")
     args = params(HomeArgs())
