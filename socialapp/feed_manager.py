@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from socialapp.config import Settings
 from socialapp.domain.adaptive import rate
+from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry, SourceRead
 from socialapp.home_reader import FILL_ATTEMPTS, HomePage, HomeReader, source_floor
 from socialapp.stores.fanout_state import FanoutState
@@ -239,13 +240,28 @@ class FeedManager:
         self._state.stop_measuring()
 
     # Reading a page: the home reader's, for the services ---------------------------------
-    def read_page(self, *args, **kwargs) -> HomePage:
+    def read_page(
+        self,
+        reader: int,
+        policy: FanoutSettings,
+        limit: int,
+        max_id: int | None = None,
+        since_id: int | None = None,
+        rendered: bool = False,
+    ) -> HomePage:
         """``HomeReader.read_page``: a page of the home timeline."""
-        return self._home.read_page(*args, **kwargs)
+        return self._home.read_page(reader, policy, limit, max_id, since_id, rendered)
 
-    def read_page_from_store(self, *args, **kwargs) -> HomePage:
+    def read_page_from_store(
+        self,
+        reader: int,
+        limit: int,
+        max_id: int | None = None,
+        since_id: int | None = None,
+        rendered: bool = False,
+    ) -> HomePage:
         """``HomeReader.read_page_from_store``: a page from MongoDB alone."""
-        return self._home.read_page_from_store(*args, **kwargs)
+        return self._home.read_page_from_store(reader, limit, max_id, since_id, rendered)
 
     # Rebuilding what Redis lost -----------------------------------------------------------
     def read_outboxes(self, author_ids: list[int], before=None, since_id=None, count=20):
