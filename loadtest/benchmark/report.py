@@ -125,7 +125,7 @@ def _ceiling(ceiling: dict) -> str:
         text += (
             f" For reference, `{ceiling['same_member_command']}` (one member for every ZADD: "
             "after the first pass over the keys a ZADD changes nothing) ran at "
-            f"{ceiling['same_member_zadd_per_second']:,.0f} ZADD/s; sessions before 2026-11-23 "
+            f"{ceiling['same_member_zadd_per_second']:,.0f} ZADD/s; reports before 2026-11-23 "
             "used it as the ceiling."
         )
     return text + "\n"
