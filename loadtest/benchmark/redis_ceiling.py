@@ -42,14 +42,14 @@ def measure(port: int, requests: int, keys: int) -> dict:
     """ZADD requests per second over ``keys`` random keys, each adding a new member: the
     median of a few runs, and every run; and the same with one repeated member. The spare
     database is emptied before each run and after the last."""
-    new = _runs(command(port, requests, keys), port)
-    same = _runs(command(port, requests, keys, SAME_MEMBER), port)
+    new_argv, same_argv = (command(port, requests, keys, m) for m in (NEW_MEMBER, SAME_MEMBER))
+    new, same = _runs(new_argv, port), _runs(same_argv, port)
     return {
-        "command": _shown(command(port, requests, keys)),
+        "command": _shown(new_argv),
         "keys": keys,
         "zadd_per_second": statistics.median(new),
         "runs": new,
-        "same_member_command": _shown(command(port, requests, keys, SAME_MEMBER)),
+        "same_member_command": _shown(same_argv),
         "same_member_zadd_per_second": statistics.median(same),
     }
 

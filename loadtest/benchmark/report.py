@@ -232,10 +232,11 @@ def _why_hybrid(f: dict) -> list[str]:
         "adds the token check, argument parsing, its Redis round trip (sources and cached "
         "posts in one script) and joining the cached JSON, all in one interpreter."
     ]
-    if _server_cpu(reads["hybrid_vs_healthz"]):
+    spent = _server_cpu(reads["hybrid_vs_healthz"]).strip()
+    if spent:
         lines.append(
-            _server_cpu(reads["hybrid_vs_healthz"]).strip() + " The server is one interpreter, "
-            "so its throughput is about one over its CPU per request."
+            spent + " The server is one interpreter, so its throughput is about one over its "
+            "CPU per request."
         )
     if http:
         lines.append(f"{http['wall_ms_per_call']} ms per request in one thread; hot spots: "
