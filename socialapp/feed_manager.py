@@ -248,9 +248,10 @@ class FeedManager:
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
+        counted: bool = True,
     ) -> HomePage:
         """``HomeReader.read_page``: a page of the home timeline."""
-        return self._home.read_page(reader, policy, limit, max_id, since_id, rendered)
+        return self._home.read_page(reader, policy, limit, max_id, since_id, rendered, counted)
 
     def read_page_from_store(
         self,

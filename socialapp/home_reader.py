@@ -72,15 +72,17 @@ class HomeReader:
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
+        counted: bool = True,
     ) -> HomePage:
         """A page of the home timeline: post documents, or with ``rendered`` each post's
-        response form (JSON text) as the post cache holds it.
+        response form (JSON text) as the post cache holds it. ``counted``: the read counts
+        into adaptive mode's read rate (not a read by the consistency auditor).
 
         While no config in force is ``read``, the page merges the home with the outboxes of
         the reader's pulled set: its cost is the page and those authors, never the accounts
         followed. In ``read`` mode (or while switching from or to it) every followee is pulled.
         """
-        if policy.measures_rates:
+        if counted and policy.measures_rates:
             self._state.count(reader, "reads", self._rate_window)
         if any(config.mode == "read" for config in policy.configs):
             fetch = self._pulling_everyone(reader, since_id)
