@@ -58,13 +58,19 @@ class FeedManager:
         self._timelines.add_to_outbox(author_id, Entry(post_id, author_id))
 
     def withdraw(self, post_id: int, author_id: int) -> None:
-        """Take a post about to be deleted out of its author's outbox and the cache."""
+        """Take a deleted post (or one about to be) out of its author's outbox."""
         self._timelines.remove_from_outbox(author_id, Entry(post_id, author_id))
-        self._cache.invalidate(post_id)
 
     def forget(self, post_id: int) -> None:
-        """Drop a changed or deleted post from the cache: the next read loads it again."""
+        """Drop a changed post from the cache: the next read loads it again."""
         self._cache.invalidate(post_id)
+
+    def bury(self, post_id: int) -> None:
+        """Mark a deleted post in the cache: no read that begins now shows it."""
+        self._cache.bury(post_id)
+
+    def buried(self, post_id: int) -> bool:
+        return self._cache.buried(post_id)
 
     # Home timelines ------------------------------------------------------------------------
     def push(self, post_id: int, author_id: int, follower_ids: Iterable[int]) -> int:

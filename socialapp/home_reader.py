@@ -14,6 +14,7 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
+from socialapp import jitter
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import SourceRead, merge, top_reads
@@ -213,6 +214,7 @@ class HomeReader:
         missing = [i for i in post_ids if i not in cached]
         if missing:
             loaded = self._posts.get_many(missing)
+            jitter.pause("hydrate.loaded")  # a delete may land here: the cache refuses it
             self._cache.put_many(loaded)
             if rendered:
                 loaded = {i: self._cache.render(post) for i, post in loaded.items()}

@@ -11,6 +11,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator
 
+from socialapp import jitter
 from socialapp.config import Settings
 from socialapp.domain.fanout import strategy_of
 from socialapp.domain.ids import first_id_at
@@ -54,18 +55,22 @@ def on_post_created(feeds: FeedManager, queue: TaskQueue, post: dict) -> None:
 
 
 def before_post_deleted(feeds: FeedManager, post: dict) -> None:
-    """Take the post out of the author's outbox and the cache (Redis must be up: 503 if not)."""
+    """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
     feeds.withdraw(post["_id"], post["author_id"])
 
 
 def on_post_deleted(feeds: FeedManager, queue: TaskQueue, post: dict) -> None:
-    """Retract the deleted post from followers' timelines; best effort, as readers skip it.
+    """Bury the deleted post in the cache, then retract it from followers' timelines.
 
     The post is gone from MongoDB by now, so an outage here must not turn the answer into
-    a 503: the timelines' stale entries are dropped when a page is built.
+    a 503: the retraction buries it again, with retries, and readers drop entries whose post
+    MongoDB no longer has.
     """
     try:
-        feeds.forget(post["_id"])  # again: a read may have cached it meanwhile
+        feeds.bury(post["_id"])  # a read that loaded it before the delete cannot cache it now
+    except Unavailable as error:
+        log.warning("post %s deleted, not yet buried in the cache: %r", post["_id"], error)
+    try:
         queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
     except Unavailable as error:
         log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
@@ -193,9 +198,11 @@ def deliver_post(
     known only at the end: a last, empty chunk, sent once the total is recorded, closes the
     delivery (whichever chunk finishes last completes it).
     """
-    if posts.get(post_id) is None:
-        return 0  # deleted before delivery: nothing to do
     feeds.publish(post_id, author_id)  # idempotent; done here too after an outage
+    jitter.pause("deliver_post.published")
+    if posts.get(post_id) is None:  # deleted: take back what a racing delete missed
+        feeds.withdraw(post_id, author_id)
+        return 0
     followers, strategy, unsettled = feeds.authors([author_id])[author_id]
     settings = fanout_settings.current()
     if settings.measures_rates:
@@ -245,8 +252,16 @@ def deliver_chunk(
     follower_ids: list[int],
     index: int = 0,
 ) -> int:
-    """Push the post to the homes of the active followers in this chunk."""
+    """Push the post to the homes of the active followers in this chunk.
+
+    A delete buries the post before it sends its retraction, so a chunk that pushed after
+    the retraction passed its followers finds the post buried and takes it back.
+    """
     delivered = feeds.push(post_id, author_id, follower_ids)
+    jitter.pause("deliver_chunk.pushed")
+    if feeds.buried(post_id):
+        feeds.retract(post_id, author_id, follower_ids)
+        delivered = 0
     metrics.deliveries.inc(delivered)
     if feeds.finish_chunk(post_id, index):
         posts.finish_fanout(post_id)
@@ -270,6 +285,10 @@ def sweep(posts: PostStore, feeds: FeedManager, queue: TaskQueue, settings: Sett
 
 
 def retract_post(follows: FollowStore, feeds: FeedManager, post_id: int, author_id: int) -> None:
+    """Take a deleted post out of every place it was delivered to (again where a delivery
+    raced the delete), and bury it again in case the delete could not."""
+    feeds.bury(post_id)
+    feeds.withdraw(post_id, author_id)
     for follower_ids in follows.follower_chunks(author_id):
         feeds.retract(post_id, author_id, follower_ids)
 

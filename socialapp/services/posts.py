@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from socialapp import jitter
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound, Unavailable
 from socialapp.feed_manager import FeedManager
@@ -83,6 +84,7 @@ def delete_post(
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
     fanout.before_post_deleted(feeds, post)
+    jitter.pause("delete_post.withdrawn")
     post = uow.run(lambda session: _delete_counted(uow, post_id, session))
     try:  # outside the transaction: a popular post has more likes than one should hold
         uow.likes.delete_for_post(post_id)

@@ -7,6 +7,14 @@ extended JSON, so dates and ids come back exactly as the driver gave them.
 Legacy mode writes a date as milliseconds (``{"$date": 1763...}``), which decodes in half
 the time of relaxed mode's ISO strings (strptime): every post of every page is decoded.
 Entries written in either form read back the same.
+
+A read that misses loads the post from MongoDB and caches it, and a delete may land in
+between: the read loads the post, the delete removes it from MongoDB and the cache, then
+the read writes it back. So a deleted post is not dropped from the cache but *buried*: its
+key holds a tombstone for as long as an entry would live, and a read's write never replaces
+an existing value (``SET NX``). A timeline entry left behind by a delivery that raced the
+delete then finds the tombstone, or nothing, and MongoDB does not have the post: no read
+that begins after the delete returned shows it.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from socialapp.config import Settings
 from socialapp.stores.unavailable import REDIS, translates
 
 DEFAULT_TTL_SECONDS = 24 * 3600
+TOMBSTONE = "-"  # a buried post's value: no response form, no document, reads as missing
 JSON_OPTIONS = json_util.LEGACY_JSON_OPTIONS.with_options(tz_aware=True, tzinfo=dt.UTC)
 
 
@@ -84,18 +93,27 @@ class PostCache:
         pipe = self._client.pipeline(transaction=False)
         for post_id, post in posts.items():
             document = json_util.dumps(post, json_options=JSON_OPTIONS)
-            pipe.set(post_key(post_id), f"{self.render(post)}\n{document}", ex=self.ttl_seconds)
+            value = f"{self.render(post)}\n{document}"
+            pipe.set(post_key(post_id), value, ex=self.ttl_seconds, nx=True)
         pipe.execute()
 
     def invalidate(self, post_id: int) -> None:
+        """Drop a changed post: the next read loads it again."""
         self._client.delete(post_key(post_id))
+
+    def bury(self, post_id: int) -> None:
+        """Mark a deleted post: a read that loaded it before the delete cannot cache it."""
+        self._client.set(post_key(post_id), TOMBSTONE, ex=self.ttl_seconds)
+
+    def buried(self, post_id: int) -> bool:
+        return self._client.get(post_key(post_id)) == TOMBSTONE
 
 
 def _parsed(values: dict[int, str | None]) -> dict[int, tuple[str | None, str]]:
     """``(response form or None, document)`` of each value found."""
     found = {}
     for post_id, raw in values.items():
-        if raw is not None:
+        if raw is not None and raw != TOMBSTONE:
             rendered, newline, document = raw.partition("\n")
             found[post_id] = (rendered, document) if newline else (None, raw)
     return found

@@ -1,0 +1,124 @@
+"""A delete racing a read or a delivery, each interleaving forced at its pause point
+(``socialapp.jitter``): once the delete has returned, no read shows the post, and nothing
+the race left behind brings it back."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from socialapp import jitter
+from socialapp.domain.fanout import MODES
+from socialapp.domain.timeline import Entry
+from socialapp.services import fanout, operators
+from socialapp.stores.post_cache import post_key
+from socialapp.stores.timelines import home_key
+
+WAIT = 60.0  # seconds a forced interleaving may take on a loaded machine
+
+
+def home_ids(client, account) -> list[int]:
+    response = client.get("/v1/timeline/home", headers=account.headers)
+    assert response.status_code == 200, response.json
+    return [int(post["id"]) for post in response.json["items"]]
+
+
+def post(client, account, text: str) -> int:
+    response = client.post("/v1/posts", json={"text": text}, headers=account.headers)
+    assert response.status_code == 201, response.json
+    return int(response.json["id"])
+
+
+class HoldAt:
+    """A jitter delay that parks the thread named ``thread_name`` at ``point`` until
+    ``release`` is set; ``reached`` says it got there."""
+
+    def __init__(self, point: str, thread_name: str) -> None:
+        self.point, self.thread_name = point, thread_name
+        self.reached, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, point: str) -> None:
+        if point == self.point and threading.current_thread().name == self.thread_name:
+            self.reached.set()
+            assert self.release.wait(WAIT), f"never released from {point}"
+
+
+@pytest.fixture
+def pair(app, client, signup, components):
+    """ada and bob, bob following ada and active (fan-out delivers to him); no worker runs,
+    so a retraction stays queued as it does on a busy machine."""
+    ada, bob = signup(), signup()
+    home_ids(client, bob)
+    assert client.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
+    return ada, bob
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_read_that_loaded_the_post_before_the_delete_cannot_cache_it(
+    app, client, components, pair, mode
+):
+    c, (ada, bob) = components, pair
+    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
+    gone = post(client, ada, "soon gone")
+    c.feeds.push(gone, int(ada.id), [int(bob.id)])  # delivered, as a chunk would
+    c.redis.delete(post_key(gone))  # not cached: the read loads it from MongoDB
+    hold = HoldAt("hydrate.loaded", "reader")
+    seen: list[list[int]] = []
+    reader = threading.Thread(
+        target=lambda: seen.append(home_ids(app.test_client(), bob)), name="reader"
+    )
+    with jitter.installed(hold):
+        reader.start()
+        assert hold.reached.wait(WAIT), "the read never loaded the post from MongoDB"
+        assert client.delete(f"/v1/posts/{gone}", headers=ada.headers).status_code == 204
+        hold.release.set()
+        reader.join(WAIT)
+    assert seen and gone in seen[0]  # the read began before the delete: it may show it
+    assert gone not in home_ids(client, bob)  # the retraction is still queued: nothing shows it
+    assert gone not in home_ids(client, bob)
+
+
+def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(
+    app, client, components, pair
+):
+    c, (ada, bob) = components, pair
+    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode="write")
+    gone = post(client, ada, "soon gone")
+    author = int(ada.id)
+    hold = HoldAt("delete_post.withdrawn", "deleter")
+    deleted: list[int] = []
+    deleter = threading.Thread(
+        target=lambda: deleted.append(
+            app.test_client().delete(f"/v1/posts/{gone}", headers=ada.headers).status_code
+        ),
+        name="deleter",
+    )
+    chunks = RecordingQueue()
+    with jitter.installed(hold):
+        deleter.start()
+        assert hold.reached.wait(WAIT), "the delete never withdrew the post"
+        # The delivery runs in the delete's window: the post is still in MongoDB.
+        fanout.deliver_post(c.posts, c.follows, c.feeds, c.fanout_settings, chunks, gone, author)
+        hold.release.set()
+        deleter.join(WAIT)
+    assert deleted == [204]
+    fanout.retract_post(c.follows, c.feeds, gone, author)  # the delete's retraction runs...
+    for args in chunks.sent:  # ...before the delivery's chunks do
+        fanout.deliver_chunk(c.posts, c.feeds, c.metrics, *args)
+    assert chunks.sent, "the delivery sent no chunk"
+    members = c.redis.zrange(home_key(int(bob.id)), 0, -1)
+    assert f"{gone}:{author}" not in members
+    assert Entry(gone, author) not in c.timelines.read_outboxes([author])[author].entries
+    assert gone not in home_ids(client, bob)
+
+
+class RecordingQueue:
+    """Chunk tasks a delivery sends, kept to be run when the test says."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple] = []
+
+    def send(self, name, *args, **kwargs) -> None:
+        assert name == fanout.DELIVER_CHUNK
+        self.sent.append(args)
