@@ -193,12 +193,12 @@ class FeedManager:
     def unsettled(self) -> set[int]:
         return self._state.unsettled()
 
-    def start_delivery(self, post_id: int, chunks: int | None, reset: bool = True) -> None:
-        self._state.start_delivery(post_id, chunks, reset)
+    def start_delivery(self, post_id: int, attempt: str, chunks: int) -> None:
+        self._state.start_delivery(post_id, attempt, chunks)
 
-    def finish_chunk(self, post_id: int, index: int) -> bool:
-        """True exactly once, when the last chunk of the post's delivery is done."""
-        return self._state.finish_chunk(post_id, index)
+    def finish_chunk(self, post_id: int, attempt: str, index: int) -> bool:
+        """True exactly once, when the last chunk of this delivery attempt is done."""
+        return self._state.finish_chunk(post_id, attempt, index)
 
     def claim_sweep(self, seconds: float) -> bool:
         return self._state.claim_sweep(seconds)

@@ -24,10 +24,12 @@ def register(app, components: Callable[[], Components]) -> None:
         )
 
     @app.task(name=fanout.DELIVER_CHUNK, **RETRY)
-    def deliver_chunk(post_id: int, author_id: int, follower_ids: list[int], index=0) -> int:
+    def deliver_chunk(
+        post_id: int, author_id: int, follower_ids: list[int], index=0, attempt=""
+    ) -> int:
         c = components()
         return fanout.deliver_chunk(
-            c.posts, c.feeds, c.metrics, post_id, author_id, follower_ids, index
+            c.posts, c.feeds, c.metrics, post_id, author_id, follower_ids, index, attempt
         )
 
     @app.task(name=fanout.RETRACT, **RETRY)

@@ -26,12 +26,12 @@ def hand_back_completion() -> None:
     deliver = fanout.deliver_chunk
     queue = TaskQueue(Settings.from_env())
 
-    def deliver_here(posts, feeds, metrics, post_id, author_id, follower_ids, index=0) -> int:
+    def deliver_here(posts, feeds, metrics, post_id, author_id, follower_ids, index=0, attempt=""):
         delivered = deliver(posts, feeds, metrics, post_id, author_id, follower_ids, index)
-        queue.send(fanout.DELIVER_CHUNK, post_id, author_id, [], index, queue=FANOUT)
+        queue.send(fanout.DELIVER_CHUNK, post_id, author_id, [], index, attempt, queue=FANOUT)
         return delivered
 
-    FanoutState.finish_chunk = lambda self, post_id, index: False  # recorded by the API's worker
+    FanoutState.finish_chunk = lambda self, *args: False  # recorded by the API's worker
     fanout.deliver_chunk = deliver_here
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import secrets
 import time
 from collections.abc import Iterable, Iterator
 
@@ -214,19 +215,20 @@ def deliver_post(
     if first is None:
         posts.finish_fanout(post_id)
         return 0
+    attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
     second = next(chunks, None)
     if second is None:  # a small author: one chunk, on the queue of small deliveries
-        feeds.start_delivery(post_id, 1)
-        queue.send(DELIVER_CHUNK, post_id, author_id, first, 0, queue=FANOUT)
+        feeds.start_delivery(post_id, attempt, 1)
+        queue.send(DELIVER_CHUNK, post_id, author_id, first, 0, attempt, queue=FANOUT)
         return 1
-    feeds.start_delivery(post_id, None)
     sent = 0
     large = regrouped(itertools.chain((first, second), chunks), follows.large_chunk_size)
     for follower_ids in large:
-        queue.send(DELIVER_CHUNK, post_id, author_id, follower_ids, sent, queue=FANOUT_LARGE)
+        args = (post_id, author_id, follower_ids, sent, attempt)
+        queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
         sent += 1
-    feeds.start_delivery(post_id, sent + 1, reset=False)
-    queue.send(DELIVER_CHUNK, post_id, author_id, [], sent, queue=FANOUT_LARGE)
+    feeds.start_delivery(post_id, attempt, sent + 1)
+    queue.send(DELIVER_CHUNK, post_id, author_id, [], sent, attempt, queue=FANOUT_LARGE)
     return sent + 1
 
 
@@ -251,6 +253,7 @@ def deliver_chunk(
     author_id: int,
     follower_ids: list[int],
     index: int = 0,
+    attempt: str = "",
 ) -> int:
     """Push the post to the homes of the active followers in this chunk.
 
@@ -263,7 +266,7 @@ def deliver_chunk(
         feeds.retract(post_id, author_id, follower_ids)
         delivered = 0
     metrics.deliveries.inc(delivered)
-    if feeds.finish_chunk(post_id, index):
+    if feeds.finish_chunk(post_id, attempt, index):
         posts.finish_fanout(post_id)
         metrics.observe_delivery_lag(post_id)
     return delivered

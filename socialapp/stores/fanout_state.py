@@ -46,12 +46,12 @@ def _meters(user_id: int) -> str:
     return f"fanout:rates:{{{user_id}}}"
 
 
-def _in_flight(post_id: int) -> str:
-    return f"fanout:inflight:{{{post_id}}}"
+def _in_flight(post_id: int, attempt: str) -> str:
+    return f"fanout:inflight:{{{post_id}}}:{attempt}"
 
 
-def _chunks_done(post_id: int) -> str:
-    return f"fanout:done:{{{post_id}}}"  # same hash tag as _in_flight: one slot, one MULTI
+def _chunks_done(post_id: int, attempt: str) -> str:
+    return f"fanout:done:{{{post_id}}}:{attempt}"  # _in_flight's hash tag: one slot, one MULTI
 
 
 @translates(REDIS)
@@ -277,28 +277,21 @@ class FanoutState:
         self._redis.delete(ADAPTIVE)
 
     # Deliveries in flight ----------------------------------------------------------------
-    def start_delivery(self, post_id: int, chunks: int | None, reset: bool = True) -> None:
-        """Record how many chunks the delivery has (None: not known yet, nothing completes
-        it until it is); ``reset`` forgets the chunks a previous attempt finished."""
-        pipe = self._redis.pipeline(transaction=True)
-        if reset:
-            pipe.delete(_chunks_done(post_id))
-        if chunks is None:
-            pipe.delete(_in_flight(post_id))
-        else:
-            pipe.set(_in_flight(post_id), chunks, ex=IN_FLIGHT_TTL_SECONDS)
-        pipe.execute()
+    def start_delivery(self, post_id: int, attempt: str, chunks: int) -> None:
+        """Record how many chunks this attempt at the post's delivery has; until then no
+        chunk completes it. Each attempt (the sweeper starts another when one takes too
+        long) counts its own chunks, so two attempts never complete each other early or
+        leave each other unfinished."""
+        self._redis.set(_in_flight(post_id, attempt), chunks, ex=IN_FLIGHT_TTL_SECONDS)
 
-    def finish_chunk(self, post_id: int, index: int) -> bool:
-        """Record chunk ``index`` as delivered; True exactly once, for the last one to finish.
-
-        A retried chunk is recorded once, so it cannot complete a delivery early.
-        """
+    def finish_chunk(self, post_id: int, attempt: str, index: int) -> bool:
+        """Record chunk ``index`` of the attempt as delivered; True exactly once, for the
+        last one to finish. A retried chunk is recorded once: it cannot complete early."""
         pipe = self._redis.pipeline(transaction=True)
-        pipe.sadd(_chunks_done(post_id), index)
-        pipe.expire(_chunks_done(post_id), IN_FLIGHT_TTL_SECONDS)
-        pipe.scard(_chunks_done(post_id))
-        pipe.get(_in_flight(post_id))
+        pipe.sadd(_chunks_done(post_id, attempt), index)
+        pipe.expire(_chunks_done(post_id, attempt), IN_FLIGHT_TTL_SECONDS)
+        pipe.scard(_chunks_done(post_id, attempt))
+        pipe.get(_in_flight(post_id, attempt))
         added, _, done, total = pipe.execute()
         return bool(added) and total is not None and done == int(total)
 

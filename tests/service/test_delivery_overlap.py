@@ -59,8 +59,7 @@ def plan(c, author: int, post: dict) -> tuple[RecordingQueue, list[str]]:
 
 
 def run_chunk(c, task) -> None:
-    _, (post_id, author_id, follower_ids, index), _, _ = task
-    fanout.deliver_chunk(c.posts, c.feeds, c.metrics, post_id, author_id, follower_ids, index)
+    fanout.deliver_chunk(c.posts, c.feeds, c.metrics, *task[1])
 
 
 def pending(c, post: dict) -> bool:
@@ -96,6 +95,42 @@ def test_the_delivery_completes_once_whichever_chunk_ends_last(components, order
     assert not pending(c, post)
     for reader in c.follows.follower_ids(author):
         assert post["_id"] in [e.post_id for e in c.timelines.read_home(reader).entries]
+
+
+def test_a_sweep_that_starts_a_second_delivery_midway_leaves_neither_unfinished(components):
+    """The sweeper re-sends a delivery still running, and the first attempt's chunks all end
+    while the second is being planned: each attempt counts its own chunks, so the post's
+    fan-out completes (a shared count, reset by the second, was left one short forever)."""
+    c = components
+    author, post = world(c, followers=5)
+    first, _ = plan(c, author, post)
+    run_chunk(c, first.sent[0])
+
+    def finish_first(*args, **kwargs) -> None:
+        if not finished:
+            finished.append(True)
+            for task in first.sent:
+                run_chunk(c, task)
+
+    finished: list[bool] = []
+    c.follows.follower_chunks = _calling(finish_first, c.follows.follower_chunks)
+    second, _ = plan(c, author, post)  # the sweeper's attempt (plan removes the hook)
+    for task in second.sent:
+        run_chunk(c, task)
+    assert finished and not pending(c, post)
+
+
+def _calling(hook, follower_chunks):
+    """``follower_chunks`` that runs ``hook`` once the delivery has taken two chunks (it knows
+    then that it has several, and has recorded that it started)."""
+
+    def chunks(*args, **kwargs):
+        for n, chunk in enumerate(follower_chunks(*args, **kwargs)):
+            yield chunk
+            if n == 1:
+                hook()
+
+    return chunks
 
 
 def test_a_small_author_sends_one_chunk_to_the_small_queue(components):

@@ -92,12 +92,24 @@ def test_a_lost_delivery_task_is_swept_and_delivered_once(outage_app):
 
 def test_a_retried_chunk_cannot_finish_a_delivery_early(components):
     state = components.fanout_state
-    state.start_delivery(post_id=7, chunks=3)
-    assert state.finish_chunk(7, 0) is False
-    assert state.finish_chunk(7, 0) is False  # the same chunk again, after a retry
-    assert state.finish_chunk(7, 1) is False
-    assert state.finish_chunk(7, 2) is True
-    assert state.finish_chunk(7, 2) is False  # completion is reported once
+    state.start_delivery(post_id=7, attempt="a", chunks=3)
+    assert state.finish_chunk(7, "a", 0) is False
+    assert state.finish_chunk(7, "a", 0) is False  # the same chunk again, after a retry
+    assert state.finish_chunk(7, "a", 1) is False
+    assert state.finish_chunk(7, "a", 2) is True
+    assert state.finish_chunk(7, "a", 2) is False  # completion is reported once
+
+
+def test_a_second_attempt_neither_completes_nor_strands_the_first(components):
+    """The sweeper starts another delivery of a post whose first is still running: each
+    attempt counts its own chunks, so each completes once, whatever the interleaving."""
+    state = components.fanout_state
+    state.start_delivery(post_id=7, attempt="first", chunks=2)
+    assert state.finish_chunk(7, "first", 0) is False
+    state.start_delivery(post_id=7, attempt="second", chunks=2)
+    assert state.finish_chunk(7, "second", 0) is False
+    assert state.finish_chunk(7, "first", 1) is True
+    assert state.finish_chunk(7, "second", 1) is True
 
 
 def test_delete_answers_204_when_the_broker_fails_after_the_delete(
