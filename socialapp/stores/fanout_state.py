@@ -10,6 +10,7 @@ measurements, not copies: losing them only makes adaptive mode measure afresh.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -222,6 +223,17 @@ class FanoutState:
         drawn = self._redis.zrandmember(ACTIVE, count, withscores=True) or []
         members, scores = drawn[::2], drawn[1::2]  # redis-py answers [member, score, ...]
         return [int(m) for m, seen in zip(members, scores, strict=True) if float(seen) >= cutoff]
+
+    def sample_recent(self, count: int, since: float) -> dict[int, float]:
+        """Up to ``count`` distinct readers last active at ``since`` or later, drawn at
+        random, with their last activity. The recent readers hold the top ranks, so a draw
+        is ranks among them: however many idle readers the set holds, none is drawn."""
+        recent = self._redis.zcount(ACTIVE, since, "+inf")
+        pipe = self._redis.pipeline(transaction=False)
+        for rank in random.sample(range(recent), min(count, recent)):
+            pipe.zrevrange(ACTIVE, rank, rank, withscores=True)
+        drawn = [pair for reply in pipe.execute() for pair in reply]
+        return {int(member): seen for member, seen in drawn if seen >= since}
 
     def activity(self, inactive_after: float) -> tuple[str, float, float]:
         """The activity set's key, now, and the cutoff below which a reader is idle (a page
