@@ -15,6 +15,7 @@ from socialapp.metrics import Metrics
 from socialapp.queue import TaskQueue
 from socialapp.security import Passwords, Tokens
 from socialapp.stores import mongo, redis_client
+from socialapp.stores.audit import AuditStore
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
@@ -46,6 +47,7 @@ class Components:
     timelines: TimelineStore
     post_cache: PostCache
     fanout_state: FanoutState
+    audits: AuditStore
     uow: UnitOfWork
     feeds: FeedManager
     queue: TaskQueue
@@ -76,6 +78,7 @@ def build(settings: Settings) -> Components:
 
     post_cache = PostCache(redis, settings, render=render_post)
     fanout_state = FanoutState(redis)
+    audits = AuditStore(redis)
     transactions = mongo.Transactions(db, settings)
     return Components(
         settings=settings,
@@ -94,8 +97,9 @@ def build(settings: Settings) -> Components:
         timelines=timelines,
         post_cache=post_cache,
         fanout_state=fanout_state,
+        audits=audits,
         uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency),
         feeds=FeedManager(timelines, fanout_state, post_cache, posts, follows, users, settings),
         queue=queue,
-        metrics=Metrics(queue_depth=queue.depth),
+        metrics=Metrics(queue_depth=queue.depth, audit_totals=audits.totals),
     )

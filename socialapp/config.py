@@ -62,6 +62,12 @@ class Settings:
     adaptive_changes_per_round: int = 100  # decisions a round may change
     adaptive_min_dwell_seconds: float = 600.0  # an author's decision lasts at least this
     adaptive_follower_sample: int = 100  # followers whose reading rates stand for the rest
+    # Consistency auditor (socialapp.services.audit): first pages as served against MongoDB
+    audit_interval_seconds: float = 60.0  # one round per interval; 0 turns the auditor off
+    audit_sample: int = 5  # readers audited per round
+    # posts newer than the grace are not compared; a fault counts once a second look this
+    # much later finds it again (deliveries and deletions in flight settle meanwhile)
+    audit_grace_seconds: float = 10.0
     embedded_worker_queues: str = "fanout,fanout_large,feed"  # what `serve`'s own worker takes
     metrics_port: int = 0  # `socialapp worker` serves /metrics here (0: not at all)
     # Rate limits ("N/unit" rules joined by ";"), kept in the timelines' Redis

@@ -1,9 +1,12 @@
-"""Prometheus metrics: deliveries, delivery lag, queue depth, timeline read latency by mode.
+"""Prometheus metrics: deliveries, delivery lag, queue depth, timeline read latency by mode,
+and the consistency auditor's totals.
 
 With ``PROMETHEUS_MULTIPROC_DIR`` set (before prometheus_client is imported, as the API's
 gunicorn config does), every process of a server writes its samples to files in that
 directory and a scrape of any of them sums them all (prometheus_client's multiprocess mode).
-Worker processes serve their own metrics with ``serve`` (``SOCIALAPP_METRICS_PORT``).
+Worker processes serve their own metrics with ``serve`` (``SOCIALAPP_METRICS_PORT``). The
+queue depth and the auditor's totals are read from Redis at scrape time, so every process
+reports the same figures.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from prometheus_client import (
     multiprocess,
     start_http_server,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from socialapp.domain.ids import id_time_ms
 
@@ -28,7 +31,7 @@ READ_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
 
 
 class Metrics:
-    def __init__(self, queue_depth=None) -> None:
+    def __init__(self, queue_depth=None, audit_totals=None) -> None:
         self.registry = registry = CollectorRegistry()  # this process's samples
         self.deliveries = Counter(
             "socialapp_deliveries", "Posts copied into home timelines", registry=registry
@@ -52,6 +55,8 @@ class Metrics:
             multiprocess.MultiProcessCollector(self._scraped)
         if queue_depth is not None:
             self._scraped.register(_QueueDepth(queue_depth))
+        if audit_totals is not None:
+            self._scraped.register(_AuditTotals(audit_totals))
 
     def observe_delivery_lag(self, post_id: int) -> None:
         self.delivery_lag.observe(max(0.0, time.time() - id_time_ms(post_id) / 1000))
@@ -83,3 +88,34 @@ class _QueueDepth:
         except Exception:  # broker down: report no sample rather than fail the scrape
             pass
         yield family
+
+
+class _AuditTotals:
+    """Reads the consistency auditor's totals (``AuditStore.totals``) at scrape time."""
+
+    def __init__(self, totals) -> None:
+        self._totals = totals
+
+    def collect(self):
+        pages = CounterMetricFamily(
+            "socialapp_audit_pages", "First pages the consistency auditor compared"
+        )
+        mismatches = CounterMetricFamily(
+            "socialapp_audit_mismatches",
+            "Posts wrong on audited first pages, confirmed by a second look, by kind",
+            labels=["kind"],
+        )
+        last_round = GaugeMetricFamily(
+            "socialapp_audit_last_round_timestamp_seconds",
+            "When the consistency auditor last ran a round (unix time)",
+        )
+        try:
+            totals = self._totals()
+            pages.add_metric([], totals.pages)
+            for kind, count in totals.mismatches.items():
+                mismatches.add_metric([kind], count)
+            if totals.last_round_at is not None:
+                last_round.add_metric([], totals.last_round_at)
+        except Exception:  # Redis down: report no sample rather than fail the scrape
+            pass
+        yield from (pages, mismatches, last_round)

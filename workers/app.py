@@ -11,7 +11,7 @@ import celery.concurrency
 from socialapp import bootstrap
 from socialapp.config import Settings
 from socialapp.queue import FEED, celery_app
-from socialapp.services import adaptive, fanout
+from socialapp.services import adaptive, audit, fanout
 from workers import tasks
 
 log = logging.getLogger(__name__)
@@ -54,8 +54,10 @@ def run_worker(app: celery.Celery, queues: list[str], concurrency: int, pool: st
 
 
 class SweepTimer:
-    """Asks for a sweep of stuck fan-outs, and a round of adaptive mode's decisions, every
-    ``interval`` seconds (one process wins each turn; a round does nothing in other modes)."""
+    """Asks for a sweep of stuck fan-outs, a round of adaptive mode's decisions and a round of
+    the consistency auditor every ``interval`` seconds (one process wins each turn, at most
+    one per its own interval; adaptive's round does nothing in other modes, the auditor's
+    nothing while it is off)."""
 
     def __init__(self, app: celery.Celery, interval: float) -> None:
         self._app = app
@@ -75,5 +77,6 @@ class SweepTimer:
             try:
                 self._app.send_task(fanout.SWEEP, queue=FEED)
                 self._app.send_task(adaptive.ADAPT, queue=FEED)
+                self._app.send_task(audit.AUDIT, queue=FEED)
             except Exception as error:  # broker down: the next turn tries again
                 log.warning("could not ask for a sweep: %r", error)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from socialapp import queue
 from socialapp.bootstrap import Components
-from socialapp.services import adaptive, fanout
+from socialapp.services import adaptive, audit, fanout
 
 # Each app (one per test, one per process) has its own tasks; a store that is unavailable
 # makes a task retry with backoff and jitter.
@@ -60,3 +60,17 @@ def register(app, components: Callable[[], Components]) -> None:
     def adapt() -> int:
         c = components()
         return adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)
+
+    @app.task(name=audit.AUDIT, **RETRY)
+    def audit_round() -> int:
+        c = components()
+        return audit.audit_round(
+            c.feeds, c.fanout_state, c.posts, c.fanout_settings, c.audits, c.queue, c.settings
+        )
+
+    @app.task(name=audit.RECHECK, **RETRY)
+    def audit_recheck(reader: int, suspected: dict[str, list[int]]) -> dict[str, list[int]]:
+        c = components()
+        return audit.recheck(
+            c.feeds, c.posts, c.fanout_settings, c.audits, c.settings, reader, suspected
+        )
