@@ -1,4 +1,5 @@
-"""Operator endpoints: fan-out mode, threshold and per-author overrides."""
+"""Operator endpoints: fan-out mode, threshold and per-author overrides; the consistency
+auditor's figures."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, components
 from socialapp.api.base import Blueprint, operator_only
 from socialapp.api.fields import Id, QueryInteger
+from socialapp.domain.audit import KINDS
 from socialapp.domain.fanout import MODES, STRATEGIES
-from socialapp.services import forecast, operators
+from socialapp.services import audit, forecast, operators
 
 blp = Blueprint("admin", __name__, url_prefix="/v1/admin", description="Operator controls")
 
@@ -134,3 +136,48 @@ class AuthorFanout(MethodView):
         return operators.set_author_strategy(
             c.users, c.feeds, c.fanout_settings, c.queue, author_id, **body
         )
+
+
+class MismatchesSchema(ma.Schema):
+    missing = fields.Integer(metadata={"description": "posts expected, not served"})
+    extra = fields.Integer(
+        metadata={"description": "posts served and stored, not expected (e.g. unfollowed)"}
+    )
+    deleted = fields.Integer(metadata={"description": "posts served, no longer stored"})
+    order = fields.Integer(metadata={"description": "posts served twice or out of order"})
+
+
+class EvidenceSchema(ma.Schema):
+    reader = Id()
+    kind = fields.String(validate=validate.OneOf(KINDS))
+    post_ids = fields.List(Id())
+    mode = fields.String(metadata={"description": "the fan-out mode in force"})
+    at = fields.DateTime(metadata={"description": "when the second look confirmed it"})
+
+
+class ConsistencySchema(ma.Schema):
+    pages_audited = fields.Integer()
+    mismatches = fields.Nested(
+        MismatchesSchema, metadata={"description": "mismatched posts by kind, all confirmed"}
+    )
+    last_round_at = fields.DateTime(allow_none=True)
+    interval_seconds = fields.Float(metadata={"description": "one round per interval; 0: off"})
+    sample = fields.Integer(metadata={"description": "readers audited per round"})
+    grace_seconds = fields.Float(
+        metadata={"description": "newer posts are skipped; a fault counts once seen this later"}
+    )
+    recent = fields.List(
+        fields.Nested(EvidenceSchema), metadata={"description": "the newest evidences first"}
+    )
+
+
+@blp.route("/consistency")
+class Consistency(MethodView):
+    @operator_only
+    @blp.doc(**BEARER)
+    @blp.response(200, ConsistencySchema)
+    @blp.errors(401, 403, 503)
+    def get(self):
+        """What the consistency auditor found: first pages as served against MongoDB"""
+        c = components()
+        return audit.describe(c.audits, c.settings)
