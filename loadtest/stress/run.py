@@ -1,0 +1,246 @@
+"""One stress run: a fresh stack, a seeded scenario, readers and a writer, then the checks."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import logging
+import random
+import time
+
+from loadtest.benchmark.world import World
+from loadtest.stress import Options
+from loadtest.stress.checks import check_settled, violation
+from loadtest.stress.ledger import Ledger
+from loadtest.stress.readers import EVERY_POST, Reader, traverse
+from loadtest.stress.writer import Writer
+from socialapp import jitter
+from socialapp.domain.fanout import MODES
+from socialapp.services import graph, operators
+
+# On top of the benchmark's world: cheap accounts, no rate limits, settings seen within
+# 0.05 s (reconciliation starts 0.6 s after a change), deliveries in chunks of 2 or 3
+# followers (several chunks per post), and the sweeper and adaptive rounds running within
+# the run (a delivery slower than a second is enqueued again).
+SETTINGS = dict(
+    argon2_time_cost=1,
+    argon2_memory_kib=64,
+    rate_limits_enabled=False,
+    settings_refresh_seconds=0.05,
+    fanout_chunk_size=2,
+    fanout_celebrity_chunk_size=3,
+    sweep_interval_seconds=0.5,
+    sweep_after_seconds=1.0,
+    adaptive_interval_seconds=1.0,
+    adaptive_min_dwell_seconds=1.0,
+    adaptive_rate_window_seconds=30.0,
+)
+FAULTS = ("phantom-delete", "lose-deliveries")
+EVIDENCE_KEPT = 5  # violations quoted per run (all are counted)
+READER_JOIN_SECONDS = 30.0
+
+
+def run(redis_url: str, seed: int, options: Options) -> dict:
+    """One run on the redis-server at ``redis_url``; what it did and what it found."""
+    delay, logs = jitter.RandomDelay(seed), LogCounter()
+    world = World(redis_url, concurrency=options.worker_threads)
+    world.settings = dataclasses.replace(world.settings, **SETTINGS)
+    started = time.monotonic()
+    with jitter.installed(delay), logs.attached(), world:
+        if options.fault == "lose-deliveries":  # the fault: deliveries reach no home
+            world.c.feeds.push = lambda post_id, author_id, follower_ids: 0
+        found = Scenario(world, seed, options, started).play()
+    violations = sorted(found.pop("violations"), key=lambda v: v["at"])
+    return {
+        "seed": seed,
+        "seconds": round(time.monotonic() - started, 2),
+        **found,
+        "violations": len(violations),
+        "by_kind": dict(collections.Counter(v["kind"] for v in violations)),
+        "evidence": violations[:EVIDENCE_KEPT],
+        "pauses": dict(sorted(delay.pauses.items())),
+        "warnings": logs.counts,
+    }
+
+
+class Scenario:
+    def __init__(self, world: World, seed: int, options: Options, started: float) -> None:
+        self.world, self.c, self.options = world, world.c, options
+        self.seed, self.started = seed, started
+        self.random = random.Random(f"scenario:{seed}")
+        self.client = world.app.test_client()
+        self.violations: list[dict] = []
+        self.settle_seconds: list[float] = []
+
+    def play(self) -> dict:
+        names = [f"author_{i}" for i in range(self.options.authors)]
+        names += [f"reader_{i}" for i in range(self.options.readers)]
+        accounts = {name: self.signup(name) for name in names}
+        self.headers = dict(accounts.values())
+        self.names = {user_id: name for name, (user_id, _) in accounts.items()}
+        authors = [accounts[name][0] for name in names[: self.options.authors]]
+        readers = [accounts[name][0] for name in names[self.options.authors :]]
+        ledger = Ledger(self.follow_some(authors, readers))
+        mode = self.random.choice(MODES)
+        threshold = self.random.randint(1, len(readers) + 1)
+        operators.change_fanout(self.c.fanout_settings, self.c.feeds, self.c.queue, mode, threshold)
+        for reader in readers:  # active readers: fan-out pushes to them
+            traverse(self.client, self.headers[reader], 20)
+        writer = Writer(self.c, ledger, authors, readers, self.seed, self.options.fault)
+        for user in authors + readers:
+            for _ in range(self.random.randint(1, 2)):
+                writer.post(user)
+        if self.settle(ledger, readers, "before the writer"):
+            found = self.concurrently(ledger, readers, writer)
+            self.afterwards(ledger, readers)
+        else:
+            found = {"traversals": 0, "pages": 0, "required": 0}
+        for v in self.violations:
+            self.name(v)
+        return {
+            **found,
+            "operations": dict(sorted(writer.done.items())),
+            "violations": self.violations + writer.errors,
+            "settle_seconds": self.settle_seconds,
+            "final_mode": operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"],
+        }
+
+    def name(self, v: dict) -> None:
+        """Evidence in the run's terms: seconds since it began, handles for user ids."""
+        v["at"] = round(v["at"] - self.started, 3)
+        v["reader"] = self.names.get(v["reader"], v["reader"])
+        if "authors" in v:
+            v["authors"] = [self.names.get(a, a) for a in v["authors"]]
+        for key in ("missing", "unexpected"):
+            if key in v:
+                v[key] = [(post, self.names.get(a, a)) for post, a in v[key]]
+
+    def signup(self, handle: str, password: str = "stress password") -> tuple[int, dict]:
+        account = {"handle": handle, "password": password}
+        made = self.client.post("/v1/users", json=account)
+        token = self.client.post("/v1/auth/token", json=account)
+        if made.status_code != 201 or token.status_code != 200:
+            raise RuntimeError(f"cannot sign up {handle}: {made.json} {token.json}")
+        return int(made.json["id"]), {"Authorization": f"Bearer {token.json['access_token']}"}
+
+    def follow_some(self, authors: list[int], readers: list[int]) -> set[tuple[int, int]]:
+        """Each reader follows most authors (one at least) and some other readers."""
+        edges = set()
+        for reader in readers:
+            chosen = [a for a in authors if self.random.random() < 0.7]
+            chosen = chosen or [self.random.choice(authors)]
+            chosen += [r for r in readers if r != reader and self.random.random() < 0.3]
+            for followee in chosen:
+                graph.follow(
+                    self.c.uow, self.c.feeds, self.c.fanout_settings, self.c.queue, reader, followee
+                )
+                edges.add((reader, followee))
+        return edges
+
+    def concurrently(self, ledger: Ledger, readers: list[int], writer: Writer) -> dict:
+        """The readers traverse while the writer changes things; what they did."""
+        threads = [
+            Reader(
+                self.world.app, ledger, r, self.headers[r], self.seed, self.options.max_traversals
+            )
+            for r in readers
+        ]
+        for thread in threads:
+            thread.start()
+        try:
+            writer.run(self.options.writer_seconds, self.options.max_operations, self.started)
+        finally:
+            for thread in threads:
+                thread.stop.set()
+            deadline = time.monotonic() + READER_JOIN_SECONDS
+            for thread in threads:
+                thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in threads:
+            self.violations += thread.violations
+            if thread.is_alive():
+                self.violations.append(violation("reader stuck", thread.reader, ledger.now()))
+        return {
+            "traversals": sum(thread.traversals for thread in threads),
+            "pages": sum(thread.pages for thread in threads),
+            "required": sum(thread.required for thread in threads),
+        }
+
+    def afterwards(self, ledger: Ledger, readers: list[int]) -> None:
+        """Settled, every timeline is exact in the mode left in force, then in each mode."""
+        if not self.settle(ledger, readers, "after the writer"):
+            return
+        current = operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"]
+        start = MODES.index(current) + 1
+        for mode in MODES[start:] + MODES[:start]:  # ends where it began
+            operators.change_fanout(self.c.fanout_settings, self.c.feeds, self.c.queue, mode)
+            if not self.settle(ledger, readers, f"switched to {mode}"):
+                return
+
+    def settle(self, ledger: Ledger, readers: list[int], when: str) -> bool:
+        """Wait until fan-out has settled, then check every reader's whole timeline; False
+        (a violation recorded) if it did not settle in time."""
+        began = time.monotonic()
+        busy = settled(self.world, began + self.options.settle_timeout)
+        self.settle_seconds.append(round(time.monotonic() - began, 2))
+        mode = operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"]
+        if busy:
+            self.violations.append(violation("did not settle", None, began, when=when, **busy))
+            return False
+        view = ledger.view()
+        for reader in readers:
+            pages = traverse(self.client, self.headers[reader], 20)
+            if pages.error:
+                self.violations.append(violation("error", reader, began, detail=pages.error))
+            self.violations += check_settled(view, reader, pages.items, began, f"{mode}, {when}")
+        return True
+
+
+def settled(world: World, deadline: float) -> dict | None:
+    """Wait until the queues are empty, fan-out is reconciled and no post is pending its
+    fan-out; None then, else what was still busy at ``deadline``."""
+    while True:
+        with contextlib.suppress(TimeoutError):
+            world.settle(max(0.2, deadline - time.monotonic()))
+            if not pending(world.c):
+                return None
+        if time.monotonic() >= deadline:
+            return busy(world.c)
+        time.sleep(0.1)
+
+
+def pending(c) -> list[int]:
+    return [post["_id"] for post in c.posts.pending_fanouts(before_id=EVERY_POST)]
+
+
+def busy(c) -> dict:
+    still = pending(c)
+    return {
+        "queues": c.queue.depth(),
+        "settings_settled": c.fanout_settings.read().settled,
+        "unsettled_authors": sorted(c.fanout_state.unsettled()),
+        "pending_posts": still[:EVIDENCE_KEPT],
+        "pending_count": len(still),
+    }
+
+
+class LogCounter(logging.Handler):
+    """Counts the warnings and errors the stack logs during a run, by logger and message
+    (instead of printing them between the progress lines)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.counts: dict[str, int] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        key = f"{record.levelname} {record.name}: {record.msg}"[:200]
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    @contextlib.contextmanager
+    def attached(self):
+        root = logging.getLogger()
+        root.addHandler(self)
+        try:
+            yield self
+        finally:
+            root.removeHandler(self)

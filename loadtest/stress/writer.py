@@ -1,0 +1,163 @@
+"""The writer: one thread making a seeded random sequence of changes under the readers.
+
+Its choices depend only on its generator and on what it did itself, so a seed fixes the
+sequence (how much of it fits in the time given depends on the machine). Every change goes
+through the services the API and the operators' commands call, and is written to the ledger
+with the moments it began and returned.
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+import time
+import traceback
+
+from loadtest.stress.ledger import Ledger
+from socialapp.domain.fanout import LEANINGS, MODES, STRATEGIES
+from socialapp.services import adaptive, graph, operators, posts
+
+# How often each change is drawn. "reconcile race": an author's side changes (override,
+# leaning or threshold), then their followers change while reconcile_author runs.
+WEIGHTS = {
+    "post": 30,
+    "delete": 10,
+    "follow": 9,
+    "unfollow": 9,
+    "mode": 7,
+    "threshold": 7,
+    "lean": 7,
+    "override": 6,
+    "reconcile race": 5,
+}
+BURST = (3, 6)  # follow/unfollow toggles after a side change, spread over...
+BURST_GAP = (0.05, 0.35)  # ...these gaps in seconds: across reconcile_author's settle delay
+PACE = 0.03  # at most this long between two changes
+ERRORS_KEPT = 5
+
+
+class Writer:
+    def __init__(self, components, ledger: Ledger, authors, readers, seed: int, fault=None):
+        self.c = components
+        self.ledger = ledger
+        self.authors, self.readers = list(authors), list(readers)
+        self.users = self.authors + self.readers
+        self.random = random.Random(f"writer:{seed}")
+        self.fault = fault
+        self.follows = set(ledger.view().initial)
+        self.live: dict[int, list[int]] = {user: [] for user in self.users}
+        self.done: collections.Counter[str] = collections.Counter()
+        self.errors: list[dict] = []
+
+    def run(self, seconds: float, most: int, started: float) -> None:
+        """Changes until ``seconds`` have passed or ``most`` were made."""
+        deadline = time.monotonic() + seconds
+        kinds, weights = list(WEIGHTS), list(WEIGHTS.values())
+        if self.fault == "phantom-delete":  # one at least, of a post its reader must see
+            self._delete(self.readers[0])
+        while time.monotonic() < deadline and self.done.total() < most:
+            kind = self.random.choices(kinds, weights)[0]
+            try:
+                getattr(self, "_" + kind.replace(" ", "_"))()
+                self.done[kind] += 1
+            except Exception as error:  # every failure is a finding, not a reason to stop
+                self.done["failed"] += 1
+                if len(self.errors) < ERRORS_KEPT:
+                    where = traceback.extract_tb(error.__traceback__)[-1]
+                    self.errors.append(
+                        {
+                            "kind": "writer error",
+                            "at": round(self.ledger.now() - started, 3),
+                            "change": kind,
+                            "error": repr(error),
+                            "where": f"{where.filename}:{where.lineno}",
+                        }
+                    )
+            time.sleep(self.random.uniform(0, PACE))
+
+    def post(self, author: int) -> int:
+        c = self.c
+        post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "stress")
+        self.ledger.posted(post["_id"], author)
+        self.live[author].append(post["_id"])
+        return post["_id"]
+
+    def _post(self) -> None:
+        self.post(self.random.choice(self.users))
+
+    def _delete(self, author: int | None = None) -> None:
+        authors = [user for user in self.users if self.live[user]]
+        if not authors:
+            return self._post()
+        author = author or self.random.choice(authors)
+        victim = self.live[author].pop(self.random.randrange(len(self.live[author])))
+        with self.ledger.deleting(victim):
+            if self.fault != "phantom-delete":  # the fault: recorded, never sent
+                posts.delete_post(self.c.uow, self.c.feeds, self.c.queue, victim, author)
+
+    def _follow(self) -> None:
+        reader = self.random.choice(self.readers)
+        candidates = [u for u in self.users if u != reader and (reader, u) not in self.follows]
+        if candidates:
+            self.toggle(reader, self.random.choice(candidates))
+
+    def _unfollow(self) -> None:
+        reader = self.random.choice(self.readers)
+        followees = sorted(a for r, a in self.follows if r == reader)
+        if followees:
+            self.toggle(reader, self.random.choice(followees))
+
+    def toggle(self, follower: int, followee: int) -> None:
+        """Follow ``followee`` if not yet, else unfollow."""
+        c, following = self.c, (follower, followee) not in self.follows
+        change = graph.follow if following else graph.unfollow
+        with self.ledger.changing(follower, followee, following):
+            change(c.uow, c.feeds, c.fanout_settings, c.queue, follower, followee)
+        (self.follows.add if following else self.follows.discard)((follower, followee))
+
+    def _mode(self) -> None:
+        current = operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"]
+        mode = self.random.choice([m for m in MODES if m != current])
+        threshold = self._threshold_value() if self.random.random() < 0.3 else None
+        operators.change_fanout(
+            self.c.fanout_settings, self.c.feeds, self.c.queue, mode, celebrity_threshold=threshold
+        )
+
+    def _threshold(self, value: int | None = None) -> None:
+        operators.change_fanout(
+            self.c.fanout_settings,
+            self.c.feeds,
+            self.c.queue,
+            celebrity_threshold=value or self._threshold_value(),
+        )
+
+    def _threshold_value(self) -> int:
+        return self.random.randint(1, len(self.readers) + 1)
+
+    def _lean(self, author: int | None = None) -> None:
+        c, author = self.c, author or self.random.choice(self.users)
+        leaning = self.random.choice(LEANINGS)
+        adaptive.lean(c.users, c.feeds, c.fanout_settings, c.queue, author, leaning, time.time())
+
+    def _override(self, author: int | None = None) -> None:
+        c, author = self.c, author or self.random.choice(self.users)
+        strategy = self.random.choice(STRATEGIES)
+        operators.set_author_strategy(
+            c.users, c.feeds, c.fanout_settings, c.queue, author, strategy
+        )
+
+    def _reconcile_race(self) -> None:
+        """Move an author to the other side, then change their followers while the author is
+        reconciled: the threshold is put at their count, so each toggle crosses it too."""
+        author = self.random.choice(self.users)
+        side = self.random.choice(("override", "lean", "threshold"))
+        if side == "threshold":
+            followers = sum(1 for _, followee in self.follows if followee == author)
+            self._threshold(max(1, followers + self.random.choice((0, 1))))
+        else:
+            getattr(self, "_" + side)(author)
+        followers = [reader for reader in self.readers if reader != author]
+        for _ in range(self.random.randint(*BURST)):
+            time.sleep(self.random.uniform(*BURST_GAP))
+            self.toggle(self.random.choice(followers), author)
+            self.done["burst toggle"] += 1

@@ -1,0 +1,137 @@
+"""The stress harness (``make stress``) at a tiny size, and proof that its checks can fail: a
+run with a fault injected exits 1 with the evidence, and each invariant of the checker
+flags a fabricated traversal that breaks it (and nothing that is only ambiguous)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from loadtest.reliability.processes import ROOT, clean_env
+from loadtest.stress.checks import Traversal, check_settled, check_traversal
+from loadtest.stress.ledger import INFINITY, Change, View
+
+TINY = ["--authors", "2", "--readers", "2", "--seconds", "1", "--burners", "1"]
+READER, ALICE, BOB = 1, 10, 20  # the reader follows Alice all along, Bob not
+
+
+def stress(out, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
+    run = subprocess.run(
+        [sys.executable, "-m", "loadtest.stress", *TINY, *args, "--out", str(out)],
+        cwd=ROOT,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    report = out / "report.json"
+    assert report.exists(), run.stdout[-3000:] + run.stderr[-3000:]
+    return run, json.loads(report.read_text())
+
+
+def test_two_tiny_runs_pass_and_report_their_figures(tmp_path):
+    run, report = stress(tmp_path, "--runs", "2", "--seed", "7")
+    totals = report["totals"]
+    assert run.returncode == 0, json.dumps(totals["violations_by_kind"]) + run.stdout[-3000:]
+    assert totals["runs"] == 2 and totals["violations"] == 0 and totals["failing_seeds"] == []
+    assert [r["seed"] for r in report["runs"]] == [7, 8]
+    for one in report["runs"]:
+        assert one["traversals"] > 0 and one["pages"] >= one["traversals"]
+        assert sum(one["operations"].values()) > 0 and one["required"] > 0
+        assert len(one["settle_seconds"]) == 6  # before, after, then one per mode
+    assert totals["traversals"] == sum(r["traversals"] for r in report["runs"])
+    assert report["burners"] == 1 and report["switch_interval"] == 1e-5
+    assert "PASS: 0 violations in 2 runs" in (tmp_path / "report.md").read_text()
+    assert run.stdout.count("\nrun ") == 2
+
+
+def test_a_fault_is_found_with_a_seed_to_replay(tmp_path):
+    run, report = stress(tmp_path, "--runs", "1", "--seed", "3", "--fault", "phantom-delete")
+    totals = report["totals"]
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert totals["failing_seeds"] == [3] and totals["violations"] > 0
+    assert {"deleted post shown", "settled timeline wrong"} & set(totals["violations_by_kind"])
+    evidence = report["runs"][0]["evidence"][0]
+    assert evidence["kind"] and evidence["at"] is not None
+    markdown = (tmp_path / "report.md").read_text()
+    assert "FAIL:" in markdown
+    replay = "--authors 2 --readers 2 --seconds 1.0 --fault phantom-delete --runs 1 --seed 3"
+    assert f"`python -m loadtest.stress {replay}`" in markdown
+
+
+def view(edges=None, deleted=None, authors=None) -> View:
+    """A ledger: the reader follows Alice from the start; ``deleted``: post -> (began,
+    returned); ``edges``: (reader, author) -> changes."""
+    deleted = deleted or {}
+    return View(
+        authors or {5: ALICE, 4: BOB, 3: ALICE, 2: READER},
+        {post: began for post, (began, _) in deleted.items()},
+        {post: returned for post, (_, returned) in deleted.items() if returned < INFINITY},
+        edges or {},
+        frozenset({(READER, ALICE)}),
+    )
+
+
+def traversal(items, delivered=(), began=10.0, ended=11.0, error=None) -> Traversal:
+    authors = {5: ALICE, 4: BOB, 3: ALICE, 2: READER}
+    return Traversal(
+        READER, began, ended, [(p, authors[p]) for p in items], frozenset(delivered),
+        frozenset({"write"}), error,
+    )  # fmt: skip
+
+
+def kinds(found) -> list[str]:
+    return [v["kind"] for v in found[0]]
+
+
+def test_a_whole_timeline_passes():
+    assert check_traversal(view(), traversal([5, 3, 2], delivered={5, 3, 2})) == ([], 3)
+
+
+def test_repeats_disorder_and_errors_are_flagged():
+    assert kinds(check_traversal(view(), traversal([5, 3, 3, 2]))) == ["repeated", "out of order"]
+    assert kinds(check_traversal(view(), traversal([3, 5]))) == ["out of order"]
+    errored = traversal([5], delivered={3}, error="503: unavailable")
+    assert kinds(check_traversal(view(), errored)) == ["error"]  # nothing called missing
+
+
+def test_a_post_deleted_before_the_traversal_is_flagged_one_being_deleted_is_not():
+    before = view(deleted={3: (8.0, 9.0)})
+    found = check_traversal(before, traversal([5, 3]))
+    assert kinds(found) == ["deleted post shown"] and found[0][0]["posts"] == [3]
+    during = view(deleted={3: (9.0, 10.5)})
+    assert check_traversal(during, traversal([5, 3])) == ([], 0)
+
+
+def test_an_unfollowed_author_is_flagged_unless_the_edge_changed_meanwhile():
+    found = check_traversal(view(), traversal([5, 4]))
+    assert kinds(found) == ["post of an unfollowed author"] and found[0][0]["authors"] == [BOB]
+    followed = {(READER, BOB): [Change(9.0, 10.2, True)]}  # returned during the traversal
+    assert check_traversal(view(edges=followed), traversal([5, 4])) == ([], 0)
+    unfollowed = {(READER, ALICE): [Change(8.0, 9.0, False)]}
+    assert kinds(check_traversal(view(edges=unfollowed), traversal([5]))) == [
+        "post of an unfollowed author"
+    ]
+
+
+def test_a_delivered_post_missing_is_flagged_unless_ambiguous():
+    found = check_traversal(view(), traversal([5], delivered={5, 3, 2}))
+    assert kinds(found) == ["delivered post missing"] and found[0][0]["posts"] == [3, 2]
+    assert found[1] == 3  # posts it had to show
+    assert check_traversal(view(), traversal([5], delivered={5, 4})) == ([], 1)  # Bob's
+    unfollowing = {(READER, ALICE): [Change(10.5, INFINITY, False)]}  # still running
+    assert check_traversal(view(edges=unfollowing), traversal([5], delivered={3})) == ([], 0)
+    deleting = view(deleted={3: (10.9, INFINITY)})
+    assert check_traversal(deleting, traversal([5], delivered={3})) == ([], 0)
+
+
+def test_a_settled_timeline_must_be_exact():
+    refollowed = {(READER, BOB): [Change(1.0, 2.0, True)]}
+    settled = view(edges=refollowed, deleted={3: (3.0, 4.0)})
+    assert check_settled(settled, READER, [(5, ALICE), (4, BOB), (2, READER)], 0.0, "") == []
+    found = check_settled(settled, READER, [(5, ALICE), (3, ALICE), (2, READER)], 0.0, "write")
+    assert found[0]["missing"] == [(4, BOB)] and found[0]["unexpected"] == [(3, ALICE)]
+    assert found[0]["deleted_among_unexpected"] == 1
+    swapped = check_settled(settled, READER, [(4, BOB), (5, ALICE), (2, READER)], 0.0, "")
+    assert swapped[0]["order_or_repeats_wrong"]
