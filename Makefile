@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark workload reliability load lock
+.PHONY: setup run test lint format system-deps benchmark workload reliability load stress lock
 
 setup: system-deps $(STAMP)
 
@@ -69,3 +69,10 @@ reliability: setup
 SIZES ?= 3000,30000
 load: setup
 	$(PY) -m loadtest.load --sizes $(SIZES) $(if $(OUT),--out $(OUT))
+
+# The concurrency scenarios RUNS times on fresh in-process stacks, under CPU contention and
+# with random delays at the race windows, every traversal checked: reports/stress/ (RUNS=200,
+# SEED=S for the first run's seed, else a random one; OUT=DIR). Exit 1 on any violation.
+RUNS ?= 200
+stress: setup
+	$(PY) -m loadtest.stress --runs $(RUNS) $(if $(SEED),--seed $(SEED)) $(if $(OUT),--out $(OUT))
