@@ -133,7 +133,8 @@ def worker(components, worker_queues):
 
     embedded = EmbeddedWorker(components, concurrency=4, queues=worker_queues).start()
     yield embedded
-    embedded.stop()
+    # A worker left running would take the next test's tasks with this test's components.
+    assert embedded.stop(timeout=120), "the in-process worker did not stop within 120 s"
 
 
 @pytest.fixture
@@ -153,29 +154,43 @@ def chunk_workers(settings, tmp_path):
         process.end()
 
 
-def wait_settled(components, timeout: float = 60.0, interval: float = 0.05) -> None:
-    """Wait until every queued task has run and fan-out has been reconciled."""
+def wait_settled(components, timeout: float = 120.0, interval: float = 0.05) -> None:
+    """Wait until every queued task has run, fan-out has been reconciled and no post is
+    still being delivered; name what was still busy if it does not happen in ``timeout``
+    seconds (generous: CI is a loaded two-core machine)."""
     from celery.worker import state
+
+    from socialapp.domain.ids import first_id_at
+
+    c = components
+
+    def busy() -> str | None:
+        depth = {queue: n for queue, n in c.queue.depth().items() if n}
+        if depth:
+            return f"tasks queued or unacknowledged: {depth}"
+        if state.active_requests or state.reserved_requests:
+            return "the worker holds tasks"
+        if not c.fanout_settings.read().settled:
+            return f"a mode or threshold change is not reconciled: {c.fanout_settings.read()}"
+        if unsettled := c.fanout_state.unsettled():
+            return f"authors still reconciled: {sorted(unsettled)}"
+        if pending := c.posts.pending_fanouts(before_id=first_id_at(time.time() + 1)):
+            return f"posts still being delivered: {[p['_id'] for p in pending]}"
+        return None
 
     deadline = time.monotonic() + timeout
     quiet = 0
-    while quiet < 3:
-        assert time.monotonic() < deadline, "fan-out did not settle"
-        busy = (
-            any(components.queue.depth().values())
-            or state.active_requests
-            or state.reserved_requests
-            or not components.fanout_settings.read().settled
-            or components.fanout_state.unsettled()
-        )
-        quiet = 0 if busy else quiet + 1
+    while quiet < 3:  # three quiet looks in a row: no task between two of them
+        why = busy()
+        assert why is None or time.monotonic() < deadline, f"fan-out did not settle: {why}"
+        quiet = 0 if why else quiet + 1
         time.sleep(interval)
 
 
 @pytest.fixture
 def settle(components, worker):
     """``settle()`` waits until every queued task has run and fan-out has been reconciled."""
-    return lambda timeout=60.0: wait_settled(components, timeout)
+    return lambda timeout=120.0: wait_settled(components, timeout)
 
 
 @pytest.fixture

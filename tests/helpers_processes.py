@@ -20,7 +20,8 @@ from socialapp.embedded.redis_server import free_port
 def start_worker(
     settings, log_path: Path, queues: str, concurrency: int = 2, pause: float = 0.0
 ) -> Process:
-    """A Celery worker subprocess on the same Redis and broker as ``settings``."""
+    """A Celery worker subprocess on the same Redis and broker as ``settings``; it hands each
+    chunk's completion back to this process's worker (the store of record lives here)."""
     env = clean_env(
         SOCIALAPP_REDIS_URL=settings.redis_url,
         SOCIALAPP_BROKER_URL=settings.broker_url,  # empty: database 1 of REDIS_URL
@@ -30,7 +31,7 @@ def start_worker(
         SOCIALAPP_ARGON2_MEMORY_KIB="64",
     )
     worker = "loadtest.reliability.worker"
-    args = [sys.executable, "-m", worker, queues, str(concurrency), str(pause), "0"]
+    args = [sys.executable, "-m", worker, queues, str(concurrency), str(pause)]
     return Process(args, env, log_path)
 
 

@@ -89,12 +89,16 @@ class EmbeddedWorker:
                     return
                 self._controller = _Controller(self._ready, **self._options)
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> bool:
+        """Stop after the running tasks end (a warm shutdown); whether it stopped within
+        ``timeout`` seconds. A worker still running takes tasks from the broker with these
+        components: a caller that starts another on the same broker must wait for this."""
         with self._lock:
             self._stopping.set()
         self._sweeper.stop()
-        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+        deadline = time.monotonic() + timeout
         while self._thread.is_alive() and time.monotonic() < deadline:
             if self._controller.blueprint.state == RUN:  # also one restarted just now
                 self._controller.stop()
             self._thread.join(timeout=0.2)
+        return not self._thread.is_alive()
