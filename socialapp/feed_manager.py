@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from socialapp import jitter
 from socialapp.config import Settings
 from socialapp.domain.adaptive import rate
 from socialapp.domain.fanout import FanoutSettings
@@ -97,6 +98,7 @@ class FeedManager:
     def merge_into_active(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
         """Backfill the active followers' homes (an author who went from pulled to pushed)."""
         outbox = self._outbox(author_id)
+        jitter.pause("merge.outbox_read")  # a post or delete of the author may land here
         for follower_ids in follower_chunks:
             for follower_id in self.active_among(follower_ids):
                 self._timelines.backfill_home(follower_id, outbox.entries, outbox.floor)

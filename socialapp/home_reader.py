@@ -253,6 +253,7 @@ class HomeReader:
         self._state.touch(user_id)  # deliveries resume now...
         self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
         self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
+        jitter.pause("rebuild_reader.begun")  # deliveries, follows and switches land here
         authors = self._feeds.authors(sorted(self._feeds.followees(user_id)))
         marked = self._state.pulled_marks()
         pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]

@@ -50,10 +50,10 @@ def register(app, components: Callable[[], Components]) -> None:
         )
 
     @app.task(name=fanout.RECONCILE_AUTHOR, **RETRY)
-    def reconcile_author(author_id: int, not_before: float = 0) -> None:
+    def reconcile_author(author_id: int, not_before: float = 0) -> bool:
         c = components()
-        fanout.reconcile_author(
-            c.users, c.follows, c.feeds, c.fanout_settings, author_id, not_before
+        return fanout.reconcile_author(
+            c.users, c.follows, c.feeds, c.fanout_settings, c.queue, author_id, not_before
         )
 
     @app.task(name=adaptive.ADAPT, **RETRY)

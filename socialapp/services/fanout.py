@@ -33,7 +33,7 @@ RETRACT = "socialapp.retract_post"
 RECONCILE = "socialapp.reconcile"
 RECONCILE_AUTHOR = "socialapp.reconcile_author"
 SWEEP = "socialapp.sweep"
-RECONCILE_ROUNDS = 5  # an author whose status keeps changing is settled anyway after these
+RECONCILE_ROUNDS = 5  # then an author whose status keeps changing is reconciled again later
 
 
 def settle_delay(fanout_settings: FanoutSettingsStore) -> float:
@@ -94,6 +94,7 @@ def on_follow(
         follower_id, followee["_id"], pulled or feeds.pulled_by_followers(followee["_id"])
     )
     _followers_changed(feeds, fanout_settings, queue, followee, followers_before)
+    jitter.pause("on_follow.recorded")  # the followee may post, delete or change side here
     if settings.delivery_pushes(count, strategy):
         feeds.merge(follower_id, followee["_id"])
 
@@ -336,25 +337,35 @@ def reconcile_author(
     follows: FollowStore,
     feeds: FeedManager,
     fanout_settings: FanoutSettingsStore,
+    queue: TaskQueue,
     author_id: int,
     not_before: float = 0,
-) -> None:
+) -> bool:
     """After one author went from pulled to pushed or back, backfill their followers' homes
-    and fill or empty their pulled sets, then settle; again while a change raced it."""
+    and fill or empty their pulled sets, then settle; again while a change raced it. True
+    once settled.
+
+    Until then the author stays unsettled, which is always safe (delivery pushes them and
+    their readers' pulled sets keep them: a superset of the work). An author still changing
+    after ``RECONCILE_ROUNDS`` rounds is reconciled again a settle delay later, so every
+    author settles once the changes stop."""
     _wait_until(not_before)
     for _ in range(RECONCILE_ROUNDS):
         changes = feeds.reconciling(author_id)  # before the author: a later change shows
         author = users.get(author_id)
         if author is None:
             feeds.settle(author_id)
-            return
+            return True
+        jitter.pause("reconcile_author.read")
         settings = fanout_settings.current()
         feeds.set_strategy(author_id, strategy_of(author))  # the newest, whoever wrote last
         if settings.delivery_pushes(author["followers_count"], strategy_of(author)):
             feeds.merge_into_active(author_id, follows.follower_chunks(author_id))
         _sync_pulled_sets(feeds, follows, settings, author)
+        jitter.pause("reconcile_author.synced")
         if feeds.settle(author_id, changes):
-            return
-    # Still changing: it stays unsettled (pushed, and pulled where the sets hold it, a
-    # superset of the work) until a later change's reconciliation settles it.
-    log.warning("author %s kept changing while reconciled; left unsettled", author_id)
+            return True
+    log.info("author %s kept changing while reconciled; reconciling again", author_id)
+    not_before = time.time() + settle_delay(fanout_settings)
+    queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
+    return False

@@ -65,7 +65,7 @@ class World:
         """One round, waiting for the round's turn (rounds are ``INTERVAL`` apart)."""
         settings = dataclasses.replace(self.c.settings, **changes)
         c = self.c
-        time.sleep(INTERVAL * 1.5)
+        time.sleep(INTERVAL * 1.5)  # the last round's lock expires in Redis: not synchronisation
         return adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, settings)
 
     def leaning(self, author: int) -> str | None:
@@ -188,7 +188,7 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
     read()  # the reader is active
 
     def reconcile() -> None:
-        fanout.reconcile_author(c.users, c.follows, c.feeds, c.fanout_settings, author)
+        fanout.reconcile_author(c.users, c.follows, c.feeds, c.fanout_settings, queue, author)
 
     adaptive.lean(c.users, c.feeds, c.fanout_settings, queue, author, "pull", time.time())
     reconcile()  # settled as pulled: the reader's pulled set holds the author
