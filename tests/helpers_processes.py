@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from loadtest.reliability.processes import Process, clean_env, serve
 from socialapp.embedded.redis_server import free_port
+from tests.waiting import PROCESS_DEADLINE
 
 
 def start_worker(
@@ -40,19 +40,9 @@ def served(log_path: Path, **values: str) -> Iterator[tuple[Process, int]]:
     """``socialapp serve`` on a free port with nothing configured but ``values``, once it is
     ready: ``(process, port)``, ended on leaving."""
     port = free_port()
-    process = serve(port, clean_env(SOCIALAPP_PORT=str(port), **values), log_path)
+    env = clean_env(SOCIALAPP_PORT=str(port), **values)
+    process = serve(port, env, log_path, timeout=PROCESS_DEADLINE)
     try:
         yield process, port
     finally:
         process.end()
-
-
-def wait_until(condition, timeout: float, what: str, interval: float = 0.05):
-    """Poll ``condition()`` until it returns something truthy; that value."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(interval)

@@ -12,6 +12,7 @@ import json
 import re
 import signal
 import socket
+from operator import not_
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ from loadtest.reliability.client import Api
 from socialapp.config import Settings
 from socialapp.entrypoints.server import Application
 from socialapp.queue import QUEUES
-from tests.helpers_processes import served, wait_until
+from tests.helpers_processes import served
+from tests.waiting import DEADLINE, wait_for
 
 OPERATOR_HANDLE = "ops"
 OPERATOR_PASSWORD = "operator password"
@@ -56,9 +58,9 @@ class Server:
         """Signal the server; it must exit cleanly, its redis-server with it."""
         redis_pid = self.redis_pid()
         self.process.signal(signum)
-        assert self.process.wait(timeout=30) == 0, self.process.log()
+        assert self.process.wait(timeout=DEADLINE) == 0, self.process.log()
         assert not Path(f"/proc/{redis_pid}").exists(), "the server left its redis-server running"
-        wait_until(lambda: not session(self.process.pid), 10, "its worker process to be reaped")
+        wait_for(lambda: session(self.process.pid), "its worker process to be reaped", until=not_)
         with pytest.raises(OSError), socket.create_connection(("127.0.0.1", self.port)):
             pass
 
@@ -127,7 +129,8 @@ def test_a_session_over_http(server):
         cyd_token: [reply["id"], second["id"], first["id"]],
     }
     for reader, ids in expected.items():
-        wait_until(lambda r=reader, i=ids: home(server, r)[0] == i, 30, "delivery", 0.1)
+        wait_for(lambda r=reader: home(server, r)[0], f"delivery of {ids}", interval=0.1,
+                 until=ids.__eq__)  # fmt: skip
     post, _ = server.call("GET", f"/v1/posts/{first['id']}")
     assert (post["like_count"], post["comment_count"]) == (1, 1)
     assert [c["text"] for c in post["comments"]] == ["nice"]
@@ -145,11 +148,11 @@ def test_a_session_over_http(server):
         assert {key: after[key] for key in change} == change
         for reader, ids in expected.items():
             assert home(server, reader) == (ids, after["mode"])
-    wait_until(
-        lambda: server.call("GET", "/v1/admin/fanout", token=operator)[0]["settled"],
-        60,
+    wait_for(
+        lambda: server.call("GET", "/v1/admin/fanout", token=operator)[0],
         "the switch to be reconciled",
-        0.2,
+        interval=0.2,
+        until=lambda fanout: fanout["settled"],
     )
     for reader, ids in expected.items():
         assert home(server, reader) == (ids, "write")
@@ -184,7 +187,7 @@ REJECTED_BY_THE_HTTP_SERVER = {
 
 def raw_answer(port: int, request: bytes) -> http.client.HTTPResponse:
     """The answer to ``request`` sent as is, bytes the HTTP server must parse itself."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", port), timeout=DEADLINE) as sock:
         sock.sendall(request)
         answer = http.client.HTTPResponse(sock)
         answer.begin()

@@ -13,6 +13,7 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from operator import not_
 from typing import NamedTuple
 
 import pytest
@@ -20,7 +21,7 @@ import pytest
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.queue import FANOUT, FEED
 from socialapp.services import fanout, graph
-from tests.helpers_processes import wait_until
+from tests.waiting import DEADLINE, PROCESS_DEADLINE, wait_for
 
 PASSWORD = "correct horse"
 FOLLOWERS = 200
@@ -134,13 +135,15 @@ class Poster(threading.Thread):
         def new() -> list[Answer]:
             return [answer for answer in self.answers if answer.sent >= since]
 
-        wait_until(lambda: sum(a.status == 201 for a in new()) >= count, 30, f"{count} more posts")
+        posted = lambda: sum(a.status == 201 for a in new())  # noqa: E731
+        wait_for(posted, f"{count} more posts acknowledged", until=lambda n: n >= count)
         return new()
 
     def stop(self) -> list[tuple[str, int]]:
         """Stop posting; ``(post id, author id)`` of every acknowledged post."""
         self._stopped.set()
-        self.join(timeout=30)
+        self.join(timeout=DEADLINE)
+        assert not self.is_alive(), "the poster did not stop"
         statuses = Counter(answer.status for answer in self.answers)
         assert set(statuses) <= {201, 503}, statuses  # 503 is allowed, 500 never
         return acknowledged(self.answers)
@@ -159,11 +162,11 @@ def acknowledged(answers: list[Answer]) -> list[tuple[str, int]]:
 
 def settled(c, settle, posts: list[tuple[str, int]]) -> None:
     """Wait until no acknowledged post is still marked for fan-out and the queues are idle."""
-    wait_until(
-        lambda: not any("fanout_pending" in c.posts.get(int(i)) for i, _ in posts),
-        timeout=60,
-        what="every fan-out to finish",
+    wait_for(
+        lambda: [i for i, _ in posts if "fanout_pending" in c.posts.get(int(i))],
+        "every fan-out to finish (posts still pending seen last)",
         interval=0.1,
+        until=not_,
     )
     settle()
 
@@ -233,7 +236,7 @@ def test_broker_crash_delays_delivery_only(app, components, settle, broker_redis
     poster.start()
     poster.more(5)
     c.queue.send(fanout.SWEEP, queue=FEED, countdown=2)  # held by the worker, like a retry
-    wait_until(lambda: c.queue.depth()["unacked"], 10, "the worker to hold the task")
+    wait_for(lambda: c.queue.depth()["unacked"], "the worker to hold the task")
 
     broker_redis.kill()  # queued tasks are gone with it; the posts' pending flag is not
     during = poster.more(10)
@@ -288,7 +291,7 @@ class TestWorkerKilledDuringLargeFanout:
         posts = [post(celebrity)]
         big = int(posts[0][0])
         delivered = lambda: [r for r in readers if holds(c, r, big)]  # noqa: E731
-        wait_until(lambda: delivered() or not first.running, 60, "the first chunks")
+        wait_for(lambda: delivered() or not first.running, "the first chunks", PROCESS_DEADLINE)
         assert first.running, first.log()
         first.kill()
         killed_at = time.monotonic()
@@ -297,10 +300,11 @@ class TestWorkerKilledDuringLargeFanout:
 
         posts += [post(celebrity), post(small)]  # while no worker takes large fan-outs
         # A restarted worker gets the dead one's chunks back once the visibility timeout
-        # has passed, as a supervisor restarting a crashed worker would.
-        wait_until(lambda: time.monotonic() > killed_at + VISIBILITY_TIMEOUT + 0.5, 10, "timeout")
+        # has passed, as a supervisor restarting a crashed worker would (time that must pass,
+        # on the broker client's clock: not synchronisation).
+        time.sleep(max(0.0, killed_at + VISIBILITY_TIMEOUT + 0.5 - time.monotonic()))
         chunk_workers()
-        settle(timeout=60)
+        settle(timeout=120)
         assert_delivered_once(app, c, readers, posts)
 
 

@@ -6,12 +6,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import tomllib
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.waiting import PROCESS_DEADLINE, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 LOADTEST = ROOT / "loadtest"
@@ -65,18 +66,17 @@ def server(tmp_path_factory):
 
 
 def _wait_until_up(url: str, process: subprocess.Popen, log) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def answering() -> bool:
         if process.poll() is not None:
             log.seek(0)
             pytest.fail(f"the server exited with {process.returncode}:\n{log.read()}")
         try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=2) as response:
-                if response.status == 200:
-                    return
+            with urllib.request.urlopen(f"{url}/healthz", timeout=10) as response:
+                return response.status == 200
         except OSError:
-            time.sleep(0.1)
-    pytest.fail("the server did not come up")
+            return False
+
+    wait_for(answering, f"the server to answer {url}/healthz", PROCESS_DEADLINE, interval=0.1)
 
 
 @pytest.fixture(scope="module")

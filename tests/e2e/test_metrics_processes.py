@@ -9,14 +9,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loadtest.reliability.client import Api
+from loadtest.reliability.client import Answer, Api
 from loadtest.reliability.processes import Process, clean_env
 from socialapp.config import Settings
 from socialapp.embedded.redis_server import free_port
 from socialapp.entrypoints import gunicorn_conf
 from socialapp.security import Tokens
 from tests.conftest import TEST_SETTINGS
-from tests.helpers_processes import wait_until
+from tests.waiting import PROCESS_DEADLINE, wait_for
 
 READS = 24
 RECYCLE_AFTER = 5  # requests per gunicorn worker before it is replaced
@@ -29,6 +29,16 @@ def samples(text: str, name: str) -> float:
         for line in text.splitlines()
         if line.startswith(name) and not line.startswith("#")
     )
+
+
+def get(process: Process, api: Api, path: str) -> Answer:
+    """The answer to ``GET path``, asked while ``process`` still runs."""
+    assert process.running, process.log()
+    return api.call("GET", path)
+
+
+def ok(answer: Answer) -> bool:
+    return answer.status == 200
 
 
 def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_path):
@@ -52,7 +62,8 @@ def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_pat
     server = Process([*gunicorn, "socialapp.entrypoints.wsgi:app"], env, tmp_path / "gunicorn.log")
     api = Api(f"http://127.0.0.1:{port}")
     try:
-        wait_until(lambda: api.call("GET", "/healthz").status == 200, 60, "gunicorn to answer")
+        healthz = lambda: get(server, api, "/healthz")  # noqa: E731
+        wait_for(healthz, "gunicorn to answer", PROCESS_DEADLINE, until=ok)
         # Reads skip the account lookup, so a signed token works on every worker's own store.
         settings = Settings.from_env({}, secret_key=TEST_SETTINGS["secret_key"])
         token = Tokens(settings).issue(12345)
@@ -83,8 +94,8 @@ def test_a_worker_process_serves_its_metrics(redis_server, tmp_path):
     )
     try:
         metrics = Api(f"http://127.0.0.1:{port}")
-        wait_until(lambda: metrics.call("GET", "/metrics").status == 200, 60, "worker metrics")
-        page = metrics.call("GET", "/metrics").body
+        scrape = lambda: get(worker, metrics, "/metrics")  # noqa: E731
+        page = wait_for(scrape, "worker metrics", PROCESS_DEADLINE, until=ok).body
         assert "socialapp_deliveries_total 0.0" in page
         assert 'socialapp_queue_depth{queue="feed"}' in page
     finally:

@@ -1,11 +1,12 @@
 """``socialapp worker``: the exit code tells a supervisor whether the worker failed."""
 
 import threading
-import time
+from operator import not_
 
 import celery.bootsteps
 
 from socialapp.entrypoints import cli
+from tests.waiting import wait_for
 
 
 def test_worker_exits_non_zero_after_an_unrecoverable_error(monkeypatch, redis_server):
@@ -20,7 +21,8 @@ def test_worker_exits_non_zero_after_an_unrecoverable_error(monkeypatch, redis_s
     assert cli.main(["worker", "--pool", "solo", "--concurrency", "1"]) == 1
     # Its sweep timer stops with it: left running, it would keep asking the broker for
     # sweeps and adaptive rounds (found when it raced later tests in this process).
-    deadline = time.monotonic() + 5
-    while any(t.name == "sweep-timer" and t.is_alive() for t in threading.enumerate()):
-        assert time.monotonic() < deadline, "the worker's sweep timer outlived it"
-        time.sleep(0.05)
+    wait_for(sweep_timers, "the worker's sweep timer to stop with it", until=not_)
+
+
+def sweep_timers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "sweep-timer" and t.is_alive()]

@@ -9,11 +9,14 @@ order. Then favourite, context, unfollow and delete, which leave the timeline em
 
 from __future__ import annotations
 
+from operator import not_
+
 import pytest
 from mastodon import Mastodon
 
 from tests.e2e.test_e2e_server import Server
-from tests.helpers_processes import served, wait_until
+from tests.helpers_processes import served
+from tests.waiting import wait_for
 
 OPERATOR = {"handle": "ops", "password": "operator password"}
 PASSWORD = "correct horse"
@@ -55,7 +58,7 @@ def switch(server: Server, token: str, mode: str, threshold: int) -> None:
     body = {"mode": mode, "celebrity_threshold": threshold}
     server.call("PUT", "/v1/admin/fanout", body, token)
     settings = lambda: server.call("GET", "/v1/admin/fanout", token=token)[0]  # noqa: E731
-    wait_until(lambda: settings()["settled"], 30, f"the switch to {mode}")
+    wait_for(settings, f"the switch to {mode}", until=lambda fanout: fanout["settled"])
 
 
 def home_ids(client: Mastodon) -> list[str]:
@@ -88,7 +91,7 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
         again = ada.status_post(f"{mode} 0", idempotency_key=f"{mode}-0")
         assert again.id == posted[0].id
         expected = [str(status.id) for status in reversed(posted)]
-        wait_until(lambda e=expected: home_ids(bob) == e, 30, f"delivery in {mode} mode")
+        wait_for(lambda: home_ids(bob), f"delivery in {mode} mode", until=expected.__eq__)
 
         down, up = every_page(bob)
         assert down == expected and up == expected, mode
@@ -108,7 +111,7 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
         assert not bob.account_unfollow(ada_account).following
         for status in posted:
             ada.status_delete(status)
-        wait_until(lambda: home_ids(bob) == [], 30, "unfollow and deletes")
+        wait_for(lambda: home_ids(bob), "unfollow and deletes to empty the home", until=not_)
         assert home_ids(ada) == []
 
     token = bob.access_token

@@ -20,8 +20,8 @@ import redis
 from socialapp.queue import FANOUT, FEED
 from socialapp.services import accounts, operators, posts
 from socialapp.stores.unavailable import REDIS, translated
-from tests.helpers_processes import wait_until
 from tests.helpers_timelines import home_size
+from tests.waiting import PROCESS_DEADLINE, wait_for
 
 FOLLOWERS = 10_000
 CHUNK = 500
@@ -189,10 +189,10 @@ class TestWorkerKilledMidFanout:
             "_id"
         ]
 
-        wait_until(
+        wait_for(
             lambda: holds(c, followers[0], post_id)[0] or not first.running,
-            timeout=60,
-            what="the worker process to start delivering",
+            "the worker process to start delivering",
+            PROCESS_DEADLINE,
         )
         assert first.running, first.log()
         assert holds(c, followers[-1], post_id)[0] == 0, "the fan-out ended before the kill"
@@ -205,7 +205,8 @@ class TestWorkerKilledMidFanout:
         assert c.queue.depth()["unacked"] > 0  # the killed worker's chunks, never acknowledged
 
         # A restarted worker restores unacknowledged tasks older than the visibility timeout
-        # when it starts; wait that long, as a supervisor restarting a crashed worker would.
+        # when it starts; let that much time pass, as a supervisor restarting a crashed worker
+        # would (time that must pass, on the broker client's clock: not synchronisation).
         time.sleep(max(0.0, killed_at + VISIBILITY_TIMEOUT + 0.5 - time.monotonic()))
         chunk_workers()
         settle(timeout=120)

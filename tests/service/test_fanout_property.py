@@ -305,7 +305,7 @@ class FanoutMachine(RuleBasedStateMachine):
     def adapt(self, reader, then_settle) -> None:
         """A round of adaptive mode on the rates measured so far, then someone reads."""
         c = self.c
-        time.sleep(0.002)  # the round's turn: one per adaptive_interval_seconds
+        time.sleep(0.002)  # the round's lock expires (adaptive_interval_seconds): not a wait
         adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)
         self.check_switch(self.user(reader), then_settle)
 
@@ -323,7 +323,7 @@ class FanoutMachine(RuleBasedStateMachine):
         finally:
             if self.broken:
                 with contextlib.suppress(AssertionError):
-                    wait_settled(self.c, timeout=10, interval=0.01)  # no task may outlive it
+                    wait_settled(self.c, interval=0.01)  # no task may outlive it
             self.worker.stop()
             mongo.reset_embedded()
 

@@ -1,7 +1,6 @@
 """Redis or broker outages delay fan-out but lose nothing; the sweeper finishes the job."""
 
 import dataclasses
-import time
 
 import pytest
 
@@ -9,6 +8,7 @@ from socialapp import create_app
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.stores import mongo
 from tests.conftest import Account
+from tests.waiting import wait_for
 from workers.embedded import EmbeddedWorker
 
 
@@ -37,11 +37,8 @@ def outage_app(settings, own_redis):
     mongo.reset_embedded()
 
 
-def wait_for(condition, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.1)
+def delivered(post: dict) -> bool:
+    return "fanout_pending" not in post
 
 
 def home_ids(client, account):
@@ -67,7 +64,7 @@ def test_post_during_a_redis_outage_is_kept_and_delivered_later(outage_app, own_
     assert ready.status_code == 503 and ready.json["checks"]["redis"] == "unavailable"
 
     own_redis.restart()
-    wait_for(lambda: "fanout_pending" not in c.posts.get(int(post_id)))
+    wait_for(lambda: c.posts.get(int(post_id)), "the post's fan-out", until=delivered)
     assert home_ids(client, bob) == [post_id]
     assert c.timelines.read_outboxes([int(ada.id)])[int(ada.id)].entries[0].post_id == int(post_id)
     assert client.get("/readyz").status_code == 200
@@ -84,7 +81,7 @@ def test_a_lost_delivery_task_is_swept_and_delivered_once(outage_app):
     post_id = client.post("/v1/posts", json={"text": "lost"}, headers=ada.headers).json["id"]
     assert sent and c.posts.get(int(post_id))["fanout_pending"] is True
     del c.queue.send  # the broker works again; the sweeper re-enqueues the delivery
-    wait_for(lambda: "fanout_pending" not in c.posts.get(int(post_id)))
+    wait_for(lambda: c.posts.get(int(post_id)), "the post's fan-out", until=delivered)
     home = c.timelines.read_home(int(bob.id), count=10)
     assert [e.post_id for e in home.entries] == [int(post_id)]
     assert home_ids(client, bob) == [post_id]

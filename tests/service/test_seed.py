@@ -18,6 +18,7 @@ from socialapp.errors import Conflict
 from socialapp.services import seed
 from socialapp.stores import mongo
 from tests.conftest import with_operator
+from tests.waiting import wait_for
 
 USERS, CELEBRITIES, POSTS_PER_USER = 300, 3, 2
 
@@ -106,7 +107,7 @@ def test_a_lost_copy_is_reloaded_once_however_many_readers_ask(components, seede
 
     def slow_walk():
         walks.append(1)
-        time.sleep(0.2)  # the other readers arrive while it walks
+        time.sleep(0.2)  # lets the other readers arrive while it walks; later ones find it done
         return walk()
 
     monkeypatch.setattr(components.users, "authors_with_followers", slow_walk)
@@ -210,14 +211,12 @@ def test_admin_seed_runs_in_the_background_to_done_then_refuses(client, operator
     assert token.status_code == 200
 
 
-def _wait_for_job(client, headers, timeout: float = 60.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        status = client.get("/v1/admin/seed", headers=headers).json
-        if status["state"] != "running":
-            return status
-        assert time.monotonic() < deadline, f"seeding did not finish: {status}"
-        time.sleep(0.05)
+def _wait_for_job(client, headers) -> dict:
+    return wait_for(
+        lambda: client.get("/v1/admin/seed", headers=headers).json,
+        "the seeding job to finish",
+        until=lambda status: status["state"] != "running",
+    )
 
 
 def test_cli_seeds_a_store_only_when_shared_or_through_a_server(capsys, monkeypatch):

@@ -6,13 +6,14 @@ tests/stores/test_embedded_differential.py proves the answers equal plain mongom
 
 from __future__ import annotations
 
-import time
+from operator import not_
 
 import mongomock
 import pytest
 
 from socialapp.embedded import indexed_client, indexes, mongomock_store
 from tests.conftest import with_operator
+from tests.waiting import wait_for
 
 
 @pytest.fixture
@@ -28,13 +29,6 @@ def scans(app):
     indexed_client.forget_full_scans()
 
 
-def wait_for(condition, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
 def test_the_api_hot_paths_use_only_declared_indexes(
     client, signup, components, worker, scans, operator_headers
 ):
@@ -46,7 +40,7 @@ def test_the_api_hot_paths_use_only_declared_indexes(
     assert post.status_code == 201, post.json
     post_id = post.json["id"]
     assert client.post("/v1/posts", json={"text": "hello"}, headers=headers).json["id"] == post_id
-    wait_for(lambda: components.posts.pending_fanouts(2**62) == [])
+    wait_for(lambda: components.posts.pending_fanouts(2**62), "the post's fan-out", until=not_)
     timeline = client.get("/v1/timeline/home", headers=bob.headers)
     assert [p["id"] for p in timeline.json["items"]] == [post_id]
     assert client.put(f"/v1/posts/{post_id}/like", headers=bob.headers).status_code == 204
