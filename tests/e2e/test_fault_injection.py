@@ -235,7 +235,9 @@ def test_broker_crash_delays_delivery_only(app, components, settle, broker_redis
     poster = Poster(app, authors)
     poster.start()
     poster.more(5)
-    c.queue.send(fanout.SWEEP, queue=FEED, countdown=2)  # held by the worker, like a retry
+    # Held by the worker, like a retry, until the broker crashes: a countdown that could end
+    # first would make the crash race the worker.
+    c.queue.send(fanout.SWEEP, queue=FEED, countdown=3600)
     wait_for(lambda: c.queue.depth()["unacked"], "the worker to hold the task")
 
     broker_redis.kill()  # queued tasks are gone with it; the posts' pending flag is not
@@ -281,7 +283,7 @@ class TestWorkerKilledDuringLargeFanout:
         c, client = components, app.test_client()
         authors, readers = world(c, app)
         celebrity, small = authors[0], authors[2]
-        first = chunk_workers(pause=0.3)
+        first = chunk_workers(pause=2.0)  # 5 chunks, 2 at a time: 4 s to land the kill in
 
         def post(author: Member) -> tuple[str, int]:
             response = client.post("/v1/posts", json={"text": "hi"}, headers=author.headers)

@@ -184,7 +184,7 @@ class TestWorkerKilledMidFanout:
     ):
         c = components
         author, followers = seed_author(c, FOLLOWERS)
-        first = chunk_workers(pause=0.05)
+        first = chunk_workers(pause=0.5)  # 20 chunks, 2 at a time: 5 s to land the kill in
         post_id = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "survives a crash")[
             "_id"
         ]
