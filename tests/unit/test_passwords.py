@@ -8,33 +8,39 @@ from concurrent.futures import ThreadPoolExecutor
 
 from socialapp.config import Settings
 from socialapp.security import Passwords
+from tests.waiting import DEADLINE
 
 CHEAP = Settings(argon2_time_cost=1, argon2_memory_kib=64)
 
 
 class Counting:
-    """The real hasher, counting how many verifications run at once."""
+    """The real hasher, counting how many verifications run at once. Each holds its slot
+    until ``together`` have run at once (or ``DEADLINE`` passes), however slowly the
+    threads are scheduled."""
 
-    def __init__(self, hasher) -> None:
-        self._hasher, self._lock = hasher, threading.Lock()
+    def __init__(self, hasher, together: int) -> None:
+        self._hasher, self._changed = hasher, threading.Condition()
+        self._together = together
         self.running = self.most = 0
 
     def verify(self, *args):
-        with self._lock:
+        with self._changed:
             self.running += 1
             self.most = max(self.most, self.running)
-        time.sleep(0.05)  # long enough for the other threads to pile up
+            self._changed.notify_all()
+            self._changed.wait_for(lambda: self.most >= self._together, DEADLINE)
+        time.sleep(0.05)  # not synchronisation: a chance for a third thread to get in
         try:
             return self._hasher.verify(*args)
         finally:
-            with self._lock:
+            with self._changed:
                 self.running -= 1
 
 
 def test_a_burst_of_checks_runs_at_most_slots_at_once():
     passwords = Passwords(CHEAP, slots=2)
     stored = passwords.hash("correct horse")
-    hasher = Counting(passwords._hasher)
+    hasher = Counting(passwords._hasher, together=2)
     passwords._hasher = hasher
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda n: passwords.verify(stored, "correct horse"), range(8)))
