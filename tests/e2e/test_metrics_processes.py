@@ -9,13 +9,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from loadtest.reliability.client import Answer, Api
 from loadtest.reliability.processes import Process, clean_env
 from socialapp.config import Settings
 from socialapp.embedded.redis_server import free_port
 from socialapp.entrypoints import gunicorn_conf
 from socialapp.security import Tokens
-from tests.conftest import TEST_SETTINGS
+from tests.conftest import TEST_SETTINGS, flush_redis
 from tests.waiting import PROCESS_DEADLINE, wait_for
 
 READS = 24
@@ -41,10 +43,19 @@ def ok(answer: Answer) -> bool:
     return answer.status == 200
 
 
-def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_path):
+@pytest.fixture
+def redis_url(redis_server) -> str:
+    """Database 5 of the session's redis-server, and the broker's (1), emptied: the servers
+    here take no task an earlier test left behind."""
+    url = f"{redis_server.url}/5"
+    flush_redis(Settings.from_env({}, redis_url=url))
+    return url
+
+
+def test_gunicorn_workers_add_up_even_after_being_recycled(redis_url, tmp_path):
     port = free_port()
     env = clean_env(
-        SOCIALAPP_REDIS_URL=f"{redis_server.url}/5",
+        SOCIALAPP_REDIS_URL=redis_url,
         SOCIALAPP_SECRET_KEY=TEST_SETTINGS["secret_key"],
         SOCIALAPP_RATE_LIMITS_ENABLED="false",
         GUNICORN_BIND=f"127.0.0.1:{port}",
@@ -80,11 +91,11 @@ def test_gunicorn_workers_add_up_even_after_being_recycled(redis_server, tmp_pat
         server.end()
 
 
-def test_a_worker_process_serves_its_metrics(redis_server, tmp_path):
+def test_a_worker_process_serves_its_metrics(redis_url, tmp_path):
     port = free_port()
     env = clean_env(
         SOCIALAPP_MONGO_URI="mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=100",
-        SOCIALAPP_REDIS_URL=f"{redis_server.url}/5",
+        SOCIALAPP_REDIS_URL=redis_url,
         SOCIALAPP_METRICS_PORT=str(port),
     )
     worker = Process(
