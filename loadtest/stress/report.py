@@ -31,6 +31,7 @@ def summarize(runs: list[dict], session: dict) -> dict:
             "required": sum(run.get("required", 0) for run in runs),
             "run_seconds": {"median": statistics.median(seconds), "max": max(seconds)},
             "settle_seconds": {"median": statistics.median(settles), "max": max(settles)},
+            "audit": _sum(run.get("audit", {}) for run in runs),
             "pauses": _sum(run.get("pauses", {}) for run in runs),
             "runs_pausing": _sum({point: 1 for point in run.get("pauses", {})} for run in runs),
             "warnings": _sum(run.get("warnings", {}) for run in runs),
@@ -90,6 +91,10 @@ def markdown(report: dict) -> str:
         f"| delivered posts they had to show (summed over traversals) | {t['required']} |",
         f"| settles (each followed by a check of every timeline) | median "
         f"{t['settle_seconds']['median']:.2f} s, max {t['settle_seconds']['max']:.2f} s |",
+        f"| pages the running consistency auditor compared | {t['audit'].get('pages', 0)}; "
+        "confirmed mismatches: "
+        + ", ".join(f"{kind} {n}" for kind, n in t["audit"].items() if kind != "pages")
+        + " |",
         f"| **violations** | **{t['violations']}**"
         + "".join(f"; {kind} {n}" for kind, n in t["violations_by_kind"].items())
         + " |",

@@ -17,12 +17,13 @@ from loadtest.stress.readers import EVERY_POST, Reader, traverse
 from loadtest.stress.writer import Writer
 from socialapp import jitter
 from socialapp.domain.fanout import MODES
-from socialapp.services import graph, operators
+from socialapp.services import audit, graph, operators
 
 # On top of the benchmark's world: cheap accounts, no rate limits, settings seen within
 # 0.05 s (reconciliation starts 0.6 s after a change), deliveries in chunks of 2 or 3
 # followers (several chunks per post), and the sweeper and adaptive rounds running within
-# the run (a delivery slower than a second is enqueued again).
+# the run (a delivery slower than a second is enqueued again), and the consistency auditor
+# (every second, every reader, a second look a second later): it must find nothing.
 SETTINGS = dict(
     argon2_time_cost=1,
     argon2_memory_kib=64,
@@ -35,6 +36,9 @@ SETTINGS = dict(
     adaptive_interval_seconds=1.0,
     adaptive_min_dwell_seconds=1.0,
     adaptive_rate_window_seconds=30.0,
+    audit_interval_seconds=1.0,
+    audit_sample=100,
+    audit_grace_seconds=1.0,
 )
 FAULTS = ("phantom-delete", "lose-deliveries")
 EVIDENCE_KEPT = 5  # violations quoted per run (all are counted)
@@ -51,6 +55,12 @@ def run(redis_url: str, seed: int, options: Options) -> dict:
         if options.fault == "lose-deliveries":  # the fault: deliveries reach no home
             world.c.feeds.push = lambda post_id, author_id, follower_ids: 0
         found = Scenario(world, seed, options, started).play()
+        audited = world.c.audits.totals()
+    found["violations"] += [  # what the auditor running in the worker confirmed
+        {"kind": f"running auditor: {kind}", "reader": None, "at": 0.0, "count": n}
+        for kind, n in audited.mismatches.items()
+        if n
+    ]
     violations = sorted(found.pop("violations"), key=lambda v: v["at"])
     return {
         "seed": seed,
@@ -59,6 +69,7 @@ def run(redis_url: str, seed: int, options: Options) -> dict:
         "violations": len(violations),
         "by_kind": dict(collections.Counter(v["kind"] for v in violations)),
         "evidence": violations[:EVIDENCE_KEPT],
+        "audit": {"pages": audited.pages, **audited.mismatches},
         "pauses": dict(sorted(delay.pauses.items())),
         "warnings": logs.counts,
     }
@@ -193,7 +204,19 @@ class Scenario:
             if pages.error:
                 self.violations.append(violation("error", reader, began, detail=pages.error))
             self.violations += check_settled(view, reader, pages.items, began, f"{mode}, {when}")
+            self.audit(reader, began, f"{mode}, {when}")
         return True
+
+    def audit(self, reader: int, began: float, when: str) -> None:
+        """The consistency auditor's look at a settled reader (every post counts as past
+        its grace period): what it finds is a violation too."""
+        c = self.c
+        later = time.time() + c.settings.audit_grace_seconds + 1
+        _, found = audit.look(c.feeds, c.posts, c.fanout_settings, reader, later, c.settings)
+        for kind, post_ids in found.items():
+            self.violations.append(
+                violation(f"audit: {kind}", reader, began, when=when, posts=post_ids)
+            )
 
 
 def settled(world: World, deadline: float) -> dict | None:
