@@ -39,20 +39,31 @@ def installed(delay: Callable[[str], None]) -> Iterator[None]:
 
 
 class RandomDelay:
-    """Sleeps up to ``most`` seconds at a ``probability`` of the pauses, from a seeded
-    generator (shared by the threads, so a seed fixes the draws, not the schedule)."""
+    """Sleeps up to ``most`` seconds at a ``probability`` of the pauses, and one time in
+    ``1 / long_odds`` of those up to ``longest``: a whole other operation (a delete, a
+    reconciliation round) fits in a long pause, a context switch in a short one. The draws
+    come from a seeded generator shared by the threads: a seed fixes the draws, not the
+    schedule."""
 
-    def __init__(self, seed: int, most: float = 0.005, probability: float = 0.5) -> None:
+    def __init__(
+        self,
+        seed: int,
+        most: float = 0.005,
+        probability: float = 0.5,
+        longest: float = 0.1,
+        long_odds: float = 0.1,
+    ) -> None:
         self._random = random.Random(seed)
         self._lock = threading.Lock()
-        self._most = most
-        self._probability = probability
+        self._most, self._longest = most, longest
+        self._probability, self._long_odds = probability, long_odds
         self.pauses: dict[str, int] = {}  # point -> how many times it slept there
 
     def __call__(self, point: str) -> None:
         with self._lock:
             if self._random.random() >= self._probability:
                 return
-            seconds = self._random.uniform(0, self._most)
+            longest = self._longest if self._random.random() < self._long_odds else self._most
+            seconds = self._random.uniform(0, longest)
             self.pauses[point] = self.pauses.get(point, 0) + 1
         time.sleep(seconds)
