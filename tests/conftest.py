@@ -27,6 +27,7 @@ TEST_SETTINGS = dict(
     argon2_memory_kib=64,
     settings_refresh_seconds=0.05,
     rate_limits_enabled=False,  # tests/service/test_rate_limits.py turns them on
+    audit_interval_seconds=0,  # no audit reads under other tests; tests/service/test_audit.py
 )
 
 

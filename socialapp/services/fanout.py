@@ -291,6 +291,7 @@ def sweep(posts: PostStore, feeds: FeedManager, queue: TaskQueue, settings: Sett
 def retract_post(follows: FollowStore, feeds: FeedManager, post_id: int, author_id: int) -> None:
     """Take a deleted post out of every place it was delivered to (again where a delivery
     raced the delete), and bury it again in case the delete could not."""
+    jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
     feeds.bury(post_id)
     feeds.withdraw(post_id, author_id)
     for follower_ids in follows.follower_chunks(author_id):

@@ -30,6 +30,7 @@ GRACE = 1.0
 def settings(settings):
     return dataclasses.replace(
         with_operator(settings),
+        audit_interval_seconds=60,  # on (the other tests' settings turn it off)
         audit_sample=50,  # every active reader
         audit_grace_seconds=GRACE,
         sweep_interval_seconds=3600,  # the worker's own rounds would race the test's
