@@ -69,8 +69,12 @@ class SweepTimer:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
+        """Ask for no more turns and wait (up to ``timeout``) for one being sent: a turn sent
+        after this returns could reach a broker its caller has moved on from."""
         self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
 
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):
