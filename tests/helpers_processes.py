@@ -1,5 +1,5 @@
 """Real processes for the tests: a Celery worker subprocess and the ``socialapp serve`` server
-(``loadtest.reliability.processes`` runs them; ``loadtest.reliability.client.Api`` talks HTTP).
+(``loadtest.processes`` runs them; ``loadtest.api_client.Api`` talks HTTP).
 
 The worker is ``loadtest.reliability.worker`` (the reliability report's), keeping each
 chunk's completion in its own store: the tasks it runs here touch Redis only.
@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from loadtest.reliability.processes import Process, clean_env, serve
+from loadtest.processes import Process, clean_env, serve
 from socialapp.embedded.redis_server import free_port
 from tests.waiting import PROCESS_DEADLINE
 

@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
+from loadtest.api_client import Api
 from loadtest.load.report import write_report
-from loadtest.reliability.client import Api
-from loadtest.reliability.processes import ROOT, clean_env, serve, socialapp_command
+from loadtest.processes import ROOT, clean_env, serve, socialapp_command
 from socialapp.embedded.redis_server import free_port
 from socialapp.services.seed import DEFAULT_PASSWORD
 

@@ -6,9 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from loadtest.processes import ROOT
 from loadtest.reliability import report
 from loadtest.reliability.harness import Options, run
-from loadtest.reliability.processes import ROOT
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import jwt
 
-from loadtest.reliability.client import Api
+from loadtest.api_client import Api
 from loadtest.reliability.traffic import Account, Journal
 
 JSON = {"Content-Type": "application/json"}

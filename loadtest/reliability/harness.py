@@ -14,11 +14,11 @@ from typing import NamedTuple
 
 import jwt
 
+from loadtest.api_client import Api
+from loadtest.processes import ROOT, Process
 from loadtest.reliability import figures
 from loadtest.reliability.bad_input import burst
-from loadtest.reliability.client import Api
 from loadtest.reliability.faults import Faults
-from loadtest.reliability.processes import ROOT, Process
 from loadtest.reliability.stack import OPERATOR, Stack
 from loadtest.reliability.traffic import Account, Driver, Journal, Watchers
 from loadtest.reliability.verify import verify

@@ -8,8 +8,8 @@ import threading
 import time
 from pathlib import Path
 
-from loadtest.reliability.client import Api
-from loadtest.reliability.processes import Process, clean_env, serve
+from loadtest.api_client import Api
+from loadtest.processes import Process, clean_env, serve
 from socialapp.embedded.redis_server import RedisServer, free_port
 
 OPERATOR = "reliability_ops"

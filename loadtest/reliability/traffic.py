@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from typing import NamedTuple
 
-from loadtest.reliability.client import Answer, Api
+from loadtest.api_client import Answer, Api
 
 Post = tuple[str, str]  # (post id, author id)
 

@@ -12,7 +12,7 @@ import time
 from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
-from loadtest.reliability.client import Api
+from loadtest.api_client import Api
 from loadtest.reliability.traffic import Account, Post
 
 

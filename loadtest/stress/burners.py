@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from loadtest.reliability.processes import Process, clean_env
+from loadtest.processes import Process, clean_env
 
 # Spins, and stops by itself if its parent is gone (a SIGKILLed harness leaves no burner).
 BURN = """

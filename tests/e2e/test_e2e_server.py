@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from loadtest.reliability.client import Api
+from loadtest.api_client import Api
 from socialapp.config import Settings
 from socialapp.entrypoints.server import Application
 from socialapp.queue import QUEUES

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.reliability.client import Answer, Api
-from loadtest.reliability.processes import Process, clean_env
+from loadtest.api_client import Answer, Api
+from loadtest.processes import Process, clean_env
 from socialapp.config import Settings
 from socialapp.embedded.redis_server import free_port
 from socialapp.entrypoints import gunicorn_conf

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from loadtest.reliability.processes import ROOT, clean_env
+from loadtest.processes import ROOT, clean_env
 
 SMOKE = ["--minutes", "0.5", "--accounts", "60", "--users", "5", "--sample", "10"]
 SMOKE += ["--settle-timeout", "60"]

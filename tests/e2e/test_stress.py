@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from loadtest.reliability.processes import ROOT, clean_env
+from loadtest.processes import ROOT, clean_env
 from loadtest.stress.checks import Traversal, check_settled, check_traversal
 from loadtest.stress.ledger import INFINITY, Change, View
 

@@ -1,4 +1,7 @@
-"""A small HTTP client for the API under test: every answer, error statuses included."""
+"""A small HTTP client for the API under test: every answer, error statuses included.
+
+Beside ``processes.py`` at the top of ``loadtest/``: the tools and the tests all talk to the
+servers they start through it, so it belongs to none of them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,11 @@
-"""Child processes of the reliability harness and the tests: each in its own session, its
-output in a log file, always ended by its process id."""
+"""Child processes of the tools and the tests: each in its own session, its output in a log
+file, always ended by its process id.
+
+It sits at the top of ``loadtest/`` (beside ``api_client.py``), inside no one tool: the load
+and reliability reports, the benchmark, the stress harness and the tests all start servers,
+and none should reach into another's internals for it. The project's top level is fixed, and
+``loadtest`` is the package that both the tools and the tests import (the tools do not
+import ``tests``)."""
 
 from __future__ import annotations
 
@@ -11,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from loadtest.reliability.client import Api
+from loadtest.api_client import Api
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def clean_env(**values: str) -> dict[str, str]:
