@@ -1,4 +1,4 @@
-"""Every failure leaves as JSON in the shape of API.md, never as HTML or a traceback."""
+"""Every failure leaves as JSON in the shape of docs/api.md, never as HTML or a traceback."""
 
 from __future__ import annotations
 

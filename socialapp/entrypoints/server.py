@@ -56,7 +56,7 @@ class Worker(ThreadWorker):
 
 
 def error_response(status: int) -> bytes:
-    """A whole HTTP response carrying ``{"code", "status", "message"}`` (API.md's errors)."""
+    """A whole HTTP response carrying ``{"code", "status", "message"}`` (docs/api.md's errors)."""
     phrase = HTTPStatus(status).phrase
     body = json.dumps(
         {"code": status, "status": phrase, "message": HTTPStatus(status).description}
