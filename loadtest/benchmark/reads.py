@@ -8,18 +8,17 @@ read -> hybrid would backfill every ordinary author, one MongoDB scan each.
 from __future__ import annotations
 
 import dataclasses
-import http.client
 import itertools
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
+from loadtest.api_client import Api
 from loadtest.benchmark import profiles, seed
 from loadtest.benchmark.stats import summary_ms
+from loadtest.processes import Process
 from socialapp.embedded.redis_server import free_port
 from socialapp.services import operators, posts, timeline
 
@@ -67,12 +66,12 @@ class Server:
     """The app on gunicorn's threaded worker, configured as ``socialapp serve`` runs it
     (``entrypoints.gunicorn_conf`` and ``entrypoints.server``), in a process forked from this
     one: the store of record (mongomock) lives here, and the fork shares what it holds then.
-    Start one per mode, after the switch has settled."""
+    Its output is dropped. Start one per mode, after the switch has settled."""
 
     def __init__(self, app) -> None:
         self.port = free_port()
         self._app = app
-        self._pid = 0
+        self.process: Process | None = None
 
     def __enter__(self) -> Server:
         from socialapp.entrypoints.server import Application
@@ -86,25 +85,20 @@ class Server:
             def load(self):
                 return app  # built here before the fork, with this process's store
 
-        self._pid = os.fork()
-        if self._pid == 0:  # the server: gunicorn's master, which forks its worker
-            quiet = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(quiet, 1)
-            os.dup2(quiet, 2)
-            try:
-                Prebuilt(settings, ()).run()
-            finally:
-                os._exit(0)
-        _wait_for(self.port)
+        # The server is gunicorn's master, which forks its worker.
+        self.process = Process.fork(lambda: Prebuilt(settings, ()).run(), Path(os.devnull))
+        self.process.wait_healthy(self._healthy, "the server", timeout=30)
         return self
 
+    def _healthy(self) -> bool:
+        return Api(f"http://127.0.0.1:{self.port}").call("GET", HEALTHZ, timeout=1).status == 200
+
     def __exit__(self, *exc) -> None:
-        os.kill(self._pid, signal.SIGTERM)
-        os.waitpid(self._pid, 0)
+        self.process.end()
 
     def cpu_seconds(self) -> float:
         """CPU used so far by the server: gunicorn's master and its worker (Linux /proc)."""
-        return sum(_cpu_seconds(pid) for pid in [self._pid, *_children(self._pid)])
+        return sum(_cpu_seconds(pid) for pid in [self.process.pid, *_children(self.process.pid)])
 
 
 def _children(pid: int) -> list[int]:
@@ -118,22 +112,6 @@ def _cpu_seconds(pid: int) -> float:
     """User and system time of ``pid``, all its threads (fields 14 and 15 of its stat)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _wait_for(port: int, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            connection.request("GET", HEALTHZ)
-            if connection.getresponse().status == 200:
-                connection.close()
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the server on port {port} did not start")
-        time.sleep(0.1)
 
 
 def load(port: int, path: str, headers: list[dict], connections: int, seconds: float,
