@@ -54,8 +54,12 @@ class Api:
             parsed = json.loads(content)
         return Answer(status, dict(answer_headers.items()), parsed)
 
+    def answers(self, path: str, timeout: float = 5.0) -> bool:
+        """Whether ``GET path`` is answered 200 (a health check)."""
+        return self.call("GET", path, timeout=timeout).status == 200
+
     def ready(self) -> bool:
-        return self.call("GET", "/readyz", timeout=5).status == 200
+        return self.answers("/readyz")
 
     def sign_in(self, handle: str, password: str) -> str:
         answer = self.call("POST", "/v1/auth/token", {"handle": handle, "password": password})

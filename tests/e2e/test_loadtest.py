@@ -2,28 +2,19 @@
 
 import csv
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tomllib
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.waiting import PROCESS_DEADLINE, wait_for
+from tests.helpers_processes import served
 
 ROOT = Path(__file__).resolve().parents[2]
 LOADTEST = ROOT / "loadtest"
 OPERATOR = {"handle": "load_op", "password": "operator-pass"}
 USERS, CELEBRITIES = 200, 3
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _environment(**extra: str) -> dict:
@@ -34,49 +25,17 @@ def _environment(**extra: str) -> dict:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """``socialapp serve`` on the embedded defaults, with an operator, on a free port."""
-    port = _free_port()
-    env = _environment(
-        SOCIALAPP_PORT=str(port),
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    with served(
+        log_path,
+        SOCIALAPP_LOG_LEVEL="WARNING",
         SOCIALAPP_OPERATOR_HANDLE=OPERATOR["handle"],
         SOCIALAPP_OPERATOR_PASSWORD=OPERATOR["password"],
         SOCIALAPP_ARGON2_TIME_COST="1",
         SOCIALAPP_ARGON2_MEMORY_KIB="64",
         SOCIALAPP_RATE_LIMITS_ENABLED="false",  # every simulated user comes from one address
-    )
-    log = open(tmp_path_factory.mktemp("server") / "server.log", "w+")  # noqa: SIM115
-    process = subprocess.Popen(
-        [sys.executable, "-m", "socialapp.entrypoints.cli", "serve"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_until_up(url, process, log)
-        yield url
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-def _wait_until_up(url: str, process: subprocess.Popen, log) -> None:
-    def answering() -> bool:
-        if process.poll() is not None:
-            log.seek(0)
-            pytest.fail(f"the server exited with {process.returncode}:\n{log.read()}")
-        try:
-            with urllib.request.urlopen(f"{url}/healthz", timeout=10) as response:
-                return response.status == 200
-        except OSError:
-            return False
-
-    wait_for(answering, f"the server to answer {url}/healthz", PROCESS_DEADLINE, interval=0.1)
+    ) as (_, port):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from loadtest.api_client import Answer, Api
+from loadtest.api_client import Api
 from loadtest.processes import Process, clean_env
 from socialapp.config import Settings
 from socialapp.embedded.redis_server import free_port
 from socialapp.entrypoints import gunicorn_conf
 from socialapp.security import Tokens
 from tests.conftest import TEST_SETTINGS, flush_redis
-from tests.waiting import PROCESS_DEADLINE, wait_for
+from tests.waiting import PROCESS_DEADLINE
 
 READS = 24
 RECYCLE_AFTER = 5  # requests per gunicorn worker before it is replaced
@@ -31,16 +31,6 @@ def samples(text: str, name: str) -> float:
         for line in text.splitlines()
         if line.startswith(name) and not line.startswith("#")
     )
-
-
-def get(process: Process, api: Api, path: str) -> Answer:
-    """The answer to ``GET path``, asked while ``process`` still runs."""
-    assert process.running, process.log()
-    return api.call("GET", path)
-
-
-def ok(answer: Answer) -> bool:
-    return answer.status == 200
 
 
 @pytest.fixture
@@ -73,8 +63,7 @@ def test_gunicorn_workers_add_up_even_after_being_recycled(redis_url, tmp_path):
     server = Process([*gunicorn, "socialapp.entrypoints.wsgi:app"], env, tmp_path / "gunicorn.log")
     api = Api(f"http://127.0.0.1:{port}")
     try:
-        healthz = lambda: get(server, api, "/healthz")  # noqa: E731
-        wait_for(healthz, "gunicorn to answer", PROCESS_DEADLINE, until=ok)
+        server.wait_healthy(lambda: api.answers("/healthz"), "gunicorn", PROCESS_DEADLINE)
         # Reads skip the account lookup, so a signed token works on every worker's own store.
         settings = Settings.from_env({}, secret_key=TEST_SETTINGS["secret_key"])
         token = Tokens(settings).issue(12345)
@@ -105,8 +94,8 @@ def test_a_worker_process_serves_its_metrics(redis_url, tmp_path):
     )
     try:
         metrics = Api(f"http://127.0.0.1:{port}")
-        scrape = lambda: get(worker, metrics, "/metrics")  # noqa: E731
-        page = wait_for(scrape, "worker metrics", PROCESS_DEADLINE, until=ok).body
+        worker.wait_healthy(lambda: metrics.answers("/metrics"), "its metrics", PROCESS_DEADLINE)
+        page = metrics.call("GET", "/metrics").body
         assert "socialapp_deliveries_total 0.0" in page
         assert 'socialapp_queue_depth{queue="feed"}' in page
     finally:
