@@ -14,6 +14,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def shown(path: str | Path) -> str:
+    """A path as a committed report may name it: from the repository's root, else its name
+    alone (a report never names the folders of the machine it ran on)."""
+    resolved = Path(path).resolve()
+    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else resolved.name
+
+
 def describe() -> dict:
     import celery
 

@@ -20,6 +20,7 @@ import tomllib
 from pathlib import Path
 
 from budgets import budget_checks  # locust puts this file's folder first on sys.path
+from environment import shown
 from locust import HttpUser, between, events, task
 from locust.exception import StopUser
 from locust.runners import WorkerRunner
@@ -234,6 +235,6 @@ def _check_budgets(environment, **kwargs) -> None:
     if not problems:
         log.info("within budgets (%s)", options.budgets)
     if options.csv_prefix:  # beside locust's CSV files, for loadtest/load's report
-        verdict = {"budgets": options.budgets, "checks": checks, "problems": problems}
+        verdict = {"budgets": shown(options.budgets), "checks": checks, "problems": problems}
         Path(f"{options.csv_prefix}_budgets.json").write_text(json.dumps(verdict, indent=2))
     environment.process_exit_code = 1 if problems else 0

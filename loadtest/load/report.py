@@ -7,6 +7,8 @@ import itertools
 import json
 from pathlib import Path
 
+from loadtest.environment import shown
+
 COLUMNS = ("Request Count", "Failure Count", "50%", "95%", "99%", "Requests/s")
 
 
@@ -32,7 +34,7 @@ def write_report(out: Path, sizes: list[int], runs: dict, options: dict) -> dict
     figures = {name: {**run, **read_run(out / run["dir"])} for name, run in runs.items()}
     mixes = [figures[f"mix-{size}"] for size in sizes]
     summary = {
-        "options": {k: str(v) for k, v in options.items()},
+        "options": {k: shown(v) if isinstance(v, Path) else str(v) for k, v in options.items()},
         "runs": figures,
         "budgets_met": all(run["exit_code"] == 0 for run in mixes),
         "p95_ratio": p95_ratios(mixes[0], mixes[-1]) if len(mixes) > 1 else {},
