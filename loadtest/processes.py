@@ -43,15 +43,18 @@ def wait_until(
     timeout: float,
     interval: float = 0.05,
     until: Callable[[T], object] = bool,
+    in_a_row: int = 1,
 ) -> T:
     """Call ``observe()`` every ``interval`` seconds until ``until(value)`` holds (by default,
-    until the value is truthy); that value. After ``timeout`` seconds, a TimeoutError that
+    until the value is truthy) for ``in_a_row`` looks in a row (three quiet looks: no task
+    ran between two of them); that value. After ``timeout`` seconds, a TimeoutError that
     names ``what`` and the last value seen. What ``observe`` raises goes through at once (an
     assertion that a process still runs, say)."""
-    deadline = time.monotonic() + timeout
+    deadline, held = time.monotonic() + timeout, 0
     while True:
         value = observe()
-        if until(value):
+        held = held + 1 if until(value) else 0
+        if held >= in_a_row:
             return value
         if time.monotonic() >= deadline:
             raise TimeoutError(

@@ -13,6 +13,7 @@ import inspect
 import threading
 import time
 
+from loadtest.processes import wait_until
 from socialapp.services import fanout
 
 
@@ -75,11 +76,7 @@ class Probe:
 
     def wait(self, post_id: int, timeout: float = 600.0) -> Trace:
         trace = self.trace(post_id)
-        deadline = time.monotonic() + timeout
-        while not trace.done:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"post {post_id} was not delivered in {timeout} s")
-            time.sleep(0.002)
+        wait_until(lambda: trace.done, f"post {post_id} to be delivered", timeout, 0.002)
         return trace
 
     def _plan(self, deliver_post):

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import time
+import operator
 
 import redis
 
+from loadtest.processes import wait_until
 from socialapp import create_app
 from socialapp.config import Settings
 from socialapp.queue import broker_url
@@ -56,17 +57,13 @@ class World:
         """Wait until every task has run and fan-out has been reconciled."""
         from celery.worker import state
 
-        deadline = time.monotonic() + timeout
-        quiet = 0
-        while quiet < 3:
-            if time.monotonic() > deadline:
-                raise TimeoutError("fan-out did not settle")
-            busy = (
+        def busy() -> bool:
+            return bool(
                 any(self.c.queue.depth().values())
                 or state.active_requests
                 or state.reserved_requests
                 or not self.c.fanout_settings.read().settled
                 or self.c.fanout_state.unsettled()
             )
-            quiet = 0 if busy else quiet + 1
-            time.sleep(0.05)
+
+        wait_until(busy, "fan-out to settle", timeout, until=operator.not_, in_a_row=3)

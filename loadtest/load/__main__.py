@@ -20,7 +20,7 @@ from pathlib import Path
 
 from loadtest.api_client import Api
 from loadtest.load.report import write_report
-from loadtest.processes import ROOT, clean_env, serve, socialapp_command
+from loadtest.processes import ROOT, clean_env, serve, socialapp_command, wait_until
 from socialapp.embedded.redis_server import free_port
 from socialapp.services.seed import DEFAULT_PASSWORD
 
@@ -108,11 +108,13 @@ class Server:
             raise RuntimeError(f"cannot set the fan-out mode: {answer.status} {answer.body}")
         # Measure the service in its steady state, as after warm-up, not the switch's
         # reconciliation: wait until every author has been moved to its new side.
-        deadline = time.monotonic() + SETTLE_TIMEOUT
-        while not api.call("GET", "/v1/admin/fanout", token=token).body.get("settled"):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the switch to hybrid did not settle in {SETTLE_TIMEOUT} s")
-            time.sleep(1.0)
+        wait_until(
+            lambda: api.call("GET", "/v1/admin/fanout", token=token).body,
+            "the switch to hybrid to settle",
+            SETTLE_TIMEOUT,
+            interval=1.0,
+            until=lambda fanout: fanout.get("settled"),
+        )
 
     def warm_up(self) -> None:
         """One generated reader's home, read before the measured run, as in a service that

@@ -11,6 +11,7 @@ import time
 
 import redis
 
+from loadtest.processes import wait_until
 from loadtest.reliability.stack import CHUNK_QUEUE, Stack
 from loadtest.reliability.traffic import Driver
 
@@ -68,13 +69,16 @@ class Faults:
     def _wait_for_chunks_taken(self, timeout: float) -> int:
         """How many chunks the worker holds unacknowledged, once it holds any (0 if never)."""
         client = redis.Redis.from_url(f"{self._stack.broker.url}/0")
-        deadline = time.monotonic() + timeout
+
+        def held() -> list[str]:  # the queue of each task held
+            return [json.loads(raw)[2] for raw in client.hvals("unacked")]
+
         try:
-            while time.monotonic() < deadline:
-                held = [json.loads(raw)[2] for raw in client.hvals("unacked")]
-                if CHUNK_QUEUE in held:
-                    return held.count(CHUNK_QUEUE)
-                time.sleep(0.01)
+            queues = wait_until(
+                held, "a chunk held", timeout, 0.01, until=lambda q: CHUNK_QUEUE in q
+            )
+            return queues.count(CHUNK_QUEUE)
+        except TimeoutError:
             return 0
         finally:
             client.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import random
 import sys
@@ -15,7 +16,7 @@ from typing import NamedTuple
 import jwt
 
 from loadtest.api_client import Api
-from loadtest.processes import ROOT, Process
+from loadtest.processes import ROOT, Process, wait_until
 from loadtest.reliability import figures
 from loadtest.reliability.bad_input import burst
 from loadtest.reliability.faults import Faults
@@ -178,9 +179,14 @@ def _seed(api: Api, operator: str, options: Options) -> dict:
         "seed": options.seed,
     }
     job = api.call("POST", "/v1/admin/seed", body, operator).body
-    while job["state"] == "running":
-        time.sleep(0.2)
-        job = api.call("GET", "/v1/admin/seed", token=operator).body
+    if job["state"] == "running":  # no deadline: a seed takes as long as its size does
+        job = wait_until(
+            lambda: api.call("GET", "/v1/admin/seed", token=operator).body,
+            "the seed job",
+            math.inf,
+            interval=0.2,
+            until=lambda job: job["state"] != "running",
+        )
     if job["state"] != "done":
         raise RuntimeError(f"seeding {job['state']}: {job.get('error')}")
     return {key: job[key] for key in ("accounts", "follows", "posts")}

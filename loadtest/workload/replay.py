@@ -9,11 +9,14 @@ post it made has been delivered; the meter readings on either side give its cost
 
 from __future__ import annotations
 
+import contextlib
+import operator
 import time
 
 from celery.worker import state
 
 from loadtest.benchmark.stats import percentile, rounded, summary_ms
+from loadtest.processes import wait_until
 from loadtest.workload import meter
 from loadtest.workload.traffic import READ, Operation
 from loadtest.workload.visibility import Visibility
@@ -68,9 +71,12 @@ def cell(
 
 def _wait_idle(timeout: float = 60.0) -> None:
     """Until the worker holds no task (acknowledgements are sent, in-process check)."""
-    deadline = time.monotonic() + timeout
-    while (state.active_requests or state.reserved_requests) and time.monotonic() < deadline:
-        time.sleep(0.005)
+
+    def holds() -> bool:
+        return bool(state.active_requests or state.reserved_requests)
+
+    with contextlib.suppress(TimeoutError):  # a task still held then is measured as it is
+        wait_until(holds, "the worker to hold no task", timeout, 0.005, until=operator.not_)
 
 
 def _deliveries(c) -> float:

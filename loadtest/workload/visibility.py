@@ -12,8 +12,11 @@ The wrappers, set on the instances the worker uses, only read the clock.
 from __future__ import annotations
 
 import contextlib
+import operator
 import threading
 import time
+
+from loadtest.processes import wait_until
 
 
 class Visibility:
@@ -50,15 +53,13 @@ class Visibility:
 
     def wait(self, post_ids: list[int], timeout: float = 600.0) -> None:
         """Until every post's delivery has finished (no Redis command is spent waiting)."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def being_delivered() -> int:
             with self._lock:
-                left = [p for p in post_ids if p not in self._finished]
-            if not left:
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{len(left)} posts still being delivered after {timeout} s")
-            time.sleep(0.005)
+                return sum(post_id not in self._finished for post_id in post_ids)
+
+        what = f"the last of {len(post_ids)} posts to be delivered (how many were not)"
+        wait_until(being_delivered, what, timeout, 0.005, until=operator.not_)
 
     def seconds(self, post_ids: list[int]) -> list[float]:
         """Post-to-visible seconds of finished posts."""
