@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 import sys
 import time
 
@@ -11,6 +12,7 @@ import mongomock
 import pytest
 import redis
 
+from loadtest.processes import wait_until
 from socialapp import create_app
 from socialapp.config import Settings
 from socialapp.queue import broker_url
@@ -179,13 +181,8 @@ def wait_settled(components, timeout: float = 120.0, interval: float = 0.05) -> 
             return f"posts still being delivered: {[p['_id'] for p in pending]}"
         return None
 
-    deadline = time.monotonic() + timeout
-    quiet = 0
-    while quiet < 3:  # three quiet looks in a row: no task between two of them
-        why = busy()
-        assert why is None or time.monotonic() < deadline, f"fan-out did not settle: {why}"
-        quiet = 0 if why else quiet + 1
-        time.sleep(interval)
+    # three quiet looks in a row: no task ran between two of them
+    wait_until(busy, "fan-out to settle", timeout, interval, until=operator.not_, in_a_row=3)
 
 
 @pytest.fixture
