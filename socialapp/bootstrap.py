@@ -13,6 +13,7 @@ from socialapp.domain.ids import IdGenerator
 from socialapp.feed_manager import FeedManager
 from socialapp.metrics import Metrics
 from socialapp.queue import TaskQueue
+from socialapp.rendering import render_post
 from socialapp.security import Passwords, Tokens
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.audit import AuditStore
@@ -74,8 +75,6 @@ def build(settings: Settings) -> Components:
     likes = LikeStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
-    from socialapp.api.posts import render_post  # here: the API module imports this one
-
     post_cache = PostCache(redis, settings, render=render_post)
     fanout_state = FanoutState(redis)
     audits = AuditStore(redis)

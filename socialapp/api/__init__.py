@@ -20,7 +20,7 @@ from socialapp.api import (
     timeline,
 )
 from socialapp.api.base import refuse_undeclared_query
-from socialapp.api.fields import Id
+from socialapp.rendering import Id
 
 
 class SocialApi(Api):

@@ -10,8 +10,9 @@ from marshmallow import fields, validate
 from socialapp.api import limits
 from socialapp.api.auth import components
 from socialapp.api.base import Blueprint
-from socialapp.api.fields import FullMatch, Id, Text, UtcDateTime, id_from_path
+from socialapp.api.fields import FullMatch, Text, id_from_path
 from socialapp.domain import handles
+from socialapp.rendering import Id, UtcDateTime
 from socialapp.services import accounts
 
 blp = Blueprint("accounts", __name__, url_prefix="/v1", description="Accounts and tokens")

@@ -10,9 +10,10 @@ from marshmallow import fields, validate
 from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, components
 from socialapp.api.base import Blueprint, operator_only
-from socialapp.api.fields import Id, QueryInteger
+from socialapp.api.fields import QueryInteger
 from socialapp.domain.audit import KINDS
 from socialapp.domain.fanout import MODES, STRATEGIES
+from socialapp.rendering import Id
 from socialapp.services import audit, forecast, operators
 
 blp = Blueprint("admin", __name__, url_prefix="/v1/admin", description="Operator controls")

@@ -1,8 +1,8 @@
-"""Marshmallow fields shared by every resource."""
+"""Marshmallow fields shared by every resource (``Id`` and ``UtcDateTime``, which a post's
+response form needs too, are in ``socialapp.rendering``)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import unicodedata
 
@@ -11,19 +11,6 @@ from marshmallow import fields, validate
 
 from socialapp.domain.ids import parse_id
 from socialapp.errors import NotFound
-
-
-class Id(fields.Field):
-    """Ids are integers inside and opaque strings on the wire."""
-
-    def _serialize(self, value, attr, obj, **kwargs):
-        return None if value is None else str(value)
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        number = parse_id(value) if isinstance(value, str) else None
-        if number is None:
-            raise ma.ValidationError("Not a valid id.")
-        return number
 
 
 class FullMatch(validate.Regexp):
@@ -82,15 +69,6 @@ class Text(fields.String):
         if self.single_line and not self.BIDI_CONTROLS.isdisjoint(text):
             raise ma.ValidationError("Bidirectional control characters are not allowed.")
         return text
-
-
-class UtcDateTime(fields.DateTime):
-    """ISO 8601 in UTC, whether or not the driver returned an aware datetime."""
-
-    def _serialize(self, value, attr, obj, **kwargs):
-        if isinstance(value, dt.datetime) and value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return super()._serialize(value, attr, obj, **kwargs)
 
 
 class PageArgs(ma.Schema):

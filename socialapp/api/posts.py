@@ -11,7 +11,8 @@ from socialapp.api import limits
 from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
-from socialapp.api.fields import FullMatch, Id, Text, UtcDateTime, id_from_path, page_limit
+from socialapp.api.fields import FullMatch, Text, id_from_path, page_limit
+from socialapp.rendering import CommentSchema, Id, PostSchema
 from socialapp.services import posts
 
 blp = Blueprint("posts", __name__, url_prefix="/v1", description="Posts, likes and comments")
@@ -36,39 +37,6 @@ class IdempotencyHeaders(ma.Schema):
             "key within 24 h returns what the first one made instead of making another."
         },
     )
-
-
-class CommentSchema(ma.Schema):
-    id = Id()
-    post_id = Id()
-    author_id = Id()
-    text = fields.String()
-    created_at = UtcDateTime()
-
-
-class PostSchema(ma.Schema):
-    id = Id(attribute="_id")
-    author_id = Id()
-    text = fields.String()
-    created_at = UtcDateTime()
-    like_count = fields.Integer()
-    comment_count = fields.Integer()
-    comments = fields.List(fields.Nested(CommentSchema))
-    has_more_comments = fields.Boolean(attribute="has_extra")
-
-    @ma.pre_dump
-    def _comments_name_their_post(self, post: dict, **kwargs) -> dict:
-        comments = [{**c, "post_id": post["_id"]} for c in post.get("comments", [])]
-        return {**post, "comments": comments}
-
-
-_POST = PostSchema()
-
-
-def render_post(post: dict) -> str:
-    """One post as JSON, as /v1 carries it: the post cache keeps this form, so a timeline
-    page joins cached text instead of serialising every post again."""
-    return _POST.dumps(post)
 
 
 class PostPageSchema(ma.Schema):

@@ -10,7 +10,8 @@ from marshmallow import fields, validate
 
 from socialapp.api.auth import BEARER, components
 from socialapp.api.base import Blueprint, operator_only
-from socialapp.api.fields import Text, UtcDateTime
+from socialapp.api.fields import Text
+from socialapp.rendering import UtcDateTime
 from socialapp.services import seed as seeding
 
 blp = Blueprint("seed", __name__, url_prefix="/v1/admin", description="Load-test data")

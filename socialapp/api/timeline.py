@@ -10,8 +10,9 @@ from flask.views import MethodView
 
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
-from socialapp.api.fields import Id, page_limit
+from socialapp.api.fields import page_limit
 from socialapp.api.posts import PostPageSchema
+from socialapp.rendering import Id
 from socialapp.services import timeline
 
 blp = Blueprint("timeline", __name__, url_prefix="/v1/timeline", description="Home timeline")

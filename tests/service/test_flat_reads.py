@@ -102,9 +102,9 @@ def test_a_warm_page_takes_one_round_trip_on_one_server(client, signup, monkeypa
 
 def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     """The same page on a 3-node cluster: the reader's keys in one slot, outboxes apart."""
-    from socialapp.api.posts import render_post
     from socialapp.domain.fanout import FanoutConfig, FanoutSettings
     from socialapp.feed_manager import FeedManager
+    from socialapp.rendering import render_post
     from socialapp.stores.fanout_state import FanoutState
     from socialapp.stores.post_cache import PostCache
     from socialapp.stores.timelines import TimelineStore

@@ -2,8 +2,8 @@ import dataclasses
 
 import pytest
 
-from socialapp.api.posts import PostSchema
 from socialapp.errors import NotFound
+from socialapp.rendering import PostSchema
 from socialapp.services import posts as post_service
 from socialapp.stores.posts import new_post
 

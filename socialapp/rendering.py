@@ -1,0 +1,69 @@
+"""A post as /v1 carries it, and the two wire fields it needs (ids, times).
+
+Below both the API, which serves this form, and the composition root, which gives
+``render_post`` to the post cache: the cache keeps a post's response text, so a timeline
+page joins cached text instead of serialising every post again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import marshmallow as ma
+from marshmallow import fields
+
+from socialapp.domain.ids import parse_id
+
+
+class Id(fields.Field):
+    """Ids are integers inside and opaque strings on the wire."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else str(value)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        number = parse_id(value) if isinstance(value, str) else None
+        if number is None:
+            raise ma.ValidationError("Not a valid id.")
+        return number
+
+
+class UtcDateTime(fields.DateTime):
+    """ISO 8601 in UTC, whether or not the driver returned an aware datetime."""
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if isinstance(value, dt.datetime) and value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return super()._serialize(value, attr, obj, **kwargs)
+
+
+class CommentSchema(ma.Schema):
+    id = Id()
+    post_id = Id()
+    author_id = Id()
+    text = fields.String()
+    created_at = UtcDateTime()
+
+
+class PostSchema(ma.Schema):
+    id = Id(attribute="_id")
+    author_id = Id()
+    text = fields.String()
+    created_at = UtcDateTime()
+    like_count = fields.Integer()
+    comment_count = fields.Integer()
+    comments = fields.List(fields.Nested(CommentSchema))
+    has_more_comments = fields.Boolean(attribute="has_extra")
+
+    @ma.pre_dump
+    def _comments_name_their_post(self, post: dict, **kwargs) -> dict:
+        comments = [{**c, "post_id": post["_id"]} for c in post.get("comments", [])]
+        return {**post, "comments": comments}
+
+
+_POST = PostSchema()
+
+
+def render_post(post: dict) -> str:
+    """One post as JSON, as /v1 carries it and the post cache keeps it."""
+    return _POST.dumps(post)
