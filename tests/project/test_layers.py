@@ -7,7 +7,8 @@ run in production or in the API process are Celery's own, never its test harness
 No module of ``socialapp`` or ``workers`` imports, through any chain, one that imports it:
 an import made only for type checkers counts too, as the two modules still lean on each
 other. The layers ``domain``, ``stores``, ``services``, ``api`` and ``entrypoints`` import
-only from the layers before them in that order (and from modules outside the layers).
+only from the layers before them in that order (and from modules outside the layers), and
+the API reaches stores only through services: no module under ``socialapp/api`` imports one.
 """
 
 from __future__ import annotations
@@ -124,5 +125,14 @@ def test_no_layer_imports_a_layer_above_it():
         module: sorted(name for name in targets if (layer_of(name) or 0) > layer_of(module))
         for module, targets in import_graph().items()
         if layer_of(module) is not None
+    }
+    assert {module: names for module, names in offenders.items() if names} == {}
+
+
+def test_the_api_imports_no_store():
+    offenders = {
+        module: sorted(name for name in targets if within(name, "socialapp.stores"))
+        for module, targets in import_graph().items()
+        if within(module, "socialapp.api")
     }
     assert {module: names for module, names in offenders.items() if names} == {}

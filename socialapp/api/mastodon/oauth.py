@@ -17,7 +17,6 @@ from socialapp.api.mastodon import entities, errors
 from socialapp.api.mastodon.openapi import INVALID, LIMITED, documented
 from socialapp.api.mastodon.parsing import Schema, params
 from socialapp.services import oauth
-from socialapp.stores.oauth import OAuthStore
 
 blp = Blueprint("mastodon_oauth", __name__)
 blp.register_error_handler(oauth.OAuthError, errors.oauth_error)
@@ -26,10 +25,6 @@ OAUTH_ERRORS = {
     400: "An unsupported grant, a missing username or password, a wrong password or scope",
     401: "Client authentication failed",
 }
-
-
-def store() -> OAuthStore:
-    return components().oauth
 
 
 class ScopeList(fields.Field):
@@ -88,7 +83,11 @@ class RevokeSchema(Schema):
 def create_app():
     args = params(NewAppSchema())
     app, secret = oauth.register_app(
-        store(), args["client_name"], args["redirect_uris"], args["scopes"], args["website"]
+        components().oauth,
+        args["client_name"],
+        args["redirect_uris"],
+        args["scopes"],
+        args["website"],
     )
     return jsonify(entities.application(app, secret))
 
@@ -113,7 +112,7 @@ def token():
     issued = oauth.password_grant(
         c.users,
         c.passwords,
-        store(),
+        c.oauth,
         args["client_id"],
         args["client_secret"],
         args["username"],
@@ -138,5 +137,5 @@ def token():
 @limits.tokens
 def revoke():
     args = params(RevokeSchema())
-    oauth.revoke(store(), args["client_id"], args["client_secret"], args["token"])
+    oauth.revoke(components().oauth, args["client_id"], args["client_secret"], args["token"])
     return jsonify({})
