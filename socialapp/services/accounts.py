@@ -52,6 +52,13 @@ def get_user(users: UserStore, user_id: int) -> dict:
     return user
 
 
+def lookup(users: UserStore, acct: str, host: str) -> dict | None:
+    """The account ``acct`` names (``handle``, ``@handle`` or ``handle@host``, Mastodon's
+    forms); None for an unknown handle or another host's."""
+    handle, _, domain = acct.removeprefix("@").partition("@")
+    return users.by_handle(handle) if domain in ("", host) else None
+
+
 def ensure_operator(
     users: UserStore, passwords: Passwords, ids: IdGenerator, handle: str, password: str
 ) -> dict:

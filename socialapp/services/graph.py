@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Invalid, NotFound
 from socialapp.feed_manager import FeedManager
@@ -14,6 +16,14 @@ from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
 Page = tuple[list[dict], str | None]
+
+
+class Relationship(NamedTuple):
+    """How a user and another account stand: who follows whom."""
+
+    other_id: int
+    following: bool  # the user follows the other account
+    followed_by: bool  # the other account follows the user
 
 
 def follow(
@@ -72,6 +82,19 @@ def _change_edge(uow: UnitOfWork, follower_id: int, followee_id: int, delta: int
     if uow.users.add_to_counter(follower_id, "following_count", delta, session=session) is None:
         raise NotFound("user not found")  # the follower's account is gone: nothing is written
     return True, followee
+
+
+def relationship(follows: FollowStore, user_id: int, other_id: int) -> Relationship:
+    following = follows.exists(user_id, other_id)
+    return Relationship(other_id, following, follows.exists(other_id, user_id))
+
+
+def relationships(
+    users: UserStore, follows: FollowStore, user_id: int, other_ids: list[int]
+) -> list[Relationship]:
+    """The user's relationships with the accounts among ``other_ids`` that exist."""
+    known = [other["_id"] for other in users.get_many(other_ids)]
+    return [relationship(follows, user_id, other_id) for other_id in known]
 
 
 def followers_page(

@@ -11,11 +11,14 @@ from socialapp.feed_manager import FeedManager
 from socialapp.queue import TaskQueue
 from socialapp.services import fanout
 from socialapp.stores.idempotency import IdempotencyStore
+from socialapp.stores.likes import LikeStore
 from socialapp.stores.posts import PostStore, new_post
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
 log = logging.getLogger(__name__)
+
+COMMENTS_PER_READ = 100  # comments read at a time by ``first_comments``
 
 
 class _Replayed(Exception):
@@ -114,6 +117,24 @@ def user_posts(
     return {"items": items, "next_max_id": items[-1]["_id"] if more else None}
 
 
+def with_authors(
+    users: UserStore, likes: LikeStore, records: list[dict], viewer_id: int | None = None
+) -> list[tuple[dict, dict, bool]]:
+    """Each post (or comment) whose author's account exists, with that author and whether
+    ``viewer_id`` likes it: the authors in one query, the viewer's likes in another (no
+    viewer, no query; comments are read without one)."""
+    author_ids = list(dict.fromkeys(r["author_id"] for r in records))
+    authors = {u["_id"]: u for u in users.get_many(author_ids)}
+    liked = (
+        set() if viewer_id is None else likes.liked_among(viewer_id, [r["_id"] for r in records])
+    )
+    return [
+        (r, authors[r["author_id"]], r.get("_id") in liked)
+        for r in records
+        if r["author_id"] in authors
+    ]
+
+
 def like(uow: UnitOfWork, feeds: FeedManager, post_id: int, user_id: int) -> None:
     """Idempotent: the post's like count moves only when the like is new."""
     uow.run(lambda session: _change_like(uow, post_id, user_id, +1, session))
@@ -176,3 +197,13 @@ def comments_page(posts: PostStore, post_id: int, after_seq: int, limit: int) ->
     more = len(items) > limit
     items = items[:limit]
     return {"items": items, "next_cursor": str(items[-1]["seq"]) if more else None}
+
+
+def first_comments(posts: PostStore, post_id: int, cap: int) -> list[dict]:
+    """The post's first ``cap`` comments, oldest first, overflow buckets included."""
+    comments, after = [], 0
+    while after is not None and len(comments) < cap:
+        page = comments_page(posts, post_id, after, COMMENTS_PER_READ)
+        comments += page["items"]
+        after = page["next_cursor"] and int(page["next_cursor"])
+    return comments[:cap]

@@ -62,9 +62,7 @@ def verify_credentials():
 @documented("Find an account by its handle", "An Account", NOT_FOUND, [ACCT])
 def lookup():
     """``acct`` is a handle, optionally ``@handle`` or ``handle@this-host``."""
-    acct = request.args.get("acct", "")
-    handle, _, domain = acct.removeprefix("@").partition("@")
-    user = components().users.by_handle(handle) if domain in ("", request.host) else None
+    user = accounts.lookup(components().users, request.args.get("acct", ""), request.host)
     if user is None:
         raise NotFound("Record not found")
     return jsonify(entities.account(user))
@@ -83,8 +81,9 @@ def relationships():
     me = authorized("read:follows")
     wanted = [parse_id(i) for i in request.args.getlist("id[]") + request.args.getlist("id")]
     wanted = list(dict.fromkeys(i for i in wanted if i is not None))[:RELATIONSHIPS_LIMIT]
-    known = [u["_id"] for u in components().users.get_many(wanted)]
-    return jsonify([_relationship(me, other) for other in known])
+    c = components()
+    found = graph.relationships(c.users, c.follows, me, wanted)
+    return jsonify([entities.relationship(*relationship) for relationship in found])
 
 
 @blp.get("/<account_id>")
@@ -111,13 +110,6 @@ def statuses(account_id: str):
     return jsonify(render(items, viewer_id())), 200, headers
 
 
-def _relationship(user_id: int, other: int) -> dict:
-    c = components()
-    return entities.relationship(
-        other, c.follows.exists(user_id, other), c.follows.exists(other, user_id)
-    )
-
-
 @blp.post("/<account_id>/follow")
 @documented(
     "Follow an account",
@@ -134,7 +126,7 @@ def follow(account_id: str):
         graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
     except Invalid as error:  # following yourself: Mastodon's answer to a forbidden action
         raise Forbidden("This action is not allowed") from error
-    return jsonify(_relationship(user_id, other))
+    return jsonify(entities.relationship(*graph.relationship(c.follows, user_id, other)))
 
 
 @blp.post("/<account_id>/unfollow")
@@ -151,7 +143,7 @@ def unfollow(account_id: str):
     c = components()
     graph.unfollow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
     accounts.get_user(c.users, other)  # 404 for an unknown account, as Mastodon answers
-    return jsonify(_relationship(user_id, other))
+    return jsonify(entities.relationship(*graph.relationship(c.follows, user_id, other)))
 
 
 def _users_page(page_of) -> tuple:

@@ -3,7 +3,7 @@
 Posts are statuses and their comments are replies to them. What socialapp has no notion of
 is answered with Mastodon's neutral value: public visibility, no media, no mentions or tags,
 no boosts, no polls. Rendering needs the authors and the viewer's favourites of a page,
-which ``statuses`` loads in one query each.
+which ``statuses`` gets from the posts service (``with_authors``), one query each.
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ blp = Blueprint("mastodon_statuses", __name__, url_prefix="/api/v1")
 
 # Mastodon's own cap on a context's descendants (for a signed-in reader).
 DESCENDANTS_LIMIT = 4096
-COMMENTS_PER_READ = 100
 READ_NOTE = "Anonymous, or with a token granting read:statuses (then ``favourited`` is set)."
 
 
@@ -78,15 +77,9 @@ def viewer_id() -> int | None:
 def render(records: list[dict], viewer: int | None, reply_to: dict | None = None) -> list[dict]:
     """Posts (or comments on ``reply_to``) as statuses, with their authors in one query."""
     c = components()
-    author_ids = list(dict.fromkeys(r["author_id"] for r in records))
-    authors = {u["_id"]: u for u in c.users.get_many(author_ids)}
-    ids = [r["_id"] for r in records] if reply_to is None else []
-    liked = c.likes.liked_among(viewer, ids) if viewer is not None else set()
-    return [
-        entities.status(r, authors[r["author_id"]], r.get("_id") in liked, reply_to)
-        for r in records
-        if r["author_id"] in authors
-    ]
+    liker = viewer if reply_to is None else None  # a comment is never favourited
+    shown = posts.with_authors(c.users, c.likes, records, liker)
+    return [entities.status(r, author, liked, reply_to) for r, author, liked in shown]
 
 
 def one(post: dict, viewer: int | None, with_source: bool = False) -> dict:
@@ -202,11 +195,6 @@ def context(status_id: str):
     descendants, oldest first, up to Mastodon's own cap."""
     c = components()
     post = posts.get_post(c.posts, _post(status_id))
-    comments, after = [], 0
-    while after is not None and len(comments) < DESCENDANTS_LIMIT:
-        page = posts.comments_page(c.posts, post["_id"], after, COMMENTS_PER_READ)
-        comments += page["items"]
-        after = page["next_cursor"] and int(page["next_cursor"])
-    replies = [{**comment, "_id": comment["id"]} for comment in comments[:DESCENDANTS_LIMIT]]
+    comments = posts.first_comments(c.posts, post["_id"], DESCENDANTS_LIMIT)
     viewer = viewer_id()
-    return jsonify({"ancestors": [], "descendants": render(replies, viewer, reply_to=post)})
+    return jsonify({"ancestors": [], "descendants": render(comments, viewer, reply_to=post)})
