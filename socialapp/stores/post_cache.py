@@ -1,7 +1,7 @@
 """Posts in Redis (``post:{post_id}``), so a warm timeline page skips MongoDB.
 
 Each entry holds the post twice, on two lines: first in the form a response carries it
-(``render``, given by the composition root: the API's JSON of one post), so a page is built
+(``render``, given by the composition root: ``socialapp.rendering.render_post``), so a page is built
 by joining cached text without serialising each post again; then the document, as MongoDB
 extended JSON, so dates and ids come back exactly as the driver gave them.
 Legacy mode writes a date as milliseconds (``{"$date": 1763...}``), which decodes in half
