@@ -11,6 +11,8 @@ from pymongo.database import Database
 from socialapp.config import ConfigError, Settings
 from socialapp.domain.ids import IdGenerator
 from socialapp.feed_manager import FeedManager
+from socialapp.feed_sources import FeedSources
+from socialapp.home_reader import HomeReader
 from socialapp.metrics import Metrics
 from socialapp.queue import TaskQueue
 from socialapp.rendering import render_post
@@ -78,6 +80,7 @@ def build(settings: Settings) -> Components:
     post_cache = PostCache(redis, settings, render=render_post)
     fanout_state = FanoutState(redis)
     audits = AuditStore(redis)
+    sources = FeedSources(timelines, fanout_state, posts, follows, users, settings)
     transactions = mongo.Transactions(db, settings)
     return Components(
         settings=settings,
@@ -98,7 +101,15 @@ def build(settings: Settings) -> Components:
         fanout_state=fanout_state,
         audits=audits,
         uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency),
-        feeds=FeedManager(timelines, fanout_state, post_cache, posts, follows, users, settings),
+        feeds=FeedManager(
+            sources,
+            HomeReader(sources, timelines, fanout_state, post_cache, posts, follows, settings),
+            timelines,
+            fanout_state,
+            post_cache,
+            users,
+            settings,
+        ),
         queue=queue,
         metrics=Metrics(queue_depth=queue.depth, audit_totals=audits.totals),
     )

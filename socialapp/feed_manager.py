@@ -3,59 +3,53 @@
 It works over the Redis timeline store, the fan-out state and the post cache, and reads the
 MongoDB stores of record where a copy is missing: it publishes posts to outboxes, pushes
 them to homes, merges an author into a home on follow and takes them out on unfollow,
-retracts deleted posts, rebuilds lost outboxes, and reads a page with its ``HomeReader``
-(``socialapp.home_reader``). The services decide *who* (which followers get a post, which
-policy says whom a reader pulls); the feed manager does *how*.
+retracts deleted posts. The services decide *who* (which followers get a post, which policy
+says whom a reader pulls); the feed manager does *how*. Two collaborators are its public
+parts, so a call says which object it reaches: ``feeds.sources`` (``FeedSources``: the
+followees, authors and outboxes that delivery and pages both read) and ``feeds.home``
+(``HomeReader``: reading a page).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 
 from socialapp import jitter
 from socialapp.config import Settings
 from socialapp.domain.adaptive import rate
-from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import Entry, SourceRead
-from socialapp.home_reader import FILL_ATTEMPTS, HomePage, HomeReader, source_floor
+from socialapp.domain.timeline import Entry
+from socialapp.feed_sources import FeedSources
+from socialapp.home_reader import HomeReader
 from socialapp.stores.fanout_state import FanoutState
-from socialapp.stores.follows import FollowStore
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.posts import PostStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
-
-Author = tuple[int, str, bool]  # (followers, override, unsettled)
 
 
 class FeedManager:
     def __init__(
         self,
+        sources: FeedSources,
+        home: HomeReader,
         timelines: TimelineStore,
         state: FanoutState,
         cache: PostCache,
-        posts: PostStore,
-        follows: FollowStore,
         users: UserStore,
         settings: Settings,
     ) -> None:
+        self.sources = sources
+        self.home = home
         self._timelines = timelines
         self._state = state
         self._cache = cache
-        self._posts = posts
-        self._follows = follows
         self._users = users
-        self._outbox_cap = settings.outbox_cap
         self._inactive_after = settings.inactive_after_seconds
         self._rate_window = settings.adaptive_rate_window_seconds
-        self._authors_reload = threading.Lock()
-        self._home = HomeReader(self, timelines, state, cache, posts, follows, settings)
 
     # Outboxes and the post cache ---------------------------------------------------------
     def publish(self, post_id: int, author_id: int) -> None:
         """Put a stored post in its author's outbox (rebuilt first if Redis lost it)."""
-        self.ensure_outbox(author_id)
+        self.sources.ensure_outbox(author_id)
         self._timelines.add_to_outbox(author_id, Entry(post_id, author_id))
 
     def withdraw(self, post_id: int, author_id: int) -> None:
@@ -92,12 +86,12 @@ class FeedManager:
 
     def merge(self, follower_id: int, author_id: int) -> None:
         """Backfill one home with the author's recent posts (a follow of a pushed author)."""
-        outbox = self._outbox(author_id)
+        outbox = self.sources.outbox(author_id)
         self._timelines.backfill_home(follower_id, outbox.entries, outbox.floor)
 
     def merge_into_active(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
         """Backfill the active followers' homes (an author who went from pulled to pushed)."""
-        outbox = self._outbox(author_id)
+        outbox = self.sources.outbox(author_id)
         jitter.pause("merge.outbox_read")  # a post or delete of the author may land here
         for follower_ids in follower_chunks:
             for follower_id in self.active_among(follower_ids):
@@ -108,20 +102,6 @@ class FeedManager:
         self._timelines.remove_author_from_home(follower_id, author_id)
 
     # The fan-out state: followees, authors, deliveries, readers -----------------------------
-    def followees(self, user_id: int) -> set[int]:
-        """Whom the reader follows, from Redis, loaded from MongoDB when Redis lacks it."""
-        found = self._state.followees(user_id)
-        if found is not None:
-            return found
-        for _ in range(FILL_ATTEMPTS):
-            # The change counter is read before MongoDB: a follow or unfollow landing after
-            # the load bumps it, and the stale load is not kept.
-            changes = self._state.followee_changes(user_id)
-            ids = self._follows.followee_ids(user_id)
-            if self._state.fill_followees(user_id, changes, ids):
-                break
-        return set(ids)
-
     def record_follow(self, follower_id: int, followee_id: int, pulled: bool) -> None:
         """Record the edge; ``pulled``: the follower merges the followee at read time."""
         self._state.add_followee(follower_id, followee_id)
@@ -154,21 +134,6 @@ class FeedManager:
         self._state.mark_pulled(author_id, False)  # first: a change meanwhile sees it unmarked
         for follower_ids in follower_chunks:
             self._timelines.remove_pulled(follower_ids, author_id)
-
-    def authors(self, author_ids: list[int]) -> dict[int, Author]:
-        """``{author: (followers, strategy, unsettled)}``, reloaded from MongoDB if lost."""
-        found = self._state.authors(author_ids)
-        while found is None:
-            self.ensure_authors()
-            found = self._state.authors(author_ids)
-        return found
-
-    def ensure_authors(self) -> None:
-        """Reload every author's count and strategy from MongoDB if Redis lacks the copy:
-        one thread of this process walks the authors, the others wait for it."""
-        with self._authors_reload:
-            if not self._state.authors_loaded():
-                self._state.load_authors(self._users.authors_with_followers())
 
     def set_followers(self, author_id: int, count: int) -> None:
         self._state.set_followers(author_id, count)
@@ -246,61 +211,3 @@ class FeedManager:
 
     def stop_measuring(self) -> None:
         self._state.stop_measuring()
-
-    # Reading a page: the home reader's, for the services ---------------------------------
-    def read_page(
-        self,
-        reader: int,
-        policy: FanoutSettings,
-        limit: int,
-        max_id: int | None = None,
-        since_id: int | None = None,
-        rendered: bool = False,
-        counted: bool = True,
-    ) -> HomePage:
-        """``HomeReader.read_page``: a page of the home timeline."""
-        return self._home.read_page(reader, policy, limit, max_id, since_id, rendered, counted)
-
-    def read_page_from_store(
-        self,
-        reader: int,
-        limit: int,
-        max_id: int | None = None,
-        since_id: int | None = None,
-        rendered: bool = False,
-    ) -> HomePage:
-        """``HomeReader.read_page_from_store``: a page from MongoDB alone."""
-        return self._home.read_page_from_store(reader, limit, max_id, since_id, rendered)
-
-    # Rebuilding what Redis lost -----------------------------------------------------------
-    def read_outboxes(self, author_ids: list[int], before=None, since_id=None, count=20):
-        """Authors' recent posts in one round trip, rebuilding outboxes Redis has lost."""
-        found = self._timelines.read_outboxes(
-            author_ids, max_id=before, since_id=since_id, count=count
-        )
-        return self.rebuilt_if_lost(found, author_ids, before, since_id, count)
-
-    def rebuilt_if_lost(self, found: dict, author_ids: list[int], before, since_id, count):
-        """``found`` as source reads, with the outboxes Redis had lost rebuilt and read again."""
-        lost = [a for a, outbox in found.items() if outbox.floor is None]
-        for author_id in lost:
-            self.ensure_outbox(author_id)
-        if lost:
-            read = self._timelines.read_outboxes
-            found = {**found, **read(lost, max_id=before, since_id=since_id, count=count)}
-        return [
-            SourceRead(found[a].entries, source_floor(found[a].floor), count) for a in author_ids
-        ]
-
-    def _outbox(self, author_id: int) -> SourceRead:
-        return self.read_outboxes([author_id], count=self._outbox_cap)[0]
-
-    def ensure_outbox(self, author_id: int) -> None:
-        if self._timelines.read_outboxes([author_id], count=1)[author_id].floor is not None:
-            return
-        cap = self._outbox_cap
-        self._timelines.begin_rebuild_outbox(author_id)
-        ids = self._posts.latest_ids_by_author(author_id, cap + 1)
-        floor = ids[cap] if len(ids) > cap else 0
-        entries = [Entry(i, author_id) for i in ids[:cap]]
-        self._timelines.finish_rebuild_outbox(author_id, entries, floor)

@@ -1,34 +1,30 @@
-"""Reading a page of the home timeline, for the ``FeedManager`` (``socialapp.feed_manager``).
+"""Reading a page of the home timeline (``FeedManager.home``).
 
 A page merges the reader's materialized home timeline (authors pushed to them) with the
 outboxes of the authors they pull, keeps only what every source is known to hold
 (``socialapp.domain.timeline.merge``), and falls back to MongoDB for anything older than the
 caches hold, so ``max_id`` pages back through the whole history. The followee sets, the
-authors' fan-out info and the outboxes (rebuilt where Redis lost them) come from the feed
-manager, which delivery shares; a reader's home and pulled set are rebuilt here, on a read.
+authors' fan-out info and the outboxes (rebuilt where Redis lost them) come from
+``FeedSources``, which delivery reads too; a reader's home and pulled set are rebuilt here, on
+a read.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING
 
 from socialapp import jitter
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import SourceRead, merge, top_reads
 from socialapp.errors import Unavailable
+from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.timelines import MISSING, PageSources, TimelineStore
-
-if TYPE_CHECKING:
-    from socialapp.feed_manager import FeedManager
-
-FILL_ATTEMPTS = 3  # loads of a followee set (or a reader's sources) changed or lost meanwhile
 
 
 @dataclasses.dataclass
@@ -42,12 +38,12 @@ class HomePage:
 
 
 class HomeReader:
-    """Reads home pages; ``feeds`` gives it what delivery uses too: the followee sets, the
+    """Reads home pages; ``sources`` gives it what delivery reads too: the followee sets, the
     authors' fan-out info and outbox reads that rebuild lost outboxes."""
 
     def __init__(
         self,
-        feeds: FeedManager,
+        sources: FeedSources,
         timelines: TimelineStore,
         state: FanoutState,
         cache: PostCache,
@@ -55,7 +51,7 @@ class HomeReader:
         follows: FollowStore,
         settings: Settings,
     ) -> None:
-        self._feeds = feeds
+        self._sources = sources
         self._timelines = timelines
         self._state = state
         self._cache = cache
@@ -123,15 +119,13 @@ class HomeReader:
         whose newest reaches the page are read ``need`` deep (``top_reads``), a round trip
         each."""
         self._state.touch(reader)
-        visible = self._feeds.followees(reader) | {reader}
+        visible = self._sources.followees(reader) | {reader}
         authors = sorted(visible)
 
         def fetch(before, need):
             def read(indexes, count, lower):
                 lower = since_id if lower is None else lower
-                return self._feeds.read_outboxes(
-                    [authors[i] for i in indexes], before, lower, count
-                )
+                return self._sources.outboxes([authors[i] for i in indexes], before, lower, count)
 
             reads = top_reads(
                 len(authors), need, lambda: self._newest(authors, before, since_id), read
@@ -148,9 +142,9 @@ class HomeReader:
             sources = self._page_sources(reader, policy, before, since_id, need)
             authors = [reader, *sources.pulled]
             if sources.outboxes is None:
-                reads = self._feeds.read_outboxes(authors, before, since_id, need)
+                reads = self._sources.outboxes(authors, before, since_id, need)
             else:
-                reads = self._feeds.rebuilt_if_lost(
+                reads = self._sources.rebuilt_if_lost(
                     sources.outboxes, authors, before, since_id, need
                 )
             home = SourceRead(sources.home.entries, source_floor(sources.home.floor), need)
@@ -173,7 +167,7 @@ class HomeReader:
                 return found
             if found == MISSING and self._state.followees(reader) is None:
                 # only the followee set was gone: reload it, read again
-                self._feeds.followees(reader)
+                self._sources.followees(reader)
             else:
                 self._rebuild_reader(reader, policy)
         raise Unavailable("Redis keeps losing a reader's timeline while it is rebuilt")
@@ -228,7 +222,7 @@ class HomeReader:
         if below <= (since_id or 0) + 1:
             return []
         below = None if math.isinf(below) else int(below)
-        visible = sorted(self._feeds.followees(reader) | {reader})
+        visible = sorted(self._sources.followees(reader) | {reader})
         return self._posts.page_by_authors(visible, before_id=below, after_id=since_id, limit=limit)
 
     # Rebuilding what Redis lost -----------------------------------------------------------
@@ -239,7 +233,7 @@ class HomeReader:
         if None in floors:
             lost = [i for i, floor in enumerate(floors) if floor is None]
             for i in lost:
-                self._feeds.ensure_outbox(author_ids[i])
+                self._sources.ensure_outbox(author_ids[i])
             found = self._timelines.newest_in_outboxes(
                 [author_ids[i] for i in lost], before, since_id
             )
@@ -254,11 +248,11 @@ class HomeReader:
         self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
         self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
         jitter.pause("rebuild_reader.begun")  # deliveries, follows and switches land here
-        authors = self._feeds.authors(sorted(self._feeds.followees(user_id)))
+        authors = self._sources.authors(sorted(self._sources.followees(user_id)))
         marked = self._state.pulled_marks()
         pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]
         pulled = [a for a, info in authors.items() if policy.reader_pulls(*info) or a in marked]
-        outboxes = self._feeds.read_outboxes(pushed, count=self._outbox_cap)
+        outboxes = self._sources.outboxes(pushed, count=self._outbox_cap)
         entries = [entry for outbox in outboxes for entry in outbox.entries]
         floor = max((outbox.floor for outbox in outboxes), default=0)
         self._timelines.finish_rebuild_home(user_id, entries, floor)
@@ -268,8 +262,3 @@ class HomeReader:
     def _pushed(policy: FanoutSettings, followers: int, override: str, unsettled: bool) -> bool:
         """Whether delivery copies the author's posts into homes (also while reconciled)."""
         return unsettled or policy.delivery_pushes(followers, override)
-
-
-def source_floor(floor: float | None) -> float:
-    """A source's floor for the merge: +inf where Redis read none (the key was lost)."""
-    return math.inf if floor is None else floor

@@ -3,7 +3,7 @@
 Once per ``audit_interval_seconds`` one process runs a round (the workers' timer asks for
 one with every sweep; the round's claim in Redis decides who runs it). It draws
 ``audit_sample`` readers and builds each one's first page twice: as served (the
-materialized timeline merged with the pulled outboxes, ``FeedManager.read_page``, not
+materialized timeline merged with the pulled outboxes, ``HomeReader.read_page``, not
 counted into adaptive mode's read meter) and from MongoDB alone (followees and posts,
 ``read_page_from_store``). ``socialapp.domain.audit.compare`` names what differs among the
 posts older than ``audit_grace_seconds``. What it finds is only a suspicion: a second look
@@ -111,8 +111,8 @@ def look(
 ) -> tuple[str, audit.Findings]:
     """The reader's first page as served against the store of record's: the mode in force
     and what differs among posts older than the grace period."""
-    served = feeds.read_page(reader, fanout_settings.current(), FIRST_PAGE, counted=False)
-    expected = feeds.read_page_from_store(reader, FIRST_PAGE)
+    served = feeds.home.read_page(reader, fanout_settings.current(), FIRST_PAGE, counted=False)
+    expected = feeds.home.read_page_from_store(reader, FIRST_PAGE)
     served_ids = [post["_id"] for post in served.posts]
     expected_ids = [post["_id"] for post in expected.posts]
     unexpected = set(served_ids).difference(expected_ids)

@@ -205,7 +205,7 @@ def deliver_post(
     if posts.get(post_id) is None:  # deleted: take back what a racing delete missed
         feeds.withdraw(post_id, author_id)
         return 0
-    followers, strategy, unsettled = feeds.authors([author_id])[author_id]
+    followers, strategy, unsettled = feeds.sources.authors([author_id])[author_id]
     settings = fanout_settings.current()
     if settings.measures_rates:
         feeds.count_post(author_id)

@@ -93,7 +93,7 @@ def generate(
     feeds.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
     accounts = [{**account, "password_hash": password_hash} for account in graph.accounts]
     uow.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
-    feeds.ensure_authors()  # the first reads then find a complete copy, not reload it at once
+    feeds.sources.ensure_authors()  # the first reads find a complete copy
     return {"accounts": len(accounts), "follows": len(graph.edges), "posts": len(graph.posts)}
 
 

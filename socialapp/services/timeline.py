@@ -33,10 +33,10 @@ def read_home(
     started = time.perf_counter()
     policy = fanout_settings.current()
     try:
-        page = feeds.read_page(user_id, policy, limit, max_id, since_id, rendered)
+        page = feeds.home.read_page(user_id, policy, limit, max_id, since_id, rendered)
     except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
         log.warning("timeline read from MongoDB alone: %r", error)
-        page = feeds.read_page_from_store(user_id, limit, max_id, since_id, rendered)
+        page = feeds.home.read_page_from_store(user_id, limit, max_id, since_id, rendered)
     metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
     return page
 

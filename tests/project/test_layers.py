@@ -19,10 +19,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ENTRYPOINTS = "socialapp.entrypoints"
 LAYERS = ("domain", "stores", "services", "api", "entrypoints")  # each above the ones before
-# The one import cycle left, until issue 22 item 1 (one read path without back-references)
-# removes it: HomeReader calls back into the FeedManager that builds it, and names its type
-# for that, under TYPE_CHECKING (at run time the reader does not import the feed manager).
-KNOWN_CYCLE_EDGE = ("socialapp.home_reader", "socialapp.feed_manager")
 
 
 def modules(package: str) -> dict[str, ast.Module]:
@@ -46,22 +42,11 @@ def imported(tree: ast.Module) -> set[str]:
     return names
 
 
-def run_time_imports(tree: ast.Module) -> set[str]:
-    """What ``tree`` imports, less what it imports for type checkers alone (``if
-    TYPE_CHECKING:`` blocks)."""
-    blocks = [
-        node.body
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING")
-    ]
-    return imported(tree) - {name for body in blocks for name in imported(ast.Module(body, []))}
-
-
 def within(name: str, package: str) -> bool:
     return name == package or name.startswith(package + ".")
 
 
-def import_graph(imports=imported) -> dict[str, set[str]]:
+def import_graph() -> dict[str, set[str]]:
     """Each module of ``socialapp`` and ``workers``, with the ones among them it imports
     (``from package import name`` names the module ``package.name`` if there is one)."""
     trees = {**modules("socialapp"), **modules("workers")}
@@ -71,7 +56,7 @@ def import_graph(imports=imported) -> dict[str, set[str]]:
             name = name.rpartition(".")[0]
         return name
 
-    graph = {module: {module_of(name) for name in imports(tree)} for module, tree in trees.items()}
+    graph = {module: {module_of(name) for name in imported(tree)} for module, tree in trees.items()}
     return {module: targets - {"", module} for module, targets in graph.items()}
 
 
@@ -111,10 +96,6 @@ def test_no_worker_runs_on_celerys_test_harness():
 
 def test_no_import_cycle():
     graph = import_graph()
-    module, known = KNOWN_CYCLE_EDGE
-    assert known in graph[module], f"{module} no longer imports {known}: drop KNOWN_CYCLE_EDGE"
-    assert known not in import_graph(run_time_imports)[module], "the known cycle at run time"
-    graph[module] = graph[module] - {known}
     reach = {module: reachable(graph, module) for module in graph}
     in_cycles = {module: sorted(r for r in graph[module] if module in reach[r]) for module in graph}
     assert {module: names for module, names in in_cycles.items() if names} == {}

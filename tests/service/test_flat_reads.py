@@ -104,6 +104,8 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     """The same page on a 3-node cluster: the reader's keys in one slot, outboxes apart."""
     from socialapp.domain.fanout import FanoutConfig, FanoutSettings
     from socialapp.feed_manager import FeedManager
+    from socialapp.feed_sources import FeedSources
+    from socialapp.home_reader import HomeReader
     from socialapp.rendering import render_post
     from socialapp.stores.fanout_state import FanoutState
     from socialapp.stores.post_cache import PostCache
@@ -111,15 +113,11 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
 
     c, cluster = components, redis_cluster_client
     state = FanoutState(cluster)
-    feeds = FeedManager(
-        TimelineStore(cluster, c.settings),
-        state,
-        PostCache(cluster, c.settings, render_post),
-        c.posts,
-        c.follows,
-        c.users,
-        c.settings,
-    )
+    timelines = TimelineStore(cluster, c.settings)
+    cache = PostCache(cluster, c.settings, render_post)
+    sources = FeedSources(timelines, state, c.posts, c.follows, c.users, c.settings)
+    home = HomeReader(sources, timelines, state, cache, c.posts, c.follows, c.settings)
+    feeds = FeedManager(sources, home, timelines, state, cache, c.users, c.settings)
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
@@ -135,7 +133,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     state.set_strategy(star, "pull")
     policy = FanoutSettings(FanoutConfig("hybrid", 10_000))
 
-    page = feeds.read_page(reader, policy, 20)  # cold: home and pulled set rebuilt
+    page = feeds.home.read_page(reader, policy, 20)  # cold: home and pulled set rebuilt
     assert [p["_id"] for p in page.posts] == sorted(
         made[ada] + made[bob] + made[star], reverse=True
     )
@@ -143,7 +141,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     assert page.merged_authors == 2  # the reader's outbox and the celebrity's
 
     feeds.record_unfollow(reader, bob)  # bob's posts stay in the home: the page drops them
-    page = feeds.read_page(reader, policy, 20, rendered=True)
+    page = feeds.home.read_page(reader, policy, 20, rendered=True)
     expected = sorted(made[ada] + made[star], reverse=True)
     assert [int(json.loads(text)["id"]) for text in page.posts] == expected
     assert page.from_timeline == 2 and page.from_store == 0

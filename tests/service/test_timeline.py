@@ -206,7 +206,7 @@ def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components
     c.follows.followee_ids = load_then_unfollow
     timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)
     c.follows.followee_ids = load
-    assert c.feeds.followees(reader) == set()
+    assert c.feeds.sources.followees(reader) == set()
     page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)
     assert post_id not in [p["_id"] for p in page.posts]
 

@@ -1,0 +1,108 @@
+"""What delivery and page reads both read: the Redis copies of a reader's followees, the
+authors' fan-out info and the authors' outboxes, each loaded again from MongoDB where Redis
+lost it. ``FeedManager`` (delivery) and ``HomeReader`` (pages) both take one; neither knows
+the other.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from socialapp.config import Settings
+from socialapp.domain.timeline import Entry, SourceRead
+from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.follows import FollowStore
+from socialapp.stores.posts import PostStore
+from socialapp.stores.timelines import TimelineStore
+from socialapp.stores.users import UserStore
+
+FILL_ATTEMPTS = 3  # loads of a followee set (or a reader's sources) changed or lost meanwhile
+Author = tuple[int, str, bool]  # (followers, override, unsettled)
+
+
+class FeedSources:
+    def __init__(
+        self,
+        timelines: TimelineStore,
+        state: FanoutState,
+        posts: PostStore,
+        follows: FollowStore,
+        users: UserStore,
+        settings: Settings,
+    ) -> None:
+        self._timelines = timelines
+        self._state = state
+        self._posts = posts
+        self._follows = follows
+        self._users = users
+        self._outbox_cap = settings.outbox_cap
+        self._authors_reload = threading.Lock()
+
+    def followees(self, user_id: int) -> set[int]:
+        """Whom the reader follows, from Redis, loaded from MongoDB when Redis lacks it."""
+        found = self._state.followees(user_id)
+        if found is not None:
+            return found
+        for _ in range(FILL_ATTEMPTS):
+            # The change counter is read before MongoDB: a follow or unfollow landing after
+            # the load bumps it, and the stale load is not kept.
+            changes = self._state.followee_changes(user_id)
+            ids = self._follows.followee_ids(user_id)
+            if self._state.fill_followees(user_id, changes, ids):
+                break
+        return set(ids)
+
+    def authors(self, author_ids: list[int]) -> dict[int, Author]:
+        """``{author: (followers, strategy, unsettled)}``, reloaded from MongoDB if lost."""
+        found = self._state.authors(author_ids)
+        while found is None:
+            self.ensure_authors()
+            found = self._state.authors(author_ids)
+        return found
+
+    def ensure_authors(self) -> None:
+        """Reload every author's count and strategy from MongoDB if Redis lacks the copy:
+        one thread of this process walks the authors, the others wait for it."""
+        with self._authors_reload:
+            if not self._state.authors_loaded():
+                self._state.load_authors(self._users.authors_with_followers())
+
+    def outboxes(self, author_ids: list[int], before=None, since_id=None, count=20):
+        """Authors' recent posts in one round trip, rebuilding outboxes Redis has lost."""
+        found = self._timelines.read_outboxes(
+            author_ids, max_id=before, since_id=since_id, count=count
+        )
+        return self.rebuilt_if_lost(found, author_ids, before, since_id, count)
+
+    def outbox(self, author_id: int) -> SourceRead:
+        """The author's whole outbox (rebuilt if lost)."""
+        return self.outboxes([author_id], count=self._outbox_cap)[0]
+
+    def rebuilt_if_lost(self, found: dict, author_ids: list[int], before, since_id, count):
+        """``found`` as source reads, with the outboxes Redis had lost rebuilt and read again."""
+        lost = [a for a, outbox in found.items() if outbox.floor is None]
+        for author_id in lost:
+            self.ensure_outbox(author_id)
+        if lost:
+            read = self._timelines.read_outboxes
+            found = {**found, **read(lost, max_id=before, since_id=since_id, count=count)}
+        return [
+            SourceRead(found[a].entries, source_floor(found[a].floor), count) for a in author_ids
+        ]
+
+    def ensure_outbox(self, author_id: int) -> None:
+        """Rebuild the author's outbox from MongoDB if Redis lost it."""
+        if self._timelines.read_outboxes([author_id], count=1)[author_id].floor is not None:
+            return
+        cap = self._outbox_cap
+        self._timelines.begin_rebuild_outbox(author_id)
+        ids = self._posts.latest_ids_by_author(author_id, cap + 1)
+        floor = ids[cap] if len(ids) > cap else 0
+        entries = [Entry(i, author_id) for i in ids[:cap]]
+        self._timelines.finish_rebuild_outbox(author_id, entries, floor)
+
+
+def source_floor(floor: float | None) -> float:
+    """A source's floor for the merge: +inf where Redis read none (the key was lost)."""
+    return math.inf if floor is None else floor
