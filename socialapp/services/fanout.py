@@ -328,7 +328,10 @@ def reconcile(
             emptied.append(author)
     settled = fanout_settings.settle(generation)
     for author in emptied if settled else ():  # once settled: readers pull them no more
-        _sync_pulled_sets(feeds, follows, settings, author)
+        # An author being reconciled may have moved to push since it was read: their own
+        # reconciliation backfills the homes first, then empties the sets.
+        if feeds.reconciling(author["_id"]) is None:
+            _sync_pulled_sets(feeds, follows, settings, author)
     log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
     return settled
 
