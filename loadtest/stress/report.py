@@ -76,7 +76,8 @@ def markdown(report: dict) -> str:
         f"Seeds {report['seed']} to {report['seed'] + max(t['runs'] - 1, 0)}; "
         f"{report['burners']} busy-looping processes for CPU contention; switch interval "
         f"{report['switch_interval']} s; at each race window (`socialapp.jitter.pause`) a "
-        "`RandomDelay(seed)` sleeps up to 5 ms half the time. See docs/reliability.md.",
+        "`RandomDelay(seed)` sleeps half the time, up to 5 ms (one time in ten up to 100 ms). "
+        "See docs/reliability.md.",
         "",
         "| figure | value |",
         "|---|---|",
