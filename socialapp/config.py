@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import secrets
 from collections.abc import Mapping
@@ -109,6 +110,9 @@ class Settings:
             raise ConfigError("SOCIALAPP_MONGO_URI must be set when SOCIALAPP_ENV=production")
         if self.operator_handle and not is_handle(self.operator_handle):
             raise ConfigError(f"SOCIALAPP_OPERATOR_HANDLE: {RULE}")
+        for name in ("audit_interval_seconds", "audit_sample", "audit_grace_seconds"):
+            if not 0 <= getattr(self, name) < math.inf:  # NaN fails too
+                raise ConfigError(f"{PREFIX}{name.upper()} must be a finite number, 0 or more")
         if not self.secret_key:
             return dataclasses.replace(self, secret_key=secrets.token_urlsafe(48))
         return self

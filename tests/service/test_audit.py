@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from socialapp.config import ConfigError, Settings
 from socialapp.domain.fanout import MODES
 from socialapp.domain.ids import id_time_ms
 from socialapp.domain.timeline import Entry
@@ -248,3 +249,31 @@ def test_only_operators_see_the_consistency_figures(client, signup, operator_hea
     documented = client.get("/openapi.json").json["paths"]["/v1/admin/consistency"]["get"]
     assert documented["security"] == [{"bearerAuth": []}]
     assert {"200", "401", "403"} <= set(documented["responses"])
+
+
+@pytest.mark.parametrize(
+    "query", ["limit=1", "reset=1", "kind=missing&kind=extra", "x=%00", "a" * 3000 + "=1"]
+)
+def test_the_consistency_figures_refuse_a_query_string_and_change_nothing(
+    client, operator_headers, components, query
+):
+    """The endpoint takes no parameters: whatever an attacker appends is a clear 422, and
+    neither the totals nor the evidence move."""
+    before = client.get("/v1/admin/consistency", headers=operator_headers).json
+    refused = client.get(f"/v1/admin/consistency?{query}", headers=operator_headers)
+    assert refused.status_code == 422 and refused.is_json, refused.data[:200]
+    assert client.get("/v1/admin/consistency", headers=operator_headers).json == before
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"SOCIALAPP_AUDIT_SAMPLE": "-1"},
+        {"SOCIALAPP_AUDIT_GRACE_SECONDS": "-5"},
+        {"SOCIALAPP_AUDIT_INTERVAL_SECONDS": "nan"},
+        {"SOCIALAPP_AUDIT_INTERVAL_SECONDS": "inf"},
+    ],
+)
+def test_the_auditor_settings_refuse_what_no_round_could_use(env):
+    with pytest.raises(ConfigError, match=next(iter(env))):
+        Settings.from_env(env)
