@@ -9,9 +9,11 @@ LOCK := requirements.lock
 
 setup: system-deps $(STAMP)
 
-# redis-server powers the timelines and the Celery broker; docker-compose validates the stack.
+# redis-server powers the timelines and the Celery broker; docker-compose validates the stack;
+# chromium is the browser the page tests drive.
 system-deps:
-	@command -v redis-server >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 || scripts/install-system-deps.sh
+	@command -v redis-server >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 \
+		&& command -v chromium >/dev/null 2>&1 || scripts/install-system-deps.sh
 
 # Installs the exact versions CI tested ($(LOCK)); `make lock` refreshes them.
 $(STAMP): pyproject.toml $(LOCK)

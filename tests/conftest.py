@@ -17,6 +17,7 @@ from socialapp import create_app
 from socialapp.config import Settings
 from socialapp.queue import broker_url
 from socialapp.stores import mongo
+from tests.browser_fixtures import *  # noqa: F403
 from tests.redis_fixtures import *  # noqa: F403
 
 # Records what the stores ask of MongoDB and checks stored documents: see its docstring.

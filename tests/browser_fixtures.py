@@ -1,0 +1,50 @@
+"""A real browser for the tests: Debian's headless Chromium, driven by Playwright.
+
+Playwright's own browser download cannot be used here, so it is pointed at the system's
+``chromium`` (``make setup`` installs it; ``SOCIALAPP_CHROMIUM`` names another). A missing
+browser fails the tests with the install hint; it is never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+__all__ = ["browser", "page"]
+
+# No network beyond loopback: keep Chromium from calling home at start.
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    path = os.environ.get("SOCIALAPP_CHROMIUM") or shutil.which("chromium")
+    if not path:
+        pytest.fail("no chromium on PATH: run `make setup` (installs Debian's chromium)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser context (no cookies) and page per test."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    yield context.new_page()
+    context.close()
