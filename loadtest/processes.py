@@ -31,8 +31,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def clean_env(**values: str) -> dict[str, str]:
-    """This process's environment without any ``SOCIALAPP_*`` variable, plus ``values``."""
+    """This process's environment without any ``SOCIALAPP_*`` variable, plus ``values``; the
+    embedded store in memory only, unless ``values`` name a ``SOCIALAPP_DATA_DIR``."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("SOCIALAPP_")}
+    env["SOCIALAPP_DATA_DIR"] = ""
     env.update(values)
     return env
 
@@ -106,6 +108,13 @@ class Process:
     def kill(self) -> None:
         """SIGKILL, as a crash would, and reap."""
         self.signal(signal.SIGKILL)
+        self.popen.wait()
+
+    def crash(self) -> None:
+        """SIGKILL it and every process of its session at once (a server, its workers and
+        its redis-server), as a power cut would, and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pid, signal.SIGKILL)
         self.popen.wait()
 
     def wait(self, timeout: float) -> int:

@@ -11,6 +11,13 @@ from collections.abc import Mapping
 from socialapp.domain.handles import RULE, is_handle
 
 PREFIX = "SOCIALAPP_"
+KEPT_EMPTY = ("data_dir",)  # settings an empty value turns off, rather than leaving unset
+
+
+def default_data_dir() -> str:
+    """Where the embedded default keeps its data: ``$XDG_DATA_HOME/socialapp``."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join("~", ".local", "share")
+    return os.path.expanduser(os.path.join(base, "socialapp"))
 
 
 class ConfigError(RuntimeError):
@@ -31,6 +38,8 @@ class Settings:
     mongo_max_pool_size: int = 50
     mongo_timeout_ms: int = 5000
     mongo_majority_writes: bool = True  # majority write concern for edges and posts
+    # The embedded store's and redis-server's data between runs; empty: in memory only
+    data_dir: str = dataclasses.field(default_factory=default_data_dir)
     # Redis: no URL means a redis-server started by the service itself
     redis_url: str = ""
     redis_cluster: bool = False  # SOCIALAPP_REDIS_URL names a node of a Redis Cluster
@@ -95,7 +104,7 @@ class Settings:
         values = {}
         for field in dataclasses.fields(cls):
             raw = environ.get(PREFIX + field.name.upper())
-            if raw is not None and raw != "":
+            if raw is not None and (raw != "" or field.name in KEPT_EMPTY):
                 values[field.name] = _parse(field, raw)
         values.update(overrides)
         settings = cls(**values)

@@ -31,6 +31,7 @@ TEST_SETTINGS = dict(
     settings_refresh_seconds=0.05,
     rate_limits_enabled=False,  # tests/service/test_rate_limits.py turns them on
     audit_interval_seconds=0,  # no audit reads under other tests; tests/service/test_audit.py
+    data_dir="",  # the embedded store in memory only: tests/e2e/test_durable_serve.py keeps one
 )
 
 

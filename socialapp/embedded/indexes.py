@@ -125,11 +125,13 @@ class Indexes:
     # --- keeping step with the documents ---
 
     def added(self, key, document: dict) -> None:
+        self._store.touch(key)
         position = self.positions[key] = next(self._next)
         for index in self._built.values():
             index.add(key, position, document)
 
     def removed(self, key, document: dict) -> None:
+        self._store.touch(key)
         position = self.positions.pop(key)
         for index in self._built.values():
             index.remove(key, position, document)
@@ -140,6 +142,7 @@ class Indexes:
 
     def changed(self, key, before: list, document: dict) -> None:
         """``document`` (stored under ``key``) was changed in place; ``before``: its entries."""
+        self._store.touch(key)
         position = self.positions[key]
         for index, old in zip(list(self._built.values()), before, strict=True):
             new = index.entry(key, position, document)
@@ -343,15 +346,40 @@ class Documents(collections.OrderedDict):
     popitem = setdefault = move_to_end = _unsupported
 
 
+class Changes:
+    """The keys of the documents written since last taken, by collection: what the journal
+    of a durable embedded store writes next (``socialapp/embedded/mongomock_store.py``)."""
+
+    def __init__(self) -> None:
+        self._touched: dict[IndexedCollectionStore, dict] = {}
+
+    def touch(self, store: IndexedCollectionStore, key) -> None:
+        self._touched.setdefault(store, {})[key] = None
+
+    def take(self) -> list[tuple[IndexedCollectionStore, list]]:
+        """Each collection's changed keys, in the order first changed; forgotten here."""
+        touched, self._touched = self._touched, {}
+        return [(store, list(keys)) for store, keys in touched.items()]
+
+
 class IndexedCollectionStore(mongomock.store.CollectionStore):
     """mongomock's collection store, with its declared indexes kept as sorted lists."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, database: str = "", server: ServerStore | None = None) -> None:
         super().__init__(name)
+        self.database, self._server = database, server
         self.index_data = Indexes(self)
         self._documents = Documents(self.index_data)
 
+    def touch(self, key) -> None:
+        """A document was stored, changed or removed: recorded while changes are kept."""
+        changes = self._server.changes if self._server is not None else None
+        if changes is not None:
+            changes.touch(self, key)
+
     def drop(self) -> None:
+        for key in self._documents:
+            self.touch(key)
         super().drop()
         self.index_data = Indexes(self)
         self._documents = Documents(self.index_data)
@@ -366,14 +394,35 @@ class IndexedCollectionStore(mongomock.store.CollectionStore):
 
 
 class _DatabaseStore(mongomock.store.DatabaseStore):
+    def __init__(self, name: str, server: ServerStore) -> None:
+        super().__init__()
+        self._name, self._server = name, server
+
     def __getitem__(self, name: str) -> mongomock.store.CollectionStore:
         if name not in self._collections:
-            self._collections[name] = IndexedCollectionStore(name)
+            self._collections[name] = IndexedCollectionStore(name, self._name, self._server)
         return self._collections[name]
+
+    def collections(self) -> list[IndexedCollectionStore]:
+        return list(self._collections.values())
+
+    def rename(self, name: str, new_name: str) -> None:
+        if self._server.changes is not None:  # the journal knows documents by collection
+            raise NotImplementedError("renaming a collection of a durable embedded store")
+        super().rename(name, new_name)
 
 
 class ServerStore(mongomock.store.ServerStore):
+    """mongomock's server; ``changes``, once set, records every document written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.changes: Changes | None = None
+
     def __getitem__(self, name: str) -> mongomock.store.DatabaseStore:
         if name not in self._databases:
-            self._databases[name] = _DatabaseStore()
+            self._databases[name] = _DatabaseStore(name, self)
         return self._databases[name]
+
+    def collections(self) -> list[IndexedCollectionStore]:
+        return [store for db in self._databases.values() for store in db.collections()]

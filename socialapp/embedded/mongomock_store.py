@@ -5,6 +5,15 @@ concurrency and runs multi-document transactions; mongomock does none of that ac
 threads. Every mongomock operation here runs under one process-wide lock, and a transaction
 holds that lock throughout and undoes its writes if it fails, so the threaded embedded
 server behaves as production does.
+
+Made durable (``open_durable``, by ``socialapp serve`` with a data directory), the store is
+loaded from its journal (``journal.py``), and every operation that changed documents hands
+their new state to the journal before it lets go of the lock, one group per operation (a
+transaction's writes are one group), then waits, outside the lock, until the journal has
+them on disk: a write returns only once it is durable, and writes made meanwhile by other
+threads are committed with it. While the journal cannot write (a full disk), writes are
+refused before they change anything, with the driver's ``WriteConcernError`` (the stores
+answer 503); reads go on.
 """
 
 from __future__ import annotations
@@ -13,15 +22,19 @@ import contextlib
 import copy
 import functools
 import gc
+import logging
 import threading
+import time
 
 import bson
 import mongomock
 import mongomock.helpers
 import pymongo.errors
 
-from socialapp.embedded import indexed_client
-from socialapp.embedded.indexes import IndexedCollectionStore
+from socialapp.embedded import indexed_client, journal
+from socialapp.embedded.indexes import Changes, IndexedCollectionStore
+
+log = logging.getLogger(__name__)
 
 _client_lock = threading.Lock()
 _client = None
@@ -40,6 +53,7 @@ def client() -> mongomock.MongoClient:
 def reset() -> None:
     """Forget the embedded store (tests start each app on an empty one)."""
     global _client
+    close_durable()
     with _client_lock:
         _client = None
 
@@ -53,6 +67,7 @@ _FILTERED_WRITES = (
 )  # fmt: skip
 _lock = threading.RLock()
 _journals = threading.local()  # the open transaction's journal, per thread
+_depth = threading.local()  # how many operations this thread has open (they nest)
 
 
 def make_atomic() -> None:
@@ -62,16 +77,16 @@ def make_atomic() -> None:
     for name in _UNJOURNALED:
         setattr(cls, name, _locked(getattr(cls, name)))
     for name in _INSERTS:
-        setattr(cls, name, _locked(_journaled_insert(getattr(cls, name))))
+        setattr(cls, name, _writing(_journaled_insert(getattr(cls, name))))
     for name in _FILTERED_WRITES:
-        setattr(cls, name, _locked(_journaled_write(getattr(cls, name))))
-    cls.bulk_write = _locked(_outside_transactions(cls.bulk_write))
+        setattr(cls, name, _writing(_journaled_write(getattr(cls, name))))
+    cls.bulk_write = _writing(_outside_transactions(cls.bulk_write))
     original_find = cls.find
 
     @functools.wraps(original_find)
     def find(self, *args, **kwargs):
         # Materialise under the lock; callers pass sort/limit as arguments and only iterate.
-        with _lock:
+        with _operation():
             # list(cursor) re-slices the whole result for every document (O(n^2) in mongomock).
             cursor = original_find(self, *args, **kwargs)
             return iter(cursor._compute_results(with_limit_and_skip=True))
@@ -84,9 +99,10 @@ def make_atomic() -> None:
 def transaction():
     """All writes made inside, or none: on an exception every touched document is restored.
 
-    Other threads wait for the whole transaction (snapshot isolation, trivially).
+    Other threads wait for the whole transaction (snapshot isolation, trivially). On a
+    durable store its writes are journaled as one group: all of them survive a crash, or none.
     """
-    with _lock:
+    with _operation(writes=True):
         if getattr(_journals, "current", None) is not None:
             raise RuntimeError("transactions do not nest")
         journal = _journals.current = _Journal()
@@ -167,10 +183,42 @@ def _outside_transactions(method):
 def _locked(method):
     @functools.wraps(method)
     def call(*args, **kwargs):
-        with _lock:
+        with _operation():
             return method(*args, **kwargs)
 
     return call
+
+
+def _writing(method):
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        with _operation(writes=True):
+            return method(*args, **kwargs)
+
+    return call
+
+
+@contextlib.contextmanager
+def _operation(writes: bool = False):
+    """Hold the store's lock; on a durable store, journal what the outermost operation of
+    this thread changed as it ends, and return once that is on disk."""
+    durable = _durable
+    group = None
+    with _lock:
+        depth = getattr(_depth, "open", 0)
+        if writes and durable is not None and durable.journal.failing is not None:
+            raise pymongo.errors.WriteConcernError(
+                f"the embedded store's journal cannot write: {durable.journal.failing}", 100, {}
+            )
+        _depth.open = depth + 1
+        try:
+            yield
+        finally:
+            _depth.open = depth
+            if depth == 0 and durable is not None:
+                group = durable.journal_changes()
+    if group is not None:
+        durable.wait(group)
 
 
 BATCH = 50_000  # each batch costs one scan of the collection per unique index
@@ -184,7 +232,7 @@ def insert_batch(coll, batch: list[dict]) -> None:
     of an unordered bulk insert, in linear time). Every mongomock operation runs under
     ``_lock``, so the store's documents can be read here without its own reader lock.
     """
-    with _lock:
+    with _operation(writes=True):
         store = coll._store
         indexes = [index for index in store.indexes.values() if index.get("unique")]
         if _journal() is not None or any(
@@ -240,3 +288,80 @@ def freeze_bulk_loads() -> None:
     """
     global _freeze_loads
     _freeze_loads = True
+
+
+class Durable:
+    """The embedded store's journal, fed the documents each operation changed."""
+
+    def __init__(self, server, writes: journal.Journal, timeout: float) -> None:
+        self.server, self.journal, self._timeout = server, writes, timeout
+        self.changes = server.changes = Changes()
+
+    def journal_changes(self) -> int | None:
+        """Queue the state of every document changed since the last call (under the lock)."""
+        rows = [
+            (
+                f"{store.database}.{store.name}",
+                journal.document_key(key),
+                bson.encode(store._documents[key]) if key in store._documents else None,
+            )
+            for store, keys in self.changes.take()
+            for key in keys
+        ]
+        return self.journal.append(rows) if rows else None
+
+    def wait(self, group: int) -> None:
+        try:
+            self.journal.wait(group, self._timeout)
+        except journal.Unavailable as error:
+            raise pymongo.errors.WriteConcernError(str(error), 100, {}) from error
+
+
+_durable: Durable | None = None
+
+
+def open_durable(connection, timeout: float) -> dict[str, int]:
+    """Load the store from the journal's database, then journal every write into it;
+    the documents loaded, by ``database.collection``."""
+    global _durable
+    started = time.monotonic()
+    server = client()._store
+    loaded: dict[str, int] = {}
+    with _lock:
+        if _durable is not None:
+            raise RuntimeError("the embedded store is already durable")
+        stores: dict[str, IndexedCollectionStore] = {}
+        for name, body in journal.documents(connection):
+            store = stores.get(name)
+            if store is None:
+                database, _, collection = name.partition(".")
+                store = stores[name] = server[database][collection]
+            document = journal.decode(body)
+            store._documents[document["_id"]] = document
+            loaded[name] = loaded.get(name, 0) + 1
+        _durable = Durable(server, journal.Journal(connection), timeout)
+    log.info(
+        "embedded store: loaded %d documents (%s) in %.1f s",
+        sum(loaded.values()),
+        ", ".join(f"{name} {count}" for name, count in sorted(loaded.items())) or "empty",
+        time.monotonic() - started,
+    )
+    return loaded
+
+
+def close_durable() -> None:
+    """Write what is journaled, close the journal, and keep changes in memory only."""
+    global _durable
+    with _lock:
+        durable, _durable = _durable, None
+        if durable is not None:
+            durable.server.changes = None
+    if durable is not None:
+        durable.journal.close()
+
+
+def build_indexes() -> None:
+    """Build every declared index now, not in the first request that queries it."""
+    with _lock:
+        for store in client()._store.collections():
+            store.index_data.build()

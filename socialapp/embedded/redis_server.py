@@ -78,8 +78,10 @@ class RedisServer:
         workdir: str | None = None,
         maxmemory_policy: str = "noeviction",
         extra_args: tuple[str, ...] | list[str] = (),
+        pass_fds: tuple[int, ...] = (),
     ) -> None:
         self.port = port
+        self.pass_fds = pass_fds  # kept open in the server (a lock it holds while it runs)
         self._fixed_port = port is not None
         self._workdir = workdir
         self._owns_dir = False
@@ -136,6 +138,7 @@ class RedisServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent,
+                pass_fds=self.pass_fds,
             )
         with _running_lock:
             _running.add(self)
@@ -169,7 +172,8 @@ class RedisServer:
             self._process.wait()
 
     def restart(self) -> str:
-        """Stop and start again on the same port (the data is gone: nothing is persisted)."""
+        """Stop and start again on the same port (the data is gone unless ``extra_args``
+        turned on persistence in a directory it was given)."""
         self._shutdown()
         binary = _require("redis-server")
         self._launch(binary)

@@ -2,17 +2,22 @@
 
 On the embedded default the store of record (mongomock) lives in the process that serves, so
 there is one gunicorn worker process, never replaced on a timer, and the app and its
-in-process Celery worker are built inside it, after the fork. The master only starts the
-redis-server (when no Redis is configured) and stops it last.
+in-process Celery worker are built inside it, after the fork. The master only takes the data
+directory (``SOCIALAPP_DATA_DIR``: ``socialapp/embedded/data_dir.py``), starts the
+redis-server (when no Redis is configured, persisted there) and stops it last; the worker
+loads the store from the directory and journals every write into it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
+import logging
 import os
 import runpy
 import ssl
+import time
 from http import HTTPStatus
 
 from gunicorn import util
@@ -21,8 +26,11 @@ from gunicorn.http import errors
 from gunicorn.workers.gthread import ThreadWorker
 
 from socialapp.config import ConfigError, Settings
+from socialapp.embedded.data_dir import DataDir
 from socialapp.entrypoints import gunicorn_conf
 from socialapp.queue import QUEUES
+
+log = logging.getLogger(__name__)
 
 EMBEDDED_THREADS = 8  # request threads of the embedded default's single process
 
@@ -71,9 +79,12 @@ def error_response(status: int) -> bytes:
 class Application(BaseApplication):
     """The gunicorn application of ``socialapp serve``: ``gunicorn_conf`` plus ``settings``."""
 
-    def __init__(self, settings: Settings, worker_queues: tuple[str, ...]) -> None:
+    def __init__(
+        self, settings: Settings, worker_queues: tuple[str, ...], data: DataDir | None = None
+    ) -> None:
         self._settings = settings
         self._worker_queues = worker_queues
+        self._data = data  # taken by the master; the store in it is loaded by the worker
         self._worker = None
         super().__init__()
 
@@ -105,11 +116,25 @@ class Application(BaseApplication):
         from socialapp.embedded import mongomock_store
         from workers.embedded import EmbeddedWorker
 
+        started = time.monotonic()
+        durable = self._settings.embedded_mongo and self._data is not None
+        if durable:
+            timeout = self._settings.mongo_timeout_ms / 1000
+            mongomock_store.open_durable(self._data.connect(), timeout)
         app = create_app(self._settings)
         if self._settings.embedded_mongo:
-            # The generator loads the store inside this process: keep what it loads out of
-            # the full garbage collections (see freeze_bulk_loads).
+            mongomock_store.build_indexes()
+            # What was loaded lives as long as the process: out of the full collections
+            # (see freeze_bulk_loads), as what the generator loads later will be.
+            gc.collect()
+            gc.freeze()
             mongomock_store.freeze_bulk_loads()
+            if durable:
+                log.info(
+                    "embedded store ready in %.1f s (loaded from %s, indexes built)",
+                    time.monotonic() - started,
+                    self._data.path,
+                )
             components = app.extensions["socialapp"]
             self._worker = EmbeddedWorker(components, queues=self._worker_queues).start()
         return app
@@ -119,8 +144,11 @@ class Application(BaseApplication):
         print(f"socialapp serving on http://{host}:{port}", flush=True)
 
     def _stop_worker(self, arbiter, worker) -> None:
+        from socialapp.embedded import mongomock_store
+
         if self._worker is not None:
             self._worker.stop()
+        mongomock_store.close_durable()  # what is journaled goes to disk; the log is compacted
 
 
 def serve(settings: Settings) -> int:
@@ -128,14 +156,18 @@ def serve(settings: Settings) -> int:
     from socialapp.embedded.redis_server import RedisServer
 
     queues = embedded_worker_queues(settings)
+    data = None
+    if settings.data_dir and (settings.embedded_mongo or not settings.redis_url):
+        data = DataDir(settings.data_dir).open()
+        print(f"socialapp keeps its data in {data.path}", flush=True)
     redis = None
     if not settings.redis_url:
-        redis = RedisServer()
+        redis = RedisServer(**persistence(data))
         settings = dataclasses.replace(settings, redis_url=redis.start() + "/0")
         print(f"socialapp started its own redis-server at {redis.url}", flush=True)
     master = os.getpid()
     try:
-        Application(settings, queues).run()
+        Application(settings, queues, data).run()
     except SystemExit as stop:
         if os.getpid() != master:
             raise  # a worker process leaving the master's code it was forked in
@@ -144,6 +176,15 @@ def serve(settings: Settings) -> int:
         if redis:
             redis.stop()  # only in the process that started it
     return 0
+
+
+def persistence(data: DataDir | None) -> dict:
+    """The embedded redis-server's options: its append-only file in the data directory (the
+    timelines' and the broker's data, fsynced every second), holding the directory's lock."""
+    if data is None:
+        return {}
+    appendonly = ("--appendonly", "yes", "--appendfsync", "everysec")
+    return dict(workdir=str(data.redis), extra_args=appendonly, pass_fds=(data.lock_fd,))
 
 
 def embedded_worker_queues(settings: Settings) -> tuple[str, ...]:

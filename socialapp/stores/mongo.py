@@ -95,7 +95,8 @@ class Transactions:
 
     def run(self, work: Callable[[ClientSession | None], T]) -> T:
         if self._embedded:
-            with mongomock_store.transaction():
+            # translated: a durable embedded store's journal can fail the commit (a full disk)
+            with translated(MONGODB), mongomock_store.transaction():
                 return work(None)
         if not self._server_supports_transactions():
             return work(None)
