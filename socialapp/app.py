@@ -9,7 +9,7 @@ from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialapp import bootstrap
-from socialapp.api import limits, mastodon, register_api
+from socialapp.api import console, limits, mastodon, register_api
 from socialapp.api.mastodon import MASTODON_HEADERS
 from socialapp.api.timeline import DIAGNOSTICS
 from socialapp.config import Settings
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
     api = register_api(app)
     mastodon.document(api, app)
     limits.init_app(app, api, settings)
+    console.register(app)
     if settings.trusted_proxies > 0:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)
     if settings.cors_origins:

@@ -19,6 +19,7 @@ from socialapp.rendering import render_post
 from socialapp.security import Passwords, Tokens
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.audit import AuditStore
+from socialapp.stores.fanout_changes import FanoutChangeLog
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
@@ -27,6 +28,7 @@ from socialapp.stores.likes import LikeStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
+from socialapp.stores.series import SeriesStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -55,10 +57,12 @@ class Components:
     feeds: FeedManager
     queue: TaskQueue
     metrics: Metrics
+    fanout_changes: FanoutChangeLog
+    series: SeriesStore
 
     def ensure_indexes(self) -> None:
         stores = (self.users, self.follows, self.posts, self.likes, self.idempotency)
-        for store in (*stores, self.fanout_settings, self.oauth):
+        for store in (*stores, self.fanout_settings, self.oauth, self.fanout_changes):
             store.ensure_indexes()
 
 
@@ -80,6 +84,7 @@ def build(settings: Settings) -> Components:
     post_cache = PostCache(redis, settings, render=render_post)
     fanout_state = FanoutState(redis)
     audits = AuditStore(redis)
+    series = SeriesStore(redis)
     sources = FeedSources(timelines, fanout_state, posts, follows, users, settings)
     transactions = mongo.Transactions(db, settings)
     return Components(
@@ -111,5 +116,7 @@ def build(settings: Settings) -> Components:
             settings,
         ),
         queue=queue,
-        metrics=Metrics(queue_depth=queue.depth, audit_totals=audits.totals),
+        metrics=Metrics(queue_depth=queue.depth, audit_totals=audits.totals, series=series),
+        fanout_changes=FanoutChangeLog(db, settings),
+        series=series,
     )

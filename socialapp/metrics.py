@@ -1,5 +1,5 @@
 """Prometheus metrics: deliveries, delivery lag, queue depth, timeline read latency by mode,
-and the consistency auditor's totals.
+home reads by how they were built, and the consistency auditor's totals.
 
 With ``PROMETHEUS_MULTIPROC_DIR`` set (before prometheus_client is imported, as the API's
 gunicorn config does), every process of a server writes its samples to files in that
@@ -7,11 +7,18 @@ directory and a scrape of any of them sums them all (prometheus_client's multipr
 Worker processes serve their own metrics with ``serve`` (``SOCIALAPP_METRICS_PORT``). The
 queue depth and the auditor's totals are read from Redis at scrape time, so every process
 reports the same figures.
+
+Deliveries, lags and home reads also go, a second later and summed per step, to the
+console's short time series in Redis (``stores/series.py``), which every process of every
+host shares: the operator's console at ``/admin`` charts them without a Prometheus server.
 """
 
 from __future__ import annotations
 
+import collections
+import logging
 import os
+import threading
 import time
 
 from prometheus_client import (
@@ -25,16 +32,38 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from socialapp.domain.ids import id_time_ms
+from socialapp.errors import Unavailable
+from socialapp.stores.series import step_of
+
+log = logging.getLogger(__name__)
 
 LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
 READ_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+# How a home page was built (HomePage's counts): from the pushed timeline alone, with
+# outboxes merged at read time, or with posts read from MongoDB past what Redis holds.
+BUILT = ("timeline", "merged", "store")
+
+
+def lag_field(seconds: float) -> str:
+    """The series field of the lag bucket ``seconds`` falls in (its upper bound)."""
+    bound = next((b for b in LAG_BUCKETS if seconds <= b), None)
+    return f"lag_le:{bound}" if bound is not None else "lag_le:inf"
+
+
+def how_built(page) -> str:
+    if page.from_store:
+        return "store"
+    return "merged" if page.merged_authors else "timeline"
 
 
 class Metrics:
-    def __init__(self, queue_depth=None, audit_totals=None) -> None:
+    def __init__(self, queue_depth=None, audit_totals=None, series=None) -> None:
         self.registry = registry = CollectorRegistry()  # this process's samples
-        self.deliveries = Counter(
-            "socialapp_deliveries", "Posts copied into home timelines", registry=registry
+        self.tally = Tally(series)
+        self.deliveries = _Tallied(
+            Counter("socialapp_deliveries", "Posts copied into home timelines", registry=registry),
+            self.tally,
+            "deliveries",
         )
         self.delivery_lag = Histogram(
             "socialapp_delivery_lag_seconds",
@@ -49,6 +78,12 @@ class Metrics:
             buckets=READ_BUCKETS,
             registry=registry,
         )
+        self.home_reads = Counter(
+            "socialapp_home_reads",
+            "Home timeline pages served, by how they were built",
+            ["built"],
+            registry=registry,
+        )
         self._scraped = registry
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             self._scraped = CollectorRegistry()
@@ -59,7 +94,15 @@ class Metrics:
             self._scraped.register(_AuditTotals(audit_totals))
 
     def observe_delivery_lag(self, post_id: int) -> None:
-        self.delivery_lag.observe(max(0.0, time.time() - id_time_ms(post_id) / 1000))
+        lag = max(0.0, time.time() - id_time_ms(post_id) / 1000)
+        self.delivery_lag.observe(lag)
+        self.tally.add(lag_field(lag))
+
+    def count_home_read(self, page) -> None:
+        """A home page served (a ``HomePage``), by how it was built."""
+        built = how_built(page)
+        self.home_reads.labels(built=built).inc()
+        self.tally.add(f"reads:{built}")
 
     def observe_timeline_read(self, mode: str, seconds: float) -> None:
         self.timeline_reads.labels(mode=mode).observe(seconds)
@@ -119,3 +162,51 @@ class _AuditTotals:
         except Exception:  # Redis down: report no sample rather than fail the scrape
             pass
         yield from (pages, mismatches, last_round)
+
+
+class Tally:
+    """Counts of this process on their way to the shared series (a ``SeriesStore``): summed
+    per step in memory and written together at most ``delay`` seconds after the first, so a
+    delivery or a read pays no Redis round trip of its own. With no series, nothing."""
+
+    def __init__(self, series, delay: float = 1.0, clock=time.time) -> None:
+        self._series = series
+        self._delay = delay
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._pending: collections.Counter = collections.Counter()
+        self._timer: threading.Timer | None = None
+
+    def add(self, field: str, amount: float = 1) -> None:
+        if self._series is None:
+            return
+        with self._lock:
+            self._pending[(step_of(self._clock()), field)] += amount
+            if self._timer is None:
+                self._timer = threading.Timer(self._delay, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._pending, self._timer = self._pending, collections.Counter(), None
+        if not pending:
+            return
+        try:
+            self._series.add(pending)
+        except Unavailable as error:  # Redis down: these counts are lost to the charts only
+            log.warning("console series not written: %r", error)
+
+
+class _Tallied:
+    """A Prometheus counter whose increments are tallied for the series too."""
+
+    def __init__(self, counter: Counter, tally: Tally, field: str) -> None:
+        self._counter = counter
+        self._tally = tally
+        self._field = field
+
+    def inc(self, amount: float = 1) -> None:
+        self._counter.inc(amount)
+        if amount:
+            self._tally.add(self._field, amount)

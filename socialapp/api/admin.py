@@ -8,7 +8,7 @@ from flask.views import MethodView
 from marshmallow import fields, validate
 
 from socialapp.api.accounts import user_id_from_path
-from socialapp.api.auth import BEARER, components
+from socialapp.api.auth import BEARER, components, operator
 from socialapp.api.base import Blueprint, operator_only
 from socialapp.api.fields import QueryInteger
 from socialapp.domain.audit import KINDS
@@ -70,7 +70,8 @@ class Fanout(MethodView):
     def put(self, body):
         """Switch fan-out mode and/or celebrity threshold, at runtime"""
         c = components()
-        return operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **body)
+        journal = operators.Journal(c.fanout_changes, c.ids, by=operator())
+        return operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **body, journal=journal)
 
 
 class ForecastArgs(ma.Schema):
@@ -134,8 +135,9 @@ class AuthorFanout(MethodView):
         """Force an author to be pushed or pulled (or back to auto)"""
         c = components()
         author_id = user_id_from_path(user_id)
+        journal = operators.Journal(c.fanout_changes, c.ids, by=operator())
         return operators.set_author_strategy(
-            c.users, c.feeds, c.fanout_settings, c.queue, author_id, **body
+            c.users, c.feeds, c.fanout_settings, c.queue, author_id, **body, journal=journal
         )
 
 

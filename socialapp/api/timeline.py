@@ -51,6 +51,7 @@ class Home(MethodView):
         page = timeline.read_home(
             c.feeds, c.fanout_settings, c.metrics, caller_id(), **args, rendered=True
         )
+        c.metrics.count_home_read(page)
         headers = {
             "X-Fanout-Mode": page.mode,
             "X-Timeline-Materialized": str(page.from_timeline),

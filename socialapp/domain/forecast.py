@@ -92,6 +92,19 @@ def forecast(threshold: int, graph: Graph) -> dict:
     }
 
 
+def thresholds_across(graph: Graph, points: int) -> list[int]:
+    """About ``points`` thresholds spread across the authors' follower counts, densest where
+    the big accounts are: 1 (every author pulled), a threshold just above the follower count
+    at each of a ladder of quantiles, and one above the largest (every author pushed)."""
+    followers = sorted(a.followers for a in graph.authors)
+    if not followers:
+        return [1]
+    ladder = [1 - 0.5 ** (i + 1) for i in range(max(points - 2, 1))]  # 0.5, 0.75, 0.875, ...
+    found = {1, followers[-1] + 1}
+    found.update(followers[min(int(q * len(followers)), len(followers) - 1)] + 1 for q in ladder)
+    return sorted(found)
+
+
 def posting_rates(author_ids: Iterable[int], window_hours: float) -> dict[int, float]:
     """Posts per hour of each author, from the authors of the posts in the window."""
     counts: dict[int, int] = {}

@@ -128,8 +128,9 @@ def _fanout(args, settings: Settings) -> int:
             c.users, c.follows, c.posts, c.feeds, settings, args.forecast
         )
     elif args.mode or args.threshold:
+        journal = operators.Journal(c.fanout_changes, c.ids, by=None)
         state = operators.change_fanout(
-            c.fanout_settings, c.feeds, c.queue, args.mode, args.threshold
+            c.fanout_settings, c.feeds, c.queue, args.mode, args.threshold, journal=journal
         )
     else:
         state = operators.describe_fanout(c.fanout_settings, c.feeds)
@@ -145,8 +146,15 @@ def _fanout_override(args, settings: Settings) -> int:
     _require_shared_stores(settings)
     c = bootstrap.build(settings)
     try:
+        journal = operators.Journal(c.fanout_changes, c.ids, by=None)
         operators.set_author_strategy(
-            c.users, c.feeds, c.fanout_settings, c.queue, args.user_id, args.strategy
+            c.users,
+            c.feeds,
+            c.fanout_settings,
+            c.queue,
+            args.user_id,
+            args.strategy,
+            journal=journal,
         )
     except NotFound:
         print(f"socialapp: no user {args.user_id}", file=sys.stderr)

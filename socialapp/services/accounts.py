@@ -33,11 +33,18 @@ def register(
     )
 
 
-def issue_token(users: UserStore, passwords: Passwords, tokens: Tokens, handle: str, password: str):
-    """A bearer token for the account; the same error whether the handle or password is wrong."""
+def authenticate(users: UserStore, passwords: Passwords, handle: str, password: str) -> dict:
+    """The account ``handle`` names if ``password`` is its own; the same error, at the same
+    cost, whether the handle or the password is wrong."""
     user = users.by_handle(handle)
     if not passwords.verify(user["password_hash"] if user else None, password):
         raise Unauthorized("invalid handle or password")
+    return user
+
+
+def issue_token(users: UserStore, passwords: Passwords, tokens: Tokens, handle: str, password: str):
+    """A bearer token for the account; the same error whether the handle or password is wrong."""
+    user = authenticate(users, passwords, handle, password)
     return {
         "access_token": tokens.issue(user["_id"]),
         "token_type": "bearer",

@@ -30,6 +30,35 @@ def forecast_threshold(
     clock=time.time,
 ) -> dict:
     """What hybrid mode with ``threshold`` would cost now, from the live graph and rates."""
+    return model.forecast(threshold, live_graph(users, follows, posts, feeds, settings, clock))
+
+
+def forecast_curve(
+    users: UserStore,
+    follows: FollowStore,
+    posts: PostStore,
+    feeds: FeedManager,
+    settings: Settings,
+    thresholds: list[int],
+    points: int = 12,
+    clock=time.time,
+) -> list[dict]:
+    """The forecast at ``thresholds`` and at about ``points`` more spread across the
+    follower distribution, by threshold, from one reading of the live graph."""
+    graph = live_graph(users, follows, posts, feeds, settings, clock)
+    spread = set(model.thresholds_across(graph, points)) | set(thresholds)
+    return [model.forecast(threshold, graph) for threshold in sorted(spread)]
+
+
+def live_graph(
+    users: UserStore,
+    follows: FollowStore,
+    posts: PostStore,
+    feeds: FeedManager,
+    settings: Settings,
+    clock=time.time,
+) -> model.Graph:
+    """The forecast's inputs as they are now: authors, rates, active readers' followees."""
     since = first_id_at(clock() - WINDOW_HOURS * 3600)
     rates = model.posting_rates(posts.authors_since(since), WINDOW_HOURS)
     authors = [
@@ -48,7 +77,7 @@ def forecast_threshold(
     if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
         ids = [a.id for a in authors]
         sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))
-    graph = model.Graph(
+    return model.Graph(
         authors=authors,
         active_share=min(1.0, active / readers),  # fan-out skips idle readers
         active_readers=active,
@@ -58,4 +87,3 @@ def forecast_threshold(
         outbox_cap=settings.outbox_cap,
         entry_bytes=feeds.home_entry_bytes(sample) or ENTRY_BYTES,
     )
-    return model.forecast(threshold, graph)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator
 
-from pymongo import ASCENDING, ReturnDocument
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
@@ -15,6 +16,7 @@ from socialapp.stores import schema
 from socialapp.stores.mongo import collection, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
+HANDLE_PREFIX = re.compile(r"[a-z0-9_]{1,30}")  # what a handle search may hold
 COUNTERS = ("followers_count", "following_count", "post_count")
 AUTHOR_FIELDS = (
     "followers_count",
@@ -124,6 +126,25 @@ class UserStore:
 
     def count(self) -> int:
         return self._users.count_documents({})
+
+    def overridden(self, limit: int) -> list[dict]:
+        """Authors with an operator's override (``push`` or ``pull``), by handle."""
+        query = {"fanout_override": {"$in": ["push", "pull"]}}
+        return list(self._users.find(query, sort=[("handle", ASCENDING)], limit=limit))
+
+    def with_handle_prefix(self, prefix: str, limit: int) -> list[dict]:
+        """Accounts whose handle starts with ``prefix`` (a valid handle's characters), by
+        handle."""
+        if not HANDLE_PREFIX.fullmatch(prefix):
+            raise ValueError(f"not the start of a handle: {prefix!r}")
+        query = {"handle": {"$regex": f"^{prefix}"}}
+        return list(self._users.find(query, sort=[("handle", ASCENDING)], limit=limit))
+
+    def newest_leanings(self, limit: int) -> list[dict]:
+        """The authors adaptive mode decided most recently, newest decision first."""
+        query = {"fanout_leaning": {"$in": ["push", "pull"]}}
+        sort = [("fanout_leaning_at", DESCENDING)]
+        return list(self._users.find(query, sort=sort, limit=limit))
 
     def authors_with_followers(self, batch: int = 1000, after: int = 0) -> Iterator[dict]:
         """Every user with followers or a fan-out override (reconciliation walks them),

@@ -17,7 +17,16 @@ import mongomock
 import pytest
 
 from socialapp.config import Settings
-from socialapp.stores import fanout_settings, follows, idempotency, likes, oauth, posts, users
+from socialapp.stores import (
+    fanout_changes,
+    fanout_settings,
+    follows,
+    idempotency,
+    likes,
+    oauth,
+    posts,
+    users,
+)
 
 MAX_CHECKED = 5_000  # documents of one collection checked after a test (see violations)
 
@@ -32,6 +41,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "likes": likes.SCHEMA,
         "idempotency_keys": idempotency.SCHEMA,
         "settings": fanout_settings.SCHEMA,
+        "fanout_changes": fanout_changes.SCHEMA,
         "oauth_apps": oauth.APP_SCHEMA,
         "oauth_tokens": oauth.TOKEN_SCHEMA,
     }

@@ -1,0 +1,321 @@
+"""The operator's console at ``/admin``: server-rendered pages for operator accounts.
+
+Sign in with an operator's handle and password (a session cookie, see ``session.py``); the
+page shows the fan-out as it stands and the live figures, refreshed by htmx (vendored under
+``static/``, 0BSD), and charts drawn on the server (``charts.py``). A change of mode or
+threshold goes through a confirmation page that sets the forecast of the new value beside
+today's; once confirmed, the page shows the reconciliation settle. Views parse, call a
+service and render, as /v1's do; every change goes through ``services.operators`` with a
+journal naming the operator.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+import flask
+from flask import g, redirect, render_template, request, url_for
+from werkzeug.exceptions import HTTPException
+
+from socialapp.api import limits
+from socialapp.api.auth import components
+from socialapp.api.base import ignore_unknown_query
+from socialapp.api.console import charts, session
+from socialapp.api.console.forms import change_request, strategy_request
+from socialapp.domain.fanout import MODES, STRATEGIES
+from socialapp.errors import AppError, Forbidden, Unavailable
+from socialapp.services import accounts, console, forecast, operators
+
+log = logging.getLogger(__name__)
+blp = flask.Blueprint(
+    "console",
+    __name__,
+    url_prefix=session.PATH,
+    template_folder="templates",
+    static_folder="static",
+)
+POLL_SECONDS = 3  # how often the page refreshes its figures
+SECURITY_HEADERS = {
+    # Only the console's own script and styles; no frame may hold it, no form leave it.
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+    "frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+def is_console(path: str) -> bool:
+    return path == session.PATH or path.startswith(session.PATH + "/")
+
+
+def operator_page(view):
+    """Signed-in operators only (others go to the sign-in page, plain users get 403); a
+    POST must carry the session's CSRF token."""
+
+    @functools.wraps(view)
+    def checked(*args, **kwargs):
+        try:
+            g.operator = session.operator()
+        except session.SignInRequired:
+            if request.headers.get("HX-Request"):  # a refresh of an expired page: reload it
+                return "", 401, {"HX-Redirect": url_for(".sign_in")}
+            return redirect(url_for(".sign_in"), 303)
+        if request.method == "POST":
+            session.check_csrf()
+        return view(*args, **kwargs)
+
+    return checked
+
+
+@blp.after_request
+def finish(response: flask.Response) -> flask.Response:
+    response.headers.update(SECURITY_HEADERS)
+    return session.save(response)
+
+
+@blp.errorhandler(AppError)
+def app_error(error: AppError):
+    return _error_page(error.status, error.message)
+
+
+@blp.errorhandler(Unavailable)
+def unavailable(error: Unavailable):
+    return _error_page(503, "a backing store is unavailable, retry in a few seconds")
+
+
+@blp.errorhandler(HTTPException)
+def http_error(error: HTTPException):
+    return _error_page(error.code or 500, error.description or error.name)
+
+
+@blp.errorhandler(Exception)
+def unexpected(error: Exception):
+    log.exception("unhandled error in the console")
+    return _error_page(500, "internal server error (logged)")
+
+
+def _error_page(status: int, message: str):
+    page = "_error.html" if request.headers.get("HX-Request") else "error.html"
+    return render_template(f"console/{page}", status=status, message=message), status
+
+
+@blp.get("/login")
+def sign_in():
+    return render_template("console/login.html", csrf_token=session.csrf_token())
+
+
+@blp.post("/login")
+@limits.tokens
+def sign_in_post():
+    session.check_csrf()
+    handle = request.form.get("handle", "")
+    password = request.form.get("password", "")
+    c = components()
+    try:
+        user = accounts.authenticate(c.users, c.passwords, handle, password)
+    except AppError as error:
+        page = render_template(
+            "console/login.html",
+            csrf_token=session.csrf_token(),
+            error=error.message,
+            handle=handle,
+        )
+        return page, error.status
+    if not accounts.is_operator(user):
+        raise Forbidden("operator role required: this console is for operators")
+    session.sign_in(user)
+    return redirect(url_for(".home"), 303)
+
+
+@blp.post("/logout")
+@operator_page
+def sign_out():
+    session.sign_out()
+    return redirect(url_for(".sign_in"), 303)
+
+
+@blp.get("")
+@operator_page
+def home():
+    c = components()
+    status = _status()
+    curve = forecast.forecast_curve(
+        c.users, c.follows, c.posts, c.feeds, c.settings, [status["celebrity_threshold"]]
+    )
+    return render_template(
+        "console/index.html",
+        **_page(),
+        **status,
+        figures=_figures(),
+        forecast_charts=_forecast_charts(curve, status["celebrity_threshold"], None),
+        authors=console.authors(c.users, ""),
+        search="",
+        modes=MODES,
+    )
+
+
+@blp.get("/status")
+@operator_page
+def status():
+    return render_template("console/_status.html", **_page(), **_status())
+
+
+@blp.get("/figures")
+@operator_page
+def figures():
+    return render_template("console/_figures.html", **_page(), figures=_figures())
+
+
+@blp.get("/authors")
+@operator_page
+def authors():
+    search = request.args.get("q", "")
+    found = console.authors(components().users, search)
+    return render_template("console/_authors.html", **_page(), authors=found, search=search)
+
+
+@blp.get("/change")
+@operator_page
+def confirm_change():
+    """The confirmation page: the forecast of the proposed settings beside today's."""
+    c = components()
+    now = operators.describe_fanout(c.fanout_settings, c.feeds)
+    change = change_request(request.args, now)
+    curve = forecast.forecast_curve(
+        c.users,
+        c.follows,
+        c.posts,
+        c.feeds,
+        c.settings,
+        [now["celebrity_threshold"], change.threshold],
+    )
+    today = _at(curve, _effective(now["mode"], now["celebrity_threshold"], curve))
+    proposed = _at(curve, _effective(change.mode, change.threshold, curve))
+    return render_template(
+        "console/confirm.html",
+        **_page(),
+        now=now,
+        change=change,
+        today=today,
+        proposed=proposed,
+        forecast_charts=_forecast_charts(curve, today["threshold"], proposed["threshold"]),
+    )
+
+
+@blp.post("/fanout")
+@operator_page
+def change_fanout():
+    c = components()
+    change = change_request(request.form, operators.describe_fanout(c.fanout_settings, c.feeds))
+    journal = operators.Journal(c.fanout_changes, c.ids, by=g.operator)
+    operators.change_fanout(
+        c.fanout_settings,
+        c.feeds,
+        c.queue,
+        change.mode,
+        change.threshold,
+        journal=journal,
+    )
+    return redirect(url_for(".home", _anchor="settings"), 303)
+
+
+@blp.post("/authors/<int:user_id>/strategy")
+@operator_page
+def change_strategy(user_id: int):
+    c = components()
+    strategy = strategy_request(request.form)
+    journal = operators.Journal(c.fanout_changes, c.ids, by=g.operator)
+    operators.set_author_strategy(
+        c.users, c.feeds, c.fanout_settings, c.queue, user_id, strategy, journal=journal
+    )
+    return redirect(url_for(".home", _anchor="authors"), 303)
+
+
+def _page() -> dict:
+    return {
+        "operator": g.operator,
+        "csrf_token": session.csrf_token(),
+        "poll_seconds": POLL_SECONDS,
+        "strategies": STRATEGIES,
+    }
+
+
+def _status() -> dict:
+    c = components()
+    return {
+        **console.status(c.fanout_settings, c.feeds, c.users, c.fanout_changes),
+        "decisions": console.decisions(c.users, c.follows, c.feeds, c.settings),
+    }
+
+
+def _figures() -> dict:
+    c = components()
+    found = console.figures(c.series, c.queue)["series"]
+    queues = [(name, found[f"queue:{name}"]) for name in console.QUEUE_NAMES]
+    reads = [(how, found[f"reads:{how}"]) for how in ("timeline", "merged", "store")]
+    return {
+        "deliveries": charts.line_chart(
+            "Deliveries per second", [("deliveries/s", found["deliveries_per_second"])]
+        ),
+        "lag": charts.line_chart(
+            "Post-to-visible lag",
+            [("p50", found["lag_p50"]), ("p99", found["lag_p99"])],
+            fmt=charts.seconds,
+        ),
+        "queues": charts.line_chart("Queue depth", queues),
+        "reads": charts.line_chart("Home reads per second, by how built", reads),
+        "memory": charts.line_chart(
+            "Timelines' Redis memory", [("used", found["memory"])], fmt=charts.size
+        ),
+    }
+
+
+def _effective(mode: str, threshold: int, curve: list[dict]) -> int:
+    """The hybrid threshold a mode's forecast is read at: every author pushed in write
+    mode (above the largest following), every author pulled in read mode."""
+    if mode == "write":
+        return curve[-1]["threshold"]
+    if mode == "read":
+        return curve[0]["threshold"]
+    return threshold
+
+
+def _at(curve: list[dict], threshold: int) -> dict:
+    return next(point for point in curve if point["threshold"] >= threshold)
+
+
+def _forecast_charts(curve: list[dict], current: int, proposed: int | None) -> list:
+    markers = [("now", current)] + ([("proposed", proposed)] if proposed is not None else [])
+
+    def line(label, key, part=None):
+        values = [p[key][part] if part else p[key] for p in curve]
+        return label, [(p["threshold"], v) for p, v in zip(curve, values, strict=True)]
+
+    draw = functools.partial(charts.line_chart, log_x=True, markers=markers)
+    return [
+        draw(
+            "Timeline memory by threshold",
+            [line("memory", "timeline_memory_bytes")],
+            fmt=charts.size,
+        ),
+        draw(
+            "Deliveries per post by threshold",
+            [line("p50", "deliveries_per_post", "p50"), line("p99", "deliveries_per_post", "p99")],
+        ),
+        draw(
+            "Outboxes merged per read by threshold",
+            [
+                line("p50", "merged_authors_per_read", "p50"),
+                line("p99", "merged_authors_per_read", "p99"),
+            ],
+        ),
+    ]
+
+
+def register(app: flask.Flask) -> None:
+    """Serve the console under ``/admin``; its forms' query strings are its own to read."""
+    app.register_blueprint(blp)
+    ignore_unknown_query(app, is_console)
