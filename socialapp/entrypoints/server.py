@@ -112,22 +112,31 @@ class Application(BaseApplication):
 
     def load(self):
         """The app, built in the worker process (after the fork), with its in-process worker."""
+        from socialapp import bootstrap
         from socialapp.app import create_app
         from socialapp.embedded import mongomock_store
         from workers.embedded import EmbeddedWorker
 
         started = time.monotonic()
         durable = self._settings.embedded_mongo and self._data is not None
+        components = None
         if durable:
+            # Millions of documents that live as long as the process: no collection walks
+            # them while they are loaded (they are frozen below, see freeze_bulk_loads).
+            gc.disable()
+            components = bootstrap.build(self._settings)
+            components.ensure_indexes()  # declared while empty: built once, after loading
             timeout = self._settings.mongo_timeout_ms / 1000
             mongomock_store.open_durable(self._data.connect(), timeout)
-        app = create_app(self._settings)
+        app = create_app(self._settings, components)
         if self._settings.embedded_mongo:
             mongomock_store.build_indexes()
             # What was loaded lives as long as the process: out of the full collections
             # (see freeze_bulk_loads), as what the generator loads later will be.
-            gc.collect()
+            if not durable:
+                gc.collect()
             gc.freeze()
+            gc.enable()
             mongomock_store.freeze_bulk_loads()
             if durable:
                 log.info(

@@ -23,10 +23,11 @@ def opened():
     ``path`` and journaling into it, as ``socialapp serve`` opens it; closed after the test."""
     taken = []
 
-    def open_(path, timeout: float = 10.0):
+    def open_(path, timeout: float = 10.0, before=lambda db: None):
         close()
         data = DataDir(path).open()
         taken.append(data)
+        before(mongomock_store.client().get_database("socialapp"))  # as serve declares indexes
         mongomock_store.open_durable(data.connect(), timeout)
         return mongomock_store.client().get_database("socialapp")
 
@@ -68,6 +69,22 @@ def test_what_was_written_is_there_after_a_restart_in_the_same_order(tmp_path, o
     after = stored(opened(tmp_path))
     assert after == before
     assert type(after["people"][0]["_id"]) is int  # as stored, not bson's Int64
+
+
+def test_indexes_declared_before_loading_serve_and_still_hold_after_a_restart(tmp_path, opened):
+    def declare(db):
+        db.people.create_index([("handle", 1)], unique=True, name="handle")
+
+    db = opened(tmp_path, before=declare)
+    db.people.insert_many([{"_id": n, "handle": f"u{n}"} for n in range(1, 6)])
+    db = opened(tmp_path, before=declare)
+    mongomock_store.build_indexes()
+    assert db.people.find_one({"handle": "u4"})["_id"] == 4
+    assert declare(db) is None  # declared again, as every start does: nothing changes
+    with pytest.raises(pymongo.errors.DuplicateKeyError):
+        db.people.insert_one({"_id": 9, "handle": "u2"})
+    with pytest.raises(pymongo.errors.OperationFailure, match="different options"):
+        db.people.create_index([("handle", 1)], name="handle")
 
 
 def test_a_write_returns_only_once_it_is_on_disk(tmp_path, opened):
