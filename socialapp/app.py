@@ -46,6 +46,7 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
             settings.operator_password,
         )
     api = register_api(app)
+    mastodon.init_oauth(app, components, settings)
     mastodon.document(api, app)
     limits.init_app(app, api, settings)
     console.register(app)

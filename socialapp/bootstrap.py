@@ -26,6 +26,7 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.oauth import OAuthStore
+from socialapp.stores.oauth_codes import OAuthCodes
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.series import SeriesStore
@@ -48,6 +49,7 @@ class Components:
     likes: LikeStore
     idempotency: IdempotencyStore
     oauth: OAuthStore
+    oauth_codes: OAuthCodes
     fanout_settings: FanoutSettingsStore
     timelines: TimelineStore
     post_cache: PostCache
@@ -100,6 +102,7 @@ def build(settings: Settings) -> Components:
         likes=likes,
         idempotency=idempotency,
         oauth=OAuthStore(db, settings),
+        oauth_codes=OAuthCodes(redis),
         fanout_settings=FanoutSettingsStore(db, settings),
         timelines=timelines,
         post_cache=post_cache,

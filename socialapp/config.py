@@ -51,6 +51,7 @@ class Settings:
     argon2_memory_kib: int = 65536
     operator_handle: str = ""
     operator_password: str = ""
+    oauth_password_grant: bool = True  # /oauth/token's password grant, for scripts and tests
     # Posts and comments (outlier pattern)
     embedded_comments: int = 20
     comment_bucket_size: int = 100

@@ -5,13 +5,18 @@ from __future__ import annotations
 from flask import current_app, g, request
 
 from socialapp.bootstrap import Components
-from socialapp.errors import Forbidden, Unauthorized
+from socialapp.errors import Forbidden, Invalid, Unauthorized
 from socialapp.security import InvalidToken
 from socialapp.services import oauth
 from socialapp.services.accounts import is_operator
 
 BEARER = {"security": [{"bearerAuth": []}]}
 OUT_OF_SCOPE = "This action is outside the authorized scopes"
+USER_REQUIRED = "This method requires an authenticated user"  # Mastodon's words (422)
+
+
+class UserRequired(Invalid):
+    """An app token (``client_credentials``) on a method that acts for an account."""
 
 
 def components() -> Components:
@@ -27,11 +32,11 @@ def caller_id() -> int:
     """
     if "caller_id" in g:
         return g.caller_id
-    grant = _token_grant()
+    grant = _scoped_grant()
+    if grant.user_id is None:
+        raise UserRequired(USER_REQUIRED)
+    user_id = grant.user_id
     safe = request.method in ("GET", "HEAD", "OPTIONS")
-    if grant.scopes is not None and not oauth.allows_method(grant.scopes, safe):
-        raise Forbidden(OUT_OF_SCOPE)
-    g.scopes, user_id = grant.scopes, grant.user_id
     if not safe:
         g.caller = components().users.get(user_id)
         if g.caller is None:
@@ -43,20 +48,50 @@ def caller_id() -> int:
 def authorized(*scopes: str) -> int:
     """The caller, whose OAuth token must grant one of ``scopes`` (Mastodon's granular
     scopes; a /v1 JWT grants them all): 403 otherwise."""
-    user_id = caller_id()
-    if g.scopes is not None and not any(oauth.granted([s], g.scopes) for s in scopes):
+    grant = _scoped_grant()
+    if grant.scopes is not None and not any(oauth.granted([s], grant.scopes) for s in scopes):
         raise Forbidden(OUT_OF_SCOPE)
-    return user_id
+    return caller_id()
 
 
-def _token_grant() -> oauth.Grant:
+def viewer(*scopes: str) -> int | None:
+    """Who reads a public page: None without a token or with an app token (which must grant
+    one of ``scopes``), else the caller as ``authorized`` checks them."""
+    if "Authorization" not in request.headers:
+        return None
+    grant = _scoped_grant()
+    if grant.user_id is None:
+        if not any(oauth.granted([s], grant.scopes) for s in scopes):
+            raise Forbidden(OUT_OF_SCOPE)
+        return None
+    return authorized(*scopes)
+
+
+def app_grant() -> oauth.Grant:
+    """The caller's OAuth token, a user's or an app's (a /v1 JWT names no app: 401)."""
+    grant = _scoped_grant()
+    if grant.app_id is None:
+        raise Unauthorized("The access token is invalid")
+    return grant
+
+
+def _scoped_grant() -> oauth.Grant:
+    """The bearer token's grant; a token whose scopes neither read (for a safe method) nor
+    write is refused whatever the route."""
+    if "grant" in g:
+        return g.grant
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("missing or malformed bearer token")
     try:
-        return oauth.authenticate(components().tokens, components().oauth, token.strip())
+        grant = oauth.authenticate(components().tokens, components().oauth, token.strip())
     except InvalidToken as error:
         raise Unauthorized("invalid or expired token") from error
+    safe = request.method in ("GET", "HEAD", "OPTIONS")
+    if grant.scopes is not None and not oauth.allows_method(grant.scopes, safe):
+        raise Forbidden(OUT_OF_SCOPE)
+    g.grant = grant
+    return grant
 
 
 def caller() -> dict:

@@ -27,7 +27,7 @@ from redis.retry import Retry
 
 from socialapp.api import auth
 from socialapp.config import PREFIX, ConfigError, Settings
-from socialapp.errors import Forbidden, Unauthorized
+from socialapp.errors import Forbidden, Invalid, Unauthorized
 
 KEY_PREFIX = "ratelimit"
 STORAGE_TIMEOUT = 1.0
@@ -65,7 +65,8 @@ def caller_key() -> str:
     """The caller named by a valid bearer token, else the client address."""
     try:
         return f"user:{auth.caller_id()}"
-    except (Unauthorized, Forbidden):  # Forbidden: a token whose scopes refuse the request
+    # Forbidden: a token whose scopes refuse the request; Invalid: an app token
+    except (Unauthorized, Forbidden, Invalid):
         return address_key()
 
 

@@ -1,9 +1,11 @@
-"""OAuth 2 for client apps (Mastodon's client API): apps, the password grant, revocation.
+"""OAuth 2 for client apps (Mastodon's client API): scopes, apps, tokens and codes.
 
-An access token is an opaque random string; only its SHA-256 is stored, so it is found by
-hash and revoked by deleting that record. Tokens speak for the same accounts as the /v1
-JWTs, and either kind is accepted everywhere (``authenticate``); an OAuth token does only
-what its scopes allow.
+The protocol itself (grants, PKCE, client authentication, revocation) is Authlib's, wired in
+``oauth_grants``; this module is what it stores and checks. An access token is an opaque
+random string; only its SHA-256 is stored, so it is found by hash and revoked by deleting
+that record. Tokens speak for the same accounts as the /v1 JWTs, and either kind is accepted
+everywhere (``authenticate``); an OAuth token does only what its scopes allow, and an app
+token (``client_credentials``) speaks for no account at all.
 """
 
 from __future__ import annotations
@@ -13,14 +15,29 @@ import hashlib
 import hmac
 import secrets
 import time
+from urllib.parse import urlsplit
 
 from socialapp.errors import AppError
 from socialapp.security import InvalidToken, Passwords, Tokens
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.users import UserStore
 
-# Mastodon's top-level scopes; a granular one is one of them plus ":something".
-TOP_SCOPES = ("read", "write", "follow", "push", "profile", "admin:read", "admin:write")
+OOB = "urn:ietf:wg:oauth:2.0:oob"
+# The scopes that exist (Mastodon's, less the admin ones: this server has no admin API
+# for apps); a granular one is a top scope plus ":detail".
+TOP_SCOPES = ("read", "write", "follow", "push", "profile")
+DETAILS = {
+    "read": ("accounts", "blocks", "bookmarks", "favourites", "filters", "follows", "lists",
+             "mutes", "notifications", "search", "statuses"),
+    "write": ("accounts", "blocks", "bookmarks", "conversations", "favourites", "filters",
+              "follows", "lists", "media", "mutes", "notifications", "reports", "statuses"),
+}  # fmt: skip
+SCOPES = (*TOP_SCOPES, *(f"{top}:{d}" for top, details in DETAILS.items() for d in details))
+DEFAULT_SCOPES = ("read",)  # what an app or a token gets when it names none, as on Mastodon
+# Mastodon's legacy ``follow`` scope, as the granular scopes it stands for.
+FOLLOW = ("read:follows", "write:follows", "read:blocks", "write:blocks", "read:mutes",
+          "write:mutes")  # fmt: skip
+MAX_REDIRECT_URIS = 16
 
 
 class OAuthError(AppError):
@@ -37,22 +54,44 @@ def digest(secret: str) -> str:
 
 
 def is_scope(scope: str) -> bool:
-    top, _, detail = scope.partition(":")
-    return scope in TOP_SCOPES or (top in TOP_SCOPES and detail.isascii() and detail.isalpha())
+    return scope in SCOPES
 
 
-# Mastodon's legacy ``follow`` scope, as the granular scopes it stands for.
-FOLLOW = ("read:follows", "write:follows", "read:blocks", "write:blocks", "read:mutes",
-          "write:mutes")  # fmt: skip
+def scopes_of(text: str | None) -> list[str] | None:
+    """Scopes separated by spaces, each one that exists, in order, once; ``DEFAULT_SCOPES``
+    for none; None if one does not exist."""
+    scopes = list(dict.fromkeys((text or "").split())) or list(DEFAULT_SCOPES)
+    return scopes if len(scopes) <= len(SCOPES) and all(map(is_scope, scopes)) else None
+
+
+def is_redirect_uri(uri: str) -> bool:
+    """An absolute ``https``/``http`` URL, an app's own scheme (``com.example.app://cb``) or
+    the out-of-band URN; never a script, data or file URL, nor one with a fragment."""
+    if uri == OOB:
+        return True
+    if not 0 < len(uri) <= 2000 or not uri.isascii() or not uri.isprintable() or " " in uri:
+        return False
+    try:
+        parts = urlsplit(uri)
+    except ValueError:
+        return False
+    if parts.fragment or "#" in uri:
+        return False
+    if parts.scheme in ("https", "http"):
+        return bool(parts.hostname)
+    own_scheme = "." in parts.scheme or parts.scheme.isalpha()
+    refused = parts.scheme in ("javascript", "data", "file", "vbscript", "blob", "about", "ftp")
+    return bool(parts.scheme) and own_scheme and not refused and uri.startswith(parts.scheme + ":/")
 
 
 @dataclasses.dataclass(frozen=True)
 class Grant:
     """Who a token speaks for, and what it may do: ``scopes`` None for a /v1 JWT, which may
-    do all its user may."""
+    do all its user may; ``user_id`` None for an app token, which speaks for no account."""
 
-    user_id: int
+    user_id: int | None
     scopes: tuple[str, ...] | None = None
+    app_id: str | None = None
 
 
 def granted(requested: list[str], allowed: list[str] | tuple[str, ...]) -> bool:
@@ -75,7 +114,8 @@ def register_app(
     scopes: list[str],
     website: str | None = None,
 ) -> tuple[dict, str]:
-    """A new client app and its client secret (shown once, stored hashed)."""
+    """A new client app and its client secret (shown once, stored hashed). The caller has
+    checked ``redirect_uris`` (``is_redirect_uri``) and ``scopes`` (``scopes_of``)."""
     client_secret = secrets.token_urlsafe(32)
     app = {
         "_id": secrets.token_urlsafe(32),
@@ -89,35 +129,27 @@ def register_app(
     return apps.create_app(app), client_secret
 
 
-def client(apps: OAuthStore, client_id: str, client_secret: str) -> dict | None:
-    """The app if the secret is its own, else None (compared in constant time)."""
-    app = apps.get_app(client_id)
-    if app is None or not hmac.compare_digest(app["secret_hash"], digest(client_secret)):
+def app_of(apps: OAuthStore, client_id: str) -> dict | None:
+    return apps.get_app(client_id) if isinstance(client_id, str) and client_id else None
+
+
+def secret_matches(app: dict, client_secret: str) -> bool:
+    """Whether ``client_secret`` is the app's own (compared in constant time)."""
+    return hmac.compare_digest(app["secret_hash"], digest(client_secret))
+
+
+def sign_in(users: UserStore, passwords: Passwords, handle: str, password: str) -> dict | None:
+    """The account if the password is its own, else None (an unknown handle costs the same)."""
+    user = users.by_handle(handle) if isinstance(handle, str) and handle else None
+    if not passwords.verify(user["password_hash"] if user else None, password or ""):
         return None
-    return app
+    return user
 
 
-def password_grant(
-    users: UserStore,
-    passwords: Passwords,
-    apps: OAuthStore,
-    client_id: str,
-    client_secret: str,
-    username: str,
-    password: str,
-    scopes: list[str],
-) -> dict:
-    """A token for the account, with the app's scopes as asked (Mastodon's Token entity)."""
-    app = client(apps, client_id, client_secret)
-    if app is None:
-        raise OAuthError(401, "invalid_client", "Client authentication failed.")
-    if not granted(scopes, app["scopes"]):
-        raise OAuthError(400, "invalid_scope", "The requested scope is not allowed.")
-    user = users.by_handle(username)
-    if not passwords.verify(user["password_hash"] if user else None, password):
-        raise OAuthError(400, "invalid_grant", "The username or password is wrong.")
+def issue_token(apps: OAuthStore, app_id: str, user_id: int | None, scopes: list[str]) -> dict:
+    """A new access token (Mastodon's Token entity); only its hash is stored."""
     token = secrets.token_urlsafe(32)
-    apps.create_token(digest(token), app["_id"], user["_id"], scopes)
+    apps.create_token(digest(token), app_id, user_id, scopes)
     return {
         "access_token": token,
         "token_type": "Bearer",
@@ -126,12 +158,14 @@ def password_grant(
     }
 
 
-def revoke(apps: OAuthStore, client_id: str, client_secret: str, token: str) -> None:
-    """Revoke a token the app holds; an unknown token is no error (RFC 7009)."""
-    app = client(apps, client_id, client_secret)
-    if app is None:
-        raise OAuthError(403, "unauthorized_client", "You are not authorized to revoke this token")
-    apps.delete_token(digest(token), app["_id"])
+def token_owner(apps: OAuthStore, token: str) -> str | None:
+    """The app that holds ``token``, None for an unknown one."""
+    found = apps.get_token(digest(token))
+    return found["app_id"] if found else None
+
+
+def revoke(apps: OAuthStore, app_id: str, token: str) -> None:
+    apps.delete_token(digest(token), app_id)
 
 
 def authenticate(tokens: Tokens, apps: OAuthStore, token: str) -> Grant:
@@ -141,4 +175,4 @@ def authenticate(tokens: Tokens, apps: OAuthStore, token: str) -> Grant:
     found = apps.get_token(digest(token))
     if found is None:
         raise InvalidToken("unknown or revoked access token")
-    return Grant(found["user_id"], tuple(found["scopes"]))
+    return Grant(found.get("user_id"), tuple(found["scopes"]), found["app_id"])

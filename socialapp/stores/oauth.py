@@ -35,7 +35,8 @@ TOKEN_SCHEMA = schema.document(
         "user_id": schema.ID,
         "scopes": SCOPES,
         "created_at": schema.DATE,
-    }
+    },
+    optional=("user_id",),  # an app token (client_credentials) speaks for no account
 )
 
 
@@ -58,14 +59,14 @@ class OAuthStore:
     def get_app(self, client_id: str) -> dict | None:
         return self._apps.find_one({"_id": client_id})
 
-    def create_token(self, token_hash: str, app_id: str, user_id: int, scopes: list[str]) -> dict:
-        token = {
-            "_id": token_hash,
-            "app_id": app_id,
-            "user_id": user_id,
-            "scopes": scopes,
-            "created_at": dt.datetime.now(dt.UTC),
-        }
+    def create_token(
+        self, token_hash: str, app_id: str, user_id: int | None, scopes: list[str]
+    ) -> dict:
+        """A token for ``user_id``, or an app token (``user_id`` None) for the app alone."""
+        token = {"_id": token_hash, "app_id": app_id, "scopes": scopes}
+        if user_id is not None:
+            token["user_id"] = user_id
+        token["created_at"] = dt.datetime.now(dt.UTC)
         self._tokens.insert_one(token)
         return token
 

@@ -1,6 +1,8 @@
 """Conformance: the real server that ``make run`` starts, driven by Mastodon.py, unmodified.
 
-One client app, a reader and an author signed in with the password grant. In each fan-out
+One client app; the author signs in as Mastodon 4.4's apps do, through the authorization-code
+flow (the sign-in page posted as a browser posts it, the out-of-band code read off the page,
+``log_in(code=...)``), the reader with the password grant scripts use. In each fan-out
 mode (switched at runtime by the operator) the reader follows the author, the author posts
 with idempotency keys, and once delivery has settled the reader pages through the home
 timeline with ``fetch_next`` to the end and back with ``fetch_previous``: every post once, in
@@ -9,9 +11,12 @@ order. Then favourite, context, unfollow and delete, which leave the timeline em
 
 from __future__ import annotations
 
+import html
+import re
 from operator import not_
 
 import pytest
+import requests
 from mastodon import Mastodon
 
 from tests.e2e.test_e2e_server import Server
@@ -36,7 +41,24 @@ def server(tmp_path):
 
 def sign_in(base: str, app: tuple[str, str], handle: str) -> Mastodon:
     client = Mastodon(*app, api_base_url=base, version_check_mode="created")
-    client.log_in(handle, PASSWORD)
+    client.log_in(handle, PASSWORD, allow_http=True)
+    return client
+
+
+def sign_in_with_a_code(base: str, app: tuple[str, str], handle: str) -> Mastodon:
+    """As an app does: send the person to the sign-in page, take the code they copy."""
+    client = Mastodon(*app, api_base_url=base, version_check_mode="created")
+    url = client.auth_request_url(state="conformance-state", allow_http=True)
+    with requests.Session() as browser:
+        page = browser.get(url, timeout=30)
+        assert page.status_code == 200 and "conformance" in page.text
+        form = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page.text))
+        form = {name: html.unescape(value) for name, value in form.items()}
+        form |= {"username": handle, "password": PASSWORD, "decision": "approve"}
+        shown = browser.post(f"{base}/oauth/authorize", data=form, timeout=30)
+    assert shown.status_code == 200, shown.text
+    code = re.search(r'<output class="code" id="code">([^<]+)</output>', shown.text).group(1)
+    client.log_in(code=code, allow_http=True)
     return client
 
 
@@ -70,7 +92,8 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
     app = Mastodon.create_app("conformance", api_base_url=base)
     for handle in ("ada", "bob"):
         server.call("POST", "/v1/users", {"handle": handle, "password": PASSWORD}, expect=201)
-    ada, bob = sign_in(base, app, "ada"), sign_in(base, app, "bob")
+    ada, bob = sign_in_with_a_code(base, app, "ada"), sign_in(base, app, "bob")
+    assert ada.app_verify_credentials().name == "conformance"
     operator, _ = server.call("POST", "/v1/auth/token", OPERATOR)
     assert ada.retrieve_mastodon_version().startswith("4.2.0")
     ada_account = bob.account_lookup("ada")
@@ -116,5 +139,5 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
 
     token = bob.access_token
     server.call("GET", "/v1/timeline/home", token=token)  # an OAuth token works on /v1 too
-    bob.revoke_access_token()
+    bob.revoke_access_token(allow_http=True)
     server.call("GET", "/v1/timeline/home", token=token, expect=401)

@@ -26,8 +26,8 @@ def test_every_error_on_mastodon_paths_is_an_error_object(client, masto):
     for status, response in responses.items():
         assert response.status_code == status, (status, response.data)
         assert set(response.json) == {"error"} and response.json["error"], status
-    discovery = client.get("/.well-known/oauth-authorization-server")  # "a pre-4.3 server"
-    assert discovery.status_code == 404 and set(discovery.json) == {"error"}
+    unknown = client.get("/.well-known/webfinger")  # not served
+    assert unknown.status_code == 404 and set(unknown.json) == {"error"}
 
 
 def test_v1_keeps_its_own_error_shape_and_strict_query(client):

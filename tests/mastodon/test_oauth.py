@@ -93,16 +93,19 @@ def test_wrong_credentials_are_oauth_errors(client, oauth_app, signup):
             oauth_app, username="carol", password="correct horse", scope="admin:write"
         ),
     )
-    code_grant = client.post(
+    without_code = client.post(
         "/oauth/token", data={**token_request(oauth_app), "grant_type": "authorization_code"}
+    )
+    refresh = client.post(
+        "/oauth/token", data={**token_request(oauth_app), "grant_type": "refresh_token"}
     )
 
     assert wrong_password.status_code == 400 and wrong_password.json["error"] == "invalid_grant"
     assert unknown_user.json == wrong_password.json
     assert wrong_secret.status_code == 401 and wrong_secret.json["error"] == "invalid_client"
     assert too_wide.status_code == 400 and too_wide.json["error"] == "invalid_scope"
-    assert code_grant.status_code == 400
-    assert code_grant.json["error"] == "unsupported_grant_type"
+    assert without_code.status_code == 400 and without_code.json["error"] == "invalid_request"
+    assert refresh.status_code == 400 and refresh.json["error"] == "unsupported_grant_type"
 
 
 def test_a_revoked_token_stops_working(client, oauth_app, masto):

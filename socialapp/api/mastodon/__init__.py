@@ -15,6 +15,8 @@ from flask_smorest import Api
 from socialapp.api import base
 from socialapp.api.mastodon import (
     accounts,
+    authorization,
+    authorize,
     errors,
     instance,
     oauth,
@@ -23,10 +25,19 @@ from socialapp.api.mastodon import (
     statuses,
     timelines,
 )
+from socialapp.bootstrap import Components
+from socialapp.config import Settings
 
 # Response headers a browser client must be allowed to read (CORS).
 MASTODON_HEADERS = ("Link", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
-BLUEPRINTS = (oauth.blp, instance.blp, accounts.blp, statuses.blp, timelines.blp)
+BLUEPRINTS = (
+    oauth.blp,
+    authorize.blp,
+    instance.blp,
+    accounts.blp,
+    statuses.blp,
+    timelines.blp,
+)
 
 
 def register(app: Flask) -> None:
@@ -35,6 +46,11 @@ def register(app: Flask) -> None:
     base.ignore_unknown_query(app, errors.is_mastodon_path)
     errors.register(app)
     app.after_request(ratelimit.add_headers)
+
+
+def init_oauth(app: Flask, components: Components, settings: Settings) -> None:
+    """The OAuth authorization server, with the grants ``settings`` allow."""
+    authorization.init_app(app, components, settings)
 
 
 def document(api: Api, app: Flask) -> None:

@@ -28,6 +28,8 @@ def oauth_error(error: OAuthError):
 def mastodon_shape(response: Response) -> Response:
     if response.status_code < 400 or not is_mastodon_path(request.path):
         return response
+    if response.mimetype == "text/html" and request.blueprint == "mastodon_authorize":
+        return response  # the sign-in page's own error pages
     body = response.get_json(silent=True) if response.is_json else None
     if isinstance(body, dict) and "error" in body:
         return response

@@ -1,75 +1,97 @@
-"""Client apps and sign-in: ``POST /api/v1/apps``, ``/oauth/token``, ``/oauth/revoke``.
+"""Client apps and tokens: ``POST /api/v1/apps``, ``/oauth/token``, ``/oauth/revoke``,
+``GET /api/v1/apps/verify_credentials`` and the RFC 8414 discovery document.
 
-Only the password grant is served (what Mastodon.py's ``log_in`` and scripts use); the
-authorization-code flow needs a browser sign-in page socialapp does not have.
+``/oauth/token`` and ``/oauth/revoke`` are Authlib's endpoints (``authorization``): the
+authorization-code grant with PKCE, ``client_credentials`` and, unless turned off, the
+password grant. App registration accepts only redirect URIs a browser may be sent to safely
+and scopes that exist.
 """
 
 from __future__ import annotations
 
 import marshmallow as ma
+from authlib.oauth2 import OAuth2Error
 from flask import Blueprint, jsonify
 from marshmallow import fields, validate
 
 from socialapp.api import limits
-from socialapp.api.auth import components
+from socialapp.api.auth import app_grant, components
 from socialapp.api.fields import Text
 from socialapp.api.mastodon import entities, errors
-from socialapp.api.mastodon.openapi import INVALID, LIMITED, documented
+from socialapp.api.mastodon.authorization import server
+from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, documented
 from socialapp.api.mastodon.parsing import Schema, params
-from socialapp.services import oauth
+from socialapp.errors import Unauthorized
+from socialapp.services import oauth, oauth_grants
 
 blp = Blueprint("mastodon_oauth", __name__)
 blp.register_error_handler(oauth.OAuthError, errors.oauth_error)
-OOB = "urn:ietf:wg:oauth:2.0:oob"
 OAUTH_ERRORS = {
-    400: "An unsupported grant, a missing username or password, a wrong password or scope",
-    401: "Client authentication failed",
+    400: "invalid_request, invalid_grant (a wrong password, or a code that is unknown, "
+    "expired, used, another app's, or fails PKCE), invalid_scope, unsupported_grant_type",
+    401: "invalid_client: client authentication failed",
 }
 
 
 class ScopeList(fields.Field):
-    """Scopes separated by spaces (``"read write"``), each one Mastodon knows."""
+    """Scopes separated by spaces (``"read write"``), each one that exists."""
 
     def _deserialize(self, value, attr, data, **kwargs):
-        if not isinstance(value, str) or len(value) > 1000:
-            raise ma.ValidationError("must be scopes separated by spaces")
-        scopes = list(dict.fromkeys(value.split()))
-        if not scopes or len(scopes) > 64 or not all(map(oauth.is_scope, scopes)):
-            raise ma.ValidationError("are invalid")
+        scopes = oauth.scopes_of(value) if isinstance(value, str) and len(value) <= 1000 else None
+        if scopes is None:
+            raise ma.ValidationError(f"must be among: {' '.join(oauth.SCOPES)}")
         return scopes
 
 
 class UriList(fields.Field):
+    """Redirect URIs, separated by spaces or newlines (or a JSON array)."""
+
     def _deserialize(self, value, attr, data, **kwargs):
         values = value if isinstance(value, list) else str(value).split()
-        if not values or len(values) > 16:
-            raise ma.ValidationError("must be 1 to 16 URIs")
+        if not values or len(values) > oauth.MAX_REDIRECT_URIS:
+            raise ma.ValidationError(f"must be 1 to {oauth.MAX_REDIRECT_URIS} URIs")
         for uri in values:
-            if not isinstance(uri, str) or not 0 < len(uri) <= 2000 or not uri.isprintable():
-                raise ma.ValidationError("are invalid")
-        return values
+            if not isinstance(uri, str) or not oauth.is_redirect_uri(uri):
+                raise ma.ValidationError(
+                    "must be absolute https or http URLs, an app's own scheme "
+                    f"(com.example.app://callback) or {oauth.OOB}"
+                )
+        return list(dict.fromkeys(values))
 
 
 class NewAppSchema(Schema):
     client_name = Text(required=True, single_line=True, validate=validate.Length(min=1, max=60))
-    redirect_uris = UriList(load_default=[OOB])
-    scopes = ScopeList(load_default=["read"])
+    redirect_uris = UriList(load_default=[oauth.OOB])
+    scopes = ScopeList(load_default=list(oauth.DEFAULT_SCOPES))
     website = Text(load_default=None, single_line=True, validate=validate.Length(max=2000))
 
 
 class TokenRequestSchema(Schema):
-    grant_type = fields.String(required=True)
-    client_id = Text(required=True, validate=validate.Length(max=200))
-    client_secret = Text(required=True, validate=validate.Length(max=200))
-    username = Text(load_default=None, validate=validate.Length(max=30))
-    password = Text(load_default=None, validate=validate.Length(max=128))
-    scope = ScopeList(load_default=["read"])
+    """What ``/oauth/token`` reads (documentation only: Authlib reads the request)."""
+
+    grant_type = fields.String(required=True, validate=validate.OneOf(oauth_grants.GRANT_TYPES))
+    client_id = fields.String(required=True)
+    client_secret = fields.String(required=True, metadata={"description": "or HTTP Basic"})
+    code = fields.String(metadata={"description": "authorization_code"})
+    redirect_uri = fields.String(metadata={"description": "authorization_code"})
+    code_verifier = fields.String(metadata={"description": "authorization_code with PKCE"})
+    username = fields.String(metadata={"description": "password"})
+    password = fields.String(metadata={"description": "password"})
+    scope = fields.String(metadata={"description": "password, client_credentials"})
 
 
 class RevokeSchema(Schema):
-    client_id = Text(required=True, validate=validate.Length(max=200))
-    client_secret = Text(required=True, validate=validate.Length(max=200))
-    token = Text(required=True, validate=validate.Length(max=2000))
+    client_id = fields.String(required=True)
+    client_secret = fields.String(required=True)
+    token = fields.String(required=True)
+
+
+def _endpoint(answer):
+    """Authlib's answer, or its OAuth error for a request it could not even read."""
+    try:
+        return answer()
+    except OAuth2Error as error:
+        return server().handle_error_response(None, error)
 
 
 @blp.post("/api/v1/apps")
@@ -92,50 +114,36 @@ def create_app():
     return jsonify(entities.application(app, secret))
 
 
+@blp.get("/api/v1/apps/verify_credentials")
+@documented("The app the token was issued to", "An Application", AUTHORIZED)
+def verify_app():
+    app = oauth.app_of(components().oauth, app_grant().app_id)
+    if app is None:
+        raise Unauthorized("The access token is invalid")
+    return jsonify(entities.application(app))
+
+
 @blp.post("/oauth/token")
-@documented(
-    "Sign in with the password grant",
-    "A Token",
-    {**OAUTH_ERRORS, **INVALID, **LIMITED},
-    body=TokenRequestSchema,
-)
+@documented("Obtain a token", "A Token", {**OAUTH_ERRORS, **LIMITED}, body=TokenRequestSchema)
 @limits.tokens
 def token():
-    args = params(TokenRequestSchema())
-    if args["grant_type"] != "password":
-        raise oauth.OAuthError(
-            400, "unsupported_grant_type", "Only the password grant is supported."
-        )
-    if args["username"] is None or args["password"] is None:
-        raise oauth.OAuthError(400, "invalid_request", "username and password are required.")
-    c = components()
-    issued = oauth.password_grant(
-        c.users,
-        c.passwords,
-        c.oauth,
-        args["client_id"],
-        args["client_secret"],
-        args["username"],
-        args["password"],
-        args["scope"],
-    )
-    return jsonify(issued)
+    return _endpoint(lambda: server().create_token_response())
 
 
 @blp.post("/oauth/revoke")
 @documented(
     "Revoke a token",
     "An empty object",
-    {
-        401: "Client authentication failed",
-        403: "The token is not this client's",
-        **INVALID,
-        **LIMITED,
-    },
+    {403: "unauthorized_client: not this client's token, or a wrong secret", **LIMITED},
     body=RevokeSchema,
 )
 @limits.tokens
 def revoke():
-    args = params(RevokeSchema())
-    oauth.revoke(components().oauth, args["client_id"], args["client_secret"], args["token"])
-    return jsonify({})
+    return _endpoint(lambda: server().create_endpoint_response("revocation"))
+
+
+@blp.get("/.well-known/oauth-authorization-server")
+@documented("OAuth 2 authorization server metadata (RFC 8414)", "The metadata")
+def discovery():
+    password_grant = server().backend.password_grant
+    return jsonify(oauth_grants.metadata(entities.base_url(), password_grant))

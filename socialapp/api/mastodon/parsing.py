@@ -4,7 +4,8 @@ Mastodon takes a method's parameters from the query string, a form body or a JSO
 and ignores parameters it does not know; a list is ``name[]`` in a form or query string
 (and a nested value ``name[key]``: both are read under ``name``).
 JSON goes through the API's one bounded parser. Known parameters are still validated: a bad
-one is a 422 that changes nothing.
+one, or one that takes a single value given twice (``status[]=a&status[]=b``), is a 422 that
+changes nothing.
 """
 
 from __future__ import annotations
@@ -52,16 +53,21 @@ class Limit(ma.fields.Field):
         return min(max(int(text), 1), self.maximum)
 
 
-def _raw() -> MultiDict:
-    values = MultiDict()
-    for source in (request.args, _body()):
-        for name, value in source.items(multi=True):
-            if isinstance(name, str):  # a nameless multipart part has none
-                values.add(name.split("[", 1)[0], value)  # id[] and poll[options][] alike
-    return values
+def _raw() -> tuple[MultiDict, MultiDict]:
+    """Every parameter under its name (``id[]`` and ``poll[options][]`` alike), and apart
+    those given whole (``name`` or ``name[]``, not a nested ``name[key]``)."""
+    values, whole = MultiDict(), MultiDict()
+    for source in (request.args, body()):
+        for key, value in source.items(multi=True):
+            if isinstance(key, str):  # a nameless multipart part has none
+                name = key.split("[", 1)[0]
+                values.add(name, value)
+                if key in (name, f"{name}[]"):
+                    whole.add(name, value)
+    return values, whole
 
 
-def _body() -> MultiDict:
+def body() -> MultiDict:
     if request.method in ("GET", "HEAD"):
         return MultiDict()
     if request.is_json:
@@ -82,7 +88,14 @@ def _list(values: list) -> list:
 
 def params(schema: Schema) -> dict:
     """The request's parameters that ``schema`` names, validated (422 when one is bad)."""
-    raw = _raw()
+    raw, whole = _raw()
+    repeated = [
+        name
+        for name, field in schema.fields.items()
+        if not isinstance(field, ma.fields.List) and len(whole.getlist(name)) > 1
+    ]
+    if repeated:  # which one was meant is a guess: refused, as /v1 refuses repeats
+        raise Invalid(f"Validation failed: {', '.join(repeated)} given more than once")
     data = {
         name: _list(raw.getlist(name)) if isinstance(field, ma.fields.List) else raw.get(name)
         for name, field in schema.fields.items()

@@ -7,7 +7,7 @@ from flask import Blueprint, jsonify, request
 from marshmallow import validate
 
 from socialapp.api import limits
-from socialapp.api.auth import authorized, components
+from socialapp.api.auth import authorized, components, viewer
 from socialapp.api.fields import Text, id_from_path
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import (
@@ -68,10 +68,9 @@ class NewStatusSchema(Schema):
 
 
 def viewer_id() -> int | None:
-    """The caller if a token is given (a bad one is 401), None for an anonymous read."""
-    if "Authorization" not in request.headers:
-        return None
-    return authorized("read:statuses")
+    """The caller if a user's token is given (a bad one is 401), None for an anonymous
+    read or an app token's."""
+    return viewer("read:statuses")
 
 
 def render(records: list[dict], viewer: int | None, reply_to: dict | None = None) -> list[dict]:
