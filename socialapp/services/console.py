@@ -40,13 +40,19 @@ def status(
     described = operators.describe_fanout(fanout_settings, feeds)
     unsettled = sorted(feeds.unsettled())
     shown = users.get_many(unsettled[:RECONCILING_SHOWN])
+    changes = operators.changes(fanout_changes, 20)
+    subjects = {c["subject"] for c in changes if "subject" in c}
+    handles = {u["_id"]: u["handle"] for u in users.get_many(sorted(subjects))}
+    for change in changes:
+        if "subject" in change:
+            change["subject_handle"] = handles.get(change["subject"], str(change["subject"]))
     return {
         **described,
         "reconciling": {
             "count": len(unsettled),
             "authors": [{"id": u["_id"], "handle": u["handle"]} for u in shown],
         },
-        "changes": operators.changes(fanout_changes, 20),
+        "changes": changes,
     }
 
 

@@ -126,7 +126,7 @@ def test_a_change_is_forecast_confirmed_applied_and_recorded(operator, component
     assert change["by_handle"] == OPERATOR["handle"]
     status = operator.get("/admin/status").get_data(as_text=True)
     assert '<dd id="threshold">42</dd>' in status
-    assert "<td>root_op</td><td>celebrity threshold</td><td>10000</td><td>42</td>" in status
+    assert "<td>root_op</td><td>celebrity threshold</td><td>10,000</td><td>42</td>" in status
 
 
 def test_an_override_is_searchable_set_and_recorded(operator, components, signup):

@@ -66,21 +66,27 @@ def test_a_chart_draws_each_line_breaks_it_at_gaps_and_marks_thresholds():
         "memory <by> threshold",
         [("p50", [(1, 5.0), (10, None), (100, 7.0), (1000, 8.0)]), ("p99", [(1, 9.0)])],
         log_x=True,
-        markers=[("now", 100), ("proposed", 10)],
+        markers=[("now", 1000), ("proposed", 10)],
+        x_labels=("threshold 1", "threshold 1k"),
     )
 
-    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert svg.startswith('<figure class="chart">') and svg.endswith("</figure>")
+    assert svg.count("<svg") == 1 and "<figcaption>memory &lt;by&gt; threshold</figcaption>" in svg
     assert "memory &lt;by&gt; threshold" in svg  # escaped
     assert svg.count("<polyline") == 1  # 100..1000; the lone first point is a dot
     assert svg.count("<circle") == 2
     assert ">now</text>" in svg and ">proposed</text>" in svg
-    assert "p50 8" in svg and "p99 9" in svg  # the legend shows each line's newest value
+    assert 'text-anchor="end" x="309.0"' in svg  # the rightmost marker's label stays inside
+    assert ">threshold 1</text>" in svg and ">threshold 1k</text>" in svg
+    assert '<text class="tick peak" x="44" y="16" text-anchor="end">9</text>' in svg
+    assert "p50 <b>8</b>" in svg and "p99 <b>9</b>" in svg  # each line's newest value
     assert "style=" not in svg  # the console's CSP forbids inline styles
 
 
 def test_an_empty_chart_says_nothing_was_measured():
     svg = charts.line_chart("lag", [("p50", [(0, None), (5, None)])], fmt=charts.seconds)
-    assert "<polyline" not in svg and "p50 n/a" in svg
+    assert "<polyline" not in svg and "p50 <b>n/a</b>" in svg
+    assert '<text class="tick peak" x="44" y="16" text-anchor="end"></text>' in svg
 
 
 @pytest.mark.parametrize(
@@ -94,6 +100,7 @@ def test_lags_read_as_people_say_them(value, shown):
 def test_sizes_and_counts_read_compactly():
     assert charts.size(3 * 2**20) == "3.0 MB"
     assert charts.compact(1_234_567) == "1.2M"
+    assert charts.compact(10_001) == "10k"
     assert charts.compact(0.25) == "0.25"
 
 

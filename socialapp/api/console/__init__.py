@@ -47,6 +47,17 @@ SECURITY_HEADERS = {
 }
 
 
+@blp.app_template_filter("size")
+def size(value: float | None) -> str:
+    return charts.size(value)
+
+
+@blp.app_template_filter("figure")
+def figure(value) -> str:
+    """A journal's value: a threshold with thousands separated, a mode as it is."""
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
 def is_console(path: str) -> bool:
     return path == session.PATH or path.startswith(session.PATH + "/")
 
@@ -160,7 +171,7 @@ def home():
 @blp.get("/status")
 @operator_page
 def status():
-    return render_template("console/_status.html", **_page(), **_status())
+    return render_template("console/_live_status.html", **_page(), **_status())
 
 
 @blp.get("/figures")
@@ -256,20 +267,19 @@ def _figures() -> dict:
     found = console.figures(c.series, c.queue)["series"]
     queues = [(name, found[f"queue:{name}"]) for name in console.QUEUE_NAMES]
     reads = [(how, found[f"reads:{how}"]) for how in ("timeline", "merged", "store")]
+    draw = functools.partial(charts.line_chart, x_labels=("5 min ago", "now"))
     return {
-        "deliveries": charts.line_chart(
+        "deliveries": draw(
             "Deliveries per second", [("deliveries/s", found["deliveries_per_second"])]
         ),
-        "lag": charts.line_chart(
+        "lag": draw(
             "Post-to-visible lag",
             [("p50", found["lag_p50"]), ("p99", found["lag_p99"])],
             fmt=charts.seconds,
         ),
-        "queues": charts.line_chart("Queue depth", queues),
-        "reads": charts.line_chart("Home reads per second, by how built", reads),
-        "memory": charts.line_chart(
-            "Timelines' Redis memory", [("used", found["memory"])], fmt=charts.size
-        ),
+        "queues": draw("Tasks waiting, per queue", queues),
+        "reads": draw("Home reads per second, by how built", reads),
+        "memory": draw("Timelines' Redis memory", [("used", found["memory"])], fmt=charts.size),
     }
 
 
@@ -294,19 +304,22 @@ def _forecast_charts(curve: list[dict], current: int, proposed: int | None) -> l
         values = [p[key][part] if part else p[key] for p in curve]
         return label, [(p["threshold"], v) for p, v in zip(curve, values, strict=True)]
 
-    draw = functools.partial(charts.line_chart, log_x=True, markers=markers)
+    ends = tuple(f"threshold {charts.compact(p['threshold'])}" for p in (curve[0], curve[-1]))
+    draw = functools.partial(
+        charts.line_chart, log_x=True, markers=markers, x_labels=ends, newest=False
+    )
     return [
         draw(
-            "Timeline memory by threshold",
+            "Home timelines' Redis memory",
             [line("memory", "timeline_memory_bytes")],
             fmt=charts.size,
         ),
         draw(
-            "Deliveries per post by threshold",
+            "Deliveries per post",
             [line("p50", "deliveries_per_post", "p50"), line("p99", "deliveries_per_post", "p99")],
         ),
         draw(
-            "Outboxes merged per read by threshold",
+            "Outboxes merged per home read",
             [
                 line("p50", "merged_authors_per_read", "p50"),
                 line("p99", "merged_authors_per_read", "p99"),

@@ -1,8 +1,9 @@
 """Small SVG line charts, drawn on the server: the console needs no charting script.
 
-Every chart is a fixed-size ``<svg>`` with a labelled y range, one polyline per series
-(broken where a value is missing), a legend with each series' newest value, and optional
-vertical markers (the forecast's current and proposed thresholds). Colours and fonts come
+Every chart is a ``<figure>``: its caption, a fixed-size ``<svg>`` with the y range and the
+x axis's two ends labelled, one polyline per series (broken where a value is missing) and
+optional vertical markers (the forecast's current and proposed thresholds), then a legend
+with each series' newest value. Colours and fonts come
 from ``console.css`` classes; nothing is styled inline (the console's CSP forbids it).
 """
 
@@ -13,8 +14,8 @@ from collections.abc import Callable, Sequence
 
 from markupsafe import Markup, escape
 
-WIDTH, HEIGHT = 320, 120
-LEFT, RIGHT, TOP, BOTTOM = 48, 8, 8, 34  # room for the y labels and the legend
+WIDTH, HEIGHT = 320, 110
+LEFT, RIGHT, TOP, BOTTOM = 48, 8, 8, 20  # room for the y and the x labels
 
 NONE = "n/a"  # a figure nothing measured yet
 Points = Sequence[tuple[float, float | None]]
@@ -26,7 +27,7 @@ def compact(value: float | None, unit: str = "") -> str:
         return NONE
     for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= size:
-            return f"{value / size:.1f}{suffix}{unit}"
+            return f"{value / size:.1f}".removesuffix(".0") + suffix + unit
     if value and abs(value) < 10 and value != int(value):
         return f"{value:.2f}{unit}"
     return f"{value:.0f}{unit}"
@@ -55,14 +56,20 @@ def line_chart(
     fmt: Callable[[float | None], str] = compact,
     log_x: bool = False,
     markers: Sequence[tuple[str, float]] = (),
+    x_labels: tuple[str, str] = ("", ""),
+    newest: bool = True,
 ) -> Markup:
-    """A chart of ``lines`` (label, points); ``markers`` are (label, x) vertical rules."""
+    """A captioned chart of ``lines`` (label, points) with a legend of each line's newest
+    value (or its label alone, without ``newest``); ``markers`` are (label, x) vertical
+    rules, ``x_labels`` the x axis's two ends."""
     xs = [x for _, points in lines for x, _ in points] + [x for _, x in markers]
     ys = [y for _, points in lines for _, y in points if y is not None and math.isfinite(y)]
     to_x = (lambda x: math.log10(max(x, 1))) if log_x else (lambda x: x)
     x0, x1 = (min(map(to_x, xs)), max(map(to_x, xs))) if xs else (0, 1)
-    top = max(ys, default=0) * 1.1 or 1
+    peak = max(ys, default=0)
+    top = peak * 1.1 or 1
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    base = TOP + plot_h
 
     def px(x: float) -> float:
         return LEFT + (to_x(x) - x0) / ((x1 - x0) or 1) * plot_w
@@ -71,39 +78,40 @@ def line_chart(
         return TOP + plot_h - min(y, top) / top * plot_h
 
     parts = [
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-        f'aria-label="{escape(title)}"><title>{escape(title)}</title>',
-        f'<line class="axis" x1="{LEFT}" y1="{TOP + plot_h}" x2="{WIDTH - RIGHT}" '
-        f'y2="{TOP + plot_h}"/>',
-        f'<text class="tick" x="{LEFT - 4}" y="{TOP + 8}" text-anchor="end">'
-        f"{escape(fmt(top / 1.1))}</text>",
-        f'<text class="tick" x="{LEFT - 4}" y="{TOP + plot_h}" text-anchor="end">0</text>',
+        f'<figure class="chart"><figcaption>{escape(title)}</figcaption>',
+        f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}">',
+        f'<line class="axis" x1="{LEFT}" y1="{base}" x2="{WIDTH - RIGHT}" y2="{base}"/>',
+        f'<text class="tick peak" x="{LEFT - 4}" y="{TOP + 8}" text-anchor="end">'
+        f"{escape(fmt(peak)) if peak else ''}</text>",
+        f'<text class="tick" x="{LEFT - 4}" y="{base}" text-anchor="end">0</text>',
+        f'<text class="tick" x="{LEFT}" y="{base + 14}">{escape(x_labels[0])}</text>',
+        f'<text class="tick" x="{WIDTH - RIGHT}" y="{base + 14}" text-anchor="end">'
+        f"{escape(x_labels[1])}</text>",
     ]
     for index, (label, x) in enumerate(markers):
         at = px(x)
+        # a label near the right edge goes on the rule's left
+        side = 'text-anchor="end"' if at > WIDTH - 70 else ""
+        offset = -3 if side else 3
         parts.append(
             f'<line class="marker marker-{index}" x1="{at:.1f}" y1="{TOP}" x2="{at:.1f}" '
-            f'y2="{TOP + plot_h}"/><text class="marker-label marker-{index}" '
-            f'x="{at + 3:.1f}" y="{TOP + 10 + 11 * index}">{escape(label)}</text>'
+            f'y2="{base}"/><text class="marker-label marker-{index}" {side} '
+            f'x="{at + offset:.1f}" y="{TOP + 10 + 12 * index}">{escape(label)}</text>'
         )
-    legend_x = LEFT
+    legend = []
     for index, (label, points) in enumerate(lines):
         for run in _runs(points):
-            coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in run)
             if len(run) == 1:
                 x, y = run[0]
-                dot = f'cx="{px(x):.1f}" cy="{py(y):.1f}" r="2"'
+                dot = f'cx="{px(x):.1f}" cy="{py(y):.1f}" r="2.5"'
                 parts.append(f'<circle class="dot-{index}" {dot}/>')
             else:
+                coords = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in run)
                 parts.append(f'<polyline class="line line-{index}" points="{coords}"/>')
-        newest = next((y for _, y in reversed(points) if y is not None), None)
-        text = f"{label} {fmt(newest)}"
-        parts.append(
-            f'<text class="legend legend-{index}" x="{legend_x}" y="{HEIGHT - 8}">'
-            f"{escape(text)}</text>"
-        )
-        legend_x += 7 * len(text) + 14
-    parts.append("</svg>")
+        last = next((y for _, y in reversed(points) if y is not None), None)
+        shown = f" <b>{escape(fmt(last))}</b>" if newest else ""
+        legend.append(f'<li class="legend-{index}">{escape(label)}{shown}</li>')
+    parts.append(f'</svg><ul class="legend">{"".join(legend)}</ul></figure>')
     return Markup("".join(parts))
 
 
