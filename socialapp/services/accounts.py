@@ -66,6 +66,18 @@ def lookup(users: UserStore, acct: str, host: str) -> dict | None:
     return users.by_handle(handle) if domain in ("", host) else None
 
 
+SEARCH_MAX_OFFSET = 80  # how deep a search pages; past it, nothing more is found
+
+
+def search(users: UserStore, query: str, host: str, limit: int, offset: int = 0) -> list[dict]:
+    """Accounts whose handle or display name starts with ``query`` (``@handle`` and
+    ``handle@this-host`` too), by handle, from the ``offset``-th on."""
+    prefix, _, domain = query.strip().removeprefix("@").partition("@")
+    if not prefix or domain not in ("", host) or offset > SEARCH_MAX_OFFSET:
+        return []
+    return users.search(prefix, offset + limit)[offset:]
+
+
 def ensure_operator(
     users: UserStore, passwords: Passwords, ids: IdGenerator, handle: str, password: str
 ) -> dict:

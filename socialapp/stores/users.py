@@ -31,6 +31,7 @@ SCHEMA = schema.document(
         "_id": schema.ID,
         "handle": {**schema.text(30, min_length=3), "not": {"pattern": "[^a-z0-9_]"}},
         "display_name": schema.text(64),
+        "name_key": schema.text(64, min_length=0),  # display_name lower-cased, for search
         "password_hash": schema.text(512),
         "role": {"enum": ["user", "operator"]},
         **dict.fromkeys(COUNTERS, schema.INT),
@@ -39,8 +40,13 @@ SCHEMA = schema.document(
         "fanout_leaning_at": schema.DATE,
         "created_at": schema.DATE,
     },
-    optional=("fanout_leaning", "fanout_leaning_at"),
+    optional=("fanout_leaning", "fanout_leaning_at", "name_key"),
 )
+
+
+def name_key(name: str) -> str:
+    """What a name is searched by: lower-cased, at most 64 characters."""
+    return name.lower()[:64]
 
 
 @translates(MONGODB)
@@ -54,6 +60,7 @@ class UserStore:
         self._users.create_index(
             [("fanout_leaning", ASCENDING)], sparse=True, name="fanout_leaning_sparse"
         )
+        self._users.create_index([("name_key", ASCENDING)], sparse=True, name="name_key_sparse")
 
     def create(
         self, user_id: int, handle: str, password_hash: str, display_name: str, role: str = "user"
@@ -62,6 +69,7 @@ class UserStore:
             "_id": user_id,
             "handle": handle,
             "display_name": display_name,
+            "name_key": name_key(display_name),
             "password_hash": password_hash,
             "role": role,
             "followers_count": 0,
@@ -140,6 +148,13 @@ class UserStore:
         query = {"handle": {"$regex": f"^{prefix}"}}
         return list(self._users.find(query, sort=[("handle", ASCENDING)], limit=limit))
 
+    def search(self, prefix: str, limit: int) -> list[dict]:
+        """Accounts whose handle or display name starts with ``prefix`` (any case), by
+        handle: an anchored match on ``handle_unique`` or ``name_key_sparse``."""
+        pattern = {"$regex": "^" + re.escape(name_key(prefix))}
+        query = {"$or": [{"handle": pattern}, {"name_key": pattern}]}
+        return list(self._users.find(query, sort=[("handle", ASCENDING)], limit=limit))
+
     def newest_leanings(self, limit: int) -> list[dict]:
         """The authors adaptive mode decided most recently, newest decision first."""
         query = {"fanout_leaning": {"$in": ["push", "pull"]}}
@@ -182,6 +197,7 @@ class UserStore:
                 **dict.fromkeys(COUNTERS, 0),
                 "fanout_override": "auto",
                 **user,
+                "name_key": name_key(user.get("display_name", user["handle"])),
                 "created_at": id_datetime(user["_id"]),
             }
             for user in users

@@ -56,10 +56,15 @@ def test_documented_parameters_are_those_the_views_read(client):
     assert query("/api/v1/accounts/{account_id}/followers") == {"limit", "max_id"}
     assert query("/api/v1/accounts/lookup") == {"acct"}
     assert query("/api/v1/accounts/relationships") == {"id[]", "id"}
+    assert query("/api/v1/accounts/search") == {"q", "limit", "offset", "resolve"}
+    assert query("/api/v2/search") == {"q", "type", "limit", "offset", "resolve"}
     assert body("/api/v1/statuses")[1] == {"status"}
     assert {"status", "visibility", "media_ids", "poll"} <= body("/api/v1/statuses")[0]
     assert body("/oauth/token")[1] == {"grant_type", "client_id", "client_secret"}
     assert {"username", "password", "scope"} <= body("/oauth/token")[0]
+    assert {"code", "redirect_uri", "code_verifier"} <= body("/oauth/token")[0]
+    assert {"get", "post"} <= set(paths["/oauth/authorize"])
+    assert "/.well-known/oauth-authorization-server" in paths and "/api/v2/instance" in paths
     assert body("/api/v1/apps")[1] == {"client_name"}
     assert body("/oauth/revoke")[1] == {"client_id", "client_secret", "token"}
     create = paths["/api/v1/statuses"]["post"]

@@ -18,10 +18,13 @@ from socialapp.api.mastodon import (
     authorization,
     authorize,
     errors,
+    images,
     instance,
     oauth,
     openapi,
     ratelimit,
+    search,
+    startup,
     statuses,
     timelines,
 )
@@ -37,6 +40,9 @@ BLUEPRINTS = (
     accounts.blp,
     statuses.blp,
     timelines.blp,
+    search.blp,
+    startup.blp,
+    images.blp,
 )
 
 

@@ -15,6 +15,9 @@ from flask import request
 
 from socialapp.domain.ids import id_datetime
 
+MISSING_AVATAR = "/avatars/original/missing.png"
+MISSING_HEADER = "/headers/original/missing.png"
+
 
 def base_url() -> str:
     return request.host_url.rstrip("/")
@@ -37,8 +40,8 @@ def content(text: str) -> str:
 def account(user: dict) -> dict:
     handle = user["handle"]
     url = f"{base_url()}/@{handle}"
-    avatar = f"{base_url()}/avatars/original/missing.png"
-    header = f"{base_url()}/headers/original/missing.png"
+    avatar = f"{base_url()}{MISSING_AVATAR}"
+    header = f"{base_url()}{MISSING_HEADER}"
     return {
         "id": str(user["_id"]),
         "username": handle,

@@ -1,10 +1,10 @@
-"""``GET /api/v1/instance``: who this server is, and the version clients check features by.
+"""``GET /api/v1/instance`` and ``/api/v2/instance``: who this server is, its limits, and
+the version clients check features by.
 
 socialapp reports Mastodon 4.2.0, the last version whose client API it follows: clients
-(Mastodon.py's version check among them) then use the 4.2 methods served here. Mastodon 4.3
-added OAuth discovery (``/.well-known/oauth-authorization-server``) and 4.4 dropped the
-password grant; socialapp answers 404 for discovery, which clients read as "an older server:
-use the default OAuth paths", where the password grant is served.
+(Mastodon.py's version check among them) then use the 4.2 methods served here. Of what came
+later it serves OAuth discovery (4.3's ``/.well-known/oauth-authorization-server``), which
+clients fetch whatever the version, and it can turn the password grant off as 4.4 did.
 """
 
 from __future__ import annotations
@@ -13,21 +13,45 @@ from importlib.metadata import version
 
 from flask import Blueprint, jsonify, request
 
+from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import documented
 
-blp = Blueprint("mastodon_instance", __name__, url_prefix="/api/v1")
+blp = Blueprint("mastodon_instance", __name__)
 MASTODON_VERSION = "4.2.0"
 MAX_CHARACTERS = 500
+
+
+STATUSES = {
+    "max_characters": MAX_CHARACTERS,
+    "max_media_attachments": 0,
+    "characters_reserved_per_url": 23,
+}
+MEDIA = {
+    "supported_mime_types": [],
+    "image_size_limit": 0,
+    "image_matrix_limit": 0,
+    "video_size_limit": 0,
+    "video_frame_rate_limit": 0,
+    "video_matrix_limit": 0,
+}
+POLLS = {"max_options": 0, "max_characters_per_option": 0, "min_expiration": 0,
+         "max_expiration": 0}  # fmt: skip
+TITLE = "socialapp"
+SHORT = "A social feed backend that measures fan-out on write and read"
+
+
+def _version() -> str:
+    return f"{MASTODON_VERSION} (compatible; socialapp {version('socialapp')})"
 
 
 def describe() -> dict:
     return {
         "uri": request.host,
-        "title": "socialapp",
-        "short_description": "A social feed backend that measures fan-out on write and read",
+        "title": TITLE,
+        "short_description": SHORT,
         "description": "Served by socialapp: posts, follows, favourites and a home timeline.",
         "email": "",
-        "version": f"{MASTODON_VERSION} (compatible; socialapp {version('socialapp')})",
+        "version": _version(),
         "urls": {"streaming_api": ""},
         "stats": {"user_count": 0, "status_count": 0, "domain_count": 1},
         "thumbnail": None,
@@ -37,33 +61,56 @@ def describe() -> dict:
         "invites_enabled": False,
         "configuration": {
             "accounts": {"max_featured_tags": 0},
-            "statuses": {
-                "max_characters": MAX_CHARACTERS,
-                "max_media_attachments": 0,
-                "characters_reserved_per_url": 23,
-            },
-            "media_attachments": {
-                "supported_mime_types": [],
-                "image_size_limit": 0,
-                "image_matrix_limit": 0,
-                "video_size_limit": 0,
-                "video_frame_rate_limit": 0,
-                "video_matrix_limit": 0,
-            },
-            "polls": {
-                "max_options": 0,
-                "max_characters_per_option": 0,
-                "min_expiration": 0,
-                "max_expiration": 0,
-            },
+            "statuses": STATUSES,
+            "media_attachments": MEDIA,
+            "polls": POLLS,
         },
         "contact_account": None,
         "rules": [],
     }
 
 
-@blp.get("/instance")
-@blp.get("/instance/")
+def describe_v2() -> dict:
+    """Mastodon's Instance entity (v2): limits, and the URLs a client needs."""
+    base = entities.base_url()
+    return {
+        "domain": request.host,
+        "title": TITLE,
+        "version": _version(),
+        "source_url": "",
+        "description": SHORT,
+        "usage": {"users": {"active_month": 0}},
+        "thumbnail": {"url": f"{base}{entities.MISSING_AVATAR}"},
+        "icon": [],
+        "languages": ["en"],
+        "configuration": {
+            "urls": {"streaming": "", "status": None, "about": f"{base}/docs"},
+            "vapid": {"public_key": ""},
+            "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
+            "statuses": STATUSES,
+            "media_attachments": {**MEDIA, "description_limit": 0},
+            "polls": POLLS,
+            "translation": {"enabled": False},
+        },
+        "registrations": {
+            "enabled": False,
+            "approval_required": False,
+            "message": None,
+            "url": None,
+        },
+        "contact": {"email": "", "account": None},
+        "rules": [],
+    }
+
+
+@blp.get("/api/v1/instance")
+@blp.get("/api/v1/instance/")
 @documented("This server and the Mastodon version it follows", "An Instance (v1)")
 def instance():
     return jsonify(describe())
+
+
+@blp.get("/api/v2/instance")
+@documented("This server, its limits and URLs", "An Instance (v2)")
+def instance_v2():
+    return jsonify(describe_v2())

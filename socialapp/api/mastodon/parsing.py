@@ -40,17 +40,18 @@ class IdParam(ma.fields.String):
 
 
 class Limit(ma.fields.Field):
-    """``limit``: a number of items, clamped to 1..``maximum`` as Mastodon does."""
+    """``limit``: a number of items, clamped to 1..``maximum`` as Mastodon does (or any
+    count, as ``offset``, with another ``minimum``)."""
 
-    def __init__(self, default: int = 20, maximum: int = 40, **kwargs) -> None:
+    def __init__(self, default: int = 20, maximum: int = 40, minimum: int = 1, **kwargs) -> None:
         super().__init__(load_default=default, **kwargs)
-        self.default, self.maximum = default, maximum
+        self.default, self.maximum, self.minimum = default, maximum, minimum
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
         if not isinstance(text, str) or not text.isascii() or not text.isdigit() or len(text) > 9:
             return self.default
-        return min(max(int(text), 1), self.maximum)
+        return min(max(int(text), self.minimum), self.maximum)
 
 
 def _raw() -> tuple[MultiDict, MultiDict]:
