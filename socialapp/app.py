@@ -5,13 +5,10 @@ from __future__ import annotations
 import logging
 
 from flask import Flask
-from flask_cors import CORS
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialapp import bootstrap
-from socialapp.api import console, limits, mastodon, register_api
-from socialapp.api.mastodon import MASTODON_HEADERS
-from socialapp.api.timeline import DIAGNOSTICS
+from socialapp.api import console, cors, limits, mastodon, register_api
 from socialapp.config import Settings
 from socialapp.services import accounts
 
@@ -52,14 +49,6 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
     console.register(app)
     if settings.trusted_proxies > 0:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)
-    if settings.cors_origins:
-        origins = [origin.strip() for origin in settings.cors_origins.split(",") if origin.strip()]
-        CORS(
-            app,
-            origins=origins,
-            allow_headers=["Authorization", "Content-Type", "Idempotency-Key"],
-            # readable by browser clients (Mastodon web clients page with Link)
-            expose_headers=["Retry-After", *DIAGNOSTICS, *MASTODON_HEADERS],
-        )
+    cors.configure(app, settings)
     logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
     return app
