@@ -14,12 +14,6 @@ PREFIX = "SOCIALAPP_"
 KEPT_EMPTY = ("data_dir",)  # settings an empty value turns off, rather than leaving unset
 
 
-def default_data_dir() -> str:
-    """Where the embedded default keeps its data: ``$XDG_DATA_HOME/socialapp``."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join("~", ".local", "share")
-    return os.path.expanduser(os.path.join(base, "socialapp"))
-
-
 class ConfigError(RuntimeError):
     """The environment asks for something the service cannot run with."""
 
@@ -39,7 +33,7 @@ class Settings:
     mongo_timeout_ms: int = 5000
     mongo_majority_writes: bool = True  # majority write concern for edges and posts
     # The embedded store's and redis-server's data between runs; empty: in memory only
-    data_dir: str = dataclasses.field(default_factory=default_data_dir)
+    data_dir: str = "var/data"  # under the working directory: the repository's for `make run`
     # Redis: no URL means a redis-server started by the service itself
     redis_url: str = ""
     redis_cluster: bool = False  # SOCIALAPP_REDIS_URL names a node of a Redis Cluster

@@ -14,6 +14,7 @@ predecessor's redis-server to finish writing instead of sharing its files.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import logging
 import os
@@ -55,13 +56,14 @@ class DataDir:
             fcntl.flock(self.lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
-            log.warning("%s is in use; waiting up to %g s for it", self.path, wait)
+            if wait > 0:
+                log.warning("%s is in use; waiting up to %g s for it", self.path, wait)
         # A blocking flock cannot time out: it waits in a thread given ``wait`` seconds.
-        taker = threading.Thread(target=fcntl.flock, args=(self.lock_fd, fcntl.LOCK_EX))
-        taker.daemon = True
-        taker.start()
-        taker.join(wait)
-        if taker.is_alive():
+        taker = threading.Thread(target=_take, args=(self.lock_fd,), daemon=True)
+        if wait > 0:
+            taker.start()
+            taker.join(wait)
+        if wait <= 0 or taker.is_alive():
             raise journal.DataError(
                 f"SOCIALAPP_DATA_DIR {self.path} is in use by another socialapp serve; "
                 "stop it, or give this one another directory"
@@ -77,3 +79,9 @@ class DataDir:
         a crash of the process that served before left is recovered."""
         journal.recover(self.store)
         return journal.connect(self.store)
+
+
+def _take(lock_fd: int) -> None:
+    """Wait for the lock (in a thread that is given up on if it waits too long)."""
+    with contextlib.suppress(OSError):  # given up on: the descriptor was closed meanwhile
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)

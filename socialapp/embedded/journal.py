@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import bson
+import bson.errors
 from bson.codec_options import CodecOptions, TypeDecoder, TypeRegistry
 from bson.int64 import Int64
 
@@ -45,12 +46,17 @@ CREATE TABLE IF NOT EXISTS documents (
     body BLOB NOT NULL,            -- BSON of the document
     UNIQUE (collection, key)
 );
+CREATE TABLE IF NOT EXISTS collections (
+    name TEXT PRIMARY KEY,         -- "database.collection"
+    metadata BLOB NOT NULL         -- BSON of {options, indexes}, as mongodump lists them
+) WITHOUT ROWID;
 """
 UPSERT = (
     "INSERT INTO documents (collection, key, body) VALUES (?, ?, ?) "
     "ON CONFLICT (collection, key) DO UPDATE SET body = excluded.body"
 )
 DELETE = "DELETE FROM documents WHERE collection = ? AND key = ?"
+DESCRIBE = "INSERT OR REPLACE INTO collections (name, metadata) VALUES (?, ?)"
 
 
 class DataError(ConfigError):
@@ -63,7 +69,7 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=FULL")
-        with _transaction(connection):
+        with transaction(connection):
             for statement in SCHEMA.split(";")[:-1]:
                 connection.execute(statement)
             found = connection.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
@@ -83,8 +89,9 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 @contextlib.contextmanager
-def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
-    connection.execute("BEGIN IMMEDIATE")
+def transaction(connection: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
+    """One SQLite transaction; ``begin="BEGIN"``: a read snapshot that blocks no writer."""
+    connection.execute(begin)
     try:
         yield
     except BaseException:
@@ -152,6 +159,59 @@ def collections(connection: sqlite3.Connection) -> dict[str, list[dict]]:
     return {name: bson.decode_all(b"".join(found), STORED) for name, found in bodies.items()}
 
 
+def catalog(connection: sqlite3.Connection) -> dict[str, dict]:
+    """Each collection's ``{options, indexes}`` as last described (``Journal.describe``),
+    with every collection holding documents, by ``database.collection``."""
+    found = {name: {"options": {}, "indexes": []} for name in _names(connection)}
+    for name, metadata in connection.execute("SELECT name, metadata FROM collections"):
+        found[name] = bson.decode(metadata)
+    return dict(sorted(found.items()))
+
+
+def count(connection: sqlite3.Connection) -> int:
+    """Documents stored, in every collection."""
+    return connection.execute("SELECT COUNT(*) FROM documents").fetchone()[0]
+
+
+def _names(connection: sqlite3.Connection) -> list[str]:
+    return [row[0] for row in connection.execute("SELECT DISTINCT collection FROM documents")]
+
+
+def bodies(connection: sqlite3.Connection, name: str) -> Iterator[bytes]:
+    """The BSON of each document of collection ``name``, in natural order."""
+    query = "SELECT body FROM documents WHERE collection = ? ORDER BY position"
+    for (body,) in connection.execute(query, (name,)):
+        yield body
+
+
+def store(connection: sqlite3.Connection, name: str, metadata: dict, documents) -> int:
+    """Add collection ``name``'s ``metadata`` and documents (BSON, each checked to be one
+    the embedded store can hold, with an ``_id``) inside the caller's ``transaction``."""
+    connection.execute(DESCRIBE, (name, bson.encode(metadata)))
+    count = 0
+    for body in documents:
+        try:
+            document = decode(body)
+        except bson.errors.BSONError as error:
+            raise ValueError(f"a document of {name} is not valid BSON: {error}") from None
+        if "_id" not in document:
+            raise ValueError(f"a document of {name} has no _id")
+        connection.execute(UPSERT, (name, document_key(document["_id"]), body))
+        count += 1
+    return count
+
+
+def index_list(information: dict) -> list[dict]:
+    """``index_information()``'s indexes as mongodump lists them: ``v``, ``key``, ``name``,
+    then the other options by name; in the same order."""
+    found = []
+    for name, spec in information.items():
+        rest = {key: value for key, value in spec.items() if key not in ("v", "key", "ns")}
+        index = {"v": spec.get("v", 2), "key": dict(spec["key"]), "name": name}
+        found.append({**index, **dict(sorted(rest.items()))})
+    return found
+
+
 class _PlainInt(TypeDecoder):
     bson_type = Int64
 
@@ -204,6 +264,10 @@ class Journal:
             self._changed.notify_all()
             return self._appended
 
+    def describe(self, catalog: dict[str, dict]) -> int:
+        """Queue each collection's ``{options, indexes}`` (what ``export`` writes)."""
+        return self.append([(DESCRIBE, name, bson.encode(meta)) for name, meta in catalog.items()])
+
     def wait(self, number: int, timeout: float) -> None:
         with self._changed:
             if not self._changed.wait_for(lambda: self._durable >= number, timeout):
@@ -238,8 +302,11 @@ class Journal:
 
     def _commit(self, groups: list[list[tuple]]) -> bool:
         try:
-            with _transaction(self._connection):
+            with transaction(self._connection):
                 for rows in groups:
+                    if rows and rows[0][0] == DESCRIBE:
+                        self._connection.executemany(DESCRIBE, [row[1:] for row in rows])
+                        continue
                     written = [row for row in rows if row[2] is not None]
                     if written:
                         self._connection.executemany(UPSERT, written)

@@ -333,6 +333,22 @@ class Durable:
         ]
         return self.journal.append(rows) if rows else None
 
+    def describe(self) -> int:
+        """Queue every collection's options and indexes, as declared now (under the lock)."""
+        databases = client()
+        return self.journal.describe(
+            {
+                f"{store.database}.{store.name}": {
+                    "options": dict(getattr(store, "options", {})),
+                    "indexes": journal.index_list(
+                        databases[store.database][store.name].index_information()
+                    ),
+                }
+                for store in self.server.collections()
+                if store.is_created
+            }
+        )
+
     def wait(self, group: int) -> None:
         try:
             self.journal.wait(group, self._timeout)
@@ -369,6 +385,15 @@ def open_durable(connection, timeout: float) -> dict[str, int]:
     return loaded
 
 
+def describe_durable() -> None:
+    """Journal the options and indexes every collection has now (``socialapp serve`` does,
+    once they are declared), for ``socialapp export``; return once they are on disk."""
+    with _lock:
+        group = _durable.describe() if _durable is not None else None
+    if group is not None:
+        _durable.wait(group)
+
+
 def close_durable() -> None:
     """Write what is journaled, close the journal, and keep changes in memory only."""
     global _durable
@@ -385,3 +410,15 @@ def build_indexes() -> None:
     with _lock:
         for store in client()._store.collections():
             store.index_data.build()
+
+
+def collection_options(coll) -> dict:
+    """The options given to ``coll`` (a validator): kept, not enforced (mongomock has none)."""
+    return dict(getattr(coll._store, "options", {}))
+
+
+def set_collection_options(coll, options: dict) -> None:
+    """Create ``coll`` if missing (as MongoDB's ``create_collection``), with ``options``."""
+    with _lock:
+        coll._store.options = dict(options)
+        coll._store.create()

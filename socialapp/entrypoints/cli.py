@@ -56,6 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     seed.add_argument("--operator", help="operator handle for --server")
     seed.set_defaults(run=_seed)
 
+    export = commands.add_parser("export", help="write the store in mongodump's layout")
+    export.add_argument("directory", help="a new directory (mongorestore DIRECTORY loads it)")
+    export.set_defaults(run=_export)
+
+    load = commands.add_parser("import", help="load a mongodump directory into an empty store")
+    load.add_argument("directory")
+    load.set_defaults(run=_import)
+
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("SOCIALAPP_LOG_LEVEL", "INFO"))
     try:
@@ -213,6 +221,36 @@ def _seed_store(settings: Settings, params: dict, password: str) -> int:
             print(f"socialapp: {error.message}", file=sys.stderr)
             return 1
     print(" ".join(f"{key}={value}" for key, value in written.items()))
+    return 0
+
+
+def _export(args, settings: Settings) -> int:
+    from socialapp.entrypoints import transfer
+
+    return _moved("exported", lambda: transfer.export(settings, args.directory))
+
+
+def _import(args, settings: Settings) -> int:
+    from socialapp.entrypoints import transfer
+
+    return _moved("imported", lambda: transfer.import_(settings, args.directory))
+
+
+def _moved(done: str, move) -> int:
+    """Run an export or import; print what it moved, or why it could not."""
+    from pymongo.errors import PyMongoError
+
+    from socialapp.errors import Unavailable
+
+    try:
+        counts = move()
+    except (ValueError, OSError, PyMongoError, Unavailable) as error:  # a bad dump, no server
+        print(f"socialapp: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"{done} {sum(counts.values())} documents: "
+        + " ".join(f"{k}={v}" for k, v in counts.items())
+    )
     return 0
 
 

@@ -139,6 +139,7 @@ class Application(BaseApplication):
             gc.enable()
             mongomock_store.freeze_bulk_loads()
             if durable:
+                mongomock_store.describe_durable()  # the indexes declared, for an export
                 log.info(
                     "embedded store ready in %.1f s (loaded from %s, indexes built)",
                     time.monotonic() - started,

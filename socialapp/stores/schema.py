@@ -13,6 +13,8 @@ from __future__ import annotations
 import mongomock
 import pymongo.errors
 
+from socialapp.embedded import mongomock_store
+
 INT = {"bsonType": ["int", "long"]}
 COUNT = {"bsonType": ["int", "long"], "minimum": 0}
 ID = {"bsonType": ["int", "long"], "minimum": 1}
@@ -37,13 +39,27 @@ def document(properties: dict, optional: tuple[str, ...] = ()) -> dict:
 
 
 def apply(coll, schema: dict) -> None:
-    """Make ``schema`` the validator of ``coll`` on a real MongoDB; nothing on mongomock."""
+    """Make ``schema`` the validator of ``coll``: a real MongoDB enforces it; the embedded
+    store keeps it among the collection's options (``socialapp export`` writes them)."""
+    set_options(coll, {"validator": {"$jsonSchema": schema}})
+
+
+def set_options(coll, options: dict) -> None:
+    """Give ``coll`` these collection options (a validator), created if missing."""
     if isinstance(coll, mongomock.collection.Collection):
+        mongomock_store.set_collection_options(coll, options)
         return
-    db, validator = coll.database, {"$jsonSchema": schema}
     try:
-        db.create_collection(coll.name, check_exists=False, validator=validator)
+        coll.database.create_collection(coll.name, check_exists=False, **options)
     except pymongo.errors.OperationFailure as error:
         if error.code != NAMESPACE_EXISTS:
             raise
-        db.command("collMod", coll.name, validator=validator)
+        coll.database.command("collMod", coll.name, **options)
+
+
+def options(coll) -> dict:
+    """``coll``'s collection options (``{}`` for none)."""
+    if isinstance(coll, mongomock.collection.Collection):
+        return mongomock_store.collection_options(coll)
+    found = list(coll.database.list_collections(filter={"name": coll.name}))
+    return dict(found[0].get("options") or {}) if found else {}

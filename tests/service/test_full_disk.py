@@ -1,0 +1,58 @@
+"""A full disk under the embedded store's journal: writes are answered 503 (a JSON error,
+never a 500) while it is full, reads go on, and writes are taken again by themselves once
+there is room, with nothing acknowledged lost."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from socialapp import create_app
+from socialapp.embedded import mongomock_store
+from socialapp.embedded.data_dir import DataDir
+from socialapp.stores import mongo
+from tests.conftest import Account, flush_redis
+from tests.waiting import wait_for
+
+
+@pytest.fixture
+def durable(settings, tmp_path):
+    """The app on an embedded store kept in ``tmp_path`` whose journal gives up after 0.5 s."""
+    configured = dataclasses.replace(settings, data_dir=str(tmp_path), mongo_timeout_ms=500)
+    data = DataDir(tmp_path).open()
+    mongo.reset_embedded()
+    flush_redis(settings)
+    mongomock_store.open_durable(data.connect(), timeout=0.5)
+    yield create_app(configured).test_client()
+    mongo.reset_embedded()
+    data.close()
+
+
+def disk(full: bool) -> None:
+    """Cap the journal's database at its size now (full), or lift the cap."""
+    connection = mongomock_store._durable.journal._connection
+    pages = connection.execute("PRAGMA page_count").fetchone()[0]
+    connection.execute(f"PRAGMA max_page_count = {pages if full else 1073741823}")
+
+
+def test_writes_are_503_while_the_disk_is_full_and_taken_again_after(durable):
+    ada, bob = Account(durable, "ada"), Account(durable, "bob")
+    disk(full=True)  # what is left of the database's last pages fills within a few posts
+    acknowledged, answers = [], []
+    for n in range(60):
+        answer = durable.post("/v1/posts", json={"text": f"{n} " + "x" * 400}, headers=ada.headers)
+        answers.append(answer.status_code)
+        if answer.status_code == 201:
+            acknowledged.append(answer.json["id"])
+    first = answers.index(503)  # the first waited for the journal; the rest are refused
+    assert set(answers[:first]) == {201} and set(answers[first:]) == {503}
+    assert durable.post("/v1/posts", json={"text": "x"}, headers=ada.headers).json["code"] == 503
+    follow = durable.put(f"/v1/me/following/{ada.id}", headers=bob.headers)  # a transaction
+    assert follow.status_code == 503 and follow.json["code"] == 503
+    assert durable.get(f"/v1/users/{ada.id}").status_code == 200  # reads go on
+    disk(full=False)
+    wait_for(lambda: mongomock_store._durable.journal.failing is None, "the journal to catch up")
+    assert durable.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
+    posts = durable.get(f"/v1/users/{ada.id}/posts?limit=100").json["items"]
+    assert set(acknowledged) <= {post["id"] for post in posts}
