@@ -8,11 +8,17 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialapp import bootstrap
-from socialapp.api import console, cors, limits, mastodon, register_api
+from socialapp.api import console, cors, limits, mastodon, register_api, request_log
 from socialapp.config import Settings
 from socialapp.services import accounts
 
 MAX_BODY_BYTES = 64 * 1024
+
+
+def _mode(components: bootstrap.Components) -> str | None:
+    """The fan-out mode as this process last read it: a log line never waits on MongoDB."""
+    cached = components.fanout_settings.cached()
+    return cached.current.mode if cached else None
 
 
 def create_app(settings: Settings | None = None, components: bootstrap.Components | None = None):
@@ -33,7 +39,9 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
         OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
     )
     app.extensions["socialapp"] = components
+    request_log.register(app, lambda: _mode(components))
     components.ensure_indexes()
+    components.fanout_settings.current()  # the mode request lines name, until read again
     if settings.operator_handle and settings.operator_password:
         accounts.ensure_operator(
             components.users,

@@ -8,8 +8,10 @@ maintenance (removals, reconciliation).
 from __future__ import annotations
 
 import celery
+from celery.signals import before_task_publish
 from kombu import Queue
 
+from socialapp import logs
 from socialapp.config import Settings
 from socialapp.errors import Unavailable
 from socialapp.stores.unavailable import BROKER, translates
@@ -18,6 +20,7 @@ FANOUT = "fanout"
 FANOUT_LARGE = "fanout_large"
 FEED = "feed"
 QUEUES = (FANOUT, FANOUT_LARGE, FEED)
+REQUEST_ID = "request_id"  # the task header naming the request that caused it
 # Every task retries, with backoff and jitter, while a backing store is unavailable.
 RETRY = dict(
     autoretry_for=(Unavailable,),
@@ -88,3 +91,12 @@ def args_summary(args: tuple) -> str:
     repr walked a chunk's thousand follower ids on every send (a third of its cost)."""
     shown = (f"<{len(arg)} items>" if isinstance(arg, list | tuple) else repr(arg) for arg in args)
     return f"({', '.join(shown)})"
+
+
+@before_task_publish.connect(weak=False)
+def _carry_request_id(headers: dict | None = None, **_) -> None:
+    """A task sent while a request (or a task) runs carries its request id in the task's
+    headers: the worker binds it to the task's log lines, and to the tasks it sends."""
+    request_id = logs.bound(REQUEST_ID)
+    if request_id and headers is not None:
+        headers.setdefault(REQUEST_ID, request_id)

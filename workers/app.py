@@ -4,17 +4,44 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import celery
 import celery.concurrency
+from celery.signals import task_postrun, task_prerun
 
-from socialapp import bootstrap
+from socialapp import bootstrap, logs
 from socialapp.config import Settings
-from socialapp.queue import FEED, celery_app
+from socialapp.queue import FEED, REQUEST_ID, celery_app
 from socialapp.services import adaptive, audit, fanout
 from workers import tasks
 
 log = logging.getLogger(__name__)
+task_log = logging.getLogger("socialapp.tasks")
+POST_TASKS = {fanout.DELIVER, fanout.DELIVER_CHUNK, fanout.RETRACT}  # post id: first argument
+_running: dict[str, tuple[float, object]] = {}  # task id → when it started, its log binding
+
+
+@task_prerun.connect(weak=False)
+def _task_started(task_id=None, task=None, args=(), kwargs=None, **_) -> None:
+    """Bind the task, its post (a delivery's) and the request that caused it to its lines."""
+    fields = {"task": task.name, "task_id": task_id}
+    request_id = task.request.get(REQUEST_ID)
+    if request_id:
+        fields[REQUEST_ID] = request_id
+    if task.name in POST_TASKS:
+        fields["post_id"] = args[0] if args else (kwargs or {}).get("post_id")
+    _running[task_id] = (time.perf_counter(), logs.bind(**fields))
+
+
+@task_postrun.connect(weak=False)
+def _task_finished(task_id=None, state=None, **_) -> None:
+    """One line per run of a task: how it ended (``SUCCESS``, ``RETRY``, ``FAILURE``)."""
+    started, binding = _running.pop(task_id, (None, None))
+    runtime = round((time.perf_counter() - started) * 1000, 2) if started else None
+    task_log.info("task", extra={"state": state, "runtime_ms": runtime})
+    if binding is not None:
+        logs.unbind(binding)
 
 
 def create_worker_app(components: bootstrap.Components | None = None) -> celery.Celery:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import logging
 import os
 import sys
 
+from socialapp import logs
 from socialapp.config import ConfigError, Settings
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.queue import QUEUES
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     load.set_defaults(run=_import)
 
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("SOCIALAPP_LOG_LEVEL", "INFO"))
+    logs.configure()  # JSON lines unless standard error is a terminal
     try:
         return args.run(args, Settings.from_env())
     except ConfigError as error:

@@ -9,7 +9,6 @@ files in ``PROMETHEUS_MULTIPROC_DIR`` (a fresh directory unless set), and ``/met
 worker sums them all.
 """
 
-import logging
 import os
 import pathlib
 import tempfile
@@ -32,7 +31,7 @@ keepalive = _int("GUNICORN_KEEPALIVE", 75)
 max_requests = _int("GUNICORN_MAX_REQUESTS", 0)  # 0: workers are never recycled
 max_requests_jitter = max_requests // 10
 preload_app = False
-accesslog = "-"
+accesslog = None  # the app logs every request itself (socialapp/api/request_log.py)
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL") or "info"
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS") or "127.0.0.1"
@@ -43,10 +42,12 @@ if os.path.isdir("/dev/shm"):
 
 def on_starting(server) -> None:
     """Logging and the metrics directory, set up in the master: workers inherit both."""
-    logging.basicConfig(
-        level=os.environ.get("SOCIALAPP_LOG_LEVEL") or "INFO",
-        format="%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s",
-    )
+    from socialapp import logs
+
+    logs.configure()  # JSON lines unless standard error is a terminal
+    gunicorn_log = getattr(server, "log", None)
+    for handler in gunicorn_log.error_log.handlers if gunicorn_log else ():
+        handler.setFormatter(logs.formatter(getattr(handler, "stream", None)))  # alike
     # In the master, before any worker imports prometheus_client (it picks its mode then).
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="socialapp-metrics-")

@@ -55,6 +55,12 @@ class FanoutSettingsStore:
             self._cached = (self._clock(), fresh)
         return fresh
 
+    def cached(self) -> FanoutSettings | None:
+        """What this process last read, however old (None before its first read): for
+        whoever must not wait on MongoDB, such as a log line."""
+        with self._lock:
+            return self._cached[1] if self._cached else None
+
     def read(self) -> FanoutSettings:
         doc = self._settings.find_one({"_id": DOCUMENT_ID})
         if doc is None:

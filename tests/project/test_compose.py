@@ -314,7 +314,7 @@ def test_gunicorn_settings_come_from_the_environment(monkeypatch):
 
     assert defaults["workers"] == 4
     assert defaults["bind"] == ["0.0.0.0:8000"]
-    assert defaults["accesslog"] == "-"
+    assert defaults["accesslog"] is None  # the app logs each request, as JSON off a terminal
     assert defaults["preload_app"] is False
     # Idle connections outlive clients' pauses, so the server never closes one under a request.
     assert defaults["keepalive"] >= 60
