@@ -389,9 +389,10 @@ def describe_durable() -> None:
     """Journal the options and indexes every collection has now (``socialapp serve`` does,
     once they are declared), for ``socialapp export``; return once they are on disk."""
     with _lock:
-        group = _durable.describe() if _durable is not None else None
+        durable = _durable
+        group = durable.describe() if durable is not None else None
     if group is not None:
-        _durable.wait(group)
+        durable.wait(group)
 
 
 def close_durable() -> None:
