@@ -39,7 +39,7 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
         OPENAPI_SWAGGER_UI_URL="https://cdn.jsdelivr.net/npm/swagger-ui-dist/",
     )
     app.extensions["socialapp"] = components
-    request_log.register(app, lambda: _mode(components))
+    request_log.register(app, lambda: _mode(components), components.metrics)
     components.ensure_indexes()
     components.fanout_settings.current()  # the mode request lines name, until read again
     if settings.operator_handle and settings.operator_password:

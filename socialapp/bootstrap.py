@@ -119,7 +119,12 @@ def build(settings: Settings) -> Components:
             settings,
         ),
         queue=queue,
-        metrics=Metrics(queue_depth=queue.depth, audit_totals=audits.totals, series=series),
+        metrics=Metrics(
+            queue_depth=queue.depth,
+            audit_totals=audits.totals,
+            series=series,
+            redis_memory=series.used_memory,
+        ),
         fanout_changes=FanoutChangeLog(db, settings),
         series=series,
     )

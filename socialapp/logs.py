@@ -27,6 +27,7 @@ LEVEL_VARIABLE = "SOCIALAPP_LOG_LEVEL"
 FORMAT_VARIABLE = "SOCIALAPP_LOG_FORMAT"
 TEXT_FORMAT = "%(asctime)s [%(process)d] %(levelname)s %(name)s: %(message)s"
 REDACTED = "[redacted]"
+QUIETER = ("celery.app.trace", "celery.worker.strategy")  # "received", "succeeded" lines
 SECRET_FIELD = re.compile(r"pass(word|wd)|token|secret|authoriz|api_?key|cookie|credential", re.I)
 SECRET_TEXT = re.compile(
     r"(?i)(bearer\s+)[^\s\"',;]+"  # an Authorization header's credentials
@@ -157,3 +158,5 @@ def configure(level: str | None = None, stream: IO | None = None) -> None:
     handler.addFilter(ContextFilter())
     root.addHandler(handler)
     root.setLevel(level or os.environ.get(LEVEL_VARIABLE) or "INFO")
+    for celerys in QUIETER:  # a task's one line is socialapp.tasks' (errors still pass)
+        logging.getLogger(celerys).setLevel(logging.WARNING)

@@ -1,11 +1,12 @@
 """Prometheus metrics: deliveries, delivery lag, queue depth, timeline read latency by mode,
-home reads by how they were built, and the consistency auditor's totals.
+home reads by how they were built, requests by route and status, task runs by outcome,
+the timelines' Redis memory, and the consistency auditor's totals.
 
 With ``PROMETHEUS_MULTIPROC_DIR`` set (before prometheus_client is imported, as the API's
 gunicorn config does), every process of a server writes its samples to files in that
 directory and a scrape of any of them sums them all (prometheus_client's multiprocess mode).
 Worker processes serve their own metrics with ``serve`` (``SOCIALAPP_METRICS_PORT``). The
-queue depth and the auditor's totals are read from Redis at scrape time, so every process
+queue depth, the Redis memory and the auditor's totals are read at scrape time, so every process
 reports the same figures.
 
 Deliveries, lags and home reads also go, a second later and summed per step, to the
@@ -16,6 +17,7 @@ host shares: the operator's console at ``/admin`` charts them without a Promethe
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import os
 import threading
@@ -57,7 +59,7 @@ def how_built(page) -> str:
 
 
 class Metrics:
-    def __init__(self, queue_depth=None, audit_totals=None, series=None) -> None:
+    def __init__(self, queue_depth=None, audit_totals=None, series=None, redis_memory=None) -> None:
         self.registry = registry = CollectorRegistry()  # this process's samples
         self.tally = Tally(series)
         self.deliveries = _Tallied(
@@ -84,6 +86,18 @@ class Metrics:
             ["built"],
             registry=registry,
         )
+        self.requests = Counter(
+            "socialapp_http_requests",
+            "Requests answered, by route (the URL rule), method and status",
+            ["route", "method", "status"],
+            registry=registry,
+        )
+        self.tasks = Counter(
+            "socialapp_tasks",
+            "Task runs, by task and how they ended (SUCCESS, RETRY, FAILURE)",
+            ["task", "state"],
+            registry=registry,
+        )
         self._scraped = registry
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             self._scraped = CollectorRegistry()
@@ -92,6 +106,8 @@ class Metrics:
             self._scraped.register(_QueueDepth(queue_depth))
         if audit_totals is not None:
             self._scraped.register(_AuditTotals(audit_totals))
+        if redis_memory is not None:
+            self._scraped.register(_RedisMemory(redis_memory))
 
     def observe_delivery_lag(self, post_id: int) -> None:
         lag = max(0.0, time.time() - id_time_ms(post_id) / 1000)
@@ -106,6 +122,12 @@ class Metrics:
 
     def observe_timeline_read(self, mode: str, seconds: float) -> None:
         self.timeline_reads.labels(mode=mode).observe(seconds)
+
+    def count_request(self, route: str | None, method: str, status: int) -> None:
+        self.requests.labels(route=route or "unknown", method=method, status=str(status)).inc()
+
+    def count_task(self, task: str, state: str | None) -> None:
+        self.tasks.labels(task=task, state=state or "unknown").inc()
 
     def render(self) -> bytes:
         return generate_latest(self._scraped)
@@ -130,6 +152,21 @@ class _QueueDepth:
                 family.add_metric([queue], depth)
         except Exception:  # broker down: report no sample rather than fail the scrape
             pass
+        yield family
+
+
+class _RedisMemory:
+    """Reads the timelines' Redis memory at scrape time."""
+
+    def __init__(self, used_memory) -> None:
+        self._used_memory = used_memory
+
+    def collect(self):
+        family = GaugeMetricFamily(
+            "socialapp_redis_memory_bytes", "Memory the timelines' Redis uses"
+        )
+        with contextlib.suppress(Exception):  # Redis down: no sample, the scrape goes on
+            family.add_metric([], self._used_memory())
         yield family
 
 

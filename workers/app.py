@@ -58,6 +58,13 @@ def create_worker_app(components: bootstrap.Components | None = None) -> celery.
     settings = components.settings if components else Settings.from_env()
     app = celery_app(settings, name="socialapp-worker")
     tasks.register(app, get_components)
+
+    def count_task(task=None, state=None, **_) -> None:
+        if task is not None and task.app is app and holder["components"] is not None:
+            holder["components"].metrics.count_task(task.name, state)
+
+    app.count_task = count_task  # the signal holds it weakly: for as long as the app lives
+    task_postrun.connect(count_task)
     app.finalize()
     return app
 

@@ -1,4 +1,5 @@
-"""One log line per request: its id, route, status, latency, caller and the fan-out mode.
+"""One log line per request, its id, route, status, latency, caller and the fan-out mode;
+and a count by route and status, for Prometheus.
 
 The request id is the client's ``X-Request-Id`` when it is a plausible one (1 to 128 of
 letters, digits, ``.``, ``_``, ``:`` and ``-``), else a new one; either way it is returned
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from flask import Flask, Response, g, request
 
 from socialapp import logs
+from socialapp.metrics import Metrics
 
 HEADER = "X-Request-Id"
 PLAUSIBLE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -31,10 +33,10 @@ def request_id() -> str:
     return sent if PLAUSIBLE.fullmatch(sent) else uuid.uuid4().hex
 
 
-def register(app: Flask, fanout_mode: Callable[[], str | None]) -> None:
-    """Log every request of ``app``; ``fanout_mode()`` names the mode in force without
-    waiting on a store. Register before any other hook, so a request refused by one is
-    logged too."""
+def register(app: Flask, fanout_mode: Callable[[], str | None], metrics: Metrics) -> None:
+    """Log and count every request of ``app``; ``fanout_mode()`` names the mode in force
+    without waiting on a store. Register before any other hook, so a request refused by
+    one is logged too."""
 
     @app.before_request
     def start() -> None:
@@ -46,11 +48,13 @@ def register(app: Flask, fanout_mode: Callable[[], str | None]) -> None:
     def finish(response: Response) -> Response:
         response.headers[HEADER] = g.request_id
         operator = g.get("operator") or {}
+        route = request.url_rule.rule if request.url_rule else None
+        metrics.count_request(route, request.method, response.status_code)
         log.info(
             "request",
             extra={
                 "method": request.method,
-                "route": request.url_rule.rule if request.url_rule else None,
+                "route": route,
                 "status": response.status_code,
                 "latency_ms": round((time.perf_counter() - g.request_started) * 1000, 2),
                 "user_id": g.get("caller_id") or operator.get("_id"),

@@ -215,3 +215,12 @@ def test_changes_through_v1_are_recorded_and_listed_too(client, operator_headers
     [change] = components.fanout_changes.newest(5)
     assert (change["what"], change["before"], change["after"]) == ("mode", "hybrid", "write")
     assert change["by"] == components.users.by_handle(OPERATOR["handle"])["_id"]
+
+
+def test_the_timelines_redis_memory_is_a_prometheus_gauge_too(client):
+    text = client.get("/metrics").get_data(as_text=True)
+
+    [sample] = [
+        line for line in text.splitlines() if line.startswith("socialapp_redis_memory_bytes ")
+    ]
+    assert float(sample.split()[1]) > 0

@@ -44,7 +44,7 @@ def output(monkeypatch):
 
 
 def test_a_request_logs_one_line_with_its_id_route_status_latency_user_and_mode(
-    client, signup, output
+    client, signup, output, components
 ):
     ada = signup("ada")
     output.seek(0)
@@ -61,6 +61,10 @@ def test_a_request_logs_one_line_with_its_id_route_status_latency_user_and_mode(
     assert line["user_id"] == int(ada.id)
     assert line["fanout_mode"] == "hybrid"
     assert isinstance(line["latency_ms"], float) and line["latency_ms"] >= 0
+    counted = {"route": "/v1/posts", "method": "POST", "status": "201"}
+    assert (
+        components.metrics.registry.get_sample_value("socialapp_http_requests_total", counted) == 1
+    )
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", line["time"])
 
 
@@ -83,7 +87,7 @@ def test_refused_and_unknown_requests_are_logged_too(client, output):
 
 
 def test_a_deliverys_task_lines_name_the_post_and_the_request_that_made_it(
-    client, signup, output, settle
+    client, signup, output, settle, components
 ):
     author, reader = signup("author"), signup("reader")
     client.put(f"/v1/me/following/{author.id}", headers=reader.headers)
@@ -102,6 +106,8 @@ def test_a_deliverys_task_lines_name_the_post_and_the_request_that_made_it(
     assert {line["task"] for line in lines} >= {"socialapp.deliver_post"}
     assert all(line["request_id"] == "post-req-1" for line in lines)
     assert all(line["state"] == "SUCCESS" and line["runtime_ms"] >= 0 for line in lines)
+    ran = {"task": "socialapp.deliver_post", "state": "SUCCESS"}
+    assert components.metrics.registry.get_sample_value("socialapp_tasks_total", ran) >= 1
 
 
 def test_no_password_token_or_secret_reaches_the_logs(client, output, settings):
