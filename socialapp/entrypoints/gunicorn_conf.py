@@ -5,13 +5,21 @@ Every value can be changed from the environment (``socialapp serve`` binds to
 ``SOCIALAPP_HOST``:``SOCIALAPP_PORT`` rather than ``GUNICORN_BIND``). The app is loaded in
 each worker after the fork (no preload), so every worker opens its own MongoDB and Redis
 connections. Prometheus metrics run in multiprocess mode: every worker writes its samples to
-files in ``PROMETHEUS_MULTIPROC_DIR`` (a fresh directory unless set), and ``/metrics`` on any
-worker sums them all.
+files in ``PROMETHEUS_MULTIPROC_DIR``, and ``/metrics`` on any worker sums them all. Unless
+it is set, that is a directory of this run (``socialapp-metrics-<master pid>-*`` in the temp
+folder) removed when the server exits; one a crashed run left behind is removed by the next
+start, once its master is gone.
 """
 
 import os
 import pathlib
+import shutil
 import tempfile
+import time
+
+_METRICS_PREFIX = "socialapp-metrics-"
+_LEGACY_AFTER_SECONDS = 24 * 3600  # directories of earlier versions name no pid: by age
+_made: dict[str, str] = {}  # the metrics directory this master made, if any
 
 
 def _int(name: str, default: int) -> int:
@@ -50,11 +58,42 @@ def on_starting(server) -> None:
         handler.setFormatter(logs.formatter(getattr(handler, "stream", None)))  # alike
     # In the master, before any worker imports prometheus_client (it picks its mode then).
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="socialapp-metrics-")
+        _sweep_orphans(pathlib.Path(tempfile.gettempdir()))
+        made = tempfile.mkdtemp(prefix=f"{_METRICS_PREFIX}{os.getpid()}-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = _made["metrics"] = made
     metrics = pathlib.Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
     metrics.mkdir(parents=True, exist_ok=True)
     for stale in metrics.glob("*.db"):  # samples of a previous run of this server
         stale.unlink()
+
+
+def on_exit(server) -> None:
+    """The metrics directory of this run goes with it (one set from outside stays)."""
+    made = _made.pop("metrics", None)
+    if made and os.environ.get("PROMETHEUS_MULTIPROC_DIR") == made:
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def _sweep_orphans(folder: pathlib.Path) -> None:
+    """Remove the metrics directories of runs whose master is gone (a crash, a kill -9)."""
+    for path in folder.glob(f"{_METRICS_PREFIX}*"):
+        owner = path.name.removeprefix(_METRICS_PREFIX).split("-")[0]
+        if owner.isdigit():
+            orphan = not _alive(int(owner))
+        else:
+            orphan = time.time() - path.stat().st_mtime > _LEGACY_AFTER_SECONDS
+        if orphan and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def child_exit(server, worker) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -113,3 +114,33 @@ def test_gunicorn_gives_its_workers_a_fresh_metrics_directory(monkeypatch, tmp_p
     (directory / "counter_123.db").write_bytes(b"a previous run")
     hooks["on_starting"](None)  # a restart on the same directory starts from zero
     assert not list(directory.glob("*.db"))
+
+
+def test_each_run_removes_its_metrics_directory_and_a_crashed_runs(monkeypatch, tmp_path):
+    hooks = runpy.run_path(gunicorn_conf.__file__)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")  # unset; restored afterwards
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a master that crashed: its pid names no process now
+    crashed = tmp_path / f"socialapp-metrics-{gone.pid}-abc"
+    running = tmp_path / f"socialapp-metrics-{os.getppid()}-def"  # a master still alive
+    for left in (crashed, running):
+        left.mkdir()
+        (left / "counter_1.db").write_bytes(b"samples")
+
+    hooks["on_starting"](None)
+    directory = Path(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+
+    assert not crashed.exists() and running.exists()
+    assert directory.name.startswith(f"socialapp-metrics-{os.getpid()}-")
+    hooks["on_exit"](None)
+    assert not directory.exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [running.name]
+
+
+def test_a_metrics_directory_set_from_outside_is_kept(monkeypatch, tmp_path):
+    hooks = runpy.run_path(gunicorn_conf.__file__)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "mine"))
+    hooks["on_starting"](None)
+    hooks["on_exit"](None)
+    assert (tmp_path / "mine").is_dir()
