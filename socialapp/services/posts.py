@@ -47,13 +47,15 @@ def create_post(
     author_id: int,
     text: str,
     idempotency_key: str | None = None,
+    visibility: str = "public",
 ) -> dict:
     """Store the post and count it, then put it in the author's outbox and queue delivery.
 
     With an ``idempotency_key`` the caller used before for this text, nothing is written:
-    the post made then is returned.
+    the post made then is returned. ``visibility`` is ``public`` or ``unlisted`` (delivered
+    alike: this server has no public feed to leave it out of).
     """
-    post = new_post(ids.next_id(), author_id, text)
+    post = new_post(ids.next_id(), author_id, text, visibility)
     request = f"POST /v1/posts\n{text}"
 
     def store(session) -> dict:
@@ -106,12 +108,25 @@ def _delete_counted(uow: UnitOfWork, post_id: int, session) -> dict:
 
 
 def user_posts(
-    users: UserStore, posts: PostStore, user_id: int, limit: int, max_id: int | None = None
+    users: UserStore,
+    posts: PostStore,
+    user_id: int,
+    limit: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
 ) -> dict:
-    """A page of the user's posts, newest first: ``{items, next_max_id}``."""
+    """A page of the user's posts, newest first: ``{items, next_max_id}``. ``since_id``
+    keeps the newest ones above it; ``min_id`` takes the ones just above it (the page
+    before), where ``next_max_id`` is the page's last post whenever it has one."""
     if users.get(user_id) is None:
         raise NotFound("user not found")
+    if min_id is not None:
+        items = posts.by_author_after(user_id, min_id, max_id, limit)[::-1]
+        return {"items": items, "next_max_id": items[-1]["_id"] if items else None}
     items = posts.by_author(user_id, max_id=max_id, limit=limit + 1)
+    if since_id is not None:
+        items = [post for post in items if post["_id"] > since_id]
     more = len(items) > limit
     items = items[:limit]
     return {"items": items, "next_max_id": items[-1]["_id"] if more else None}
@@ -207,3 +222,16 @@ def first_comments(posts: PostStore, post_id: int, cap: int) -> list[dict]:
         comments += page["items"]
         after = page["next_cursor"] and int(page["next_cursor"])
     return comments[:cap]
+
+
+def get_status(posts: PostStore, status_id: int) -> tuple[dict, dict | None]:
+    """A post (and None), or a comment and the post it replies to: Mastodon's statuses are
+    both, and a client opens a reply by its id. NotFound for neither."""
+    post = posts.get(status_id)
+    if post is not None:
+        return post, None
+    comment = posts.comment(status_id)
+    parent = posts.get(comment["post_id"]) if comment is not None else None
+    if parent is None:
+        raise NotFound("status not found")
+    return comment, parent

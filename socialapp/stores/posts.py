@@ -1,10 +1,13 @@
-"""The ``posts`` and ``comment_overflow`` collections: a post and its comments, one aggregate.
+"""The ``posts``, ``comment_overflow`` and ``comment_ids`` collections: a post and its
+comments, one aggregate.
 
 Outlier pattern: the first ``embedded_comments`` comments live inside the post document, so a
 post renders with one read; the rest go to ``comment_overflow`` buckets of at most
 ``comment_bucket_size`` comments, keyed by (post_id, bucket). Every comment carries ``seq``,
 its 1-based position under the post: seq <= N is embedded, later ones go to bucket
-``(seq - N - 1) // B``.
+``(seq - N - 1) // B``. ``comment_ids`` finds a comment by its id (Mastodon opens a reply
+by id): one small document per comment naming its post and position, so the comment is one
+``_id`` read and then one read of the post or of its bucket.
 """
 
 from __future__ import annotations
@@ -47,9 +50,15 @@ def post_schema(embedded_comments: int) -> dict:
             "comments": {"bsonType": "array", "maxItems": embedded_comments, "items": COMMENT},
             "has_extra": schema.BOOL,
             "fanout_pending": {"bsonType": "bool", "enum": [True]},
+            "visibility": {"enum": ["unlisted"]},  # absent: public
         },
-        optional=("fanout_pending",),
+        optional=("fanout_pending", "visibility"),
     )
+
+
+COMMENT_ID_SCHEMA = schema.document(
+    {"_id": schema.ID, "post_id": schema.ID, "seq": {**schema.INT, "minimum": 1}}
+)
 
 
 def overflow_schema(bucket_size: int) -> dict:
@@ -70,6 +79,7 @@ class PostStore:
     def __init__(self, db, settings: Settings) -> None:
         self._posts = collection(db, "posts", settings)
         self._overflow = collection(db, "comment_overflow", settings)
+        self._comment_ids = collection(db, "comment_ids", settings)
         self._embedded = settings.embedded_comments
         self._bucket_size = settings.comment_bucket_size
 
@@ -92,6 +102,8 @@ class PostStore:
         self._overflow.create_index(
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
         )
+        schema.apply(self._comment_ids, COMMENT_ID_SCHEMA)
+        self._comment_ids.create_index([("post_id", ASCENDING)], name="post_comments")
 
     def create(self, post: dict, session=None) -> dict:
         """Insert a post made by ``new_post``, its fan-out marked pending."""
@@ -128,6 +140,7 @@ class PostStore:
         post = self._posts.find_one_and_delete({"_id": post_id}, session=session)
         if post is not None:
             self._overflow.delete_many({"post_id": post_id}, session=session)
+            self._comment_ids.delete_many({"post_id": post_id}, session=session)
         return post
 
     def authors_since(self, after_id: int, limit: int = 1_000_000) -> list[int]:
@@ -143,6 +156,15 @@ class PostStore:
         if max_id is not None:
             query["_id"] = {"$lt": max_id}
         return list(self._posts.find(query, sort=NEWEST_FIRST, limit=limit))
+
+    def by_author_after(
+        self, author_id: int, min_id: int, max_id: int | None, limit: int
+    ) -> list[dict]:
+        """The author's posts just newer than ``min_id`` (and older than ``max_id``), oldest
+        first: the page above another (Mastodon's ``min_id``)."""
+        ids = {"$gt": min_id, **({"$lt": max_id} if max_id is not None else {})}
+        query = {"author_id": author_id, "_id": ids}
+        return list(self._posts.find(query, sort=[("_id", ASCENDING)], limit=limit))
 
     def page_by_authors(
         self, author_ids: list[int], before_id: int | None, after_id: int | None, limit: int
@@ -216,17 +238,35 @@ class PostStore:
                 {"$push": {"comments": _in_order(comment)}, "$inc": {"comment_count": 1}},
                 session=session,
             )
-            return stored.matched_count == 1
-        bucket = (seq - self._embedded - 1) // self._bucket_size
-        self._push_to_bucket(post_id, bucket, comment, session)
-        stored = self._posts.update_one(
-            {"_id": post_id},
-            {"$inc": {"comment_count": 1}, "$set": {"has_extra": True}},
-            session=session,
-        )
-        if stored.matched_count == 0:
-            self._overflow.delete_many({"post_id": post_id}, session=session)
+        else:
+            bucket = (seq - self._embedded - 1) // self._bucket_size
+            self._push_to_bucket(post_id, bucket, comment, session)
+            stored = self._posts.update_one(
+                {"_id": post_id},
+                {"$inc": {"comment_count": 1}, "$set": {"has_extra": True}},
+                session=session,
+            )
+            if stored.matched_count == 0:
+                self._overflow.delete_many({"post_id": post_id}, session=session)
+        if stored.matched_count == 1:
+            entry = {"_id": comment["id"], "post_id": post_id, "seq": seq}
+            self._comment_ids.insert_one(entry, session=session)
         return stored.matched_count == 1
+
+    def comment(self, comment_id: int) -> dict | None:
+        """The comment with this id, with its ``post_id``; None if unknown (or made before
+        ``comment_ids`` existed: those are read with their post only)."""
+        entry = self._comment_ids.find_one({"_id": comment_id})
+        if entry is None:
+            return None
+        post_id, seq = entry["post_id"], entry["seq"]
+        if seq <= self._embedded:
+            holder = self._posts.find_one({"_id": post_id}, projection={"comments": 1})
+        else:
+            bucket = (seq - self._embedded - 1) // self._bucket_size
+            holder = self._overflow.find_one({"post_id": post_id, "bucket": bucket})
+        found = [c for c in (holder or {}).get("comments", []) if c["id"] == comment_id]
+        return {**found[0], "post_id": post_id} if found else None
 
     def _push_to_bucket(self, post_id: int, bucket: int, comment: dict, session) -> None:
         key = {"post_id": post_id, "bucket": bucket}
@@ -275,9 +315,10 @@ class PostStore:
         insert_unordered(self._posts, documents, on_batch=on_batch)
 
 
-def new_post(post_id: int, author_id: int, text: str) -> dict:
-    """A post document as first stored."""
-    return {
+def new_post(post_id: int, author_id: int, text: str, visibility: str = "public") -> dict:
+    """A post document as first stored (``unlisted``: public, but kept out of public feeds,
+    which this server has none of, so only the Mastodon API tells it apart)."""
+    post = {
         "_id": post_id,
         "author_id": author_id,
         "text": text,
@@ -288,6 +329,9 @@ def new_post(post_id: int, author_id: int, text: str) -> dict:
         "comments": [],
         "has_extra": False,
     }
+    if visibility == "unlisted":
+        post["visibility"] = visibility
+    return post
 
 
 def _in_order(comment: dict) -> dict:

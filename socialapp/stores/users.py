@@ -39,8 +39,9 @@ SCHEMA = schema.document(
         "fanout_leaning": {"enum": ["push", "pull"]},  # adaptive mode's decision, if any
         "fanout_leaning_at": schema.DATE,
         "created_at": schema.DATE,
+        "last_status_at": schema.DATE,  # when the user last posted
     },
-    optional=("fanout_leaning", "fanout_leaning_at", "name_key"),
+    optional=("fanout_leaning", "fanout_leaning_at", "name_key", "last_status_at"),
 )
 
 
@@ -99,11 +100,15 @@ class UserStore:
         return self._users.find_one({"handle": handle})
 
     def add_to_counter(self, user_id: int, counter: str, delta: int, session=None) -> dict | None:
-        """Add ``delta`` to one counter atomically; the updated user, or None if unknown."""
+        """Add ``delta`` to one counter atomically; the updated user, or None if unknown. A
+        post counted also dates the user's last status (``last_status_at``)."""
         assert counter in COUNTERS
+        update = {"$inc": {counter: delta}}
+        if counter == "post_count" and delta > 0:
+            update["$set"] = {"last_status_at": dt.datetime.now(dt.UTC)}
         return self._users.find_one_and_update(
             {"_id": user_id},
-            {"$inc": {counter: delta}},
+            update,
             return_document=ReturnDocument.AFTER,
             session=session,
         )

@@ -52,7 +52,9 @@ def test_documented_parameters_are_those_the_views_read(client):
         return set(schemas[schema]["properties"]), set(schemas[schema].get("required", []))
 
     assert query("/api/v1/timelines/home") == {"limit", "max_id", "since_id", "min_id"}
-    assert query("/api/v1/accounts/{account_id}/statuses") == {"limit", "max_id"}
+    assert query("/api/v1/accounts/{account_id}/statuses") == {
+        *("limit", "max_id", "since_id", "min_id", "pinned", "only_media")
+    }
     assert query("/api/v1/accounts/{account_id}/followers") == {"limit", "max_id"}
     assert query("/api/v1/accounts/lookup") == {"acct"}
     assert query("/api/v1/accounts/relationships") == {"id[]", "id"}

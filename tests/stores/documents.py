@@ -38,6 +38,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "follows": follows.SCHEMA,
         "posts": posts.post_schema(settings.embedded_comments),
         "comment_overflow": posts.overflow_schema(settings.comment_bucket_size),
+        "comment_ids": posts.COMMENT_ID_SCHEMA,
         "likes": likes.SCHEMA,
         "idempotency_keys": idempotency.SCHEMA,
         "settings": fanout_settings.SCHEMA,

@@ -22,8 +22,8 @@ from socialapp.stores.users import UserStore
 MAX_INDEXES = 10
 DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
-    "users", "follows", "posts", "comment_overflow", "likes", "idempotency_keys", "settings",
-    "oauth_apps", "oauth_tokens",
+    "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "idempotency_keys",
+    "settings", "oauth_apps", "oauth_tokens",
 )  # fmt: skip
 
 
@@ -69,6 +69,14 @@ HOT_QUERIES = [
     Query("comment_overflow", PostStore.store_comment, ("post_id", "bucket")),
     Query("comment_overflow", PostStore.store_comment, ("post_id",)),
     Query("comment_overflow", PostStore.delete, ("post_id",)),
+    Query("comment_overflow", PostStore.comment, ("post_id", "bucket")),
+    Query("comment_ids", PostStore.comment, ("_id",)),
+    Query("comment_ids", PostStore.store_comment, ("_id",)),
+    Query("comment_ids", PostStore.delete, ("post_id",)),
+    Query("posts", PostStore.comment, ("_id",)),
+    Query("posts", PostStore.by_author_after, ("author_id",), "_id"),
+    Query("users", UserStore.search, ("handle",)),
+    Query("users", UserStore.search, ("name_key",)),
     Query("likes", LikeStore.add, ("post_id", "user_id")),
     Query("likes", LikeStore.remove, ("post_id", "user_id")),
     Query("likes", LikeStore.has_liked, ("post_id", "user_id")),
@@ -93,10 +101,11 @@ UNIQUE = [
 ]
 
 NAMED = {
-    "users": {"_id_", "handle_unique", "fanout_leaning_sparse"},
+    "users": {"_id_", "handle_unique", "fanout_leaning_sparse", "name_key_sparse"},
     "follows": {"_id_", "follower_followee_unique", "followee_follower"},
     "posts": {"_id_", "author_newest", "fanout_pending_partial"},
     "comment_overflow": {"_id_", "post_bucket_unique"},
+    "comment_ids": {"_id_", "post_comments"},
     "likes": {"_id_", "post_user_unique"},
     "idempotency_keys": {"_id_", "expire"},
     "settings": {"_id_"},

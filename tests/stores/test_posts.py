@@ -1,5 +1,6 @@
-"""The ``posts`` and ``comment_overflow`` collections' contract (``PostStore``), on every
-backend. The ``settings`` fixture embeds 2 comments and buckets the rest by 3."""
+"""The ``posts``, ``comment_overflow`` and ``comment_ids`` collections' contract
+(``PostStore``), on every backend. The ``settings`` fixture embeds 2 comments and buckets
+the rest by 3."""
 
 from __future__ import annotations
 
@@ -105,6 +106,30 @@ class TestPostStore:
         assert store.store_comment(post_id, late) is False
         assert db["comment_overflow"].count_documents({"post_id": post_id}) == 0
         assert store.reserve_comment(post_id, ids.next_id(), 9, "gone") is None
+
+    def test_a_comment_is_found_by_its_id_embedded_or_in_a_bucket(self, store, ids, db):
+        post_id = self.post(store, ids)
+        made = [self.comment(store, ids, post_id) for _ in range(5)]  # 2 embedded, 3 bucketed
+
+        for comment in (made[0], made[4]):
+            found = store.comment(comment["id"])
+            assert found == {**comment, "post_id": post_id}
+        assert store.comment(ids.next_id()) is None
+        store.delete(post_id)
+        assert store.comment(made[0]["id"]) is None
+        assert db.comment_ids.count_documents({}) == 0
+
+    def test_the_posts_just_newer_than_min_id_oldest_first(self, store, ids):
+        posted = [self.post(store, ids) for _ in range(5)]
+
+        found = store.by_author_after(7, posted[1], None, limit=2)
+        assert [p["_id"] for p in found] == posted[2:4]
+        assert [p["_id"] for p in store.by_author_after(7, posted[0], posted[2], 5)] == posted[1:2]
+        assert store.by_author_after(8, posted[0], None, 5) == []
+
+    def test_an_unlisted_post_says_so_and_a_public_one_says_nothing(self, store, ids):
+        assert new_post(1, 7, "x", "unlisted")["visibility"] == "unlisted"
+        assert "visibility" not in new_post(2, 7, "x")
 
     def test_create_many_stores_history_without_pending_deliveries(self, store, ids):
         post_ids = [ids.next_id() for _ in range(3)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshmallow as ma
 from flask import Blueprint, jsonify, request
 
 from socialapp.api import limits
@@ -23,6 +24,10 @@ RELATIONSHIPS_LIMIT = 40  # ids answered per request; the rest are left out
 class StatusPageArgs(Schema):
     limit = Limit()
     max_id = IdParam(load_default=None)
+    since_id = IdParam(load_default=None)
+    min_id = IdParam(load_default=None)
+    pinned = ma.fields.Boolean(load_default=False)
+    only_media = ma.fields.Boolean(load_default=False)
 
 
 class AccountPageArgs(Schema):
@@ -102,11 +107,15 @@ def show(account_id: str):
     description=READ_NOTE,
 )
 def statuses(account_id: str):
+    """``pinned`` and ``only_media`` answer what is pinned or has media: nothing here."""
     args = params(StatusPageArgs())
     c = components()
-    page = user_posts(c.users, c.posts, _account_id(account_id), args["limit"], args["max_id"])
-    items = page["items"]
-    headers = paging.link(next_max_id=page["next_max_id"])
+    cursors = {name: args[name] for name in ("max_id", "since_id", "min_id")}
+    page = user_posts(c.users, c.posts, _account_id(account_id), args["limit"], **cursors)
+    items = [] if args["pinned"] or args["only_media"] else page["items"]
+    if not items:
+        return jsonify([])
+    headers = paging.link(next_max_id=page["next_max_id"], prev_min_id=items[0]["_id"])
     return jsonify(render(items, viewer_id())), 200, headers
 
 

@@ -62,10 +62,16 @@ def account(user: dict) -> dict:
         "followers_count": user.get("followers_count", 0),
         "following_count": user.get("following_count", 0),
         "statuses_count": user.get("post_count", 0),
-        "last_status_at": None,
+        "last_status_at": _date(user.get("last_status_at")),
         "emojis": [],
         "fields": [],
+        "roles": [],  # the roles an account displays: none are shown here
     }
+
+
+def _date(value: dt.datetime | None) -> str | None:
+    """A day, as Mastodon writes ``last_status_at`` (``2019-11-24``)."""
+    return None if value is None else timestamp(value)[:10]
 
 
 def credential_account(user: dict) -> dict:
@@ -88,7 +94,7 @@ def status(
         "edited_at": None,
         "account": account(author),
         "content": content(record["text"]),
-        "visibility": "public",
+        "visibility": record.get("visibility", "public"),
         "sensitive": False,
         "spoiler_text": "",
         "language": None,

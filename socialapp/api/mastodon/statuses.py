@@ -46,7 +46,8 @@ class NewStatusSchema(Schema):
     """Only public text. Fields without effect here (``sensitive``, ``language``) are ignored,
     as Mastodon ignores what it does not know; fields whose loss would change what readers
     see, or who sees it, are refused (422): replies, media, polls, content warnings,
-    scheduling, and private or direct visibility. ``unlisted`` posts as public."""
+    scheduling, and private or direct visibility. ``unlisted`` is kept: delivered as a
+    public post (there is no public feed to leave it out of) and shown as unlisted."""
 
     status = Text(required=True, validate=[validate.Length(max=500), _not_blank])
     visibility = ma.fields.String(
@@ -81,8 +82,10 @@ def render(records: list[dict], viewer: int | None, reply_to: dict | None = None
     return [entities.status(r, author, liked, reply_to) for r, author, liked in shown]
 
 
-def one(post: dict, viewer: int | None, with_source: bool = False) -> dict:
-    rendered = render([post], viewer)
+def one(
+    post: dict, viewer: int | None, with_source: bool = False, reply_to: dict | None = None
+) -> dict:
+    rendered = render([post], viewer, reply_to)
     if not rendered:  # the author's account is gone
         raise NotFound("Record not found")
     if with_source:  # what DELETE answers, so a client can redraft the status
@@ -117,17 +120,25 @@ def _post(raw_id: str) -> int:
 def create():
     user_id = authorized("write:statuses")
     key = idempotency_key()
-    text = params(NewStatusSchema())["status"]
+    args = params(NewStatusSchema())
     c = components()
-    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, user_id, text, key)
+    visibility = args["visibility"] or "public"
+    post = posts.create_post(
+        c.uow, c.feeds, c.queue, c.ids, user_id, args["status"], key, visibility=visibility
+    )
     return jsonify(one(post, user_id))
 
 
 @blp.get("/statuses/<status_id>")
-@documented("A status", "The Status", {**AUTHORIZED, **NOT_FOUND}, description=READ_NOTE)
+@documented(
+    "A status: a post, or a comment (a reply to its post)",
+    "The Status",
+    {**AUTHORIZED, **NOT_FOUND},
+    description=READ_NOTE,
+)
 def show(status_id: str):
-    post = posts.get_post(components().posts, _post(status_id))
-    return jsonify(one(post, viewer_id()))
+    record, reply_to = posts.get_status(components().posts, _post(status_id))
+    return jsonify(one(record, viewer_id(), reply_to=reply_to))
 
 
 @blp.delete("/statuses/<status_id>")
@@ -190,10 +201,13 @@ def _set_favourite(status_id: str, change):
     description=READ_NOTE,
 )
 def context(status_id: str):
-    """No ancestors (a post replies to nothing); its comments, overflow included, as
-    descendants, oldest first, up to Mastodon's own cap."""
+    """A post: no ancestors (it replies to nothing), its comments, overflow included, as
+    descendants, oldest first, up to Mastodon's own cap. A comment: its post as the one
+    ancestor, and no descendants (nothing replies to a comment)."""
     c = components()
-    post = posts.get_post(c.posts, _post(status_id))
-    comments = posts.first_comments(c.posts, post["_id"], DESCENDANTS_LIMIT)
+    record, reply_to = posts.get_status(c.posts, _post(status_id))
     viewer = viewer_id()
-    return jsonify({"ancestors": [], "descendants": render(comments, viewer, reply_to=post)})
+    if reply_to is not None:
+        return jsonify({"ancestors": render([reply_to], viewer), "descendants": []})
+    comments = posts.first_comments(c.posts, record["_id"], DESCENDANTS_LIMIT)
+    return jsonify({"ancestors": [], "descendants": render(comments, viewer, reply_to=record)})

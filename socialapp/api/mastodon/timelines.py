@@ -1,9 +1,10 @@
 """``GET /api/v1/timelines/home``: the same fan-out engine as /v1, Mastodon's paging.
 
 ``max_id`` and ``since_id`` page as on /v1; ``min_id`` gives the posts just newer than it
-(what ``rel="prev"`` links to). socialapp never serves a partial home timeline: a returning
-reader's timeline is rebuilt before the page is read, and a page read while another request
-rebuilds it merges from MongoDB instead. So the answer is always 200, never Mastodon's 206.
+(what ``rel="prev"`` links to), and links ``rel="next"`` below itself as Mastodon does.
+socialapp never serves a partial home timeline: a returning reader's timeline is rebuilt
+before the page is read, and a page read while another request rebuilds it merges from
+MongoDB instead. So the answer is always 200, never Mastodon's 206.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def home():
     read = (c.feeds, c.fanout_settings, c.metrics, user_id, args["limit"])
     if args["min_id"] is not None:
         posts = timeline.read_home_after(*read, args["min_id"], args["max_id"])
-        full = len(posts) == args["limit"]
+        full = True  # the page above another: older posts lie below it, as Mastodon links
     else:
         page = timeline.read_home(*read, args["max_id"], args["since_id"])
         posts, full = page.posts, page.next_max_id is not None
