@@ -74,6 +74,32 @@ class Fanout(MethodView):
         return operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **body, journal=journal)
 
 
+class ChangeSchema(ma.Schema):
+    at = fields.DateTime()
+    by = Id(metadata={"description": "the operator's user id; absent: the command line"})
+    by_handle = fields.String(metadata={"description": "the operator's handle, or 'command line'"})
+    what = fields.String(validate=validate.OneOf(operators.WHAT))
+    subject = Id(metadata={"description": "the author whose strategy changed"})
+    before = fields.Raw(metadata={"description": "the value replaced (a string or an integer)"})
+    after = fields.Raw(metadata={"description": "the value set"})
+
+
+class ChangesSchema(ma.Schema):
+    items = fields.List(fields.Nested(ChangeSchema))
+
+
+@blp.route("/fanout/changes")
+class FanoutChanges(MethodView):
+    @operator_only
+    @blp.doc(**BEARER)
+    @blp.response(200, ChangesSchema)
+    @blp.errors(401, 403, 503)
+    def get(self):
+        """Who changed the mode, the threshold or an author's strategy, when, from and to:
+        the newest 50, newest first"""
+        return {"items": operators.changes(components().fanout_changes)}
+
+
 class ForecastArgs(ma.Schema):
     threshold = QueryInteger(required=True, validate=validate.Range(min=1, max=2**31))
 

@@ -12,7 +12,7 @@ from socialapp.errors import NotFound
 from socialapp.feed_manager import FeedManager
 from socialapp.queue import TaskQueue
 from socialapp.services import fanout
-from socialapp.stores.fanout_changes import FanoutChangeLog
+from socialapp.stores.fanout_changes import WHAT, FanoutChangeLog
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.users import UserStore
 
@@ -26,6 +26,8 @@ class Journal:
     by: dict | None
 
     def record(self, what: str, before, after, subject: int | None = None) -> None:
+        if what not in WHAT:
+            raise ValueError(f"the journal records {', '.join(WHAT)}, not {what!r}")
         self.changes.record(
             self.ids.next_id(),
             dt.datetime.now(dt.UTC),

@@ -3,6 +3,7 @@ users refused, changes confirmed, applied and recorded, bad input answered with 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -224,3 +225,28 @@ def test_the_timelines_redis_memory_is_a_prometheus_gauge_too(client):
         line for line in text.splitlines() if line.startswith("socialapp_redis_memory_bytes ")
     ]
     assert float(sample.split()[1]) > 0
+
+
+def test_the_consistency_auditors_findings_are_on_the_status(operator, components):
+    assert "off" in operator.get("/admin/status").get_data(as_text=True)  # tests run it off
+
+    components.audits.finish_round(12, 1_700_000_000.0)
+    components.audits.record_mismatches(
+        [{"reader": 1, "kind": "missing", "post_ids": [5, 6], "mode": "hybrid", "at": 1.0}]
+    )
+    on = dataclasses.replace(components.settings, audit_interval_seconds=60)
+    components.settings = on
+    shown = operator.get("/admin/status").get_data(as_text=True)
+    assert re.search(r'id="consistency" class="bad">\s*2 posts wrong', shown)
+    assert "last round 22:13:20 UTC" in shown
+
+
+def test_the_journal_is_served_under_v1_for_operators_only(client, operator_headers, signup):
+    client.put("/v1/admin/fanout", json={"celebrity_threshold": 500}, headers=operator_headers)
+    assert client.get("/v1/admin/fanout/changes").status_code == 401
+    assert client.get("/v1/admin/fanout/changes", headers=signup().headers).status_code == 403
+
+    [change] = client.get("/v1/admin/fanout/changes", headers=operator_headers).json["items"]
+    assert change["what"] == "celebrity_threshold" and change["by_handle"] == OPERATOR["handle"]
+    assert (change["before"], change["after"]) == (10_000, 500)
+    assert isinstance(change["by"], str)  # an id, a string on the wire

@@ -25,7 +25,7 @@ from socialapp.api.console import charts, session
 from socialapp.api.console.forms import change_request, strategy_request
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.errors import AppError, Forbidden, Unavailable
-from socialapp.services import accounts, console, forecast, operators
+from socialapp.services import accounts, audit, console, forecast, operators
 
 log = logging.getLogger(__name__)
 blp = flask.Blueprint(
@@ -259,6 +259,7 @@ def _status() -> dict:
     return {
         **console.status(c.fanout_settings, c.feeds, c.users, c.fanout_changes),
         "decisions": console.decisions(c.users, c.follows, c.feeds, c.settings),
+        "consistency": audit.describe(c.audits, c.settings),
     }
 
 
