@@ -56,7 +56,8 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
     limits.init_app(app, api, settings)
     console.register(app)
     if settings.trusted_proxies > 0:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)
+        hops = settings.trusted_proxies  # the client address and scheme they saw (TLS)
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)
     cors.configure(app, settings)
     logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
     return app

@@ -231,3 +231,24 @@ def test_discovery_is_rfc_8414_metadata_as_mastodon_serves_it(client):
         body["scopes_supported"]
     )
     assert "admin:write" not in body["scopes_supported"]
+
+
+def test_oauth_needs_https_except_on_loopback_and_believes_a_trusted_proxy(
+    components, client, settings
+):
+    """OAuth 2 needs TLS: a public host over plain http is refused (``insecure_transport``);
+    behind a TLS proxy the operator trusts (``SOCIALAPP_TRUSTED_PROXIES``) the scheme it
+    saw counts."""
+    public = {"base_url": "http://social.example"}
+    plain = client.post("/oauth/token", data={"grant_type": "client_credentials"}, **public)
+    assert plain.status_code == 400 and plain.json["error"] == "insecure_transport"
+
+    proxied = create_app(dataclasses.replace(settings, trusted_proxies=1), components)
+    behind = proxied.test_client()
+    forwarded = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"}
+    metadata = behind.get("/.well-known/oauth-authorization-server", headers=forwarded, **public)
+    assert metadata.json["token_endpoint"] == "https://social.example/oauth/token"
+    token = behind.post(
+        "/oauth/token", data={"grant_type": "client_credentials"}, headers=forwarded, **public
+    )
+    assert token.status_code == 401 and token.json["error"] == "invalid_client"  # got that far
