@@ -45,8 +45,9 @@ def sign_in(base: str, app: tuple[str, str], handle: str) -> Mastodon:
     return client
 
 
-def sign_in_with_a_code(base: str, app: tuple[str, str], handle: str) -> Mastodon:
-    """As an app does: send the person to the sign-in page, take the code they copy."""
+def sign_in_with_a_code(base: str, app: tuple[str, str], handle: str) -> tuple[Mastodon, str]:
+    """As an app does: send the person to the sign-in page, take the code they copy; the
+    client and the code."""
     client = Mastodon(*app, api_base_url=base, version_check_mode="created")
     url = client.auth_request_url(state="conformance-state", allow_http=True)
     with requests.Session() as browser:
@@ -59,7 +60,7 @@ def sign_in_with_a_code(base: str, app: tuple[str, str], handle: str) -> Mastodo
     assert shown.status_code == 200, shown.text
     code = re.search(r'<output class="code" id="code">([^<]+)</output>', shown.text).group(1)
     client.log_in(code=code, allow_http=True)
-    return client
+    return client, code
 
 
 def every_page(client: Mastodon) -> tuple[list[str], list[str]]:
@@ -87,12 +88,12 @@ def home_ids(client: Mastodon) -> list[str]:
     return [str(status.id) for status in client.timeline_home(limit=40)]
 
 
-def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
+def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
     base = f"http://127.0.0.1:{server.port}"
     app = Mastodon.create_app("conformance", api_base_url=base)
     for handle in ("ada", "bob"):
         server.call("POST", "/v1/users", {"handle": handle, "password": PASSWORD}, expect=201)
-    ada, bob = sign_in_with_a_code(base, app, "ada"), sign_in(base, app, "bob")
+    (ada, code), bob = sign_in_with_a_code(base, app, "ada"), sign_in(base, app, "bob")
     assert ada.app_verify_credentials().name == "conformance"
     operator, _ = server.call("POST", "/v1/auth/token", OPERATOR)
     assert ada.retrieve_mastodon_version().startswith("4.2.0")
@@ -141,3 +142,7 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server):
     server.call("GET", "/v1/timeline/home", token=token)  # an OAuth token works on /v1 too
     bob.revoke_access_token(allow_http=True)
     server.call("GET", "/v1/timeline/home", token=token, expect=401)
+    logged = (tmp_path / "server.log").read_text()
+    assert "/oauth/token" in logged and "/oauth/authorize" in logged  # the requests are there
+    for secret in (code, token, ada.access_token, app[1], PASSWORD):
+        assert secret not in logged  # the server's log holds no code, token or password
