@@ -17,6 +17,8 @@ from socialapp.metrics import Metrics
 from socialapp.queue import TaskQueue
 from socialapp.rendering import render_post
 from socialapp.security import Passwords, Tokens
+from socialapp.services.audit import Auditor
+from socialapp.services.fanout import Fanout
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.audit import AuditStore
 from socialapp.stores.fanout_changes import FanoutChangeLog
@@ -56,7 +58,11 @@ class Components:
     fanout_state: FanoutState
     audits: AuditStore
     uow: UnitOfWork
+    sources: FeedSources
+    home: HomeReader
     feeds: FeedManager
+    fanout: Fanout
+    auditor: Auditor
     queue: TaskQueue
     metrics: Metrics
     fanout_changes: FanoutChangeLog
@@ -88,6 +94,15 @@ def build(settings: Settings) -> Components:
     audits = AuditStore(redis)
     series = SeriesStore(redis)
     sources = FeedSources(timelines, fanout_state, posts, follows, users, settings)
+    feeds = FeedManager(sources, timelines, fanout_state, settings)
+    fanout_settings = FanoutSettingsStore(db, settings)
+    metrics = Metrics(
+        queue_depth=queue.depth,
+        audit_totals=audits.totals,
+        series=series,
+        redis_memory=series.used_memory,
+    )
+    home = HomeReader(sources, timelines, fanout_state, post_cache, posts, follows, settings)
     transactions = mongo.Transactions(db, settings)
     return Components(
         settings=settings,
@@ -103,28 +118,31 @@ def build(settings: Settings) -> Components:
         idempotency=idempotency,
         oauth=OAuthStore(db, settings),
         oauth_codes=OAuthCodes(redis),
-        fanout_settings=FanoutSettingsStore(db, settings),
+        fanout_settings=fanout_settings,
         timelines=timelines,
         post_cache=post_cache,
         fanout_state=fanout_state,
         audits=audits,
         uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency),
-        feeds=FeedManager(
-            sources,
-            HomeReader(sources, timelines, fanout_state, post_cache, posts, follows, settings),
-            timelines,
-            fanout_state,
-            post_cache,
-            users,
-            settings,
+        sources=sources,
+        home=home,
+        feeds=feeds,
+        fanout=Fanout(
+            feeds=feeds,
+            state=fanout_state,
+            sources=sources,
+            cache=post_cache,
+            fanout_settings=fanout_settings,
+            queue=queue,
+            posts=posts,
+            follows=follows,
+            users=users,
+            metrics=metrics,
+            config=settings,
         ),
+        auditor=Auditor(home, fanout_state, posts, fanout_settings, audits, queue, settings),
         queue=queue,
-        metrics=Metrics(
-            queue_depth=queue.depth,
-            audit_totals=audits.totals,
-            series=series,
-            redis_memory=series.used_memory,
-        ),
+        metrics=metrics,
         fanout_changes=FanoutChangeLog(db, settings),
         series=series,
     )

@@ -1,4 +1,4 @@
-"""Reading a page of the home timeline (``FeedManager.home``).
+"""Reading a page of the home timeline.
 
 A page merges the reader's materialized home timeline (authors pushed to them) with the
 outboxes of the authors they pull, keeps only what every source is known to hold

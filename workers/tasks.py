@@ -1,4 +1,5 @@
-"""The tasks: each parses ids and calls one fan-out service. Retries come from Celery."""
+"""The tasks: each parses ids and calls one method of the fan-out engine, adaptive mode or
+the auditor. Retries come from Celery."""
 
 from __future__ import annotations
 
@@ -18,59 +19,39 @@ def register(app, components: Callable[[], Components]) -> None:
 
     @app.task(name=fanout.DELIVER, **RETRY)
     def deliver_post(post_id: int, author_id: int) -> int:
-        c = components()
-        return fanout.deliver_post(
-            c.posts, c.follows, c.feeds, c.fanout_settings, c.queue, post_id, author_id
-        )
+        return components().fanout.deliver_post(post_id, author_id)
 
     @app.task(name=fanout.DELIVER_CHUNK, **RETRY)
     def deliver_chunk(
         post_id: int, author_id: int, follower_ids: list[int], index=0, attempt=""
     ) -> int:
-        c = components()
-        return fanout.deliver_chunk(
-            c.posts, c.feeds, c.metrics, post_id, author_id, follower_ids, index, attempt
-        )
+        engine = components().fanout
+        return engine.deliver_chunk(post_id, author_id, follower_ids, index, attempt)
 
     @app.task(name=fanout.RETRACT, **RETRY)
     def retract_post(post_id: int, author_id: int) -> None:
-        c = components()
-        fanout.retract_post(c.follows, c.feeds, post_id, author_id)
+        components().fanout.retract_post(post_id, author_id)
 
     @app.task(name=fanout.SWEEP, **RETRY)
     def sweep() -> int:
-        c = components()
-        return fanout.sweep(c.posts, c.feeds, c.queue, c.settings)
+        return components().fanout.sweep()
 
     @app.task(name=fanout.RECONCILE, **RETRY)
     def reconcile(generation: int, not_before: float = 0) -> bool:
-        c = components()
-        return fanout.reconcile(
-            c.users, c.follows, c.feeds, c.fanout_settings, generation, not_before
-        )
+        return components().fanout.reconcile(generation, not_before)
 
     @app.task(name=fanout.RECONCILE_AUTHOR, **RETRY)
     def reconcile_author(author_id: int, not_before: float = 0) -> bool:
-        c = components()
-        return fanout.reconcile_author(
-            c.users, c.follows, c.feeds, c.fanout_settings, c.queue, author_id, not_before
-        )
+        return components().fanout.reconcile_author(author_id, not_before)
 
     @app.task(name=adaptive.ADAPT, **RETRY)
     def adapt() -> int:
-        c = components()
-        return adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)
+        return adaptive.adapt(components().fanout)
 
     @app.task(name=audit.AUDIT, **RETRY)
     def audit_round() -> int:
-        c = components()
-        return audit.audit_round(
-            c.feeds, c.fanout_state, c.posts, c.fanout_settings, c.audits, c.queue, c.settings
-        )
+        return components().auditor.audit_round()
 
     @app.task(name=audit.RECHECK, **RETRY)
     def audit_recheck(reader: int, suspected: dict[str, list[int]]) -> dict[str, list[int]]:
-        c = components()
-        return audit.recheck(
-            c.feeds, c.posts, c.fanout_settings, c.audits, c.settings, reader, suspected
-        )
+        return components().auditor.recheck(reader, suspected)

@@ -8,7 +8,7 @@ import time
 from loadtest.benchmark import profiles, seed
 from loadtest.benchmark.probe import Probe
 from loadtest.benchmark.stats import percentile, rounded
-from socialapp.services import fanout, operators, posts
+from socialapp.services import operators, posts
 
 PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s", "first_visible_s",
           "lookup_end_s")  # fmt: skip
@@ -17,9 +17,7 @@ PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s", "first
 def setup(world, follower_counts: tuple[int, ...]) -> dict[int, int]:
     """One author per follower count, every follower active with an empty home."""
     c = world.c
-    operators.change_fanout(
-        c.fanout_settings, c.feeds, c.queue, mode="write"
-    )  # every author is pushed, whatever their size
+    operators.change_fanout(c.fanout, mode="write")  # every author is pushed, whatever their size
     world.settle()
     authors = {}
     for count in follower_counts:
@@ -71,7 +69,7 @@ def check_delivered(c, authors: dict[int, int], sample: int = 5) -> bool:
 
 def _post_and_wait(c, probe: Probe, author_id: int):
     created = time.time()
-    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author_id, "benchmark post")
+    post = posts.create_post(c.uow, c.fanout, c.ids, author_id, "benchmark post")
     trace = probe.trace(post["_id"])
     trace.created = created
     return probe.wait(post["_id"]).phases()
@@ -110,16 +108,12 @@ def profile_hot_paths(world, authors: dict[int, int]) -> list[dict]:
     found = [
         profiles.profile(
             f"deliver_chunk ({len(followers)} followers, redelivered)",
-            lambda: fanout.deliver_chunk(
-                c.posts, c.feeds, c.metrics, post_id, author_id, followers
-            ),
+            lambda: c.fanout.deliver_chunk(post_id, author_id, followers),
             repeat=20,
         ),
         profiles.profile(
             f"deliver_post ({max(authors)} followers: lookup and enqueue)",
-            lambda: fanout.deliver_post(
-                c.posts, c.follows, c.feeds, c.fanout_settings, c.queue, post_id, author_id
-            ),
+            lambda: c.fanout.deliver_post(post_id, author_id),
             repeat=1,
         ),
     ]

@@ -15,6 +15,7 @@ import time
 
 from loadtest.processes import wait_until
 from socialapp.services import fanout
+from socialapp.services.fanout import Fanout
 
 
 @dataclasses.dataclass
@@ -62,16 +63,16 @@ class Probe:
 
     @contextlib.contextmanager
     def installed(self, c):
-        deliver_post, deliver_chunk = fanout.deliver_post, fanout.deliver_chunk
+        deliver_post, deliver_chunk = Fanout.deliver_post, Fanout.deliver_chunk
         follower_chunks, send = c.follows.follower_chunks, c.queue.send
-        fanout.deliver_post = self._plan(deliver_post)
-        fanout.deliver_chunk = self._chunk(deliver_chunk)
+        Fanout.deliver_post = self._plan(deliver_post)
+        Fanout.deliver_chunk = self._chunk(deliver_chunk)
         c.follows.follower_chunks = self._lookup(follower_chunks)
         c.queue.send = self._send(send)
         try:
             yield self
         finally:
-            fanout.deliver_post, fanout.deliver_chunk = deliver_post, deliver_chunk
+            Fanout.deliver_post, Fanout.deliver_chunk = deliver_post, deliver_chunk
             del c.follows.follower_chunks, c.queue.send  # the class's methods again
 
     def wait(self, post_id: int, timeout: float = 600.0) -> Trace:

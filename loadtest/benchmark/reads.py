@@ -47,7 +47,7 @@ def setup(world, size) -> Population:
     # Posting before anyone follows keeps each delivery's follower lookup trivial.
     for n in range(size.posts_per_author_read):
         for author_id in ordinary + celebrities:
-            posts.create_post(c.uow, c.feeds, c.queue, c.ids, author_id, f"post {n}")
+            posts.create_post(c.uow, c.fanout, c.ids, author_id, f"post {n}")
     world.settle()
     readers, edges = {}, []
     for followees in size.followees:
@@ -144,7 +144,7 @@ def measure(world, size, population: Population) -> dict:
     results, open_loop, found, healthz, versus, by_followees = [], None, [], None, None, {}
     for mode in MODES:
         if c.fanout_settings.read().current.mode != mode:
-            operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
+            operators.change_fanout(c.fanout, mode=mode)
         world.settle()
         with Server(world.app) as server:
             if healthz is None:
@@ -152,9 +152,7 @@ def measure(world, size, population: Population) -> dict:
                 healthz = load(server.port, HEALTHZ, [{}], size.connections, size.read_seconds)
             for (followees, celebrities), readers in population.readers.items():
                 pages = [
-                    timeline.read_home(
-                        c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None
-                    )
+                    timeline.read_home(c.home, c.fanout_settings, c.metrics, reader, 20, None, None)
                     for reader in readers
                 ]
                 headers = [_bearer(population.tokens[reader]) for reader in readers]
@@ -237,7 +235,7 @@ def _profile_service(c, mode: str, config: tuple[int, int], readers: list[int]) 
     return profiles.profile(
         f"read_home service, {mode} mode, {config[0]} followees + {config[1]} celebrities",
         lambda: timeline.read_home(
-            c.feeds, c.fanout_settings, c.metrics, next(turn), 20, None, None
+            c.home, c.fanout_settings, c.metrics, next(turn), 20, None, None
         ),
         repeat=50,
     )

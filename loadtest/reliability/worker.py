@@ -18,21 +18,22 @@ import time
 from socialapp.config import Settings
 from socialapp.queue import FANOUT, TaskQueue
 from socialapp.services import fanout
+from socialapp.services.fanout import Fanout
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.timelines import TimelineStore
 
 
 def hand_back_completion() -> None:
-    deliver = fanout.deliver_chunk
+    deliver = Fanout.deliver_chunk
     queue = TaskQueue(Settings.from_env())
 
-    def deliver_here(posts, feeds, metrics, post_id, author_id, follower_ids, index=0, attempt=""):
-        delivered = deliver(posts, feeds, metrics, post_id, author_id, follower_ids, index)
+    def deliver_here(engine, post_id, author_id, follower_ids, index=0, attempt=""):
+        delivered = deliver(engine, post_id, author_id, follower_ids, index)
         queue.send(fanout.DELIVER_CHUNK, post_id, author_id, [], index, attempt, queue=FANOUT)
         return delivered
 
     FanoutState.finish_chunk = lambda self, *args: False  # recorded by the API's worker
-    fanout.deliver_chunk = deliver_here
+    Fanout.deliver_chunk = deliver_here
 
 
 def pause_half_way(seconds: float) -> None:

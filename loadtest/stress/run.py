@@ -17,7 +17,7 @@ from loadtest.stress.readers import EVERY_POST, Reader, traverse
 from loadtest.stress.writer import Writer
 from socialapp import jitter
 from socialapp.domain.fanout import MODES
-from socialapp.services import audit, graph, operators
+from socialapp.services import graph, operators
 
 # On top of the benchmark's world: cheap accounts, no rate limits, settings seen within
 # 0.05 s (reconciliation starts 0.6 s after a change), deliveries in chunks of 2 or 3
@@ -95,7 +95,7 @@ class Scenario:
         ledger = Ledger(self.follow_some(authors, readers))
         mode = self.random.choice(MODES)
         threshold = self.random.randint(1, len(readers) + 1)
-        operators.change_fanout(self.c.fanout_settings, self.c.feeds, self.c.queue, mode, threshold)
+        operators.change_fanout(self.c.fanout, mode, threshold)
         for reader in readers:  # active readers: fan-out pushes to them
             traverse(self.client, self.headers[reader], 20)
         writer = Writer(self.c, ledger, authors, readers, self.seed, self.options.fault)
@@ -114,7 +114,7 @@ class Scenario:
             "operations": dict(sorted(writer.done.items())),
             "violations": self.violations + writer.errors,
             "settle_seconds": self.settle_seconds,
-            "final_mode": operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"],
+            "final_mode": operators.describe_fanout(self.c.fanout)["mode"],
         }
 
     def name(self, v: dict) -> None:
@@ -143,9 +143,7 @@ class Scenario:
             chosen = chosen or [self.random.choice(authors)]
             chosen += [r for r in readers if r != reader and self.random.random() < 0.3]
             for followee in chosen:
-                graph.follow(
-                    self.c.uow, self.c.feeds, self.c.fanout_settings, self.c.queue, reader, followee
-                )
+                graph.follow(self.c.uow, self.c.fanout, reader, followee)
                 edges.add((reader, followee))
         return edges
 
@@ -181,10 +179,10 @@ class Scenario:
         """Settled, every timeline is exact in the mode left in force, then in each mode."""
         if not self.settle(ledger, readers, "after the writer"):
             return
-        current = operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"]
+        current = operators.describe_fanout(self.c.fanout)["mode"]
         start = MODES.index(current) + 1
         for mode in MODES[start:] + MODES[:start]:  # ends where it began
-            operators.change_fanout(self.c.fanout_settings, self.c.feeds, self.c.queue, mode)
+            operators.change_fanout(self.c.fanout, mode)
             if not self.settle(ledger, readers, f"switched to {mode}"):
                 return
 
@@ -194,7 +192,7 @@ class Scenario:
         began = time.monotonic()
         busy = settled(self.world, began + self.options.settle_timeout)
         self.settle_seconds.append(round(time.monotonic() - began, 2))
-        mode = operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"]
+        mode = operators.describe_fanout(self.c.fanout)["mode"]
         if busy:
             self.violations.append(violation("did not settle", None, began, when=when, **busy))
             return False
@@ -212,7 +210,7 @@ class Scenario:
         its grace period): what it finds is a violation too."""
         c = self.c
         later = time.time() + c.settings.audit_grace_seconds + 1
-        _, found = audit.look(c.feeds, c.posts, c.fanout_settings, reader, later, c.settings)
+        _, found = c.auditor.look(reader, later)
         for kind, post_ids in found.items():
             self.violations.append(
                 violation(f"audit: {kind}", reader, began, when=when, posts=post_ids)

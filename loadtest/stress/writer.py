@@ -77,7 +77,7 @@ class Writer:
 
     def post(self, author: int) -> int:
         c = self.c
-        post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "stress")
+        post = posts.create_post(c.uow, c.fanout, c.ids, author, "stress")
         self.ledger.posted(post["_id"], author)
         self.live[author].append(post["_id"])
         return post["_id"]
@@ -93,7 +93,7 @@ class Writer:
         victim = self.live[author].pop(self.random.randrange(len(self.live[author])))
         with self.ledger.deleting(victim):
             if self.fault != "phantom-delete":  # the fault: recorded, never sent
-                posts.delete_post(self.c.uow, self.c.feeds, self.c.queue, victim, author)
+                posts.delete_post(self.c.uow, self.c.fanout, victim, author)
 
     def _follow(self) -> None:
         reader = self.random.choice(self.readers)
@@ -112,22 +112,18 @@ class Writer:
         c, following = self.c, (follower, followee) not in self.follows
         change = graph.follow if following else graph.unfollow
         with self.ledger.changing(follower, followee, following):
-            change(c.uow, c.feeds, c.fanout_settings, c.queue, follower, followee)
+            change(c.uow, c.fanout, follower, followee)
         (self.follows.add if following else self.follows.discard)((follower, followee))
 
     def _mode(self) -> None:
-        current = operators.describe_fanout(self.c.fanout_settings, self.c.feeds)["mode"]
+        current = operators.describe_fanout(self.c.fanout)["mode"]
         mode = self.random.choice([m for m in MODES if m != current])
         threshold = self._threshold_value() if self.random.random() < 0.3 else None
-        operators.change_fanout(
-            self.c.fanout_settings, self.c.feeds, self.c.queue, mode, celebrity_threshold=threshold
-        )
+        operators.change_fanout(self.c.fanout, mode, celebrity_threshold=threshold)
 
     def _threshold(self, value: int | None = None) -> None:
         operators.change_fanout(
-            self.c.fanout_settings,
-            self.c.feeds,
-            self.c.queue,
+            self.c.fanout,
             celebrity_threshold=value or self._threshold_value(),
         )
 
@@ -137,14 +133,12 @@ class Writer:
     def _lean(self, author: int | None = None) -> None:
         c, author = self.c, author or self.random.choice(self.users)
         leaning = self.random.choice(LEANINGS)
-        adaptive.lean(c.users, c.feeds, c.fanout_settings, c.queue, author, leaning, time.time())
+        adaptive.lean(c.fanout, author, leaning, time.time())
 
     def _override(self, author: int | None = None) -> None:
         c, author = self.c, author or self.random.choice(self.users)
         strategy = self.random.choice(STRATEGIES)
-        operators.set_author_strategy(
-            c.users, c.feeds, c.fanout_settings, c.queue, author, strategy
-        )
+        operators.set_author_strategy(c.fanout, author, strategy)
 
     def _reconcile_race(self) -> None:
         """Move an author to the other side, then change their followers while the author is

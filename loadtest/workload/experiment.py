@@ -109,14 +109,14 @@ def learn(world, client, visibility, user_ids: list[int], ops: list, size: Size)
     replay.cell(world, client, visibility, user_ids, ops, size.rate)
     time.sleep(size.round_interval_s)  # the last round's turn is over: this one runs
     before = meter.read(client)
-    changed = adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)
+    changed = adaptive.adapt(c.fanout)
     cost = meter.cost(before, meter.read(client))  # the round ran in this thread
     started = time.monotonic()
     world.settle()
     return {
         "operations": len(ops),
         "changed": changed,
-        **c.feeds.leanings(),
+        **c.users.count_leanings(),
         "round": {
             "wall_s": cost["wall_s"],
             "cpu_s": cost["server_cpu_s"],
@@ -139,18 +139,16 @@ def _set_up(
 ) -> list[int]:
     c = world.c
     operators.change_fanout(
-        c.fanout_settings,
-        c.feeds,
-        c.queue,
+        c.fanout,
         mode=strategy.mode,
         celebrity_threshold=strategy.threshold,
     )
     world.settle()
     if strategy.mode == ADAPTIVE:  # its first round only starts the meters' clock
-        adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)
+        adaptive.adapt(c.fanout)
     seed.generate(
         c.uow,
-        c.feeds,
+        c.fanout,
         c.passwords,
         c.ids,
         size.users,
@@ -160,6 +158,6 @@ def _set_up(
     )
     user_ids = [c.users.by_handle(account["handle"])["_id"] for account in graph.accounts]
     for user_id in user_ids:
-        timeline.read_home(c.feeds, c.fanout_settings, c.metrics, user_id, replay.PAGE, None, None)
+        timeline.read_home(c.home, c.fanout_settings, c.metrics, user_id, replay.PAGE, None, None)
     world.settle()
     return user_ids

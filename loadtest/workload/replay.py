@@ -43,12 +43,12 @@ def cell(
         if kind == READ:
             began = time.perf_counter()
             timeline.read_home(
-                c.feeds, c.fanout_settings, c.metrics, user_ids[user], PAGE, None, None
+                c.home, c.fanout_settings, c.metrics, user_ids[user], PAGE, None, None
             )
             reads.append(time.perf_counter() - began)
         else:
             called = time.monotonic()
-            post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, user_ids[user], TEXT)
+            post = posts.create_post(c.uow, c.fanout, c.ids, user_ids[user], TEXT)
             visibility.created(post["_id"], called, time.monotonic())
             post_ids.append(post["_id"])
     replayed = time.perf_counter() - start

@@ -14,7 +14,7 @@ from socialapp.api.fields import QueryInteger
 from socialapp.domain.audit import KINDS
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.rendering import Id
-from socialapp.services import audit, forecast, operators
+from socialapp.services import forecast, operators
 
 blp = Blueprint("admin", __name__, url_prefix="/v1/admin", description="Operator controls")
 
@@ -59,8 +59,7 @@ class Fanout(MethodView):
     @blp.errors(401, 403, 503)
     def get(self):
         """The fan-out settings in force"""
-        c = components()
-        return operators.describe_fanout(c.fanout_settings, c.feeds)
+        return operators.describe_fanout(components().fanout)
 
     @operator_only
     @blp.doc(**BEARER)
@@ -71,7 +70,7 @@ class Fanout(MethodView):
         """Switch fan-out mode and/or celebrity threshold, at runtime"""
         c = components()
         journal = operators.Journal(c.fanout_changes, c.ids, by=operator())
-        return operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **body, journal=journal)
+        return operators.change_fanout(c.fanout, **body, journal=journal)
 
 
 class ChangeSchema(ma.Schema):
@@ -146,7 +145,7 @@ class FanoutForecast(MethodView):
         """What hybrid mode with this celebrity threshold would cost now"""
         c = components()
         return forecast.forecast_threshold(
-            c.users, c.follows, c.posts, c.feeds, c.settings, args["threshold"]
+            c.users, c.follows, c.posts, c.fanout_state, c.timelines, c.settings, args["threshold"]
         )
 
 
@@ -159,12 +158,10 @@ class AuthorFanout(MethodView):
     @blp.errors(400, 401, 403, 404, 413, 503)
     def put(self, body, user_id):
         """Force an author to be pushed or pulled (or back to auto)"""
-        c = components()
         author_id = user_id_from_path(user_id)
+        c = components()
         journal = operators.Journal(c.fanout_changes, c.ids, by=operator())
-        return operators.set_author_strategy(
-            c.users, c.feeds, c.fanout_settings, c.queue, author_id, **body, journal=journal
-        )
+        return operators.set_author_strategy(c.fanout, author_id, **body, journal=journal)
 
 
 class MismatchesSchema(ma.Schema):
@@ -208,5 +205,4 @@ class Consistency(MethodView):
     @blp.errors(401, 403, 503)
     def get(self):
         """What the consistency auditor found: first pages as served against MongoDB"""
-        c = components()
-        return audit.describe(c.audits, c.settings)
+        return components().auditor.describe()

@@ -35,7 +35,7 @@ class Following(MethodView):
         follower_id = caller_id()
         c = components()
         followee_id = user_id_from_path(user_id)
-        graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, follower_id, followee_id)
+        graph.follow(c.uow, c.fanout, follower_id, followee_id)
 
     @limits.writes
     @blp.doc(**BEARER)
@@ -46,7 +46,7 @@ class Following(MethodView):
         follower_id = caller_id()
         c = components()
         followee_id = user_id_from_path(user_id)
-        graph.unfollow(c.uow, c.feeds, c.fanout_settings, c.queue, follower_id, followee_id)
+        graph.unfollow(c.uow, c.fanout, follower_id, followee_id)
 
 
 @blp.route("/users/<user_id>/followers")

@@ -49,7 +49,7 @@ class Home(MethodView):
         """Posts by the accounts the caller follows, and their own, newest first"""
         c = components()
         page = timeline.read_home(
-            c.feeds, c.fanout_settings, c.metrics, caller_id(), **args, rendered=True
+            c.home, c.fanout_settings, c.metrics, caller_id(), **args, rendered=True
         )
         c.metrics.count_home_read(page)
         headers = {

@@ -11,17 +11,14 @@ from __future__ import annotations
 import contextlib
 import time
 
-from socialapp.config import Settings
 from socialapp.domain import series as charts
 from socialapp.domain.adaptive import Rule
 from socialapp.errors import Invalid, Unavailable
-from socialapp.feed_manager import FeedManager
 from socialapp.metrics import BUILT
 from socialapp.queue import QUEUES, TaskQueue
 from socialapp.services import adaptive, operators
+from socialapp.services.fanout import Fanout
 from socialapp.stores.fanout_changes import FanoutChangeLog
-from socialapp.stores.fanout_settings import FanoutSettingsStore
-from socialapp.stores.follows import FollowStore
 from socialapp.stores.series import STEP_SECONDS, SeriesStore
 from socialapp.stores.users import HANDLE_PREFIX, UserStore
 
@@ -30,19 +27,14 @@ RECONCILING_SHOWN = 20
 QUEUE_NAMES = (*QUEUES, "unacked")
 
 
-def status(
-    fanout_settings: FanoutSettingsStore,
-    feeds: FeedManager,
-    users: UserStore,
-    fanout_changes: FanoutChangeLog,
-) -> dict:
+def status(fanout: Fanout, fanout_changes: FanoutChangeLog) -> dict:
     """The settings in force, a reconciliation under way and the newest changes."""
-    described = operators.describe_fanout(fanout_settings, feeds)
-    unsettled = sorted(feeds.unsettled())
-    shown = users.get_many(unsettled[:RECONCILING_SHOWN])
+    described = operators.describe_fanout(fanout)
+    unsettled = sorted(fanout.state.unsettled())
+    shown = fanout.users.get_many(unsettled[:RECONCILING_SHOWN])
     changes = operators.changes(fanout_changes, 20)
     subjects = {c["subject"] for c in changes if "subject" in c}
-    handles = {u["_id"]: u["handle"] for u in users.get_many(sorted(subjects))}
+    handles = {u["_id"]: u["handle"] for u in fanout.users.get_many(sorted(subjects))}
     for change in changes:
         if "subject" in change:
             change["subject_handle"] = handles.get(change["subject"], str(change["subject"]))
@@ -56,25 +48,21 @@ def status(
     }
 
 
-def decisions(
-    users: UserStore,
-    follows: FollowStore,
-    feeds: FeedManager,
-    settings: Settings,
-    limit: int = 10,
-    clock=time.time,
-) -> list[dict]:
+def decisions(fanout: Fanout, limit: int = 10, clock=time.time) -> list[dict]:
     """Adaptive mode's newest decisions, each with the rates measured now that weigh on it:
     the author's posts/s, their followers' reads/s and active followers (scaled up from a
     sample, as a round measures them) and the two costs the rule compares."""
-    authors = users.newest_leanings(limit)
+    settings = fanout.config
+    authors = fanout.users.newest_leanings(limit)
     now = clock()
     since = now - settings.adaptive_rate_window_seconds
-    posting = feeds.rates([a["_id"] for a in authors], "posts", since, now)
+    posting = adaptive.rates_of(
+        fanout.state, settings, [a["_id"] for a in authors], "posts", since, now
+    )
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     found = []
     for author, posts in zip(authors, posting, strict=True):
-        rates = adaptive._measure(follows, feeds, settings, author, posts, since, now)
+        rates = adaptive.measure(fanout, author, posts, since, now)
         found.append(
             {
                 "id": author["_id"],

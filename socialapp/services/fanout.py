@@ -1,11 +1,16 @@
 """Fan-out: deciding who gets a post, in whatever mode is in force; the feed manager does how.
 
-The API's services call the ``on_*`` functions synchronously; workers run the task
-functions. Every function is idempotent, so a retried or duplicated task changes nothing.
+``Fanout`` is the engine, built once in ``socialapp.bootstrap``: the API's services call its
+``on_*`` methods synchronously, and each worker task calls one of its task methods. Every
+method is idempotent, so a retried or duplicated task changes nothing.
+
+Names: ``fanout_settings`` is the store of the operators' settings, ``policy`` the
+``FanoutSettings`` in force that it returns, ``config`` the process's ``Settings``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import secrets
@@ -14,14 +19,17 @@ from collections.abc import Iterable, Iterator
 
 from socialapp import jitter
 from socialapp.config import Settings
-from socialapp.domain.fanout import strategy_of
+from socialapp.domain.fanout import FanoutSettings, strategy_of
 from socialapp.domain.ids import first_id_at
 from socialapp.errors import Unavailable
 from socialapp.feed_manager import FeedManager
+from socialapp.feed_sources import FeedSources
 from socialapp.metrics import Metrics
 from socialapp.queue import FANOUT, FANOUT_LARGE, FEED, TaskQueue
 from socialapp.stores.fanout_settings import FanoutSettingsStore
+from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
 
@@ -36,201 +44,284 @@ SWEEP = "socialapp.sweep"
 RECONCILE_ROUNDS = 5  # then an author whose status keeps changing is reconciled again later
 
 
-def settle_delay(fanout_settings: FanoutSettingsStore) -> float:
-    """How long reconciliation waits so that every process has seen the new settings."""
-    return 2 * fanout_settings.refresh_seconds + 0.5
+@dataclasses.dataclass(frozen=True)
+class Fanout:
+    """The fan-out engine and what it works with.
 
-
-# Called by the API's services ---------------------------------------------------------------
-def on_post_created(feeds: FeedManager, queue: TaskQueue, post: dict) -> None:
-    """Publish a stored post; if Redis or the broker is down, the sweeper publishes it later.
-
-    The post document carries ``fanout_pending`` from its insert on, so a post acknowledged
-    to its author is never lost: only its delivery may be late.
+    ``feeds`` moves entries between outboxes, homes and pulled sets; ``state`` holds the
+    hot-path copies (followers, strategies, who is unsettled, deliveries in flight);
+    ``sources`` reads them back, reloaded from MongoDB where Redis lost them; ``cache`` is
+    where a deleted post is buried; the stores of record say who follows whom.
     """
-    try:
-        feeds.publish(post["_id"], post["author_id"])
-        queue.send(DELIVER, post["_id"], post["author_id"])
-    except Unavailable as error:
-        log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
 
+    feeds: FeedManager
+    state: FanoutState
+    sources: FeedSources
+    cache: PostCache
+    fanout_settings: FanoutSettingsStore
+    queue: TaskQueue
+    posts: PostStore
+    follows: FollowStore
+    users: UserStore
+    metrics: Metrics
+    config: Settings
 
-def before_post_deleted(feeds: FeedManager, post: dict) -> None:
-    """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
-    feeds.withdraw(post["_id"], post["author_id"])
+    def settle_delay(self) -> float:
+        """How long reconciliation waits so that every process has seen the new settings."""
+        return 2 * self.fanout_settings.refresh_seconds + 0.5
 
+    # Called by the API's services --------------------------------------------------------
+    def on_post_created(self, post: dict) -> None:
+        """Publish a stored post; if Redis or the broker is down, the sweeper publishes it
+        later.
 
-def on_post_deleted(feeds: FeedManager, queue: TaskQueue, post: dict) -> None:
-    """Bury the deleted post in the cache, then retract it from followers' timelines.
+        The post document carries ``fanout_pending`` from its insert on, so a post
+        acknowledged to its author is never lost: only its delivery may be late.
+        """
+        try:
+            self.feeds.publish(post["_id"], post["author_id"])
+            self.queue.send(DELIVER, post["_id"], post["author_id"])
+        except Unavailable as error:
+            log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
 
-    The post is gone from MongoDB by now, so an outage here must not turn the answer into
-    a 503: the retraction buries it again, with retries, and readers drop entries whose post
-    MongoDB no longer has.
-    """
-    try:
-        feeds.bury(post["_id"])  # a read that loaded it before the delete cannot cache it now
-    except Unavailable as error:
-        log.warning("post %s deleted, not yet buried in the cache: %r", post["_id"], error)
-    try:
-        queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
-    except Unavailable as error:
-        log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
+    def before_post_deleted(self, post: dict) -> None:
+        """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
+        self.feeds.withdraw(post["_id"], post["author_id"])
 
+    def on_post_deleted(self, post: dict) -> None:
+        """Bury the deleted post in the cache, then retract it from followers' timelines.
 
-def on_follow(
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
-    follower_id: int,
-    followee: dict,
-    followers_before: int,
-) -> None:
-    """Record the edge in the hot-path copies; the follower pulls a pulled followee, and a
-    pushed followee's recent posts are merged into their home."""
-    settings = fanout_settings.current()
-    count, strategy = followee["followers_count"], strategy_of(followee)
-    pulled = settings.held_by_pulled_sets(count, strategy)
-    feeds.record_follow(
-        follower_id, followee["_id"], pulled or feeds.pulled_by_followers(followee["_id"])
-    )
-    _followers_changed(feeds, fanout_settings, queue, followee, followers_before)
-    jitter.pause("on_follow.recorded")  # the followee may post, delete or change side here
-    if settings.delivery_pushes(count, strategy):
-        feeds.merge(follower_id, followee["_id"])
+        The post is gone from MongoDB by now, so an outage here must not turn the answer
+        into a 503: the retraction buries it again, with retries, and readers drop entries
+        whose post MongoDB no longer has.
+        """
+        try:
+            self.cache.bury(post["_id"])  # a read that loaded it before cannot cache it now
+        except Unavailable as error:
+            log.warning("post %s deleted, not yet buried in the cache: %r", post["_id"], error)
+        try:
+            self.queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
+        except Unavailable as error:
+            log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
 
+    def on_follow(self, follower_id: int, followee: dict, followers_before: int) -> None:
+        """Record the edge in the hot-path copies; the follower pulls a pulled followee, and
+        a pushed followee's recent posts are merged into their home."""
+        policy = self.fanout_settings.current()
+        count, strategy = followee["followers_count"], strategy_of(followee)
+        pulled = policy.held_by_pulled_sets(count, strategy)
+        pulled = pulled or self.feeds.pulled_by_followers(followee["_id"])
+        self.feeds.record_follow(follower_id, followee["_id"], pulled)
+        self._followers_changed(followee, followers_before)
+        jitter.pause("on_follow.recorded")  # the followee may post, delete or change side
+        if policy.delivery_pushes(count, strategy):
+            self.feeds.merge(follower_id, followee["_id"])
 
-def on_unfollow(
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
-    follower_id: int,
-    followee: dict,
-    followers_before: int,
-) -> None:
-    feeds.record_unfollow(follower_id, followee["_id"])
-    _followers_changed(feeds, fanout_settings, queue, followee, followers_before)
-    feeds.unmerge(follower_id, followee["_id"])
+    def on_unfollow(self, follower_id: int, followee: dict, followers_before: int) -> None:
+        self.feeds.record_unfollow(follower_id, followee["_id"])
+        self._followers_changed(followee, followers_before)
+        self.feeds.unmerge(follower_id, followee["_id"])
 
+    def on_strategy_changed(self, author: dict, before: str) -> None:
+        """An operator's override or adaptive mode's leaning changed the author's strategy
+        (``before``: the strategy until now); reconcile them if that moves them."""
+        after, count = strategy_of(author), author["followers_count"]
+        policy = self.fanout_settings.current()
+        to_push = any(
+            not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in policy.configs
+        )
+        reconciling = self.state.reconciling(author["_id"]) is not None
+        if to_push or reconciling or self._pulled_sets_stale(policy, author):
+            # While an earlier change is reconciled, this one counts as another: that
+            # reconciliation read the author before it, so it may not settle them.
+            self._unsettle(author["_id"])
+        self.state.set_strategy(author["_id"], after)
 
-def on_strategy_changed(
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
-    author: dict,
-    before: str,
-) -> None:
-    """An operator's override or adaptive mode's leaning changed the author's strategy
-    (``before``: the strategy until now); reconcile them if that moves them."""
-    after = strategy_of(author)
-    count = author["followers_count"]
-    settings = fanout_settings.current()
-    to_push = any(
-        not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in settings.configs
-    )
-    reconciling = feeds.reconciling(author["_id"]) is not None
-    if to_push or reconciling or _pulled_sets_stale(feeds, settings, author):
-        # While an earlier change is reconciled, this one counts as another: that
-        # reconciliation read the author before it, so it may not settle them.
-        _unsettle(feeds, fanout_settings, queue, author["_id"])
-    feeds.set_strategy(author["_id"], after)
+    def on_settings_changed(self, generation: int) -> None:
+        not_before = time.time() + self.settle_delay()
+        self.queue.send(RECONCILE, generation, not_before, queue=FEED)
 
+    def _followers_changed(self, author: dict, before: int) -> None:
+        after, strategy = author["followers_count"], strategy_of(author)
+        policy = self.fanout_settings.current()
+        if policy.crosses_to_push(before, after, strategy) or self._pulled_sets_stale(
+            policy, author
+        ):
+            # Readers keep pulling, and delivery keeps pushing, until it is reconciled.
+            self._unsettle(author["_id"])
+        self.state.set_followers(author["_id"], after)
 
-def on_settings_changed(
-    fanout_settings: FanoutSettingsStore, queue: TaskQueue, generation: int
-) -> None:
-    not_before = time.time() + settle_delay(fanout_settings)
-    queue.send(RECONCILE, generation, not_before, queue=FEED)
+    def _unsettle(self, author_id: int) -> None:
+        """Reconcile the author: meanwhile their readers pull them and delivery pushes them,
+        so neither a pull-to-push nor a push-to-pull change hides a post."""
+        self.state.mark_unsettled(author_id)
+        not_before = time.time() + self.settle_delay()
+        self.queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
 
+    def _pulled_sets_stale(self, policy: FanoutSettings, author: dict) -> bool:
+        """Whether the followers' pulled sets disagree with what the policy says of the
+        author."""
+        wanted = policy.pulled_when_settled(author["followers_count"], strategy_of(author))
+        return wanted is not None and wanted != self.state.pulled_mark(author["_id"])
 
-def _followers_changed(feeds, fanout_settings, queue, author: dict, before: int) -> None:
-    after = author["followers_count"]
-    strategy = strategy_of(author)
-    settings = fanout_settings.current()
-    if settings.crosses_to_push(before, after, strategy) or _pulled_sets_stale(
-        feeds, settings, author
-    ):
-        # Readers keep pulling, and delivery keeps pushing, until it is reconciled.
-        _unsettle(feeds, fanout_settings, queue, author["_id"])
-    feeds.set_followers(author["_id"], after)
+    def _sync_pulled_sets(self, policy: FanoutSettings, author: dict) -> None:
+        """Fill or empty the followers' pulled sets as the policy says (homes backfilled)."""
+        if not self._pulled_sets_stale(policy, author):
+            return
+        chunks = self.follows.follower_chunks(author["_id"])
+        if policy.pulled_when_settled(author["followers_count"], strategy_of(author)):
+            self.feeds.add_to_pulled(author["_id"], chunks)
+        else:
+            self.feeds.remove_from_pulled(author["_id"], chunks)
 
+    # Run by workers ------------------------------------------------------------------------
+    def deliver_post(self, post_id: int, author_id: int) -> int:
+        """Plan a post's delivery: one chunk task for an author with at most
+        ``fanout_chunk_size`` followers; a larger author's followers in tasks of
+        ``fanout_celebrity_chunk_size`` on the large queue (a task's own cost, Celery's and
+        the broker's, is paid per chunk: fewer, larger chunks make a large author's post
+        visible sooner; `make benchmark` measures it).
 
-def _unsettle(feeds, fanout_settings, queue, author_id: int) -> None:
-    """Reconcile the author: meanwhile their readers pull them and delivery pushes them, so
-    neither a pull-to-push nor a push-to-pull change hides a post."""
-    feeds.unsettle(author_id)
-    not_before = time.time() + settle_delay(fanout_settings)
-    queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
+        Chunks go to the workers while the follower lookup reads on, so a large author's
+        first followers see the post before the last follower id is read. The number of
+        chunks is known only at the end: a last, empty chunk, sent once the total is
+        recorded, closes the delivery (whichever chunk finishes last completes it).
+        """
+        self.feeds.publish(post_id, author_id)  # idempotent; done here too after an outage
+        jitter.pause("deliver_post.published")
+        if self.posts.get(post_id) is None:  # deleted: take back what a racing delete missed
+            self.feeds.withdraw(post_id, author_id)
+            return 0
+        followers, strategy, unsettled = self.sources.authors([author_id])[author_id]
+        policy = self.fanout_settings.current()
+        if policy.measures_rates:
+            self.state.count(author_id, "posts", self.config.adaptive_rate_window_seconds)
+        chunks = iter(())
+        if unsettled or policy.delivery_pushes(followers, strategy):
+            chunks = iter(self.follows.follower_chunks(author_id))
+        first = next(chunks, None)
+        if first is None:
+            self.posts.finish_fanout(post_id)
+            return 0
+        attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
+        second = next(chunks, None)
+        if second is None:  # a small author: one chunk, on the queue of small deliveries
+            self.state.start_delivery(post_id, attempt, 1)
+            self.queue.send(DELIVER_CHUNK, post_id, author_id, first, 0, attempt, queue=FANOUT)
+            return 1
+        sent = 0
+        size = self.follows.large_chunk_size
+        for follower_ids in regrouped(itertools.chain((first, second), chunks), size):
+            args = (post_id, author_id, follower_ids, sent, attempt)
+            self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
+            sent += 1
+        self.state.start_delivery(post_id, attempt, sent + 1)
+        self.queue.send(DELIVER_CHUNK, post_id, author_id, [], sent, attempt, queue=FANOUT_LARGE)
+        return sent + 1
 
+    def deliver_chunk(
+        self,
+        post_id: int,
+        author_id: int,
+        follower_ids: list[int],
+        index: int = 0,
+        attempt: str = "",
+    ) -> int:
+        """Push the post to the homes of the active followers in this chunk.
 
-def _pulled_sets_stale(feeds: FeedManager, settings, author: dict) -> bool:
-    """Whether the followers' pulled sets disagree with what the settings say of the author."""
-    wanted = settings.pulled_when_settled(author["followers_count"], strategy_of(author))
-    return wanted is not None and wanted != feeds.pulled_marked(author["_id"])
+        A delete buries the post before it sends its retraction, so a chunk that pushed
+        after the retraction passed its followers finds the post buried and takes it back.
+        """
+        delivered = self.feeds.push(post_id, author_id, follower_ids)
+        jitter.pause("deliver_chunk.pushed")
+        if self.cache.buried(post_id):
+            self.feeds.retract(post_id, author_id, follower_ids)
+            delivered = 0
+        self.metrics.deliveries.inc(delivered)
+        if self.state.finish_chunk(post_id, attempt, index):
+            self.posts.finish_fanout(post_id)
+            self.metrics.observe_delivery_lag(post_id)
+        return delivered
 
+    def sweep(self) -> int:
+        """Re-enqueue posts whose fan-out has been pending too long, and forget readers idle
+        for good (one sweeper at a time); how many posts were re-enqueued."""
+        if not self.state.claim_sweep(self.config.sweep_interval_seconds):
+            return 0
+        self.state.forget_inactive(self.config.inactive_after_seconds)
+        cutoff = first_id_at(time.time() - self.config.sweep_after_seconds)
+        pending = self.posts.pending_fanouts(before_id=cutoff)
+        for post in pending:
+            self.queue.send(DELIVER, post["_id"], post["author_id"])
+        if pending:
+            log.info("sweeper re-enqueued %d unfinished fan-outs", len(pending))
+        return len(pending)
 
-def _sync_pulled_sets(feeds: FeedManager, follows: FollowStore, settings, author: dict) -> None:
-    """Fill or empty the followers' pulled sets as the settings say (homes backfilled)."""
-    if not _pulled_sets_stale(feeds, settings, author):
-        return
-    chunks = follows.follower_chunks(author["_id"])
-    if settings.pulled_when_settled(author["followers_count"], strategy_of(author)):
-        feeds.add_to_pulled(author["_id"], chunks)
-    else:
-        feeds.remove_from_pulled(author["_id"], chunks)
+    def retract_post(self, post_id: int, author_id: int) -> None:
+        """Take a deleted post out of every place it was delivered to (again where a
+        delivery raced the delete), and bury it again in case the delete could not."""
+        jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
+        self.cache.bury(post_id)
+        self.feeds.withdraw(post_id, author_id)
+        for follower_ids in self.follows.follower_chunks(author_id):
+            self.feeds.retract(post_id, author_id, follower_ids)
 
+    def reconcile(self, generation: int, not_before: float = 0) -> bool:
+        """After a mode or threshold change, backfill authors that went from pulled to
+        pushed, and fill (before settling) or empty (after) the followers' pulled sets."""
+        _wait_until(not_before)
+        policy = self.fanout_settings.read()
+        if policy.generation != generation:
+            return False  # a newer change scheduled its own reconciliation
+        marked, emptied = self.state.pulled_marks(), []
+        for author in self.users.authors_with_followers():
+            count, strategy = author["followers_count"], strategy_of(author)
+            if policy.needs_backfill(count, strategy):
+                chunks = self.follows.follower_chunks(author["_id"])
+                self.feeds.merge_into_active(author["_id"], chunks)
+            if policy.pulled_when_settled(count, strategy):
+                self._sync_pulled_sets(policy, author)  # before delivery stops
+            elif author["_id"] in marked:
+                emptied.append(author)
+        settled = self.fanout_settings.settle(generation)
+        for author in emptied if settled else ():  # once settled: readers pull them no more
+            # An author being reconciled may have moved to push since it was read: their
+            # own reconciliation backfills the homes first, then empties the sets.
+            if self.state.reconciling(author["_id"]) is None:
+                self._sync_pulled_sets(policy, author)
+        log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
+        return settled
 
-# Run by workers ------------------------------------------------------------------------------
-def deliver_post(
-    posts: PostStore,
-    follows: FollowStore,
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
-    post_id: int,
-    author_id: int,
-) -> int:
-    """Plan a post's delivery: one chunk task for an author with at most
-    ``fanout_chunk_size`` followers; a larger author's followers in tasks of
-    ``fanout_celebrity_chunk_size`` on the large queue (a task's own cost, Celery's and the
-    broker's, is paid per chunk: fewer, larger chunks make a large author's post visible
-    sooner; `make benchmark` measures it).
+    def reconcile_author(self, author_id: int, not_before: float = 0) -> bool:
+        """After one author went from pulled to pushed or back, backfill their followers'
+        homes and fill or empty their pulled sets, then settle; again while a change raced
+        it. True once settled.
 
-    Chunks go to the workers while the follower lookup reads on, so a large author's first
-    followers see the post before the last follower id is read. The number of chunks is
-    known only at the end: a last, empty chunk, sent once the total is recorded, closes the
-    delivery (whichever chunk finishes last completes it).
-    """
-    feeds.publish(post_id, author_id)  # idempotent; done here too after an outage
-    jitter.pause("deliver_post.published")
-    if posts.get(post_id) is None:  # deleted: take back what a racing delete missed
-        feeds.withdraw(post_id, author_id)
-        return 0
-    followers, strategy, unsettled = feeds.sources.authors([author_id])[author_id]
-    settings = fanout_settings.current()
-    if settings.measures_rates:
-        feeds.count_post(author_id)
-    chunks = iter(())
-    if unsettled or settings.delivery_pushes(followers, strategy):
-        chunks = iter(follows.follower_chunks(author_id))
-    first = next(chunks, None)
-    if first is None:
-        posts.finish_fanout(post_id)
-        return 0
-    attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
-    second = next(chunks, None)
-    if second is None:  # a small author: one chunk, on the queue of small deliveries
-        feeds.start_delivery(post_id, attempt, 1)
-        queue.send(DELIVER_CHUNK, post_id, author_id, first, 0, attempt, queue=FANOUT)
-        return 1
-    sent = 0
-    large = regrouped(itertools.chain((first, second), chunks), follows.large_chunk_size)
-    for follower_ids in large:
-        args = (post_id, author_id, follower_ids, sent, attempt)
-        queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
-        sent += 1
-    feeds.start_delivery(post_id, attempt, sent + 1)
-    queue.send(DELIVER_CHUNK, post_id, author_id, [], sent, attempt, queue=FANOUT_LARGE)
-    return sent + 1
+        Until then the author stays unsettled, which is always safe (delivery pushes them
+        and their readers' pulled sets keep them: a superset of the work). An author still
+        changing after ``RECONCILE_ROUNDS`` rounds is reconciled again a settle delay later,
+        so every author settles once the changes stop."""
+        _wait_until(not_before)
+        for _ in range(RECONCILE_ROUNDS):
+            changes = self.state.reconciling(author_id)  # first: a later change shows
+            author = self.users.get(author_id)
+            if author is None:
+                self.state.settle(author_id)
+                return True
+            jitter.pause("reconcile_author.read")
+            policy = self.fanout_settings.current()
+            self.state.set_strategy(author_id, strategy_of(author))  # the newest, whoever last
+            if policy.delivery_pushes(author["followers_count"], strategy_of(author)):
+                chunks = self.follows.follower_chunks(author_id)
+                self.feeds.merge_into_active(author_id, chunks)
+            self._sync_pulled_sets(policy, author)
+            jitter.pause("reconcile_author.synced")
+            if self.state.settle(author_id, changes):
+                return True
+        log.info("author %s kept changing while reconciled; reconciling again", author_id)
+        not_before = time.time() + self.settle_delay()
+        self.queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
+        return False
 
 
 def regrouped(chunks: Iterable[list[int]], size: int) -> Iterator[list[int]]:
@@ -246,130 +337,6 @@ def regrouped(chunks: Iterable[list[int]], size: int) -> Iterator[list[int]]:
         yield group
 
 
-def deliver_chunk(
-    posts: PostStore,
-    feeds: FeedManager,
-    metrics: Metrics,
-    post_id: int,
-    author_id: int,
-    follower_ids: list[int],
-    index: int = 0,
-    attempt: str = "",
-) -> int:
-    """Push the post to the homes of the active followers in this chunk.
-
-    A delete buries the post before it sends its retraction, so a chunk that pushed after
-    the retraction passed its followers finds the post buried and takes it back.
-    """
-    delivered = feeds.push(post_id, author_id, follower_ids)
-    jitter.pause("deliver_chunk.pushed")
-    if feeds.buried(post_id):
-        feeds.retract(post_id, author_id, follower_ids)
-        delivered = 0
-    metrics.deliveries.inc(delivered)
-    if feeds.finish_chunk(post_id, attempt, index):
-        posts.finish_fanout(post_id)
-        metrics.observe_delivery_lag(post_id)
-    return delivered
-
-
-def sweep(posts: PostStore, feeds: FeedManager, queue: TaskQueue, settings: Settings) -> int:
-    """Re-enqueue posts whose fan-out has been pending too long, and forget readers idle for
-    good (one sweeper at a time); how many posts were re-enqueued."""
-    if not feeds.claim_sweep(settings.sweep_interval_seconds):
-        return 0
-    feeds.forget_inactive()
-    cutoff = first_id_at(time.time() - settings.sweep_after_seconds)
-    pending = posts.pending_fanouts(before_id=cutoff)
-    for post in pending:
-        queue.send(DELIVER, post["_id"], post["author_id"])
-    if pending:
-        log.info("sweeper re-enqueued %d unfinished fan-outs", len(pending))
-    return len(pending)
-
-
-def retract_post(follows: FollowStore, feeds: FeedManager, post_id: int, author_id: int) -> None:
-    """Take a deleted post out of every place it was delivered to (again where a delivery
-    raced the delete), and bury it again in case the delete could not."""
-    jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
-    feeds.bury(post_id)
-    feeds.withdraw(post_id, author_id)
-    for follower_ids in follows.follower_chunks(author_id):
-        feeds.retract(post_id, author_id, follower_ids)
-
-
 def _wait_until(not_before: float) -> None:
     """Let every process pick up the change before reconciling (see ``settle_delay``)."""
     time.sleep(max(0.0, not_before - time.time()))
-
-
-def reconcile(
-    users: UserStore,
-    follows: FollowStore,
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    generation: int,
-    not_before: float = 0,
-) -> bool:
-    """After a mode or threshold change, backfill authors that went from pulled to pushed,
-    and fill (before settling) or empty (after) the followers' pulled sets."""
-    _wait_until(not_before)
-    settings = fanout_settings.read()
-    if settings.generation != generation:
-        return False  # a newer change scheduled its own reconciliation
-    marked, emptied = feeds.pulled_marks(), []
-    for author in users.authors_with_followers():
-        count, strategy = author["followers_count"], strategy_of(author)
-        if settings.needs_backfill(count, strategy):
-            feeds.merge_into_active(author["_id"], follows.follower_chunks(author["_id"]))
-        if settings.pulled_when_settled(count, strategy):
-            _sync_pulled_sets(feeds, follows, settings, author)  # before delivery stops
-        elif author["_id"] in marked:
-            emptied.append(author)
-    settled = fanout_settings.settle(generation)
-    for author in emptied if settled else ():  # once settled: readers pull them no more
-        # An author being reconciled may have moved to push since it was read: their own
-        # reconciliation backfills the homes first, then empties the sets.
-        if feeds.reconciling(author["_id"]) is None:
-            _sync_pulled_sets(feeds, follows, settings, author)
-    log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
-    return settled
-
-
-def reconcile_author(
-    users: UserStore,
-    follows: FollowStore,
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
-    author_id: int,
-    not_before: float = 0,
-) -> bool:
-    """After one author went from pulled to pushed or back, backfill their followers' homes
-    and fill or empty their pulled sets, then settle; again while a change raced it. True
-    once settled.
-
-    Until then the author stays unsettled, which is always safe (delivery pushes them and
-    their readers' pulled sets keep them: a superset of the work). An author still changing
-    after ``RECONCILE_ROUNDS`` rounds is reconciled again a settle delay later, so every
-    author settles once the changes stop."""
-    _wait_until(not_before)
-    for _ in range(RECONCILE_ROUNDS):
-        changes = feeds.reconciling(author_id)  # before the author: a later change shows
-        author = users.get(author_id)
-        if author is None:
-            feeds.settle(author_id)
-            return True
-        jitter.pause("reconcile_author.read")
-        settings = fanout_settings.current()
-        feeds.set_strategy(author_id, strategy_of(author))  # the newest, whoever wrote last
-        if settings.delivery_pushes(author["followers_count"], strategy_of(author)):
-            feeds.merge_into_active(author_id, follows.follower_chunks(author_id))
-        _sync_pulled_sets(feeds, follows, settings, author)
-        jitter.pause("reconcile_author.synced")
-        if feeds.settle(author_id, changes):
-            return True
-    log.info("author %s kept changing while reconciled; reconciling again", author_id)
-    not_before = time.time() + settle_delay(fanout_settings)
-    queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
-    return False

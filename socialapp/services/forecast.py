@@ -8,9 +8,10 @@ import time
 from socialapp.config import Settings
 from socialapp.domain import forecast as model
 from socialapp.domain.ids import first_id_at
-from socialapp.feed_manager import FeedManager
+from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.posts import PostStore
+from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
 WINDOW_HOURS = 1.0  # posting rates are measured over the last hour of posts
@@ -24,20 +25,24 @@ def forecast_threshold(
     users: UserStore,
     follows: FollowStore,
     posts: PostStore,
-    feeds: FeedManager,
+    state: FanoutState,
+    timelines: TimelineStore,
     settings: Settings,
     threshold: int,
     clock=time.time,
 ) -> dict:
     """What hybrid mode with ``threshold`` would cost now, from the live graph and rates."""
-    return model.forecast(threshold, live_graph(users, follows, posts, feeds, settings, clock))
+    return model.forecast(
+        threshold, live_graph(users, follows, posts, state, timelines, settings, clock)
+    )
 
 
 def forecast_curve(
     users: UserStore,
     follows: FollowStore,
     posts: PostStore,
-    feeds: FeedManager,
+    state: FanoutState,
+    timelines: TimelineStore,
     settings: Settings,
     thresholds: list[int],
     points: int = 12,
@@ -45,7 +50,7 @@ def forecast_curve(
 ) -> list[dict]:
     """The forecast at ``thresholds`` and at about ``points`` more spread across the
     follower distribution, by threshold, from one reading of the live graph."""
-    graph = live_graph(users, follows, posts, feeds, settings, clock)
+    graph = live_graph(users, follows, posts, state, timelines, settings, clock)
     spread = set(model.thresholds_across(graph, points)) | set(thresholds)
     return [model.forecast(threshold, graph) for threshold in sorted(spread)]
 
@@ -54,7 +59,8 @@ def live_graph(
     users: UserStore,
     follows: FollowStore,
     posts: PostStore,
-    feeds: FeedManager,
+    state: FanoutState,
+    timelines: TimelineStore,
     settings: Settings,
     clock=time.time,
 ) -> model.Graph:
@@ -73,7 +79,9 @@ def live_graph(
     ]
     authors += [model.Author(id=a, followers=0, posts_per_hour=r) for a, r in rates.items()]
     readers = max(users.count(), 1)
-    active, sample = feeds.active_readers(READER_SAMPLE)
+    inactive_after = settings.inactive_after_seconds
+    active = state.count_active(inactive_after)
+    sample = state.sample_active(READER_SAMPLE, inactive_after)
     if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
         ids = [a.id for a in authors]
         sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))
@@ -85,5 +93,12 @@ def live_graph(
         window_hours=WINDOW_HOURS,
         timeline_cap=settings.timeline_cap,
         outbox_cap=settings.outbox_cap,
-        entry_bytes=feeds.home_entry_bytes(sample) or ENTRY_BYTES,
+        entry_bytes=_entry_bytes(timelines, sample),
     )
+
+
+def _entry_bytes(timelines: TimelineStore, readers: list[int]) -> float:
+    """Redis memory per home-timeline entry, measured on these readers' homes (``ENTRY_BYTES``
+    when they hold no entry)."""
+    memory, entries = timelines.home_footprint(readers)
+    return memory / entries if entries else ENTRY_BYTES

@@ -6,11 +6,8 @@ from typing import NamedTuple
 
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Invalid, NotFound
-from socialapp.feed_manager import FeedManager
-from socialapp.queue import TaskQueue
-from socialapp.services import fanout
 from socialapp.services.accounts import get_user
-from socialapp.stores.fanout_settings import FanoutSettingsStore
+from socialapp.services.fanout import Fanout
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -26,14 +23,7 @@ class Relationship(NamedTuple):
     followed_by: bool  # the other account follows the user
 
 
-def follow(
-    uow: UnitOfWork,
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
-    follower_id: int,
-    followee_id: int,
-) -> bool:
+def follow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int) -> bool:
     """Follow ``followee_id``; True if the edge is new (counters move only then)."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
@@ -42,25 +32,18 @@ def follow(
     )
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
     before = followee["followers_count"] - added
-    fanout.on_follow(feeds, fanout_settings, queue, follower_id, followee, before)
+    fanout.on_follow(follower_id, followee, before)
     return added
 
 
-def unfollow(
-    uow: UnitOfWork,
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
-    follower_id: int,
-    followee_id: int,
-) -> bool:
+def unfollow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int) -> bool:
     """Stop following; True if there was an edge (counters move only then)."""
     removed, followee = uow.run(
         lambda session: _change_edge(uow, follower_id, followee_id, -1, session)
     )
     if followee is not None:  # also on a retry, as for follow
         before = followee["followers_count"] + removed
-        fanout.on_unfollow(feeds, fanout_settings, queue, follower_id, followee, before)
+        fanout.on_unfollow(follower_id, followee, before)
     return removed
 
 

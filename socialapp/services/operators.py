@@ -9,12 +9,8 @@ import datetime as dt
 from socialapp.domain.fanout import strategy_of
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import NotFound
-from socialapp.feed_manager import FeedManager
-from socialapp.queue import TaskQueue
-from socialapp.services import fanout
+from socialapp.services.fanout import Fanout
 from socialapp.stores.fanout_changes import WHAT, FanoutChangeLog
-from socialapp.stores.fanout_settings import FanoutSettingsStore
-from socialapp.stores.users import UserStore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,35 +40,33 @@ def changes(fanout_changes: FanoutChangeLog, limit: int = 50) -> list[dict]:
     return fanout_changes.newest(limit)
 
 
-def describe_fanout(fanout_settings: FanoutSettingsStore, feeds: FeedManager) -> dict:
-    settings = fanout_settings.read()
+def describe_fanout(fanout: Fanout) -> dict:
+    policy = fanout.fanout_settings.read()
     return {
-        "mode": settings.current.mode,
-        "celebrity_threshold": settings.current.celebrity_threshold,
-        "generation": settings.generation,
-        "settled": settings.settled and not feeds.unsettled(),
+        "mode": policy.current.mode,
+        "celebrity_threshold": policy.current.celebrity_threshold,
+        "generation": policy.generation,
+        "settled": policy.settled and not fanout.state.unsettled(),
         "pending": [
-            {"mode": p.mode, "celebrity_threshold": p.celebrity_threshold} for p in settings.pending
+            {"mode": p.mode, "celebrity_threshold": p.celebrity_threshold} for p in policy.pending
         ],
-        "refresh_seconds": fanout_settings.refresh_seconds,
-        "adaptive": feeds.leanings(),
+        "refresh_seconds": fanout.fanout_settings.refresh_seconds,
+        "adaptive": fanout.users.count_leanings(),
     }
 
 
 def change_fanout(
-    fanout_settings: FanoutSettingsStore,
-    feeds: FeedManager,
-    queue: TaskQueue,
+    fanout: Fanout,
     mode: str | None = None,
     celebrity_threshold: int | None = None,
     *,
     journal: Journal | None = None,
 ) -> dict:
     """Switch mode and/or threshold; every process follows within the refresh interval."""
-    before = fanout_settings.read()
-    after = fanout_settings.change(mode=mode, threshold=celebrity_threshold)
+    before = fanout.fanout_settings.read()
+    after = fanout.fanout_settings.change(mode=mode, threshold=celebrity_threshold)
     if after.generation != before.generation:
-        fanout.on_settings_changed(fanout_settings, queue, after.generation)
+        fanout.on_settings_changed(after.generation)
         if journal is not None:
             # ``before`` is what this change replaced unless another landed in between:
             # the journal then shows both, each from what its maker read.
@@ -80,24 +74,21 @@ def change_fanout(
             for what in ("mode", "celebrity_threshold"):
                 if getattr(was, what) != getattr(now, what):
                     journal.record(what, getattr(was, what), getattr(now, what))
-    return describe_fanout(fanout_settings, feeds)
+    return describe_fanout(fanout)
 
 
 def set_author_strategy(
-    users: UserStore,
-    feeds: FeedManager,
-    fanout_settings: FanoutSettingsStore,
-    queue: TaskQueue,
+    fanout: Fanout,
     user_id: int,
     strategy: str,
     *,
     journal: Journal | None = None,
 ) -> dict:
-    before = users.get(user_id)
+    before = fanout.users.get(user_id)
     if before is None:
         raise NotFound("user not found")
-    author = users.set_fanout_override(user_id, strategy)
-    fanout.on_strategy_changed(feeds, fanout_settings, queue, author, strategy_of(before))
+    author = fanout.users.set_fanout_override(user_id, strategy)
+    fanout.on_strategy_changed(author, strategy_of(before))
     was = before.get("fanout_override", "auto")
     if journal is not None and was != strategy:
         journal.record("strategy", was, strategy, subject=user_id)

@@ -7,11 +7,10 @@ import logging
 from socialapp import jitter
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound, Unavailable
-from socialapp.feed_manager import FeedManager
-from socialapp.queue import TaskQueue
-from socialapp.services import fanout
+from socialapp.services.fanout import Fanout
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, new_post
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -41,8 +40,7 @@ def _claim(
 
 def create_post(
     uow: UnitOfWork,
-    feeds: FeedManager,
-    queue: TaskQueue,
+    fanout: Fanout,
     ids: IdGenerator,
     author_id: int,
     text: str,
@@ -70,7 +68,7 @@ def create_post(
         post = uow.run(store)
     except _Replayed as replayed:
         return replayed.response
-    fanout.on_post_created(feeds, queue, post)
+    fanout.on_post_created(post)
     return post
 
 
@@ -81,21 +79,19 @@ def get_post(posts: PostStore, post_id: int) -> dict:
     return post
 
 
-def delete_post(
-    uow: UnitOfWork, feeds: FeedManager, queue: TaskQueue, post_id: int, caller_id: int
-) -> dict:
+def delete_post(uow: UnitOfWork, fanout: Fanout, post_id: int, caller_id: int) -> dict:
     """Delete the caller's own post with its comments and likes; the deleted post."""
     post = get_post(uow.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
-    fanout.before_post_deleted(feeds, post)
+    fanout.before_post_deleted(post)
     jitter.pause("delete_post.withdrawn")
     post = uow.run(lambda session: _delete_counted(uow, post_id, session))
     try:  # outside the transaction: a popular post has more likes than one should hold
         uow.likes.delete_for_post(post_id)
     except Unavailable as error:  # the post is gone: nothing can reach its likes any more
         log.warning("post %s deleted, its likes left behind: %r", post_id, error)
-    fanout.on_post_deleted(feeds, queue, post)
+    fanout.on_post_deleted(post)
     return post
 
 
@@ -150,15 +146,15 @@ def with_authors(
     ]
 
 
-def like(uow: UnitOfWork, feeds: FeedManager, post_id: int, user_id: int) -> None:
+def like(uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int) -> None:
     """Idempotent: the post's like count moves only when the like is new."""
     uow.run(lambda session: _change_like(uow, post_id, user_id, +1, session))
-    feeds.forget(post_id)  # even when unchanged: a retry after an outage refreshes
+    cache.invalidate(post_id)  # even when unchanged: a retry after an outage refreshes
 
 
-def unlike(uow: UnitOfWork, feeds: FeedManager, post_id: int, user_id: int) -> None:
+def unlike(uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int) -> None:
     uow.run(lambda session: _change_like(uow, post_id, user_id, -1, session))
-    feeds.forget(post_id)
+    cache.invalidate(post_id)
 
 
 def _change_like(uow: UnitOfWork, post_id: int, user_id: int, delta: int, session) -> None:
@@ -173,7 +169,7 @@ def _change_like(uow: UnitOfWork, post_id: int, user_id: int, delta: int, sessio
 
 def add_comment(
     uow: UnitOfWork,
-    feeds: FeedManager,
+    cache: PostCache,
     ids: IdGenerator,
     post_id: int,
     author_id: int,
@@ -200,7 +196,7 @@ def add_comment(
         return replayed.response
     if not stored:
         raise NotFound("post not found")
-    feeds.forget(post_id)
+    cache.invalidate(post_id)
     return response
 
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Conflict
-from socialapp.feed_manager import FeedManager
 from socialapp.security import Passwords
+from socialapp.services.fanout import Fanout
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
@@ -67,7 +67,7 @@ def ensure_fresh(users: UserStore) -> None:
 
 def generate(
     uow: UnitOfWork,
-    feeds: FeedManager,
+    fanout: Fanout,
     passwords: Passwords,
     ids: IdGenerator,
     users: int,
@@ -90,10 +90,10 @@ def generate(
     tally.total = len(graph.edges) + len(graph.posts) + len(graph.accounts)
     uow.follows.add_many(graph.edges, on_batch=lambda n: tally("follows", n))
     uow.posts.create_many(graph.posts, on_batch=lambda n: tally("posts", n))
-    feeds.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
+    fanout.state.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
     accounts = [{**account, "password_hash": password_hash} for account in graph.accounts]
     uow.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
-    feeds.sources.ensure_authors()  # the first reads find a complete copy
+    fanout.sources.ensure_authors()  # the first reads find a complete copy
     return {"accounts": len(accounts), "follows": len(graph.edges), "posts": len(graph.posts)}
 
 
@@ -183,7 +183,7 @@ class SeedJob:
     def start(
         self,
         uow: UnitOfWork,
-        feeds: FeedManager,
+        fanout: Fanout,
         passwords: Passwords,
         ids: IdGenerator,
         users: int,
@@ -208,7 +208,7 @@ class SeedJob:
                 **params,
                 "started_at": _now(),
             }
-        collaborators = (uow, feeds, passwords, ids)
+        collaborators = (uow, fanout, passwords, ids)
         thread = threading.Thread(
             target=self._run, args=(collaborators, params, password), name="seed", daemon=True
         )

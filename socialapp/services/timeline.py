@@ -10,8 +10,7 @@ import logging
 import time
 
 from socialapp.errors import Unavailable
-from socialapp.feed_manager import FeedManager
-from socialapp.home_reader import HomePage
+from socialapp.home_reader import HomePage, HomeReader
 from socialapp.metrics import Metrics
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 
@@ -19,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 def read_home(
-    feeds: FeedManager,
+    home: HomeReader,
     fanout_settings: FanoutSettingsStore,
     metrics: Metrics,
     user_id: int,
@@ -33,16 +32,16 @@ def read_home(
     started = time.perf_counter()
     policy = fanout_settings.current()
     try:
-        page = feeds.home.read_page(user_id, policy, limit, max_id, since_id, rendered)
+        page = home.read_page(user_id, policy, limit, max_id, since_id, rendered)
     except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
         log.warning("timeline read from MongoDB alone: %r", error)
-        page = feeds.home.read_page_from_store(user_id, limit, max_id, since_id, rendered)
+        page = home.read_page_from_store(user_id, limit, max_id, since_id, rendered)
     metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
     return page
 
 
 def read_home_after(
-    feeds: FeedManager,
+    home: HomeReader,
     fanout_settings: FanoutSettingsStore,
     metrics: Metrics,
     user_id: int,
@@ -59,7 +58,7 @@ def read_home_after(
     window: list[dict] = []
     before = max_id
     while True:
-        page = read_home(feeds, fanout_settings, metrics, user_id, max(limit, 40), before, min_id)
+        page = read_home(home, fanout_settings, metrics, user_id, max(limit, 40), before, min_id)
         window = (window + page.posts)[-limit:]
         if page.next_max_id is None:
             return window

@@ -171,8 +171,9 @@ class FanoutState:
         """The author is being reconciled; a change while they are counts as one more."""
         self._redis.hincrby(UNSETTLED, str(author_id), 1)
 
-    def changes(self, author_id: int) -> str | None:
-        """The author's changes so far (None when settled): read it before the author."""
+    def reconciling(self, author_id: int) -> str | None:
+        """The changes counted since the author's reconciliation began (None when settled):
+        read it before the author, and hand it to ``settle``."""
         return self._redis.hget(UNSETTLED, str(author_id))
 
     def settle(self, author_id: int, changes: str | None = None) -> bool:

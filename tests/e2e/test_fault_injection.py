@@ -80,7 +80,7 @@ def world(c, app, followers: int = FOLLOWERS):
     for n, reader in enumerate(readers):
         for author, every in zip(authors, (1, 2, 10), strict=True):
             if n % every == 0:
-                graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader.id, author.id)
+                graph.follow(c.uow, c.fanout, reader.id, author.id)
     read_all(app, readers)
     return authors, readers
 

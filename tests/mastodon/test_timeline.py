@@ -22,9 +22,7 @@ def ids(response) -> list[str]:
 @pytest.fixture
 def world(client, masto, settle, components):
     """A reader following an author who posted 7 times, delivered in read mode."""
-    operators.change_fanout(
-        components.fanout_settings, components.feeds, components.queue, mode="read"
-    )
+    operators.change_fanout(components.fanout, mode="read")
     settle()
     author, reader = masto(), masto()
     client.post(f"/api/v1/accounts/{author.id}/follow", headers=reader.headers)
@@ -70,7 +68,7 @@ def test_since_id_min_id_and_limit_bounds(client, world):
 def test_read_home_after_keeps_the_posts_just_newer_than_min_id(components, world):
     reader, newest_first = world
     c = components
-    args = (c.feeds, c.fanout_settings, c.metrics, int(reader.id))
+    args = (c.home, c.fanout_settings, c.metrics, int(reader.id))
 
     found = timeline.read_home_after(*args, limit=2, min_id=int(newest_first[-1]))
     assert [str(p["_id"]) for p in found] == newest_first[-3:-1]
@@ -93,9 +91,7 @@ def test_a_returning_reader_gets_the_whole_timeline_at_once_never_a_206(
 ):
     """Mastodon answers 206 while it regenerates a returning user's feed; socialapp rebuilds
     before reading, and a page read during another request's rebuild merges from MongoDB."""
-    operators.change_fanout(
-        components.fanout_settings, components.feeds, components.queue, mode="write"
-    )
+    operators.change_fanout(components.fanout, mode="write")
     settle()
     author, reader = masto(), masto()
     client.get("/api/v1/timelines/home", headers=reader.headers)

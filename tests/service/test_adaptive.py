@@ -30,9 +30,7 @@ class World:
 
     def __init__(self, c, settle) -> None:
         self.c, self.settle = c, settle
-        operators.change_fanout(
-            c.fanout_settings, c.feeds, c.queue, mode="adaptive", celebrity_threshold=100
-        )
+        operators.change_fanout(c.fanout, mode="adaptive", celebrity_threshold=100)
         settle()
         self.quiet, self.chatty, *self.readers = (
             accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
@@ -40,20 +38,18 @@ class World:
         )
         for reader in self.readers:
             for author in (self.quiet, self.chatty):
-                graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, author)
+                graph.follow(c.uow, c.fanout, reader, author)
         self.posted: list[int] = []
 
     def post(self, author: int, count: int) -> None:
         for n in range(count):
-            post = posts.create_post(
-                self.c.uow, self.c.feeds, self.c.queue, self.c.ids, author, f"{n}"
-            )
+            post = posts.create_post(self.c.uow, self.c.fanout, self.c.ids, author, f"{n}")
             self.posted.append(post["_id"])
         self.settle()
 
     def read(self, reader: int) -> timeline.HomePage:
         return timeline.read_home(
-            self.c.feeds, self.c.fanout_settings, self.c.metrics, reader, 50, None, None
+            self.c.home, self.c.fanout_settings, self.c.metrics, reader, 50, None, None
         )
 
     def read_everyone(self, times: int) -> None:
@@ -66,7 +62,7 @@ class World:
         settings = dataclasses.replace(self.c.settings, **changes)
         c = self.c
         time.sleep(INTERVAL * 1.5)  # the last round's lock expires in Redis: not synchronisation
-        return adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, settings)
+        return adaptive.adapt(dataclasses.replace(c.fanout, config=settings))
 
     def leaning(self, author: int) -> str | None:
         return self.c.users.get(author).get("fanout_leaning")
@@ -91,7 +87,7 @@ def test_measured_rates_push_the_read_author_and_pull_the_chatty_one(world):
     merged_before = world.read(world.readers[0]).merged_authors
     assert world.adapt() == 2
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "pull")
-    described = operators.describe_fanout(world.c.fanout_settings, world.c.feeds)
+    described = operators.describe_fanout(world.c.fanout)
     assert described["adaptive"] == {"pushed": 1, "pulled": 1}
     world.check_homes()
     assert world.read(world.readers[0]).merged_authors == merged_before + 1  # chatty, pulled
@@ -103,20 +99,18 @@ def test_leaving_adaptive_mode_sets_the_decisions_aside(world):
     world.adapt()
     world.check_homes()
     merged_before = world.read(world.readers[0]).merged_authors
-    operators.change_fanout(world.c.fanout_settings, world.c.feeds, world.c.queue, mode="hybrid")
+    operators.change_fanout(world.c.fanout, mode="hybrid")
     world.check_homes()
     assert world.read(world.readers[0]).merged_authors == merged_before - 1  # pushed again
     assert world.adapt() == 0
-    operators.change_fanout(world.c.fanout_settings, world.c.feeds, world.c.queue, mode="adaptive")
+    operators.change_fanout(world.c.fanout, mode="adaptive")
     world.check_homes()
     assert world.read(world.readers[0]).merged_authors == merged_before  # chatty pulled again
 
 
 def test_an_operators_override_wins(world):
     c = world.c
-    operators.set_author_strategy(
-        c.users, c.feeds, c.fanout_settings, c.queue, world.chatty, "push"
-    )
+    operators.set_author_strategy(c.fanout, world.chatty, "push")
     assert world.adapt() == 1
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", None)
     merged = world.read(world.readers[0]).merged_authors
@@ -144,9 +138,7 @@ def test_a_decision_lasts_at_least_the_dwell_time(world):
 
 def test_other_modes_measure_nothing(components, settle, settings):
     world = World(components, settle)
-    operators.change_fanout(
-        components.fanout_settings, components.feeds, components.queue, mode="hybrid"
-    )
+    operators.change_fanout(components.fanout, mode="hybrid")
     settle()
     world.read_everyone(3)
     world.post(world.chatty, 3)
@@ -166,9 +158,9 @@ class InlineQueue:
     def send(self, name, *args, queue=None, countdown=None) -> None:
         c = self.c
         if name == fanout.DELIVER:
-            fanout.deliver_post(c.posts, c.follows, c.feeds, c.fanout_settings, self, *args)
+            dataclasses.replace(c.fanout, queue=self).deliver_post(*args)
         elif name == fanout.DELIVER_CHUNK:
-            fanout.deliver_chunk(c.posts, c.feeds, c.metrics, *args)
+            c.fanout.deliver_chunk(*args)
 
 
 def test_a_flip_during_reconciliation_hides_no_post(components):
@@ -177,40 +169,44 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
     sets; it must not settle the author then, or a post made right after is neither pushed
     nor pulled."""
     c, queue = components, InlineQueue(components)
-    operators.change_fanout(c.fanout_settings, c.feeds, queue, mode="adaptive")
+    operators.change_fanout(dataclasses.replace(c.fanout, queue=queue), mode="adaptive")
     c.fanout_settings.settle(c.fanout_settings.read().generation)  # nobody to reconcile yet
     author, reader = (
         accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
         for handle in ("flipper", "watcher")
     )
-    graph.follow(c.uow, c.feeds, c.fanout_settings, queue, reader, author)
-    read = lambda: timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)  # noqa: E731
+    graph.follow(c.uow, dataclasses.replace(c.fanout, queue=queue), reader, author)
+    read = lambda: timeline.read_home(c.home, c.fanout_settings, c.metrics, reader, 20, None, None)  # noqa: E731
     read()  # the reader is active
 
     def reconcile() -> None:
-        fanout.reconcile_author(c.users, c.follows, c.feeds, c.fanout_settings, queue, author)
+        dataclasses.replace(c.fanout, queue=queue).reconcile_author(author)
 
-    adaptive.lean(c.users, c.feeds, c.fanout_settings, queue, author, "pull", time.time())
+    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), author, "pull", time.time())
     reconcile()  # settled as pulled: the reader's pulled set holds the author
-    adaptive.lean(c.users, c.feeds, c.fanout_settings, queue, author, "push", time.time())
-    merge, settle, posted = c.feeds.merge_into_active, c.feeds.settle, []
+    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), author, "push", time.time())
+    merge, settle, posted = c.feeds.merge_into_active, c.fanout_state.settle, []
 
     def merge_then_flip(*args) -> None:
         merge(*args)
         if not posted:
-            adaptive.lean(c.users, c.feeds, c.fanout_settings, queue, author, "pull", time.time())
+            adaptive.lean(dataclasses.replace(c.fanout, queue=queue), author, "pull", time.time())
 
     def settle_then_post(*args):
         settled = settle(*args)
         if not posted:
-            posted.append(posts.create_post(c.uow, c.feeds, queue, c.ids, author, "now")["_id"])
+            posted.append(
+                posts.create_post(
+                    c.uow, dataclasses.replace(c.fanout, queue=queue), c.ids, author, "now"
+                )["_id"]
+            )
             assert posted[0] in [p["_id"] for p in read().posts]
         return settled
 
-    c.feeds.merge_into_active, c.feeds.settle = merge_then_flip, settle_then_post
+    c.feeds.merge_into_active, c.fanout_state.settle = merge_then_flip, settle_then_post
     try:
         reconcile()
     finally:
-        c.feeds.merge_into_active, c.feeds.settle = merge, settle
+        del c.feeds.merge_into_active, c.fanout_state.settle  # the class's methods again
     reconcile()
     assert posted[0] in [p["_id"] for p in read().posts]

@@ -91,7 +91,7 @@ def test_author_override(client, signup, operator_headers, components):
     response = client.put(path, json={"strategy": "pull"}, headers=operator_headers)
     assert response.status_code == 200 and response.json == {"user_id": bob.id, "strategy": "pull"}
     assert components.users.get(int(bob.id))["fanout_override"] == "pull"
-    assert components.feeds.sources.authors([int(bob.id)])[int(bob.id)][1] == "pull"
+    assert components.sources.authors([int(bob.id)])[int(bob.id)][1] == "pull"
     bad = client.put(path, json={"strategy": "shove"}, headers=operator_headers)
     assert bad.status_code == 422
     missing = client.put(

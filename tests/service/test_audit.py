@@ -49,15 +49,11 @@ class SentTasks:
 
 
 def audit_round(c, queue, clock) -> int:
-    return audit.audit_round(
-        c.feeds, c.fanout_state, c.posts, c.fanout_settings, c.audits, queue, c.settings, clock
-    )
+    return dataclasses.replace(c.auditor, queue=queue).audit_round(clock)
 
 
 def recheck(c, reader, suspected, clock):
-    return audit.recheck(
-        c.feeds, c.posts, c.fanout_settings, c.audits, c.settings, reader, suspected, clock
-    )
+    return c.auditor.recheck(reader, suspected, clock)
 
 
 def ahead(seconds: float):
@@ -93,7 +89,7 @@ def consistency(client, operator_headers) -> dict:
 def test_a_healthy_feed_audits_clean_in_every_mode(client, signup, settle, components, mode):
     c = components
     # threshold 2: in hybrid and adaptive, authors with 2+ followers are pulled
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(c.fanout, mode=mode, celebrity_threshold=2)
     settle()
     ada, bob, cyd, dan = (signup() for _ in range(4))
     for reader in (bob, cyd, dan):
@@ -121,7 +117,7 @@ def test_a_corrupted_timeline_is_caught_on_the_second_look(
     client, signup, settle, components, operator_headers
 ):
     c = components
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode="write")
+    operators.change_fanout(c.fanout, mode="write")
     settle()
     ada, bob, dan = signup(), signup(), signup()
     home(client, bob)
@@ -206,7 +202,8 @@ def test_one_round_per_interval_and_none_while_off(client, signup, components):
     assert audit_round(c, SentTasks(), time.time) == 1
     assert audit_round(c, SentTasks(), time.time) == 0  # within the interval
     c.redis.delete(ROUND_LOCK)
-    off = dataclasses.replace(c, settings=dataclasses.replace(c.settings, audit_interval_seconds=0))
+    off = dataclasses.replace(c.settings, audit_interval_seconds=0)
+    off = dataclasses.replace(c, auditor=dataclasses.replace(c.auditor, config=off))
     assert audit_round(off, SentTasks(), time.time) == 0
     assert c.redis.exists(ROUND_LOCK) == 0
 

@@ -154,21 +154,23 @@ def test_concurrent_comments_keep_count_order_and_bounds(app, client, signup, co
 def test_comments_racing_a_delete_leave_nothing_behind(signup, components):
     ada = signup("ada")
     c = components
-    post = post_service.create_post(c.uow, c.feeds, c.queue, c.ids, int(ada.id), "short-lived")
+    post = post_service.create_post(c.uow, c.fanout, c.ids, int(ada.id), "short-lived")
     barrier = threading.Barrier(17)
 
     def write(i):
         barrier.wait()
         try:
             for _ in range(4):
-                post_service.add_comment(c.uow, c.feeds, c.ids, post["_id"], int(ada.id), f"c{i}")
+                post_service.add_comment(
+                    c.uow, c.post_cache, c.ids, post["_id"], int(ada.id), f"c{i}"
+                )
         except NotFound:
             return "gone"
         return "ok"
 
     def delete():
         barrier.wait()
-        post_service.delete_post(c.uow, c.feeds, c.queue, post["_id"], int(ada.id))
+        post_service.delete_post(c.uow, c.fanout, post["_id"], int(ada.id))
         return "deleted"
 
     with ThreadPoolExecutor(max_workers=17) as pool:
@@ -178,16 +180,16 @@ def test_comments_racing_a_delete_leave_nothing_behind(signup, components):
     assert c.posts.get(post["_id"]) is None
     assert buckets(components, post["_id"]) == []
     with pytest.raises(NotFound):
-        post_service.add_comment(c.uow, c.feeds, c.ids, post["_id"], int(ada.id), "late")
+        post_service.add_comment(c.uow, c.post_cache, c.ids, post["_id"], int(ada.id), "late")
 
 
 @pytest.mark.parametrize("position", [EMBEDDED, EMBEDDED + 1, EMBEDDED + BUCKET + 1])
 def test_delete_between_reserving_and_writing_reports_not_found(components, position):
     c, posts = components, components.posts
     ada = c.users.create(c.ids.next_id(), "ada", "hash", "Ada")
-    post = post_service.create_post(c.uow, c.feeds, c.queue, c.ids, ada["_id"], "short-lived")
+    post = post_service.create_post(c.uow, c.fanout, c.ids, ada["_id"], "short-lived")
     for i in range(position - 1):
-        post_service.add_comment(c.uow, c.feeds, c.ids, post["_id"], ada["_id"], f"c{i}")
+        post_service.add_comment(c.uow, c.post_cache, c.ids, post["_id"], ada["_id"], f"c{i}")
     reserve = posts.reserve_comment
 
     def reserve_then_lose_the_post(*args, **kwargs):
@@ -197,6 +199,6 @@ def test_delete_between_reserving_and_writing_reports_not_found(components, posi
 
     posts.reserve_comment = reserve_then_lose_the_post
     with pytest.raises(NotFound):
-        post_service.add_comment(c.uow, c.feeds, c.ids, post["_id"], ada["_id"], "too late")
+        post_service.add_comment(c.uow, c.post_cache, c.ids, post["_id"], ada["_id"], "too late")
     assert posts.get(post["_id"]) is None
     assert buckets(components, post["_id"]) == []

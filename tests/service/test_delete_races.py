@@ -4,6 +4,7 @@ the race left behind brings it back."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -59,7 +60,7 @@ def test_a_read_that_loaded_the_post_before_the_delete_cannot_cache_it(
     app, client, components, pair, mode
 ):
     c, (ada, bob) = components, pair
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
+    operators.change_fanout(c.fanout, mode=mode)
     gone = post(client, ada, "soon gone")
     c.feeds.push(gone, int(ada.id), [int(bob.id)])  # delivered, as a chunk would
     c.redis.delete(post_key(gone))  # not cached: the read loads it from MongoDB
@@ -83,7 +84,7 @@ def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(
     app, client, components, pair
 ):
     c, (ada, bob) = components, pair
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode="write")
+    operators.change_fanout(c.fanout, mode="write")
     gone = post(client, ada, "soon gone")
     author = int(ada.id)
     hold = HoldAt("delete_post.withdrawn", "deleter")
@@ -99,13 +100,13 @@ def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(
         deleter.start()
         assert hold.reached.wait(WAIT), "the delete never withdrew the post"
         # The delivery runs in the delete's window: the post is still in MongoDB.
-        fanout.deliver_post(c.posts, c.follows, c.feeds, c.fanout_settings, chunks, gone, author)
+        dataclasses.replace(c.fanout, queue=chunks).deliver_post(gone, author)
         hold.release.set()
         deleter.join(WAIT)
     assert deleted == [204]
-    fanout.retract_post(c.follows, c.feeds, gone, author)  # the delete's retraction runs...
+    c.fanout.retract_post(gone, author)  # the delete's retraction runs...
     for args in chunks.sent:  # ...before the delivery's chunks do
-        fanout.deliver_chunk(c.posts, c.feeds, c.metrics, *args)
+        c.fanout.deliver_chunk(*args)
     assert chunks.sent, "the delivery sent no chunk"
     members = c.redis.zrange(home_key(int(bob.id)), 0, -1)
     assert f"{gone}:{author}" not in members

@@ -41,9 +41,7 @@ def settings(settings):
 
 @pytest.fixture
 def write_mode(components, settle):
-    operators.change_fanout(
-        components.fanout_settings, components.feeds, components.queue, mode="write"
-    )
+    operators.change_fanout(components.fanout, mode="write")
     settle()
 
 
@@ -91,7 +89,7 @@ def copies(c, user_ids: list[int], post_id: int) -> Counter:
 def test_post_reaches_ten_thousand_followers_exactly_once(components, settle, write_mode):
     c = components
     author, followers = seed_author(c, FOLLOWERS)
-    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "hello, all of you")
+    post = posts.create_post(c.uow, c.fanout, c.ids, author, "hello, all of you")
     settle()
     assert copies(c, followers, post["_id"]) == {(1, 1): FOLLOWERS}
     assert c.metrics.registry.get_sample_value("socialapp_deliveries_total") == FOLLOWERS
@@ -117,7 +115,7 @@ def test_connection_error_mid_chunk_is_retried(components, settle, write_mode, m
             raise redis.exceptions.ConnectionError("connection lost mid-chunk (injected)")
 
     monkeypatch.setattr(c.timelines, "deliver", fails_once_half_way)
-    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "through a flaky connection")
+    post = posts.create_post(c.uow, c.fanout, c.ids, author, "through a flaky connection")
     settle()
     failed = calls[1]
     assert sum(1 for user_ids in calls if user_ids == failed) == 2  # the chunk ran again
@@ -139,7 +137,7 @@ def test_connections_killed_during_fanout(components, settle, write_mode, monkey
 
     monkeypatch.setattr(c.timelines, "deliver", in_two_halves)
     killer = ConnectionKiller(c.settings.redis_url, rounds=40, every=0.005)
-    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "through broken connections")
+    post = posts.create_post(c.uow, c.fanout, c.ids, author, "through broken connections")
     killer.start()
     killer.join()
     settle()
@@ -185,9 +183,7 @@ class TestWorkerKilledMidFanout:
         c = components
         author, followers = seed_author(c, FOLLOWERS)
         first = chunk_workers(pause=0.5)  # 20 chunks, 2 at a time: 5 s to land the kill in
-        post_id = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "survives a crash")[
-            "_id"
-        ]
+        post_id = posts.create_post(c.uow, c.fanout, c.ids, author, "survives a crash")["_id"]
 
         wait_for(
             lambda: holds(c, followers[0], post_id)[0] or not first.running,

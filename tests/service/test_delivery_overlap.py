@@ -28,7 +28,7 @@ class RecordingQueue:
 
 
 def world(c, followers: int) -> tuple[int, dict]:
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode="write")
+    operators.change_fanout(c.fanout, mode="write")
     c.fanout_settings.settle(c.fanout_settings.read().generation)
     register = accounts.register
     author = register(c.users, c.passwords, c.ids, "big", "correct horse")["_id"]
@@ -36,8 +36,8 @@ def world(c, followers: int) -> tuple[int, dict]:
         reader = register(c.users, c.passwords, c.ids, f"reader_{n}", "correct horse")["_id"]
         c.fanout_state.touch(reader)
         c.timelines.create_home(reader)
-        graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, author)
-    post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "hello")
+        graph.follow(c.uow, c.fanout, reader, author)
+    post = posts.create_post(c.uow, c.fanout, c.ids, author, "hello")
     return author, post
 
 
@@ -53,13 +53,13 @@ def plan(c, author: int, post: dict) -> tuple[RecordingQueue, list[str]]:
 
     c.follows.follower_chunks = traced
     queue = RecordingQueue(lookup)
-    fanout.deliver_post(c.posts, c.follows, c.feeds, c.fanout_settings, queue, post["_id"], author)
+    dataclasses.replace(c.fanout, queue=queue).deliver_post(post["_id"], author)
     del c.follows.follower_chunks
     return queue, lookup
 
 
 def run_chunk(c, task) -> None:
-    fanout.deliver_chunk(c.posts, c.feeds, c.metrics, *task[1])
+    c.fanout.deliver_chunk(*task[1])
 
 
 def pending(c, post: dict) -> bool:

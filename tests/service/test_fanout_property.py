@@ -55,9 +55,7 @@ def settings(settings):
 
 
 def read_home(c, user_id: int, max_id: int | None = None, since_id: int | None = None):
-    return timeline.read_home(
-        c.feeds, c.fanout_settings, c.metrics, user_id, PAGE, max_id, since_id
-    )
+    return timeline.read_home(c.home, c.fanout_settings, c.metrics, user_id, PAGE, max_id, since_id)
 
 
 def read_all(c, user_id: int, since_id: int | None = None) -> list[dict]:
@@ -213,9 +211,7 @@ class FanoutMachine(RuleBasedStateMachine):
     def follow(self, follower, followee, then_read=False) -> None:
         follower, followee = self.user(follower), self.user(followee)
         if follower != followee:
-            graph.follow(
-                self.c.uow, self.c.feeds, self.c.fanout_settings, self.c.queue, follower, followee
-            )
+            graph.follow(self.c.uow, self.c.fanout, follower, followee)
             self.follows.add((follower, followee))
             if then_read:
                 self.check_reading(follower)
@@ -227,9 +223,7 @@ class FanoutMachine(RuleBasedStateMachine):
         if not self.follows:
             return
         follower, followee = sorted(self.follows)[edge % len(self.follows)]
-        graph.unfollow(
-            self.c.uow, self.c.feeds, self.c.fanout_settings, self.c.queue, follower, followee
-        )
+        graph.unfollow(self.c.uow, self.c.fanout, follower, followee)
         self.follows.discard((follower, followee))
         if reader is not None:
             readers = [follower, *sorted(a for a, b in self.follows if b == followee)]
@@ -240,9 +234,7 @@ class FanoutMachine(RuleBasedStateMachine):
     def post(self, author, count) -> None:
         author = self.user(author)
         for _ in range(count):
-            post = posts.create_post(
-                self.c.uow, self.c.feeds, self.c.queue, self.c.ids, author, "hello"
-            )
+            post = posts.create_post(self.c.uow, self.c.fanout, self.c.ids, author, "hello")
             self.authors[post["_id"]] = author
             self.live.add(post["_id"])
 
@@ -252,21 +244,19 @@ class FanoutMachine(RuleBasedStateMachine):
         if not self.live:
             return
         post_id = sorted(self.live)[which % len(self.live)]
-        posts.delete_post(self.c.uow, self.c.feeds, self.c.queue, post_id, self.authors[post_id])
+        posts.delete_post(self.c.uow, self.c.fanout, post_id, self.authors[post_id])
         self.live.discard(post_id)
 
     @rule(mode=modes, reader=users, then_settle=st.booleans())
     @step
     def switch_mode(self, mode, reader, then_settle) -> None:
-        operators.change_fanout(self.c.fanout_settings, self.c.feeds, self.c.queue, mode=mode)
+        operators.change_fanout(self.c.fanout, mode=mode)
         self.check_switch(self.user(reader), then_settle)
 
     @rule(threshold=thresholds, reader=users, then_settle=st.booleans())
     @step
     def change_threshold(self, threshold, reader, then_settle) -> None:
-        operators.change_fanout(
-            self.c.fanout_settings, self.c.feeds, self.c.queue, celebrity_threshold=threshold
-        )
+        operators.change_fanout(self.c.fanout, celebrity_threshold=threshold)
         self.check_switch(self.user(reader), then_settle)
 
     @rule(
@@ -279,9 +269,7 @@ class FanoutMachine(RuleBasedStateMachine):
     def override(self, author, strategy, follower, then_settle) -> None:
         """Set an author's strategy, then one of their followers reads at once."""
         author = self.user(author)
-        operators.set_author_strategy(
-            self.c.users, self.c.feeds, self.c.fanout_settings, self.c.queue, author, strategy
-        )
+        operators.set_author_strategy(self.c.fanout, author, strategy)
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 
@@ -296,7 +284,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """Adaptive mode decides for an author (in force in adaptive mode only), then one of
         their followers reads at once."""
         c, author = self.c, self.user(author)
-        adaptive.lean(c.users, c.feeds, c.fanout_settings, c.queue, author, leaning, time.time())
+        adaptive.lean(c.fanout, author, leaning, time.time())
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 
@@ -306,7 +294,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """A round of adaptive mode on the rates measured so far, then someone reads."""
         c = self.c
         time.sleep(0.002)  # the round's lock expires (adaptive_interval_seconds): not a wait
-        adaptive.adapt(c.users, c.follows, c.feeds, c.fanout_settings, c.queue, c.settings)
+        adaptive.adapt(c.fanout)
         self.check_switch(self.user(reader), then_settle)
 
     @rule()
@@ -350,20 +338,14 @@ def test_entries_below_a_raised_floor_do_not_hide_newer_posts(components, settle
         accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
         for handle in ("ada", "bob", "cyd")
     )
-    graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, bob, ada)
+    graph.follow(c.uow, c.fanout, bob, ada)
     read_home(c, bob)  # bob is active: his home exists
-    old = posts.create_post(c.uow, c.feeds, c.queue, c.ids, ada, "old")["_id"]
-    cyds = [
-        posts.create_post(c.uow, c.feeds, c.queue, c.ids, cyd, f"cyd {n}")["_id"] for n in range(6)
-    ]
+    old = posts.create_post(c.uow, c.fanout, c.ids, ada, "old")["_id"]
+    cyds = [posts.create_post(c.uow, c.fanout, c.ids, cyd, f"cyd {n}")["_id"] for n in range(6)]
     settle()
-    posts.delete_post(
-        c.uow, c.feeds, c.queue, cyds[4], cyd
-    )  # cyd's outbox: 2, 3, 5 above its floor 1
-    graph.follow(
-        c.uow, c.feeds, c.fanout_settings, c.queue, bob, cyd
-    )  # bob's home: old, 2, 3, 5, its floor raised to 1
-    posts.delete_post(c.uow, c.feeds, c.queue, cyds[2], cyd)
+    posts.delete_post(c.uow, c.fanout, cyds[4], cyd)  # cyd's outbox: 2, 3, 5 above its floor 1
+    graph.follow(c.uow, c.fanout, bob, cyd)  # bob's home: old, 2, 3, 5, its floor raised to 1
+    posts.delete_post(c.uow, c.fanout, cyds[2], cyd)
     settle()
     expected = [cyds[5], cyds[3], cyds[1], cyds[0], old]
     assert [p["_id"] for p in read_all(c, bob)] == expected

@@ -45,14 +45,14 @@ def register(c, handle: str) -> int:
 
 
 def read(c, reader: int) -> list[int]:
-    page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)
+    page = timeline.read_home(c.home, c.fanout_settings, c.metrics, reader, 20, None, None)
     return [post["_id"] for post in page.posts]
 
 
 @pytest.mark.parametrize("mode", ["write", "hybrid"])
 def test_a_home_read_costs_the_same_with_10_or_1000_followees(components, settle, mode):
     c = components
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode)
+    operators.change_fanout(c.fanout, mode=mode)
     settle()
     authors = [register(c, f"author_{n}") for n in range(10)]
     celebrity = register(c, "celebrity")
@@ -61,10 +61,10 @@ def test_a_home_read_costs_the_same_with_10_or_1000_followees(components, settle
     for reader, followees in ((few, authors), (many, authors + silent)):
         read(c, reader)  # active: deliveries reach their homes
         for followee in [*followees, celebrity]:
-            graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, followee)
-    operators.set_author_strategy(c.users, c.feeds, c.fanout_settings, c.queue, celebrity, "pull")
+            graph.follow(c.uow, c.fanout, reader, followee)
+    operators.set_author_strategy(c.fanout, celebrity, "pull")
     made = [
-        posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, f"post {n}")["_id"]
+        posts.create_post(c.uow, c.fanout, c.ids, author, f"post {n}")["_id"]
         for n in range(3)
         for author in [*authors, celebrity]
     ]
@@ -117,23 +117,20 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     cache = PostCache(cluster, c.settings, render_post)
     sources = FeedSources(timelines, state, c.posts, c.follows, c.users, c.settings)
     home = HomeReader(sources, timelines, state, cache, c.posts, c.follows, c.settings)
-    feeds = FeedManager(sources, home, timelines, state, cache, c.users, c.settings)
+    feeds = FeedManager(sources, timelines, state, c.settings)
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
         c.users.add_to_counter(author, "followers_count", 1)
     made = {
-        author: [
-            posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, f"{n}")["_id"]
-            for n in range(2)
-        ]
+        author: [posts.create_post(c.uow, c.fanout, c.ids, author, f"{n}")["_id"] for n in range(2)]
         for author in (ada, bob, star)
     }
     state.load_authors(c.users.authors_with_followers())
     state.set_strategy(star, "pull")
     policy = FanoutSettings(FanoutConfig("hybrid", 10_000))
 
-    page = feeds.home.read_page(reader, policy, 20)  # cold: home and pulled set rebuilt
+    page = home.read_page(reader, policy, 20)  # cold: home and pulled set rebuilt
     assert [p["_id"] for p in page.posts] == sorted(
         made[ada] + made[bob] + made[star], reverse=True
     )
@@ -141,7 +138,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     assert page.merged_authors == 2  # the reader's outbox and the celebrity's
 
     feeds.record_unfollow(reader, bob)  # bob's posts stay in the home: the page drops them
-    page = feeds.home.read_page(reader, policy, 20, rendered=True)
+    page = home.read_page(reader, policy, 20, rendered=True)
     expected = sorted(made[ada] + made[star], reverse=True)
     assert [int(json.loads(text)["id"]) for text in page.posts] == expected
     assert page.from_timeline == 2 and page.from_store == 0
@@ -156,16 +153,16 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     from socialapp.stores.timelines import TimelineStore
 
     c = components
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode="read")
+    operators.change_fanout(c.fanout, mode="read")
     settle()
     authors = [register(c, f"author_{n}") for n in range(1000)]
     few, many = register(c, "few"), register(c, "many")
     for reader, followees in ((few, authors[:10]), (many, authors)):
         for followee in followees:
-            graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, followee)
+            graph.follow(c.uow, c.fanout, reader, followee)
     posters = authors[:60]
     made = [
-        posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, f"post {n}")["_id"]
+        posts.create_post(c.uow, c.fanout, c.ids, author, f"post {n}")["_id"]
         for n in range(2)
         for author in posters
     ]
@@ -200,7 +197,7 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     # every followee has posted 20 times).
     assert reads == [(1001, 0, 60), (20, 20, 20)]
     reads.clear()
-    page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, many, 20, newest[19], None)
+    page = timeline.read_home(c.home, c.fanout_settings, c.metrics, many, 20, newest[19], None)
     assert [post["_id"] for post in page.posts] == newest[20:40]
     assert reads == [(1001, 0, 60), (20, 20, 20)]
     # Outboxes Redis lost are rebuilt from MongoDB, whichever of the two reads finds them gone:
@@ -217,7 +214,7 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
         return read_outboxes(self, author_ids, max_id, since_id, count)
 
     monkeypatch.setattr(TimelineStore, "read_outboxes", losing)
-    page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, many, 20, None, None)
+    page = timeline.read_home(c.home, c.fanout_settings, c.metrics, many, 20, None, None)
     assert [post["_id"] for post in page.posts] == newest[:20] and page.from_store == 0
     assert second == [1] and client.exists(*map(outbox_key, posters[-2:])) == 2
     client.close()

@@ -425,7 +425,7 @@ def test_a_storm_of_follows_and_unfollows_keeps_counters_true(components):
                 who, whom = rng.sample(people, 2)
                 action = graph.follow if rng.random() < 0.55 else graph.unfollow
                 c = components
-                action(c.uow, c.feeds, c.fanout_settings, c.queue, who, whom)
+                action(c.uow, c.fanout, who, whom)
 
         return run
 

@@ -84,9 +84,9 @@ def test_like_unlike_storm_keeps_count_equal_to_likes(signup, components, post_i
         for _ in range(40):
             user = rng.choice(users)
             if rng.random() < 0.5:
-                post_service.like(c.uow, c.feeds, int(post_id), user)
+                post_service.like(c.uow, c.post_cache, int(post_id), user)
             else:
-                post_service.unlike(c.uow, c.feeds, int(post_id), user)
+                post_service.unlike(c.uow, c.post_cache, int(post_id), user)
 
     with ThreadPoolExecutor(max_workers=24) as pool:
         list(pool.map(storm, range(24)))
@@ -105,5 +105,5 @@ def test_like_racing_a_delete_leaves_no_like(components):
 
     posts.add_to_like_count = lose_the_post_then_count
     with pytest.raises(Exception, match="post not found"):
-        post_service.like(components.uow, components.feeds, post["_id"], 2)
+        post_service.like(components.uow, components.post_cache, post["_id"], 2)
     assert likes.count(post["_id"]) == 0

@@ -123,12 +123,12 @@ def keep_posting(c, feed: Feed, user_ids: list[int]) -> int:
     count = 0
     while not feed.stop.is_set():
         author = user_ids[count % len(user_ids)]
-        post = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, f"post {count}")
+        post = posts.create_post(c.uow, c.fanout, c.ids, author, f"post {count}")
         feed.posted(post)
         mine[author].append(post["_id"])
         if count % 4 == 3:
             victim = mine[author].pop(0)
-            posts.delete_post(c.uow, c.feeds, c.queue, victim, author)
+            posts.delete_post(c.uow, c.fanout, victim, author)
             feed.removed(victim)
         count += 1
         feed.wait_for_a_traversal()
@@ -137,9 +137,7 @@ def keep_posting(c, feed: Feed, user_ids: list[int]) -> int:
 
 def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
     c = components
-    operators.change_fanout(
-        c.fanout_settings, c.feeds, c.queue, mode="write", celebrity_threshold=3
-    )
+    operators.change_fanout(c.fanout, mode="write", celebrity_threshold=3)
     authors = [signup() for _ in range(AUTHORS)]
     readers = [signup() for _ in range(READERS)]
     ids = {account.id: int(account.id) for account in authors + readers}
@@ -148,18 +146,14 @@ def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
         followees = [a for j, a in enumerate(authors) if n <= j]
         followees += [readers[0]] if n else []
         for followee in followees:
-            graph.follow(
-                c.uow, c.feeds, c.fanout_settings, c.queue, ids[reader.id], ids[followee.id]
-            )
+            graph.follow(c.uow, c.fanout, ids[reader.id], ids[followee.id])
         visible[reader.id] = {ids[a.id] for a in [reader, *followees]}
         read_all(app.test_client(), reader)  # readers are active: fan-out delivers to them
 
     feed = Feed()
     for account in authors + readers:
         feed.posted(
-            posts.create_post(
-                c.uow, c.feeds, c.queue, c.ids, ids[account.id], "before the switches"
-            )
+            posts.create_post(c.uow, c.fanout, c.ids, ids[account.id], "before the switches")
         )
     settle()
     settled = {r.id: set(feed.expected(visible[r.id])) for r in readers}
@@ -179,16 +173,11 @@ def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
                 if "lean" in change:
                     index, leaning = change["lean"]
                     author = ids[authors[index].id]
-                    adaptive.lean(
-                        c.users, c.feeds, c.fanout_settings, c.queue, author, leaning, time.time()
-                    )
+                    adaptive.lean(c.fanout, author, leaning, time.time())
                 else:
-                    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, **change)
+                    operators.change_fanout(c.fanout, **change)
                 wait_for_traversals(feed, readers, threads)
-                while (
-                    reconciled
-                    and not operators.describe_fanout(c.fanout_settings, c.feeds)["settled"]
-                ):
+                while reconciled and not operators.describe_fanout(c.fanout)["settled"]:
                     wait_for_traversals(feed, readers, threads)
         finally:
             feed.stop.set()
@@ -197,7 +186,7 @@ def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
         assert posting.result() > 0
 
     settle()
-    assert operators.describe_fanout(c.fanout_settings, c.feeds)["mode"] == "write"
+    assert operators.describe_fanout(c.fanout)["mode"] == "write"
     for reader in readers:
         timeline = [int(post["id"]) for post in read_all(app.test_client(), reader)]
         assert timeline == feed.expected(visible[reader.id])

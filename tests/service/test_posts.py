@@ -189,7 +189,7 @@ def test_post_schema_dumps_a_stored_document(client, signup, components):
     ada = signup()
     post_id = int(publish(client, ada)["id"])
     post_service.add_comment(
-        components.uow, components.feeds, components.ids, post_id, int(ada.id), "hey"
+        components.uow, components.post_cache, components.ids, post_id, int(ada.id), "hey"
     )
     rendered = PostSchema().dump(components.posts.get(post_id))
     assert rendered == client.get(f"/v1/posts/{post_id}").json
@@ -220,7 +220,5 @@ def test_store_reads_for_timelines(components):
 
 def test_unknown_author_cannot_post(components):
     with pytest.raises(NotFound):
-        post_service.create_post(
-            components.uow, components.feeds, components.queue, components.ids, 42, "hi"
-        )
+        post_service.create_post(components.uow, components.fanout, components.ids, 42, "hi")
     assert components.posts.by_author(42) == []

@@ -32,7 +32,7 @@ def settings(settings):
 def seeded(components):
     written = seed.generate(
         components.uow,
-        components.feeds,
+        components.fanout,
         components.passwords,
         components.ids,
         USERS,
@@ -82,7 +82,7 @@ def test_celebrities_are_followed_by_a_large_share_and_the_rest_is_skewed(compon
 def test_follower_counts_are_mirrored_for_fanout(components, seeded):
     _, accounts = seeded
     ids = [a["_id"] for a in accounts.values()]
-    mirrored = components.feeds.sources.authors(ids)
+    mirrored = components.sources.authors(ids)
     assert {i: mirrored[i][0] for i in ids} == {
         a["_id"]: a["followers_count"] for a in accounts.values()
     }
@@ -97,7 +97,7 @@ def test_seeding_leaves_a_complete_copy_of_the_authors(components, seeded, monke
         components.users, "authors_with_followers", lambda: walks.append(1) or walk()
     )
     _, accounts = seeded
-    components.feeds.sources.authors([a["_id"] for a in accounts.values()])
+    components.sources.authors([a["_id"] for a in accounts.values()])
     assert walks == []
 
 
@@ -114,7 +114,7 @@ def test_a_lost_copy_is_reloaded_once_however_many_readers_ask(components, seede
     components.redis.delete("fanout:followers")
     ids = [a["_id"] for a in seeded[1].values()]
     with ThreadPoolExecutor(8) as pool:
-        found = list(pool.map(lambda _: components.feeds.sources.authors(ids), range(8)))
+        found = list(pool.map(lambda _: components.sources.authors(ids), range(8)))
     assert walks == [1]
     assert all(answer == found[0] for answer in found)
 
@@ -133,7 +133,14 @@ def test_a_second_run_is_refused(components, seeded):
     _, accounts = seeded
     with pytest.raises(Conflict):
         seed.generate(
-            components.uow, components.feeds, components.passwords, components.ids, 10, 1, 1, seed=1
+            components.uow,
+            components.fanout,
+            components.passwords,
+            components.ids,
+            10,
+            1,
+            1,
+            seed=1,
         )
     assert components.users.by_handle("celeb_0")["_id"] == accounts["celeb_0"]["_id"]
     assert components.users.by_handle("load_10")["post_count"] == POSTS_PER_USER

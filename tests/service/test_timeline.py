@@ -1,5 +1,6 @@
 """The home timeline over HTTP, with a real Celery worker delivering posts."""
 
+import dataclasses
 import time
 
 import pytest
@@ -24,7 +25,7 @@ def post(client, account, text):
 def switch(components, mode: str) -> None:
     """``mode`` with threshold 2: in hybrid and adaptive, authors with 2+ followers are pulled."""
     c = components
-    operators.change_fanout(c.fanout_settings, c.feeds, c.queue, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(c.fanout, mode=mode, celebrity_threshold=2)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -78,7 +79,6 @@ def all_pages(client, account, limit):
 class TestSmallCaps:
     @pytest.fixture
     def settings(self, settings):
-        import dataclasses
 
         return dataclasses.replace(
             settings,
@@ -156,9 +156,7 @@ def test_a_home_that_outlives_its_readers_activity_still_reads_every_post(
 
 
 def test_a_celebrity_fan_out_goes_to_its_own_queue(client, signup, components, monkeypatch):
-    import dataclasses
 
-    from socialapp.services import fanout
     from socialapp.stores.follows import FollowStore
 
     c = components
@@ -174,9 +172,7 @@ def test_a_celebrity_fan_out_goes_to_its_own_queue(client, signup, components, m
     small_post = post(client, small, "to one")
     sent.clear()
     for post_id, author in ((big_post, celebrity), (small_post, small)):
-        fanout.deliver_post(
-            c.posts, follows, c.feeds, c.fanout_settings, c.queue, int(post_id), int(author.id)
-        )
+        dataclasses.replace(c.fanout, follows=follows).deliver_post(int(post_id), int(author.id))
     queues = {(args[1], kw["queue"]) for args, kw in sent if args[0] == fanout.DELIVER_CHUNK}
     assert queues == {(int(big_post), "fanout_large"), (int(small_post), "fanout")}
 
@@ -188,8 +184,8 @@ def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components
     c = components
     reader = accounts.register(c.users, c.passwords, c.ids, "reader", "correct horse")["_id"]
     author = accounts.register(c.users, c.passwords, c.ids, "author", "correct horse")["_id"]
-    graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, reader, author)
-    post_id = posts.create_post(c.uow, c.feeds, c.queue, c.ids, author, "hi")["_id"]
+    graph.follow(c.uow, c.fanout, reader, author)
+    post_id = posts.create_post(c.uow, c.fanout, c.ids, author, "hi")["_id"]
     c.redis.delete(f"following:{{{reader}}}")  # evicted, or expired after its TTL
     load = c.follows.followee_ids
     raced = []
@@ -199,15 +195,15 @@ def test_a_followee_reload_racing_an_unfollow_keeps_no_stale_followee(components
         if not raced:
             raced.append(True)
             graph.unfollow(
-                c.uow, c.feeds, c.fanout_settings, c.queue, reader, author
+                c.uow, c.fanout, reader, author
             )  # another request of the same user, meanwhile
         return found
 
     c.follows.followee_ids = load_then_unfollow
-    timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)
+    timeline.read_home(c.home, c.fanout_settings, c.metrics, reader, 20, None, None)
     c.follows.followee_ids = load
-    assert c.feeds.sources.followees(reader) == set()
-    page = timeline.read_home(c.feeds, c.fanout_settings, c.metrics, reader, 20, None, None)
+    assert c.sources.followees(reader) == set()
+    page = timeline.read_home(c.home, c.fanout_settings, c.metrics, reader, 20, None, None)
     assert post_id not in [p["_id"] for p in page.posts]
 
 
@@ -246,7 +242,7 @@ def test_the_sweeper_forgets_idle_readers_who_then_get_a_rebuilt_home(
     components.redis.zadd("fanout:active", {bob.id: long_ago})
     assert client.post("/v1/posts", json={"text": "hi"}, headers=ada.headers).status_code == 201
     settle()
-    fanout.sweep(components.posts, components.feeds, components.queue, components.settings)
+    components.fanout.sweep()
     active = components.redis.zrange("fanout:active", 0, -1)
     assert bob.id not in active and cat.id in active
     assert [p["text"] for p in home(client, bob).json["items"]] == ["hi"]  # rebuilt on return

@@ -25,7 +25,7 @@ from socialapp.api.console import charts, session
 from socialapp.api.console.forms import change_request, strategy_request
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.errors import AppError, Forbidden, Unavailable
-from socialapp.services import accounts, audit, console, forecast, operators
+from socialapp.services import accounts, console, forecast, operators
 
 log = logging.getLogger(__name__)
 blp = flask.Blueprint(
@@ -154,7 +154,13 @@ def home():
     c = components()
     status = _status()
     curve = forecast.forecast_curve(
-        c.users, c.follows, c.posts, c.feeds, c.settings, [status["celebrity_threshold"]]
+        c.users,
+        c.follows,
+        c.posts,
+        c.fanout_state,
+        c.timelines,
+        c.settings,
+        [status["celebrity_threshold"]],
     )
     return render_template(
         "console/index.html",
@@ -193,13 +199,14 @@ def authors():
 def confirm_change():
     """The confirmation page: the forecast of the proposed settings beside today's."""
     c = components()
-    now = operators.describe_fanout(c.fanout_settings, c.feeds)
+    now = operators.describe_fanout(c.fanout)
     change = change_request(request.args, now)
     curve = forecast.forecast_curve(
         c.users,
         c.follows,
         c.posts,
-        c.feeds,
+        c.fanout_state,
+        c.timelines,
         c.settings,
         [now["celebrity_threshold"], change.threshold],
     )
@@ -220,16 +227,9 @@ def confirm_change():
 @operator_page
 def change_fanout():
     c = components()
-    change = change_request(request.form, operators.describe_fanout(c.fanout_settings, c.feeds))
+    change = change_request(request.form, operators.describe_fanout(c.fanout))
     journal = operators.Journal(c.fanout_changes, c.ids, by=g.operator)
-    operators.change_fanout(
-        c.fanout_settings,
-        c.feeds,
-        c.queue,
-        change.mode,
-        change.threshold,
-        journal=journal,
-    )
+    operators.change_fanout(c.fanout, change.mode, change.threshold, journal=journal)
     return redirect(url_for(".home", _anchor="settings"), 303)
 
 
@@ -239,9 +239,7 @@ def change_strategy(user_id: int):
     c = components()
     strategy = strategy_request(request.form)
     journal = operators.Journal(c.fanout_changes, c.ids, by=g.operator)
-    operators.set_author_strategy(
-        c.users, c.feeds, c.fanout_settings, c.queue, user_id, strategy, journal=journal
-    )
+    operators.set_author_strategy(c.fanout, user_id, strategy, journal=journal)
     return redirect(url_for(".home", _anchor="authors"), 303)
 
 
@@ -257,9 +255,9 @@ def _page() -> dict:
 def _status() -> dict:
     c = components()
     return {
-        **console.status(c.fanout_settings, c.feeds, c.users, c.fanout_changes),
-        "decisions": console.decisions(c.users, c.follows, c.feeds, c.settings),
-        "consistency": audit.describe(c.audits, c.settings),
+        **console.status(c.fanout, c.fanout_changes),
+        "decisions": console.decisions(c.fanout),
+        "consistency": c.auditor.describe(),
     }
 
 

@@ -132,7 +132,7 @@ def follow(account_id: str):
     other = _account_id(account_id)
     c = components()
     try:
-        graph.follow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
+        graph.follow(c.uow, c.fanout, user_id, other)
     except Invalid as error:  # following yourself: Mastodon's answer to a forbidden action
         raise Forbidden("This action is not allowed") from error
     return jsonify(entities.relationship(*graph.relationship(c.follows, user_id, other)))
@@ -150,7 +150,7 @@ def unfollow(account_id: str):
     user_id = authorized("write:follows")
     other = _account_id(account_id)
     c = components()
-    graph.unfollow(c.uow, c.feeds, c.fanout_settings, c.queue, user_id, other)
+    graph.unfollow(c.uow, c.fanout, user_id, other)
     accounts.get_user(c.users, other)  # 404 for an unknown account, as Mastodon answers
     return jsonify(entities.relationship(*graph.relationship(c.follows, user_id, other)))
 

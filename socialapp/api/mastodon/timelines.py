@@ -41,7 +41,7 @@ def home():
     user_id = authorized("read:statuses")
     args = params(HomeArgs())
     c = components()
-    read = (c.feeds, c.fanout_settings, c.metrics, user_id, args["limit"])
+    read = (c.home, c.fanout_settings, c.metrics, user_id, args["limit"])
     if args["min_id"] is not None:
         posts = timeline.read_home_after(*read, args["min_id"], args["max_id"])
         full = True  # the page above another: older posts lie below it, as Mastodon links
