@@ -235,7 +235,7 @@ def test_the_consistency_auditors_findings_are_on_the_status(operator, component
         [{"reader": 1, "kind": "missing", "post_ids": [5, 6], "mode": "hybrid", "at": 1.0}]
     )
     on = dataclasses.replace(components.settings, audit_interval_seconds=60)
-    components.settings = on
+    components.auditor = dataclasses.replace(components.auditor, config=on)
     shown = operator.get("/admin/status").get_data(as_text=True)
     assert re.search(r'id="consistency" class="bad">\s*2 posts wrong', shown)
     assert "last round 22:13:20 UTC" in shown
