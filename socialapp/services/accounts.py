@@ -73,8 +73,8 @@ def search(users: UserStore, query: str, host: str, limit: int, offset: int = 0)
     """Accounts whose handle or display name starts with ``query`` (``@handle`` and
     ``handle@this-host`` too), by handle, from the ``offset``-th on."""
     prefix, _, domain = query.strip().removeprefix("@").partition("@")
-    if not prefix or domain not in ("", host) or offset > SEARCH_MAX_OFFSET:
-        return []
+    if not prefix or len(prefix) > 64 or domain not in ("", host) or offset > SEARCH_MAX_OFFSET:
+        return []  # no name is longer than 64 characters
     return users.search(prefix, offset + limit)[offset:]
 
 

@@ -23,7 +23,9 @@ BODY_JUNK = [
     (b"status=hi", "text/plain"),
 ]
 QUERY_JUNK = ["limit=-5", "limit=1e9", "max_id=abc", "min_id=%00", "since_id=99999999999999999999",
-              "id[]=$gt", "acct=%ff", "max_id[$gt]=", "limit[$ne]=1", "id[][]=1"]  # fmt: skip
+              "id[]=$gt", "acct=%ff", "max_id[$gt]=", "limit[$ne]=1", "id[][]=1",
+              "q=%00", "q=.*", "q[$regex]=a", "offset=-1", "offset=1e99", "type=$gt",
+              "pinned=maybe", "q=" + "a" * 5000]  # fmt: skip
 
 
 @pytest.fixture
@@ -52,7 +54,9 @@ def reads(world, status: str) -> list[str]:
         f"/api/v1/accounts/{ada}/statuses", f"/api/v1/accounts/{ada}/followers",
         f"/api/v1/accounts/{ada}/following", f"/api/v1/accounts/relationships?id={ada}",
         f"/api/v1/statuses/{status}", f"/api/v1/statuses/{status}/context",
-        "/api/v1/timelines/home",
+        "/api/v1/timelines/home", "/api/v1/accounts/search?q=ad", "/api/v2/search?q=ad",
+        "/api/v2/instance", "/api/v1/preferences", "/api/v1/lists",
+        "/.well-known/oauth-authorization-server",
     ]  # fmt: skip
 
 

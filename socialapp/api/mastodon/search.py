@@ -13,6 +13,7 @@ import marshmallow as ma
 from flask import Blueprint, jsonify, request
 
 from socialapp.api.auth import authorized, components, viewer
+from socialapp.api.fields import Text
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, documented
 from socialapp.api.mastodon.parsing import Limit, Schema, params
@@ -23,7 +24,7 @@ TYPES = ("accounts", "hashtags", "statuses")
 
 
 class AccountSearchArgs(Schema):
-    q = ma.fields.String(load_default="")
+    q = Text(load_default="", single_line=True)
     limit = Limit(default=40, maximum=80)
     offset = Limit(default=0, minimum=0, maximum=10**9)
     resolve = ma.fields.String(load_default=None, metadata={"description": "accepted, unused"})
