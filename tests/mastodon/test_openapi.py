@@ -85,3 +85,16 @@ def test_schemathesis_reads_every_mastodon_operation(app):
     for rule in mastodon_rules(app):
         for method in rule.methods - {"HEAD", "OPTIONS"}:
             assert (openapi_path(rule), method) in loaded, (rule.rule, method)
+
+
+def test_pages_and_images_are_documented_as_what_they_are(client):
+    paths = client.get("/openapi.json").json["paths"]
+
+    page = paths["/oauth/authorize"]["get"]
+    assert set(page["responses"]["200"]["content"]) == {"text/html"}
+    assert set(page["responses"]["400"]["content"]) == {"text/html"}
+    query = {p["name"]: p.get("required", False) for p in page["parameters"]}
+    assert query["client_id"] and query["response_type"] and not query["state"]
+    assert {"redirect_uri", "scope", "code_challenge", "code_challenge_method"} <= set(query)
+    avatar = paths["/avatars/original/missing.png"]["get"]["responses"]["200"]
+    assert set(avatar["content"]) == {"image/png"}

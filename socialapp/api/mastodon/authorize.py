@@ -32,6 +32,7 @@ blp = Blueprint("mastodon_authorize", __name__, template_folder="templates")
 CSRF_COOKIE = "socialapp_authorize"
 FORWARDED = ("response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge",
              "code_challenge_method")  # fmt: skip
+REQUIRED = ("response_type", "client_id")
 SCOPE_NAMES = {
     "read": "Read everything of your account",
     "write": "Change everything of your account: post, delete, favourite",
@@ -103,11 +104,19 @@ def _form(grant, status: int = 200, message: str | None = None, username: str = 
     )
 
 
+QUERY = [
+    {"in": "query", "name": name, "schema": {"type": "string"}, "required": name in REQUIRED}
+    for name in (*FORWARDED, "force_login", "lang")
+]
+
+
 @blp.get("/oauth/authorize")
 @documented(
     "The sign-in and consent page (HTML)",
     "The page, naming the app and its scopes",
     {400: AUTHORIZE_ERRORS[400]},
+    QUERY,
+    media="text/html",
 )
 def authorize():
     try:
@@ -122,6 +131,7 @@ def authorize():
     "Approve or deny, signing in (a form post from the page)",
     "The out-of-band code page; otherwise a 302 to the app's redirect URI",
     {**AUTHORIZE_ERRORS, **LIMITED},
+    media="text/html",
 )
 @limits.tokens
 def decide():

@@ -41,12 +41,12 @@ def _image(data: bytes) -> Response:
 
 
 @blp.get(entities.MISSING_AVATAR)
-@documented("The avatar of every account (PNG)", "A PNG image")
+@documented("The avatar of every account (PNG)", "A PNG image", media="image/png")
 def avatar():
     return _image(AVATAR)
 
 
 @blp.get(entities.MISSING_HEADER)
-@documented("The header image of every account (PNG)", "A PNG image")
+@documented("The header image of every account (PNG)", "A PNG image", media="image/png")
 def header():
     return _image(HEADER)

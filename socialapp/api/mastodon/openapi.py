@@ -39,12 +39,13 @@ def documented(
     body: type | None = None,
     scopes: tuple[str, ...] = (),
     paged: bool = False,
+    media: str = "application/json",
     **extra,
 ) -> Callable:
     """Describe a Mastodon view for /openapi.json: ``ok`` is what a 200 answers, ``parameters``
     the query schema it parses (or OpenAPI parameters), ``body`` its body schema, ``scopes``
-    those its token needs (one of them)."""
-    doc = dict(summary=summary, ok=ok, errors=errors or {}, body=body, scopes=scopes)
+    those its token needs (one of them), ``media`` what it answers with (a page, an image)."""
+    doc = dict(summary=summary, ok=ok, errors=errors or {}, body=body, scopes=scopes, media=media)
     if isinstance(parameters, type):
         parameters = [{"in": "query", "schema": parameters}]
     doc["parameters"] = parameters
@@ -58,14 +59,16 @@ def documented(
 
 
 def _responses(doc: dict) -> dict:
-    ok = {"description": doc["ok"], "content": {"application/json": {"schema": {}}}}
+    json = doc["media"] == "application/json"
+    ok = {"description": doc["ok"], "content": {doc["media"]: {"schema": {}}}}
     headers = {**(LINK if doc["paged"] else {}), **(RATE_HEADERS if 429 in doc["errors"] else {})}
     if headers:
         ok["headers"] = headers
     errors = dict(doc["errors"])
     for code, text in (MALFORMED_BODY if doc["body"] else {}).items():
         errors[code] = f"{errors[code]}; or: {text}" if code in errors else text
-    error = {"content": {"application/json": {"schema": ERROR}}}
+    page = {"text/html": {"schema": {"type": "string"}}}
+    error = {"content": {"application/json": {"schema": ERROR}} if json else page}
     return {200: ok} | {code: {"description": text, **error} for code, text in errors.items()}
 
 
