@@ -236,7 +236,8 @@ class Tally:
 
 
 class _Tallied:
-    """A Prometheus counter whose increments are tallied for the series too."""
+    """A Prometheus counter whose increments are tallied for the series too; otherwise the
+    counter itself."""
 
     def __init__(self, counter: Counter, tally: Tally, field: str) -> None:
         self._counter = counter
@@ -247,3 +248,6 @@ class _Tallied:
         self._counter.inc(amount)
         if amount:
             self._tally.add(self._field, amount)
+
+    def __getattr__(self, name: str):  # the rest of the counter's interface (collect, ...)
+        return getattr(self._counter, name)

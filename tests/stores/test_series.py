@@ -60,6 +60,8 @@ def test_deliveries_count_for_prometheus_and_for_the_series(store):
     metrics.tally.flush()  # now, rather than a second later
 
     assert metrics.registry.get_sample_value("socialapp_deliveries_total") == 3
+    [family] = metrics.deliveries.collect()  # still the counter to whoever reads it
+    assert [s.value for s in family.samples if s.name.endswith("_total")] == [3]
     next_step = (step_of(time.time()) + 1) * STEP_SECONDS
     recent = store.window(next_step, 2)  # a step may have begun since the count
     assert sum(fields.get("deliveries", 0) for _, fields in recent) == 3
