@@ -1,4 +1,5 @@
-"""The faults: a worker SIGKILLed mid-fan-out, the timelines Redis and the broker Redis crashed.
+"""The faults: a worker SIGKILLed mid-fan-out, the timelines Redis and the broker Redis crashed,
+the API (with the embedded store of record) SIGKILLed.
 
 Each is held for ``down`` seconds while the load and the driver keep posting and reading,
 then repaired; each leaves a record with its wall-clock start and end.
@@ -33,6 +34,18 @@ class Faults:
             "the fanout_large worker process, SIGKILLed and started again",
             chunks_in_flight_at_kill=in_flight,
             celebrity_post_while_dead=answer.status,  # queued, nobody takes it until the restart
+        )
+
+    def kill_api(self) -> None:
+        """SIGKILL the API while the load goes on: the store of record lives in its process."""
+        started = time.time()
+        ready_after = self._stack.kill_server(self.down)
+        self._record(
+            "API SIGKILL",
+            started,
+            "socialapp serve (gunicorn's master and worker, the embedded store inside) "
+            "SIGKILLed and started again on its data directory",
+            ready_seconds_after_start=round(ready_after, 1),
         )
 
     def crash_timelines(self) -> None:

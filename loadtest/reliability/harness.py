@@ -28,7 +28,13 @@ from socialapp.services.seed import DEFAULT_PASSWORD
 LOCUSTFILE = ROOT / "loadtest" / "locustfile.py"
 PLUGIN = Path(__file__).with_name("journal_plugin.py")
 # When each fault starts, as a fraction of the load's duration.
-PLAN = (("bad input", 0.10), ("worker", 0.20), ("timelines", 0.45), ("broker", 0.70))
+PLAN = (
+    ("bad input", 0.10),
+    ("worker", 0.20),
+    ("timelines", 0.40),
+    ("broker", 0.60),
+    ("api", 0.80),
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,6 +144,7 @@ def _load(stack, options, people: People, seconds: int, actors, journal: Journal
         "worker": faults.kill_worker,
         "timelines": faults.crash_timelines,
         "broker": faults.crash_broker,
+        "api": faults.kill_api,
     }
     watchers.start()
     driver.start()

@@ -1,4 +1,5 @@
-"""The processes under test: two redis-servers, the API and a worker for large fan-outs."""
+"""The processes under test: two redis-servers, the API (its store kept in a data directory,
+so it can be killed and started again) and a worker for large fan-outs."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ class Stack:
         self.port = free_port()
         self.api = Api(f"http://127.0.0.1:{self.port}")
         self.server: Process | None = None
+        self._server_env: dict[str, str] = {}
+        self._servers_started = 0
         self.worker: Process | None = None
         self.worker_exits: list[
             dict
@@ -61,15 +64,31 @@ class Stack:
     def start(self) -> None:
         self.timelines.start()
         self.broker.start()
-        env = self.env(
+        self._server_env = self.env(
             SOCIALAPP_PORT=str(self.port),
-            SOCIALAPP_SECRET_KEY=secrets.token_urlsafe(48),
+            SOCIALAPP_SECRET_KEY=secrets.token_urlsafe(48),  # tokens outlive a restart
             SOCIALAPP_OPERATOR_HANDLE=OPERATOR,
             SOCIALAPP_OPERATOR_PASSWORD=self.operator_password,
+            SOCIALAPP_DATA_DIR=str(self.logs / "data"),  # the store of record, kept
         )
-        self.server = serve(self.port, env, self.logs / "server.log")
+        self._start_server()
         self._start_worker()
         threading.Thread(target=self._supervise, name="supervisor", daemon=True).start()
+
+    def kill_server(self, down: float) -> float:
+        """SIGKILL the API (gunicorn's master and worker, the embedded store of record inside)
+        and start it again on the same data directory ``down`` s later; the seconds it then
+        took to answer ``/readyz``."""
+        self.server.crash()
+        time.sleep(down)
+        starting = time.monotonic()
+        self._start_server()
+        return time.monotonic() - starting
+
+    def _start_server(self) -> None:
+        self._servers_started += 1
+        log_path = self.logs / f"server-{self._servers_started}.log"
+        self.server = serve(self.port, self._server_env, log_path)
 
     def kill_worker(self, down: float, while_dead=lambda: None):
         """SIGKILL the worker, call ``while_dead()``, and start a new one ``down`` s after the

@@ -38,9 +38,10 @@ def test_a_smoke_run_loses_nothing(tmp_path):
         "worker SIGKILL",
         "timelines Redis crash",
         "broker Redis crash",
+        "API SIGKILL",
     ]
     assert all(fault["ended"] > fault["started"] for fault in report["faults"])
-    readyz = [fault["readyz"]["checks"] for fault in report["faults"][1:]]
+    readyz = [fault["readyz"]["checks"] for fault in report["faults"][1:3]]
     assert readyz[0]["redis"] == "unavailable" and readyz[1]["broker"] == "unavailable"
     bad = report["bad_input"]
     assert bad["requests"] > 0 and bad["five_xx"] == 0
