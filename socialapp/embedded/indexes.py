@@ -40,8 +40,11 @@ class Index:
         self.complex: set = set()  # documents holding arrays or odd types in these fields
         entries = []
         entry = self.entry
-        # Documents and positions hold the same keys in the same order (``Documents``).
-        for (key, document), position in zip(documents.items(), positions.values(), strict=True):
+        # Documents and positions hold the same keys in the same order (``Documents``);
+        # dict.items walks the documents without hashing each key again, as an
+        # OrderedDict's own walk does (an ObjectId hashes in Python).
+        pairs = dict.items(documents)
+        for (key, document), position in zip(pairs, positions.values(), strict=True):
             found = entry(key, position, document)
             if found is None:
                 self.complex.add(key)
@@ -50,8 +53,7 @@ class Index:
         self.entries = SortedList(entries)
 
     def entry(self, key, position: int, document: dict) -> tuple | None:
-        get = document.get
-        values = [encode(get(field)) for field in self.fields]
+        values = [v if type(v) is int else encode(v) for v in map(document.get, self.fields)]
         return None if UNSUPPORTED in values else (*values, position, key)
 
     def add(self, key, position: int, document: dict) -> None:
