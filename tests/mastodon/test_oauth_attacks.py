@@ -240,3 +240,17 @@ def test_scopes_bind_tokens_of_every_grant_on_both_apis(client, signup):
     assert (
         client.get("/api/v1/timelines/home", headers=bearer(tokens["password"])).status_code == 200
     )
+
+
+def test_values_the_library_would_quote_back_are_refused_not_a_500(client):
+    """Authlib quotes some values into its error descriptions, which must be plain ASCII
+    without quotes or backslashes: such values are refused before it sees them (found by
+    schemathesis)."""
+    app = new_app(client)
+    for query in ("response_type=%C3%A6Q", 'redirect_uri=https://a.example/"x', "scope=re\\ad"):
+        page = client.get(f"/oauth/authorize?client_id={app['client_id']}&{query}")
+        assert "printable ASCII" in refused_page(page)
+    token = client.post("/oauth/token", data={"grant_type": "pässword"})
+    assert token.status_code == 400 and token.json["error"] == "invalid_request"
+    state = authorize_url(app, state='ünïcode "quoted" \\ state')
+    assert client.get(state).status_code == 200  # the client's opaque state may be any text

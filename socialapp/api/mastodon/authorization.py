@@ -4,12 +4,13 @@
 the query string); a parameter OAuth reads given twice, or a JSON value that is not a
 string, is an ``invalid_request``, never a guess at which one was meant, and so is a value
 that is not text a store could hold (NUL, control characters, lone surrogates, over 2,000
-characters). The grants are ``services.oauth_grants``; this module only reads the request
-and finds the server.
+characters), or, but for the username, password and state, not printable ASCII. The grants
+are ``services.oauth_grants``; this module only reads the request and finds the server.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from authlib.integrations.flask_oauth2 import AuthorizationServer
@@ -32,6 +33,13 @@ PARAMETERS = frozenset(
         *("csrf_token", "decision"),  # the sign-in page's own
     }
 )
+
+
+# What OAuth's own values are made of (RFC 6749's VSCHAR, less the quote and backslash an
+# error description may not carry, since the library quotes values back in its errors);
+# a person's username, password and the client's opaque state may be any text.
+PROTOCOL_TEXT = re.compile(r"[\x20\x21\x23-\x5b\x5d-\x7e]*")
+FREE_TEXT = frozenset({"username", "password", "state"})
 
 
 class Payload(rfc6749.OAuth2Payload):
@@ -80,6 +88,8 @@ def values() -> MultiDict:
             raise rfc6749.InvalidRequestError(f"Multiple '{name}' in request.")
         if not _is_text(given[0]):
             raise rfc6749.InvalidRequestError(f"'{name}' must be text of at most {MAX_VALUE}.")
+        if name not in FREE_TEXT and not PROTOCOL_TEXT.fullmatch(given[0]):
+            raise rfc6749.InvalidRequestError(f"'{name}' must be printable ASCII.")
         kept.add(name, given[0])
     return kept
 
