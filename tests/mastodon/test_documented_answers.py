@@ -34,6 +34,8 @@ def test_avatar_and_header_urls_serve_images(client, masto):
         image = client.get(account[field].removeprefix("http://localhost"))
         assert image.status_code == 200 and image.mimetype == "image/png", field
         assert image.data.startswith(b"\x89PNG\r\n\x1a\n")
+    sized = client.get(account["avatar"].removeprefix("http://localhost") + "?size=48")
+    assert sized.status_code == 200  # unknown parameters are ignored, as on every Mastodon path
 
 
 def test_last_status_at_is_the_day_of_the_last_post_and_roles_are_listed(client, masto):

@@ -14,7 +14,8 @@ from flask import Flask, Response, jsonify, request
 
 from socialapp.services.oauth import OAuthError
 
-PREFIXES = ("/api/v1/", "/api/v2/", "/oauth/", "/.well-known/")
+# Mastodon's paths: the API, OAuth, discovery, and the images accounts point at.
+PREFIXES = ("/api/v1/", "/api/v2/", "/oauth/", "/.well-known/", "/avatars/", "/headers/")
 
 
 def is_mastodon_path(path: str) -> bool:
