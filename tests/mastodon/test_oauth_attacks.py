@@ -254,3 +254,26 @@ def test_values_the_library_would_quote_back_are_refused_not_a_500(client):
     assert token.status_code == 400 and token.json["error"] == "invalid_request"
     state = authorize_url(app, state='ünïcode "quoted" \\ state')
     assert client.get(state).status_code == 200  # the client's opaque state may be any text
+
+
+def test_a_token_given_on_a_public_read_must_be_valid_and_grant_it(client, signup):
+    """As Mastodon's authorize_if_got_token: anonymous reads are public, but a token sent
+    along is checked, whatever the grant."""
+    kim = signup("kim")
+    app = new_app(client, scopes="read write")
+    write_only = bearer(password_token(client, app, "kim", scope="write").json["access_token"])
+    statuses_only = bearer(
+        password_token(client, app, "kim", scope="read:statuses").json["access_token"]
+    )
+    for path in (
+        f"/api/v1/accounts/{kim.id}",
+        "/api/v1/accounts/lookup?acct=kim",
+        f"/api/v1/accounts/{kim.id}/followers",
+        f"/api/v1/accounts/{kim.id}/following",
+    ):
+        assert client.get(path).status_code == 200, path
+        assert client.get(path, headers=bearer("forged")).status_code == 401, path
+        assert client.get(path, headers=statuses_only).status_code == 403, path
+        assert client.get(path, headers=write_only).status_code == 403, path
+    post = client.post("/v1/posts", json={"text": "x"}, headers=kim.headers).json
+    assert client.get(f"/api/v1/statuses/{post['id']}", headers=statuses_only).status_code == 200

@@ -6,7 +6,7 @@ import marshmallow as ma
 from flask import Blueprint, jsonify, request
 
 from socialapp.api import limits
-from socialapp.api.auth import authorized, caller, components
+from socialapp.api.auth import authorized, caller, components, viewer
 from socialapp.api.fields import id_from_path
 from socialapp.api.mastodon import entities, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
@@ -19,6 +19,9 @@ from socialapp.services.posts import user_posts
 
 blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
 RELATIONSHIPS_LIMIT = 40  # ids answered per request; the rest are left out
+# Public reads: anonymous, or with a token that grants this (as Mastodon checks a token given)
+READ_ACCOUNTS = ("read:accounts",)
+ACCOUNTS_NOTE = "Anonymous, or with a token granting read:accounts."
 
 
 class StatusPageArgs(Schema):
@@ -64,9 +67,16 @@ def verify_credentials():
 
 
 @blp.get("/lookup")
-@documented("Find an account by its handle", "An Account", NOT_FOUND, [ACCT])
+@documented(
+    "Find an account by its handle",
+    "An Account",
+    {**AUTHORIZED, **NOT_FOUND},
+    [ACCT],
+    description=ACCOUNTS_NOTE,
+)
 def lookup():
     """``acct`` is a handle, optionally ``@handle`` or ``handle@this-host``."""
+    viewer(*READ_ACCOUNTS)
     user = accounts.lookup(components().users, request.args.get("acct", ""), request.host)
     if user is None:
         raise NotFound("Record not found")
@@ -92,8 +102,9 @@ def relationships():
 
 
 @blp.get("/<account_id>")
-@documented("An account", "An Account", NOT_FOUND)
+@documented("An account", "An Account", {**AUTHORIZED, **NOT_FOUND}, description=ACCOUNTS_NOTE)
 def show(account_id: str):
+    viewer(*READ_ACCOUNTS)
     return jsonify(entities.account(accounts.get_user(components().users, _account_id(account_id))))
 
 
@@ -156,6 +167,7 @@ def unfollow(account_id: str):
 
 
 def _users_page(page_of) -> tuple:
+    viewer(*READ_ACCOUNTS)
     args = params(AccountPageArgs())
     cursor = None if args["max_id"] is None else str(args["max_id"])
     items, next_cursor = page_of(args["limit"], cursor)
@@ -166,9 +178,10 @@ def _users_page(page_of) -> tuple:
 @documented(
     "The accounts following an account",
     "Accounts",
-    {**NOT_FOUND, **INVALID},
+    {**AUTHORIZED, **NOT_FOUND, **INVALID},
     AccountPageArgs,
     paged=True,
+    description=ACCOUNTS_NOTE,
 )
 def followers(account_id: str):
     c, user_id = components(), _account_id(account_id)
@@ -181,9 +194,10 @@ def followers(account_id: str):
 @documented(
     "The accounts an account follows",
     "Accounts",
-    {**NOT_FOUND, **INVALID},
+    {**AUTHORIZED, **NOT_FOUND, **INVALID},
     AccountPageArgs,
     paged=True,
+    description=ACCOUNTS_NOTE,
 )
 def following(account_id: str):
     c, user_id = components(), _account_id(account_id)
