@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -69,13 +71,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class Server:
-    """``socialapp serve`` on the embedded default, as a newcomer runs it, on a free port."""
+    """``socialapp serve`` on the embedded default, as a newcomer runs it, on a free port:
+    every write journaled to disk before it is answered, in a data directory of its own
+    (temporary, removed afterwards)."""
 
     def __init__(self, log_path: Path) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.password = secrets.token_urlsafe(16)
+        self.data = Path(tempfile.mkdtemp(prefix="socialapp-load-data-"))
         self.env = clean_env(
+            SOCIALAPP_DATA_DIR=str(self.data),
             SOCIALAPP_PORT=str(self.port),
             SOCIALAPP_OPERATOR_HANDLE=OPERATOR,
             SOCIALAPP_OPERATOR_PASSWORD=self.password,
@@ -90,6 +96,7 @@ class Server:
 
     def __exit__(self, *exc) -> None:
         self.process.end()
+        shutil.rmtree(self.data, ignore_errors=True)
 
     def seed(self, users: int, celebrities: int, posts_per_user: int) -> None:
         command = [
