@@ -250,3 +250,21 @@ def test_the_journal_is_served_under_v1_for_operators_only(client, operator_head
     assert change["what"] == "celebrity_threshold" and change["by_handle"] == OPERATOR["handle"]
     assert (change["before"], change["after"]) == (10_000, 500)
     assert isinstance(change["by"], str)  # an id, a string on the wire
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/admin?unknown=1",
+        "/admin/status?x=1",
+        "/admin/authors?q=a&q=b",
+        "/admin/change?mode=read&mode=write",
+        "/admin/login?next=https://elsewhere.example",
+        "/admin/static/console.css?v=1",
+    ],
+)
+def test_unknown_or_repeated_query_parameters_are_a_422_page(operator, path):
+    response = operator.get(path)
+
+    assert response.status_code == 422 and response.mimetype == "text/html"
+    assert "unknown or repeated query parameters" in response.get_data(as_text=True)

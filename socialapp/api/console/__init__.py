@@ -24,7 +24,7 @@ from socialapp.api.base import ignore_unknown_query
 from socialapp.api.console import charts, session
 from socialapp.api.console.forms import change_request, strategy_request
 from socialapp.domain.fanout import MODES, STRATEGIES
-from socialapp.errors import AppError, Forbidden, Unavailable
+from socialapp.errors import AppError, Forbidden, Invalid, Unavailable
 from socialapp.services import accounts, console, forecast, operators
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ blp = flask.Blueprint(
     template_folder="templates",
     static_folder="static",
 )
+QUERY = {"console.authors": ("q",), "console.confirm_change": ("mode", "celebrity_threshold")}
 POLL_SECONDS = 3  # how often the page refreshes its figures
 SECURITY_HEADERS = {
     # Only the console's own script and styles; no frame may hold it, no form leave it.
@@ -79,6 +80,17 @@ def operator_page(view):
         return view(*args, **kwargs)
 
     return checked
+
+
+@blp.before_request
+def strict_query() -> None:
+    """A page reads only the query parameters it names, each once: others are a 422 page
+    (as on /v1, where they are a JSON 422), never silently ignored."""
+    allowed = QUERY.get(request.endpoint or "", ())
+    unknown = [name for name in request.args if name not in allowed]
+    repeated = [name for name, values in request.args.lists() if len(values) > 1]
+    if unknown or repeated:
+        raise Invalid(f"unknown or repeated query parameters: {', '.join(unknown + repeated)}")
 
 
 @blp.after_request
@@ -328,6 +340,7 @@ def _forecast_charts(curve: list[dict], current: int, proposed: int | None) -> l
 
 
 def register(app: flask.Flask) -> None:
-    """Serve the console under ``/admin``; its forms' query strings are its own to read."""
+    """Serve the console under ``/admin``; it checks its query strings itself
+    (``strict_query``), answering with pages rather than JSON."""
     app.register_blueprint(blp)
     ignore_unknown_query(app, is_console)
