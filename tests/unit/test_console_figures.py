@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from socialapp.api.console import charts
+from socialapp.api.console import charts, panels
 from socialapp.api.console.forms import change_request, strategy_request
 from socialapp.domain import forecast, series
 from socialapp.errors import Invalid
@@ -133,3 +133,12 @@ def test_a_strategy_is_one_of_three():
     assert strategy_request({"strategy": "pull"}) == "pull"
     with pytest.raises(Invalid):
         strategy_request({"strategy": "PULL"})
+
+
+@pytest.mark.parametrize(
+    ("mode", "threshold", "read_at"),
+    [("write", 11, 1001), ("read", 11, 1), ("hybrid", 11, 11), ("adaptive", 5, 11)],
+)
+def test_a_modes_forecast_is_read_where_it_pushes_and_pulls_alike(mode, threshold, read_at):
+    curve = [{"threshold": t} for t in (1, 11, 1001)]
+    assert panels.forecast_for(curve, mode, threshold)["threshold"] == read_at

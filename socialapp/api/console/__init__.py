@@ -21,7 +21,7 @@ from werkzeug.exceptions import HTTPException
 from socialapp.api import limits
 from socialapp.api.auth import components
 from socialapp.api.base import ignore_unknown_query
-from socialapp.api.console import charts, session
+from socialapp.api.console import charts, panels, session
 from socialapp.api.console.forms import change_request, strategy_request
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.errors import AppError, Forbidden, Invalid, Unavailable
@@ -178,8 +178,8 @@ def home():
         "console/index.html",
         **_page(),
         **status,
-        figures=_figures(),
-        forecast_charts=_forecast_charts(curve, status["celebrity_threshold"], None),
+        figures=panels.live(console.figures(c.series, c.queue)),
+        forecast_charts=panels.forecast(curve, status["celebrity_threshold"], None),
         authors=console.authors(c.users, ""),
         search="",
         modes=MODES,
@@ -195,7 +195,9 @@ def status():
 @blp.get("/figures")
 @operator_page
 def figures():
-    return render_template("console/_figures.html", **_page(), figures=_figures())
+    c = components()
+    figures = panels.live(console.figures(c.series, c.queue))
+    return render_template("console/_figures.html", **_page(), figures=figures)
 
 
 @blp.get("/authors")
@@ -222,8 +224,8 @@ def confirm_change():
         c.settings,
         [now["celebrity_threshold"], change.threshold],
     )
-    today = _at(curve, _effective(now["mode"], now["celebrity_threshold"], curve))
-    proposed = _at(curve, _effective(change.mode, change.threshold, curve))
+    today = panels.forecast_for(curve, now["mode"], now["celebrity_threshold"])
+    proposed = panels.forecast_for(curve, change.mode, change.threshold)
     return render_template(
         "console/confirm.html",
         **_page(),
@@ -231,7 +233,7 @@ def confirm_change():
         change=change,
         today=today,
         proposed=proposed,
-        forecast_charts=_forecast_charts(curve, today["threshold"], proposed["threshold"]),
+        forecast_charts=panels.forecast(curve, today["threshold"], proposed["threshold"]),
     )
 
 
@@ -271,72 +273,6 @@ def _status() -> dict:
         "decisions": console.decisions(c.fanout),
         "consistency": c.auditor.describe(),
     }
-
-
-def _figures() -> dict:
-    c = components()
-    found = console.figures(c.series, c.queue)["series"]
-    queues = [(name, found[f"queue:{name}"]) for name in console.QUEUE_NAMES]
-    reads = [(how, found[f"reads:{how}"]) for how in ("timeline", "merged", "store")]
-    draw = functools.partial(charts.line_chart, x_labels=("5 min ago", "now"))
-    return {
-        "deliveries": draw(
-            "Deliveries per second", [("deliveries/s", found["deliveries_per_second"])]
-        ),
-        "lag": draw(
-            "Post-to-visible lag",
-            [("p50", found["lag_p50"]), ("p99", found["lag_p99"])],
-            fmt=charts.seconds,
-        ),
-        "queues": draw("Tasks waiting, per queue", queues),
-        "reads": draw("Home reads per second, by how built", reads),
-        "memory": draw("Timelines' Redis memory", [("used", found["memory"])], fmt=charts.size),
-    }
-
-
-def _effective(mode: str, threshold: int, curve: list[dict]) -> int:
-    """The hybrid threshold a mode's forecast is read at: every author pushed in write
-    mode (above the largest following), every author pulled in read mode."""
-    if mode == "write":
-        return curve[-1]["threshold"]
-    if mode == "read":
-        return curve[0]["threshold"]
-    return threshold
-
-
-def _at(curve: list[dict], threshold: int) -> dict:
-    return next(point for point in curve if point["threshold"] >= threshold)
-
-
-def _forecast_charts(curve: list[dict], current: int, proposed: int | None) -> list:
-    markers = [("now", current)] + ([("proposed", proposed)] if proposed is not None else [])
-
-    def line(label, key, part=None):
-        values = [p[key][part] if part else p[key] for p in curve]
-        return label, [(p["threshold"], v) for p, v in zip(curve, values, strict=True)]
-
-    ends = tuple(f"threshold {charts.compact(p['threshold'])}" for p in (curve[0], curve[-1]))
-    draw = functools.partial(
-        charts.line_chart, log_x=True, markers=markers, x_labels=ends, newest=False
-    )
-    return [
-        draw(
-            "Home timelines' Redis memory",
-            [line("memory", "timeline_memory_bytes")],
-            fmt=charts.size,
-        ),
-        draw(
-            "Deliveries per post",
-            [line("p50", "deliveries_per_post", "p50"), line("p99", "deliveries_per_post", "p99")],
-        ),
-        draw(
-            "Outboxes merged per home read",
-            [
-                line("p50", "merged_authors_per_read", "p50"),
-                line("p99", "merged_authors_per_read", "p99"),
-            ],
-        ),
-    ]
 
 
 def register(app: flask.Flask) -> None:
