@@ -14,7 +14,7 @@ from pymongo.read_concern import ReadConcern
 from pymongo.write_concern import WriteConcern
 
 from socialapp.config import Settings
-from socialapp.embedded import mongomock_store
+from socialapp.embedded import journal, mongomock_store
 from socialapp.errors import Unavailable
 from socialapp.stores.unavailable import MONGODB, translated
 
@@ -38,6 +38,10 @@ def connect(settings: Settings) -> Database:
         socketTimeoutMS=settings.mongo_timeout_ms * 2,
         retryWrites=True,
         tz_aware=True,
+        # ids are 53-bit: stored as int64, which pymongo reads back as bson's Int64, an int
+        # subclass that hiredis refuses in a Redis command; read them as plain ints, as the
+        # embedded store holds them
+        type_registry=journal.STORED.type_registry,
     )
     return client.get_database(settings.mongo_db)
 
