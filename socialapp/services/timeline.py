@@ -48,8 +48,10 @@ def read_home_after(
     limit: int,
     min_id: int,
     max_id: int | None = None,
-) -> list[dict]:
-    """The ``limit`` posts just newer than ``min_id`` (Mastodon's ``min_id``), newest first.
+) -> HomePage:
+    """The ``limit`` posts just newer than ``min_id`` (Mastodon's ``min_id``), newest first,
+    as one page: built as the pages read to find them were (their figures summed), with
+    ``next_max_id`` its last post's id (older posts, ``min_id``'s at least, lie below it).
 
     Pages are read newest first, so this reads down from the newest post (or ``max_id``)
     to ``min_id`` and keeps the last ``limit``: its cost grows with the posts newer than
@@ -57,9 +59,19 @@ def read_home_after(
     """
     window: list[dict] = []
     before = max_id
+    read = []
     while True:
         page = read_home(home, fanout_settings, metrics, user_id, max(limit, 40), before, min_id)
+        read.append(page)
         window = (window + page.posts)[-limit:]
         if page.next_max_id is None:
-            return window
+            break
         before = page.next_max_id
+    return HomePage(
+        window,
+        window[-1]["_id"] if window else None,
+        page.mode,
+        from_timeline=sum(p.from_timeline for p in read),
+        merged_authors=max(p.merged_authors for p in read),
+        from_store=sum(p.from_store for p in read),
+    )

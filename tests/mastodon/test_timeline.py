@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
 from socialapp.services import operators, timeline
+from socialapp.stores.series import STEP_SECONDS
 
 
 def link(response, rel: str) -> str | None:
@@ -71,8 +73,32 @@ def test_read_home_after_keeps_the_posts_just_newer_than_min_id(components, worl
     args = (c.home, c.fanout_settings, c.metrics, int(reader.id))
 
     found = timeline.read_home_after(*args, limit=2, min_id=int(newest_first[-1]))
-    assert [str(p["_id"]) for p in found] == newest_first[-3:-1]
-    assert timeline.read_home_after(*args, limit=5, min_id=int(newest_first[0])) == []
+    assert [str(p["_id"]) for p in found.posts] == newest_first[-3:-1]
+    assert str(found.next_max_id) == newest_first[-2]  # older posts lie below the page
+    empty = timeline.read_home_after(*args, limit=5, min_id=int(newest_first[0]))
+    assert (empty.posts, empty.next_max_id) == ([], None)
+
+
+def home_reads(client, components) -> tuple[float, float]:
+    """Home pages counted so far: by Prometheus's counter, and on the console's series."""
+    text = client.get("/metrics").get_data(as_text=True)
+    lines = [line for line in text.splitlines() if line.startswith("socialapp_home_reads_total{")]
+    components.metrics.tally.flush()  # now, rather than a second later
+    steps = components.series.window(time.time() + STEP_SECONDS, 60)  # this step too
+    charted = [value for _, fields in steps for f, value in fields.items() if f[:6] == "reads:"]
+    return sum(float(line.split()[-1]) for line in lines), sum(charted)
+
+
+def test_every_home_page_served_is_a_home_read_on_the_console(client, world, components):
+    """As /v1's reads are: the operator console's series and /metrics count Mastodon's."""
+    reader, newest_first = world
+    before = home_reads(client, components)
+    for query in ("limit=2", f"max_id={newest_first[1]}", f"min_id={newest_first[-1]}&limit=2"):
+        assert ids(client.get(f"/api/v1/timelines/home?{query}", headers=reader.headers))
+    client.get(f"/api/v1/timelines/home?min_id={newest_first[0]}", headers=reader.headers)
+
+    counted, charted = home_reads(client, components)
+    assert (counted - before[0], charted - before[1]) == (4, 4)  # an empty page is served too
 
 
 def test_favourited_marks_the_callers_likes_on_a_page(client, world, components):

@@ -42,14 +42,14 @@ def home():
     args = params(HomeArgs())
     c = components()
     read = (c.home, c.fanout_settings, c.metrics, user_id, args["limit"])
-    if args["min_id"] is not None:
-        posts = timeline.read_home_after(*read, args["min_id"], args["max_id"])
-        full = True  # the page above another: older posts lie below it, as Mastodon links
+    if args["min_id"] is not None:  # the page above another: it links next below itself
+        page = timeline.read_home_after(*read, args["min_id"], args["max_id"])
     else:
         page = timeline.read_home(*read, args["max_id"], args["since_id"])
-        posts, full = page.posts, page.next_max_id is not None
+    c.metrics.count_home_read(page)  # the console's home reads, as /v1 counts its own
+    posts = page.posts
     statuses = render(posts, user_id)
     if not posts:
         return jsonify(statuses)
-    links = paging.link(next_max_id=posts[-1]["_id"] if full else None, prev_min_id=posts[0]["_id"])
+    links = paging.link(next_max_id=page.next_max_id, prev_min_id=posts[0]["_id"])
     return jsonify(statuses), 200, links
