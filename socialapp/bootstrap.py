@@ -24,7 +24,9 @@ from socialapp.stores.audit import AuditStore
 from socialapp.stores.fanout_changes import FanoutChangeLog
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.oauth import OAuthStore
@@ -47,6 +49,8 @@ class Components:
     tokens: Tokens
     users: UserStore
     follows: FollowStore
+    filters: FilterStore
+    hidden: HiddenAccounts
     posts: PostStore
     likes: LikeStore
     idempotency: IdempotencyStore
@@ -69,7 +73,7 @@ class Components:
     series: SeriesStore
 
     def ensure_indexes(self) -> None:
-        stores = (self.users, self.follows, self.posts, self.likes, self.idempotency)
+        stores = (self.users, self.follows, self.filters, self.posts, self.likes, self.idempotency)
         for store in (*stores, self.fanout_settings, self.oauth, self.fanout_changes):
             store.ensure_indexes()
 
@@ -93,7 +97,9 @@ def build(settings: Settings) -> Components:
     fanout_state = FanoutState(redis)
     audits = AuditStore(redis)
     series = SeriesStore(redis)
-    sources = FeedSources(timelines, fanout_state, posts, follows, users, settings)
+    filters = FilterStore(db, settings)
+    hidden = HiddenAccounts(redis)
+    sources = FeedSources(timelines, fanout_state, posts, follows, users, filters, hidden, settings)
     feeds = FeedManager(sources, timelines, fanout_state, settings)
     fanout_settings = FanoutSettingsStore(db, settings)
     metrics = Metrics(
@@ -102,7 +108,9 @@ def build(settings: Settings) -> Components:
         series=series,
         redis_memory=series.used_memory,
     )
-    home = HomeReader(sources, timelines, fanout_state, post_cache, posts, follows, settings)
+    home = HomeReader(
+        sources, timelines, fanout_state, hidden, post_cache, posts, follows, settings
+    )
     transactions = mongo.Transactions(db, settings)
     return Components(
         settings=settings,
@@ -113,6 +121,8 @@ def build(settings: Settings) -> Components:
         tokens=Tokens(settings),
         users=users,
         follows=follows,
+        filters=filters,
+        hidden=hidden,
         posts=posts,
         likes=likes,
         idempotency=idempotency,
@@ -123,7 +133,7 @@ def build(settings: Settings) -> Components:
         post_cache=post_cache,
         fanout_state=fanout_state,
         audits=audits,
-        uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency),
+        uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters),
         sources=sources,
         home=home,
         feeds=feeds,
@@ -132,6 +142,7 @@ def build(settings: Settings) -> Components:
             state=fanout_state,
             sources=sources,
             cache=post_cache,
+            hidden=hidden,
             fanout_settings=fanout_settings,
             queue=queue,
             posts=posts,

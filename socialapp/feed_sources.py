@@ -1,18 +1,22 @@
-"""What delivery and page reads both read: the Redis copies of a reader's followees, the
-authors' fan-out info and the authors' outboxes, each loaded again from MongoDB where Redis
-lost it. ``FeedManager`` (delivery) and ``HomeReader`` (pages) both take one; neither knows
-the other.
+"""What delivery and page reads both read: the Redis copies of a reader's followees, of
+whom the reader does not see (blocks and mutes), the authors' fan-out info and the authors'
+outboxes, each loaded again from MongoDB where Redis lost it. ``FeedManager`` (delivery)
+and ``HomeReader`` (pages) both take one; neither knows the other.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import threading
+import time
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry, SourceRead
 from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.posts import PostStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
@@ -29,6 +33,8 @@ class FeedSources:
         posts: PostStore,
         follows: FollowStore,
         users: UserStore,
+        filters: FilterStore,
+        hidden: HiddenAccounts,
         settings: Settings,
     ) -> None:
         self._timelines = timelines
@@ -36,6 +42,8 @@ class FeedSources:
         self._posts = posts
         self._follows = follows
         self._users = users
+        self._filters = filters
+        self._hidden = hidden
         self._outbox_cap = settings.outbox_cap
         self._authors_reload = threading.Lock()
 
@@ -52,6 +60,24 @@ class FeedSources:
             if self._state.fill_followees(user_id, changes, ids):
                 break
         return set(ids)
+
+    def hidden_among(self, reader: int, author_ids: list[int], clock=time.time) -> set[int]:
+        """The authors among ``author_ids`` the reader does not see now (blocked either way,
+        or muted), from Redis, loaded from MongoDB when Redis lacks the copy."""
+        now = clock()
+        found = self._hidden.among(reader, author_ids, now)
+        for _ in range(FILL_ATTEMPTS):
+            if found is not None:
+                return found
+            changes = self._hidden.changes(reader)  # before MongoDB, as for followees
+            until = self.hiding(reader, now)
+            if self._hidden.fill(reader, changes, until):
+                found = self._hidden.among(reader, author_ids, now)
+        return found if found is not None else {a for a in author_ids if until.get(a, 0) > now}
+
+    def hiding(self, reader: int, now: float) -> dict[int, float]:
+        """From MongoDB: whom the reader does not see, each until when (unix time)."""
+        return self._filters.hiding(reader, dt.datetime.fromtimestamp(now, dt.UTC))
 
     def authors(self, author_ids: list[int]) -> dict[int, Author]:
         """``{author: (followers, strategy, unsettled)}``, reloaded from MongoDB if lost."""

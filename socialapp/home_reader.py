@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 from socialapp import jitter
 from socialapp.config import Settings
@@ -22,9 +23,10 @@ from socialapp.errors import Unavailable
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
-from socialapp.stores.timelines import MISSING, PageSources, TimelineStore
+from socialapp.stores.timelines import HIDDEN_MISSING, MISSING, PageSources, TimelineStore
 
 
 @dataclasses.dataclass
@@ -46,6 +48,7 @@ class HomeReader:
         sources: FeedSources,
         timelines: TimelineStore,
         state: FanoutState,
+        hidden: HiddenAccounts,
         cache: PostCache,
         posts: PostStore,
         follows: FollowStore,
@@ -54,6 +57,7 @@ class HomeReader:
         self._sources = sources
         self._timelines = timelines
         self._state = state
+        self._hidden = hidden
         self._cache = cache
         self._posts = posts
         self._follows = follows
@@ -119,7 +123,7 @@ class HomeReader:
         whose newest reaches the page are read ``need`` deep (``top_reads``), a round trip
         each."""
         self._state.touch(reader)
-        visible = self._sources.followees(reader) | {reader}
+        visible = self._visible(reader)
         authors = sorted(visible)
 
         def fetch(before, need):
@@ -155,22 +159,30 @@ class HomeReader:
 
     def _page_sources(self, reader, policy, before, since_id, need) -> PageSources:
         """The page's sources; the reader's copies rebuilt first where Redis lacks them."""
-        following = self._state.following_set(reader)
+        following, hidden = self._state.following_set(reader), self._hidden.key(reader)
         for _ in range(FILL_ATTEMPTS):
             activity = self._state.activity(self._inactive_after)
             if not self._timelines.batched and not self._active(reader):
                 self._rebuild_reader(reader, policy)
             found = self._timelines.read_page_sources(
-                reader, following, activity, before, since_id, need, self._cache.key_prefix
+                reader, following, hidden, activity, before, since_id, need, self._cache.key_prefix
             )
             if isinstance(found, PageSources):
                 return found
-            if found == MISSING and self._state.followees(reader) is None:
+            if found == HIDDEN_MISSING:
+                self._sources.hidden_among(reader, [])  # loads the set: read again
+            elif found == MISSING and self._state.followees(reader) is None:
                 # only the followee set was gone: reload it, read again
                 self._sources.followees(reader)
             else:
                 self._rebuild_reader(reader, policy)
         raise Unavailable("Redis keeps losing a reader's timeline while it is rebuilt")
+
+    def _visible(self, reader: int) -> set[int]:
+        """The authors of the reader's home: the reader, and the accounts they follow less
+        those they do not see (blocked either way, or muted)."""
+        followees = sorted(self._sources.followees(reader))
+        return {*followees, reader} - self._sources.hidden_among(reader, followees)
 
     def _active(self, reader: int) -> bool:
         """Whether the reader was active (marking them active now), on a cluster."""
@@ -187,7 +199,9 @@ class HomeReader:
         rendered: bool = False,
     ) -> HomePage:
         """The fan-out-on-read path over the store of record: slow, but always right."""
-        visible = sorted([*self._follows.followee_ids(reader), reader])
+        now = time.time()
+        hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
+        visible = sorted({*self._follows.followee_ids(reader), reader} - hidden)
         posts = self._posts.page_by_authors(
             visible, before_id=max_id, after_id=since_id, limit=limit
         )
@@ -222,7 +236,7 @@ class HomeReader:
         if below <= (since_id or 0) + 1:
             return []
         below = None if math.isinf(below) else int(below)
-        visible = sorted(self._sources.followees(reader) | {reader})
+        visible = sorted(self._visible(reader))
         return self._posts.page_by_authors(visible, before_id=below, after_id=since_id, limit=limit)
 
     # Rebuilding what Redis lost -----------------------------------------------------------

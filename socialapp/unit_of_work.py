@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from pymongo.client_session import ClientSession
 
+from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
@@ -32,6 +33,7 @@ class UnitOfWork:
         posts: PostStore,
         likes: LikeStore,
         idempotency: IdempotencyStore,
+        filters: FilterStore,
     ) -> None:
         self._transactions = transactions
         self.users = users
@@ -39,6 +41,7 @@ class UnitOfWork:
         self.posts = posts
         self.likes = likes
         self.idempotency = idempotency
+        self.filters = filters
 
     def run(self, work: Callable[[ClientSession | None], T]) -> T:
         """``work(session)`` in one transaction: all of its writes land, or none."""

@@ -11,6 +11,7 @@ from socialapp.api import (
     accounts,
     admin,
     errors,
+    filters,
     graph,
     json_body,
     mastodon,
@@ -33,7 +34,16 @@ class SocialApi(Api):
         return payload, code, headers
 
 
-BLUEPRINTS = (accounts.blp, graph.blp, posts.blp, timeline.blp, admin.blp, seed.blp, ops.blp)
+BLUEPRINTS = (
+    accounts.blp,
+    graph.blp,
+    filters.blp,
+    posts.blp,
+    timeline.blp,
+    admin.blp,
+    seed.blp,
+    ops.blp,
+)
 
 
 class StrictJSONProvider(DefaultJSONProvider):

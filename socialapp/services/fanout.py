@@ -29,6 +29,7 @@ from socialapp.queue import FANOUT, FANOUT_LARGE, FEED, TaskQueue
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
@@ -51,13 +52,15 @@ class Fanout:
     ``feeds`` moves entries between outboxes, homes and pulled sets; ``state`` holds the
     hot-path copies (followers, strategies, who is unsettled, deliveries in flight);
     ``sources`` reads them back, reloaded from MongoDB where Redis lost them; ``cache`` is
-    where a deleted post is buried; the stores of record say who follows whom.
+    where a deleted post is buried; ``hidden`` copies whom each reader does not see; the
+    stores of record say who follows whom.
     """
 
     feeds: FeedManager
     state: FanoutState
     sources: FeedSources
     cache: PostCache
+    hidden: HiddenAccounts
     fanout_settings: FanoutSettingsStore
     queue: TaskQueue
     posts: PostStore
@@ -136,6 +139,12 @@ class Fanout:
             # reconciliation read the author before it, so it may not settle them.
             self._unsettle(author["_id"])
         self.state.set_strategy(author["_id"], after)
+
+    def on_filters_changed(self, *user_ids: int) -> None:
+        """A block or mute between these users changed: their pages apply it from the next
+        read on, in every mode (a page filters its own entries; nothing is delivered or
+        taken back for it)."""
+        self.hidden.forget(user_ids)
 
     def on_settings_changed(self, generation: int) -> None:
         not_before = time.time() + self.settle_delay()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from socialapp.domain.ids import parse_id
-from socialapp.errors import Invalid, NotFound
+from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services.accounts import get_user
 from socialapp.services.fanout import Fanout
 from socialapp.stores.follows import FollowStore
@@ -24,12 +24,19 @@ class Relationship(NamedTuple):
 
 
 def follow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int) -> bool:
-    """Follow ``followee_id``; True if the edge is new (counters move only then)."""
+    """Follow ``followee_id``; True if the edge is new (counters move only then). Refused
+    while either account blocks the other."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
+    _not_blocked(uow, follower_id, followee_id)
     added, followee = uow.run(
         lambda session: _change_edge(uow, follower_id, followee_id, +1, session)
     )
+    try:  # again once the edge is written: a block that landed meanwhile ends it here
+        _not_blocked(uow, follower_id, followee_id)
+    except Forbidden:
+        unfollow(uow, fanout, follower_id, followee_id)
+        raise
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
     before = followee["followers_count"] - added
     fanout.on_follow(follower_id, followee, before)
@@ -45,6 +52,11 @@ def unfollow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int
         before = followee["followers_count"] + removed
         fanout.on_unfollow(follower_id, followee, before)
     return removed
+
+
+def _not_blocked(uow: UnitOfWork, follower_id: int, followee_id: int) -> None:
+    if uow.filters.blocks_either(follower_id, followee_id):
+        raise Forbidden("you cannot follow an account that blocks you or that you block")
 
 
 def _change_edge(uow: UnitOfWork, follower_id: int, followee_id: int, delta: int, session):
@@ -85,8 +97,8 @@ def followers_page(
 ) -> Page:
     """Followers of ``user_id`` in a stable order, ``limit`` at a time."""
     get_user(users, user_id)
-    ids = follows.follower_ids(user_id, after=_decode(cursor), limit=limit + 1)
-    return _page(users, ids, limit)
+    ids = follows.follower_ids(user_id, after=decode_cursor(cursor), limit=limit + 1)
+    return page_of(users, ids, limit)
 
 
 def following_page(
@@ -94,18 +106,20 @@ def following_page(
 ) -> Page:
     """Accounts ``user_id`` follows in a stable order, ``limit`` at a time."""
     get_user(users, user_id)
-    ids = follows.followee_ids(user_id, after=_decode(cursor), limit=limit + 1)
-    return _page(users, ids, limit)
+    ids = follows.followee_ids(user_id, after=decode_cursor(cursor), limit=limit + 1)
+    return page_of(users, ids, limit)
 
 
-def _page(users: UserStore, ids: list[int], limit: int) -> Page:
+def page_of(users: UserStore, ids: list[int], limit: int) -> Page:
+    """The accounts of ``ids`` (one more than ``limit`` when there are more), with the
+    cursor of the next page."""
     more = len(ids) > limit
     ids = ids[:limit]
     next_cursor = str(ids[-1]) if more else None
     return users.get_many(ids), next_cursor
 
 
-def _decode(cursor: str | None) -> int | None:
+def decode_cursor(cursor: str | None) -> int | None:
     if cursor is None:
         return None
     after = parse_id(cursor)

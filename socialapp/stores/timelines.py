@@ -38,6 +38,7 @@ SENTINEL = "floor"
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
 MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
+HIDDEN_MISSING = "hidden"  # the reader's hidden accounts must be loaded first
 
 
 def _member(entry: Entry) -> str:
@@ -240,6 +241,7 @@ class TimelineStore:
         self,
         user_id: int,
         following: tuple[str, str],
+        hidden: str,
         activity: tuple[str, float, float],
         max_id: int | None = None,
         since_id: int | None = None,
@@ -249,19 +251,21 @@ class TimelineStore:
         """The home slice, the pulled authors and (on one server) their outboxes, in one call.
 
         ``following`` names the reader's followee set and its loaded marker (same hash tag),
-        ``activity`` the readers' activity set, now and the cutoff: on one server the call
+        ``hidden`` the set of accounts the reader does not see (same tag and marker): their
+        entries are left out as an unfollowed author's are; ``activity`` the readers'
+        activity set, now and the cutoff: on one server the call
         also marks the reader active, and with ``cache_prefix`` (the post cache's keys) it
         also returns the cached values of the newest ``count`` posts of the sources (less
         unfollowed authors'): what the merge keeps is among them. ``MISSING`` when the home
-        or the pulled set must be rebuilt or the followee set reloaded; ``INACTIVE`` when the
+        or the pulled set must be rebuilt or the followee set reloaded; ``HIDDEN_MISSING`` when
+        the hidden set must be loaded; ``INACTIVE`` when the
         reader had been idle (fan-out skipped them: rebuild). Renews the home's and the
         pulled set's TTL.
         """
-        keys = [home_key(user_id), pulls_key(user_id), following[0]]
-        args = [*_read_args(max_id, since_id, count), user_id, following[1]]
+        keys = [home_key(user_id), pulls_key(user_id), following[0], hidden]
+        args = [*_read_args(max_id, since_id, count), user_id, following[1], *activity[1:]]
         if self._batched:
             keys.append(activity[0])
-            args += activity[1:]
             if cache_prefix:
                 args.append(cache_prefix)
         reply = self._run([("read_page", keys, args)])[0]
@@ -269,7 +273,7 @@ class TimelineStore:
         if isinstance(reply, list):
             text, ids, *values = reply
             cached = dict(zip(_ids(ids), values, strict=True))
-        if text in ("", INACTIVE):
+        if text in ("", INACTIVE, HIDDEN_MISSING):
             return text or MISSING
         home, pulled, unfollowed, *outboxes = text.split(";")
         pulled_ids = _ids(pulled)

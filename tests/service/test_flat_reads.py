@@ -108,6 +108,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     from socialapp.home_reader import HomeReader
     from socialapp.rendering import render_post
     from socialapp.stores.fanout_state import FanoutState
+    from socialapp.stores.hidden import HiddenAccounts
     from socialapp.stores.post_cache import PostCache
     from socialapp.stores.timelines import TimelineStore
 
@@ -115,8 +116,10 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     state = FanoutState(cluster)
     timelines = TimelineStore(cluster, c.settings)
     cache = PostCache(cluster, c.settings, render_post)
-    sources = FeedSources(timelines, state, c.posts, c.follows, c.users, c.settings)
-    home = HomeReader(sources, timelines, state, cache, c.posts, c.follows, c.settings)
+    hidden = HiddenAccounts(cluster)
+    stores = (c.posts, c.follows, c.users, c.filters, hidden)
+    sources = FeedSources(timelines, state, *stores, c.settings)
+    home = HomeReader(sources, timelines, state, hidden, cache, c.posts, c.follows, c.settings)
     feeds = FeedManager(sources, timelines, state, c.settings)
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):

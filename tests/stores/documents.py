@@ -20,6 +20,7 @@ from socialapp.config import Settings
 from socialapp.stores import (
     fanout_changes,
     fanout_settings,
+    filters,
     follows,
     idempotency,
     likes,
@@ -36,6 +37,8 @@ def validators(settings: Settings) -> dict[str, dict]:
     return {
         "users": users.SCHEMA,
         "follows": follows.SCHEMA,
+        "blocks": filters.BLOCK_SCHEMA,
+        "mutes": filters.MUTE_SCHEMA,
         "posts": posts.post_schema(settings.embedded_comments),
         "comment_overflow": posts.overflow_schema(settings.comment_bucket_size),
         "comment_ids": posts.COMMENT_ID_SCHEMA,

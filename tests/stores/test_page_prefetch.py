@@ -15,6 +15,7 @@ from socialapp.stores.timelines import Entry, TimelineStore
 READER = 1
 PREFIX = post_key(0)[:-2]
 FOLLOWING = (f"following:{{{READER}}}", "0")
+HIDDEN = f"hidden:{{{READER}}}"
 ACTIVITY = ("fanout:active", 1000.0, 500.0)
 
 
@@ -44,6 +45,7 @@ def test_the_prefetched_posts_are_the_newest_of_the_merged_sources(redis_client,
     home += [Entry(p, READER) for p in posts[READER][:3]]  # also in the reader's outbox
     redis_client.zadd("fanout:active", {str(READER): 900})
     redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *followed)
+    redis_client.zadd(HIDDEN, {"0": float("inf")})
     store.create_home(READER, home)
     store.begin_rebuild_pulls(READER)
     store.finish_rebuild_pulls(READER, pulled)
@@ -53,7 +55,9 @@ def test_the_prefetched_posts_are_the_newest_of_the_merged_sources(redis_client,
     redis_client.mset({post_key(p): f"cached {p}" for p in every_post})
     count = rng.choice([1, 5, 20])
 
-    found = store.read_page_sources(READER, FOLLOWING, ACTIVITY, count=count, cache_prefix=PREFIX)
+    found = store.read_page_sources(
+        READER, FOLLOWING, HIDDEN, ACTIVITY, count=count, cache_prefix=PREFIX
+    )
 
     gone = {entry.author_id for entry in home} - followed - {READER}
     outboxes = [

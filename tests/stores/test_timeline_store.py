@@ -16,6 +16,7 @@ from socialapp.stores import timelines
 from socialapp.stores.post_cache import PostCache, post_key
 from socialapp.stores.posts import new_post
 from socialapp.stores.timelines import (
+    HIDDEN_MISSING,
     INACTIVE,
     LOADED,
     MISSING,
@@ -397,24 +398,32 @@ class TestTimelineStore:
 
     def test_page_sources_on_the_readers_slot(self, store, client):
         ids = frozen_ids(6)
-        following = (f"following:{{{1}}}", "0")
+        following, hidden = (f"following:{{{1}}}", "0"), f"hidden:{{{1}}}"
         activity = ("fanout:active", 1000.0, 500.0)
-        assert store.read_page_sources(1, following, activity) in (MISSING, INACTIVE)
+        first = store.read_page_sources(1, following, hidden, activity)
+        assert first in (MISSING, INACTIVE, HIDDEN_MISSING)
         client.zadd("fanout:active", {"1": 900})
-        client.sadd(following[0], "0", "7", "8")
-        store.create_home(1, [Entry(ids[0], 7), Entry(ids[1], 9)])
-        assert store.read_page_sources(1, following, activity) == MISSING  # no pulled set
+        client.sadd(following[0], "0", "7", "8", "10", "11")
+        store.create_home(1, [Entry(ids[0], 7), Entry(ids[1], 9), Entry(ids[3], 10)])
+        assert store.read_page_sources(1, following, hidden, activity) == HIDDEN_MISSING
+        # 10 is hidden until after now, 11's mute ended before now
+        client.zadd(hidden, {"0": float("inf"), "10": 2000.0, "11": 999.0})
+        assert store.read_page_sources(1, following, hidden, activity) == MISSING  # no pulls
         store.begin_rebuild_pulls(1)
-        store.finish_rebuild_pulls(1, [8, 9])
+        store.finish_rebuild_pulls(1, [8, 9, 10, 11])
         store.create_outbox(8, [Entry(ids[2], 8)])
-        found = store.read_page_sources(1, following, activity, count=10)
-        assert found.home.entries == [Entry(ids[1], 9), Entry(ids[0], 7)]
-        assert found.pulled == [8]  # 9 was unfollowed
-        assert found.unfollowed == {9}
+        found = store.read_page_sources(1, following, hidden, activity, count=10)
+        assert found.home.entries == [Entry(ids[3], 10), Entry(ids[1], 9), Entry(ids[0], 7)]
+        assert found.pulled == [8, 11]  # 9 was unfollowed, 10 is hidden
+        assert found.unfollowed == {9, 10}
         if store.batched:  # one server: the outboxes in the same call, the reader's first
-            assert found.outboxes == {1: Slice([], None), 8: Slice([Entry(ids[2], 8)], 0)}
+            assert found.outboxes == {
+                1: Slice([], None),
+                8: Slice([Entry(ids[2], 8)], 0),
+                11: Slice([], None),
+            }
             client.zadd("fanout:active", {"1": 100})
-            assert store.read_page_sources(1, following, activity) == INACTIVE
+            assert store.read_page_sources(1, following, hidden, activity) == INACTIVE
         else:
             assert found.outboxes is None
 

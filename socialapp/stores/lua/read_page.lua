@@ -1,26 +1,30 @@
 -- A home page's sources, on the reader's hash slot: KEYS[1] home, KEYS[2] the authors the
--- reader pulls, KEYS[3] whom the reader follows (one hash tag). ARGV[1..3]: read bounds and
--- count (see read()); ARGV[4]: the reader; ARGV[5]: the member that marks a followee set
--- loaded. On one server (the keys span hash slots) also KEYS[4], readers' last activity,
--- and ARGV[6], ARGV[7]: now and the cutoff of activity: the reader is marked active, and the
+-- reader pulls, KEYS[3] whom the reader follows, KEYS[4] whom the reader does not see, each
+-- scored by when that ends (one hash tag). ARGV[1..3]: read bounds and count (see read());
+-- ARGV[4]: the reader; ARGV[5]: the member that marks the followee and hidden sets loaded;
+-- ARGV[6]: now. On one server (the keys span hash slots) also KEYS[5], readers' last
+-- activity, and ARGV[7], the cutoff of activity: the reader is marked active, and the
 -- outboxes are read here too.
--- 'inactive' when the reader was idle past the cutoff (fan-out skipped them: rebuild); ''
--- when the home, the pulled set or the followee set is missing (rebuild or reload). Else,
--- joined by ';': the home as "floor,member,...", the pulled authors the reader still
--- follows, the authors of home entries the reader no longer follows, then (one server) the
--- outboxes of the reader and of each pulled author in that order. The cost is the page and
--- the pulled authors, never the number of accounts followed.
+-- 'inactive' when the reader was idle past the cutoff (fan-out skipped them: rebuild);
+-- 'hidden' when the hidden set is missing (reload it); '' when the home, the pulled set or
+-- the followee set is missing (rebuild or reload). Else, joined by ';': the home as
+-- "floor,member,...", the pulled authors the reader still follows and sees, the authors of
+-- home entries the reader no longer follows or does not see, then (one server) the outboxes
+-- of the reader and of each pulled author in that order. The cost is the page and the pulled
+-- authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
 -- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[3]
 -- entries of the sources merged, less unfollowed authors' (a superset of what the merge
 -- keeps, as the merge only drops entries below where every source is known), so a warm
--- page takes one round trip. Followee checks are one SMISMEMBER per list of authors.
-local here = KEYS[4] ~= nil
+-- page takes one round trip. Followee checks are one SMISMEMBER per list of authors,
+-- hidden checks one ZMSCORE.
+local here = KEYS[5] ~= nil
 if here then
-  local seen = redis.call('ZSCORE', KEYS[4], ARGV[4])
-  redis.call('ZADD', KEYS[4], ARGV[6], ARGV[4])
+  local seen = redis.call('ZSCORE', KEYS[5], ARGV[4])
+  redis.call('ZADD', KEYS[5], ARGV[6], ARGV[4])
   if not seen or tonumber(seen) < tonumber(ARGV[7]) then return 'inactive' end
 end
+if not redis.call('ZSCORE', KEYS[4], ARGV[5]) then return 'hidden' end
 local home = read(KEYS[1])
 if not home or redis.call('SISMEMBER', KEYS[2], LOADED) == 0
     or redis.call('SISMEMBER', KEYS[3], ARGV[5]) == 0 then
@@ -28,13 +32,19 @@ if not home or redis.call('SISMEMBER', KEYS[2], LOADED) == 0
 end
 renew(KEYS[1])
 renew(KEYS[2])
--- Which of ``members`` the reader follows (KEYS[3]): 1 or 0 each, one SMISMEMBER per 1000.
+-- Which of ``members`` the reader follows (KEYS[3]) and sees (not in KEYS[4] past now):
+-- 1 or 0 each, one SMISMEMBER and one ZMSCORE per 1000.
+local now = tonumber(ARGV[6])
 local function followed(members)
   local answers = {}
   for first = 1, #members, 1000 do
-    local part = redis.call('SMISMEMBER', KEYS[3],
-      unpack(members, first, math.min(first + 999, #members)))
-    for _, answer in ipairs(part) do answers[#answers + 1] = answer end
+    local last = math.min(first + 999, #members)
+    local follows = redis.call('SMISMEMBER', KEYS[3], unpack(members, first, last))
+    local hidden = redis.call('ZMSCORE', KEYS[4], unpack(members, first, last))
+    for i, answer in ipairs(follows) do
+      if hidden[i] and tonumber(hidden[i]) > now then answer = 0 end
+      answers[#answers + 1] = answer
+    end
   end
   return answers
 end

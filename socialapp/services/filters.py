@@ -1,0 +1,102 @@
+"""Blocks and mutes: whom a reader does not see, applied the same way in every fan-out mode.
+
+A block hides each account from the other and ends the follows between them; while it
+stands neither can follow the other. A mute hides the target from the account only, for
+``duration`` seconds or until undone, and keeps the follow. Pages apply both at read time,
+whatever delivered the entries (``HomeReader``), so the rules cost the page, not the history.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+from socialapp.errors import Invalid
+from socialapp.services import graph
+from socialapp.services.accounts import get_user
+from socialapp.services.fanout import Fanout
+from socialapp.stores.filters import FilterStore
+from socialapp.stores.users import UserStore
+from socialapp.unit_of_work import UnitOfWork
+
+MAX_MUTE_SECONDS = 366 * 24 * 3600  # a mute with an end ends within a year; 0: no end
+
+Page = tuple[list[dict], str | None]
+
+
+def block(uow: UnitOfWork, fanout: Fanout, account_id: int, target_id: int) -> bool:
+    """Block ``target_id``; True if the block is new. Idempotent: a repeat (or a retry after
+    a failure half-way) ends any follow left between the two again."""
+    _other(uow.users, account_id, target_id)
+    added = uow.filters.block(account_id, target_id)
+    fanout.on_filters_changed(account_id, target_id)
+    for follower, followee in ((account_id, target_id), (target_id, account_id)):
+        graph.unfollow(uow, fanout, follower, followee)
+    return added
+
+
+def unblock(uow: UnitOfWork, fanout: Fanout, account_id: int, target_id: int) -> bool:
+    """Lift the block; restores no follow. True if there was one."""
+    _other(uow.users, account_id, target_id)
+    removed = uow.filters.unblock(account_id, target_id)
+    fanout.on_filters_changed(account_id, target_id)
+    return removed
+
+
+def mute(
+    uow: UnitOfWork,
+    fanout: Fanout,
+    account_id: int,
+    target_id: int,
+    duration: int = 0,
+    notifications: bool = True,
+    clock=time.time,
+) -> None:
+    """Mute ``target_id`` for ``duration`` seconds (0: until unmuted); muting again sets the
+    new duration."""
+    _other(uow.users, account_id, target_id)
+    if not 0 <= duration <= MAX_MUTE_SECONDS:
+        errors = {"json": {"duration": [f"Must be 0 to {MAX_MUTE_SECONDS} seconds."]}}
+        raise Invalid("duration out of range", errors)
+    ends = dt.datetime.fromtimestamp(clock() + duration, dt.UTC) if duration else None
+    uow.filters.mute(account_id, target_id, ends, notifications)
+    fanout.on_filters_changed(account_id)
+
+
+def unmute(uow: UnitOfWork, fanout: Fanout, account_id: int, target_id: int) -> bool:
+    _other(uow.users, account_id, target_id)
+    removed = uow.filters.unmute(account_id, target_id)
+    fanout.on_filters_changed(account_id)
+    return removed
+
+
+def blocked_page(
+    users: UserStore, filters: FilterStore, account_id: int, limit: int, cursor: str | None
+) -> Page:
+    """The accounts ``account_id`` blocks, by id, ``limit`` at a time."""
+    ids = filters.blocked_ids(account_id, after=graph.decode_cursor(cursor), limit=limit + 1)
+    return graph.page_of(users, ids, limit)
+
+
+def muted_page(
+    users: UserStore,
+    filters: FilterStore,
+    account_id: int,
+    limit: int,
+    cursor: str | None,
+    clock=time.time,
+) -> Page:
+    """The accounts ``account_id`` mutes now, by id, ``limit`` at a time, each with
+    ``mute_expires_at`` (None: no end)."""
+    now = dt.datetime.fromtimestamp(clock(), dt.UTC)
+    after = graph.decode_cursor(cursor)
+    mutes = filters.muted(account_id, now, after=after, limit=limit + 1)
+    accounts, next_cursor = graph.page_of(users, [m["target_id"] for m in mutes], limit)
+    ends = {m["target_id"]: m.get("expires_at") for m in mutes}
+    return [{**a, "mute_expires_at": ends[a["_id"]]} for a in accounts], next_cursor
+
+
+def _other(users: UserStore, account_id: int, target_id: int) -> dict:
+    if account_id == target_id:
+        raise Invalid("you cannot block or mute yourself")
+    return get_user(users, target_id)

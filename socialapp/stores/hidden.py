@@ -1,0 +1,73 @@
+"""Redis copies of whom each reader does not see: the key ``hidden:{<user_id>}`` and its
+change counter ``hidden_changes:{<user_id>}``.
+
+The set holds every account the reader blocks, is blocked by or mutes, scored by the unix
+time the hiding ends (``inf`` for blocks and mutes without an end), plus the member ``"0"``
+once loaded. MongoDB (``FilterStore``) is the store of record: a block or mute drops the
+copy and bumps the counter, and the next read loads it again, kept only if the counter did
+not move meanwhile (a load racing a change would keep a stale copy). A page asks about its
+own authors only, so a reader who blocks thousands pays for the page, not for them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+from socialapp.stores.unavailable import REDIS, translates
+
+LOADED = "0"
+TTL_SECONDS = 24 * 3600
+LUA = Path(__file__).parent / "lua"
+
+
+def _hidden(user_id: int) -> str:
+    return f"hidden:{{{user_id}}}"
+
+
+def _changes(user_id: int) -> str:
+    return f"hidden_changes:{{{user_id}}}"
+
+
+@translates(REDIS)
+class HiddenAccounts:
+    def __init__(self, client) -> None:
+        self._redis = client
+        self._fill = client.register_script((LUA / "hidden_fill.lua").read_text())
+
+    def key(self, reader: int) -> str:
+        """The reader's set (marked loaded by ``"0"``, as the followee set): a page read
+        checks its authors against it on the reader's hash slot."""
+        return _hidden(reader)
+
+    def among(self, reader: int, author_ids: list[int], now: float) -> set[int] | None:
+        """The authors among ``author_ids`` hidden from the reader at ``now``; None when the
+        copy is not loaded."""
+        scores = self._redis.zmscore(_hidden(reader), [LOADED, *map(str, author_ids)])
+        if scores[0] is None:
+            return None
+        pairs = zip(author_ids, scores[1:], strict=True)
+        return {a for a, until in pairs if until is not None and until > now}
+
+    def changes(self, reader: int) -> str:
+        """The copy's change counter: read it before loading from MongoDB."""
+        return self._redis.get(_changes(reader)) or ""
+
+    def fill(self, reader: int, changes: str, until: dict[int, float]) -> bool:
+        """Store a loaded copy (author -> when the hiding ends) unless it changed since
+        ``changes`` was read; True if stored."""
+        pairs = ["+inf", LOADED]
+        for author, end in until.items():
+            pairs += ["+inf" if math.isinf(end) else repr(end), str(author)]
+        keys = [_hidden(reader), _changes(reader)]
+        return bool(self._fill(keys=keys, args=[changes, TTL_SECONDS, *pairs]))
+
+    def forget(self, readers: Iterable[int]) -> None:
+        """Drop the readers' copies: a block or mute of theirs changed."""
+        for reader in readers:
+            pipe = self._redis.pipeline(transaction=True)  # one hash tag: one slot
+            pipe.delete(_hidden(reader))
+            pipe.incr(_changes(reader))
+            pipe.expire(_changes(reader), 2 * TTL_SECONDS)
+            pipe.execute()
