@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import NamedTuple
 
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services.accounts import get_user
 from socialapp.services.fanout import Fanout
+from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -16,11 +18,15 @@ Page = tuple[list[dict], str | None]
 
 
 class Relationship(NamedTuple):
-    """How a user and another account stand: who follows whom."""
+    """How a user and another account stand: who follows, blocks and mutes whom."""
 
     other_id: int
     following: bool  # the user follows the other account
     followed_by: bool  # the other account follows the user
+    blocking: bool = False  # the user blocks the other account
+    blocked_by: bool = False  # the other account blocks the user
+    muting: bool = False  # the user mutes the other account now
+    muting_notifications: bool = False  # ... and their notifications
 
 
 def follow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int) -> bool:
@@ -79,17 +85,29 @@ def _change_edge(uow: UnitOfWork, follower_id: int, followee_id: int, delta: int
     return True, followee
 
 
-def relationship(follows: FollowStore, user_id: int, other_id: int) -> Relationship:
+def relationship(
+    follows: FollowStore, filters: FilterStore, user_id: int, other_id: int
+) -> Relationship:
     following = follows.exists(user_id, other_id)
-    return Relationship(other_id, following, follows.exists(other_id, user_id))
+    now = dt.datetime.now(dt.UTC)
+    mute = filters.mutes(user_id, [other_id], now).get(other_id)
+    return Relationship(
+        other_id,
+        following,
+        follows.exists(other_id, user_id),
+        blocking=filters.blocks(user_id, other_id),
+        blocked_by=filters.blocks(other_id, user_id),
+        muting=mute is not None,
+        muting_notifications=mute is not None and mute["notifications"],
+    )
 
 
 def relationships(
-    users: UserStore, follows: FollowStore, user_id: int, other_ids: list[int]
+    users: UserStore, follows: FollowStore, filters: FilterStore, user_id: int, other_ids: list[int]
 ) -> list[Relationship]:
     """The user's relationships with the accounts among ``other_ids`` that exist."""
     known = [other["_id"] for other in users.get_many(other_ids)]
-    return [relationship(follows, user_id, other_id) for other_id in known]
+    return [relationship(follows, filters, user_id, other_id) for other_id in known]
 
 
 def followers_page(

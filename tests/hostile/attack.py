@@ -19,6 +19,7 @@ VALID_BODIES = {
     ("post", "/v1/auth/token"): {"handle": "ada", "password": "correct horse"},
     ("post", "/v1/posts"): {"text": "hello"},
     ("post", "/v1/posts/{post_id}/comments"): {"text": "hello"},
+    ("put", "/v1/me/mutes/{user_id}"): {"duration": 60, "notifications": True},
     ("put", "/v1/admin/fanout"): {"mode": "hybrid", "celebrity_threshold": 1000},
     ("put", "/v1/admin/users/{user_id}/fanout"): {"strategy": "auto"},
     ("post", "/v1/admin/seed"): {

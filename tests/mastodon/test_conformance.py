@@ -18,6 +18,7 @@ from operator import not_
 import pytest
 import requests
 from mastodon import Mastodon
+from mastodon.errors import MastodonAPIError
 
 from tests.e2e.test_e2e_server import Server
 from tests.helpers_processes import served
@@ -120,6 +121,13 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
         down, up = every_page(bob)
         assert down == expected and up == expected, mode
 
+        assert bob.account_mute(ada_account, duration=3600).muting
+        assert home_ids(bob) == [], f"muted in {mode} mode"
+        assert [str(a.id) for a in bob.mutes()] == [str(ada_account.id)]
+        assert bob.mutes()[0].mute_expires_at is not None
+        assert not bob.account_unmute(ada_account).muting
+        assert home_ids(bob) == expected, f"unmuted in {mode} mode"
+
         liked = bob.status_favourite(posted[2])
         assert liked.favourited and liked.favourites_count == 1
         server.call(
@@ -137,6 +145,16 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
             ada.status_delete(status)
         wait_for(lambda: home_ids(bob), "unfollow and deletes to empty the home", until=not_)
         assert home_ids(ada) == []
+
+    bob_account = ada.account_lookup("bob")
+    blocked = ada.account_block(bob_account)
+    assert blocked.blocking and not blocked.following and not blocked.followed_by
+    assert bob.account_relationships(ada_account)[0].blocked_by
+    with pytest.raises(MastodonAPIError):  # 403 while the block stands
+        bob.account_follow(ada_account)
+    assert [str(a.id) for a in ada.blocks()] == [str(bob_account.id)]
+    assert not ada.account_unblock(bob_account).blocking
+    assert bob.account_follow(ada_account).following
 
     token = bob.access_token
     server.call("GET", "/v1/timeline/home", token=token)  # an OAuth token works on /v1 too

@@ -97,7 +97,7 @@ def relationships():
     wanted = [parse_id(i) for i in request.args.getlist("id[]") + request.args.getlist("id")]
     wanted = list(dict.fromkeys(i for i in wanted if i is not None))[:RELATIONSHIPS_LIMIT]
     c = components()
-    found = graph.relationships(c.users, c.follows, me, wanted)
+    found = graph.relationships(c.users, c.follows, c.filters, me, wanted)
     return jsonify([entities.relationship(*relationship) for relationship in found])
 
 
@@ -146,7 +146,7 @@ def follow(account_id: str):
         graph.follow(c.uow, c.fanout, user_id, other)
     except Invalid as error:  # following yourself: Mastodon's answer to a forbidden action
         raise Forbidden("This action is not allowed") from error
-    return jsonify(entities.relationship(*graph.relationship(c.follows, user_id, other)))
+    return jsonify(entities.relationship(*graph.relationship(c.follows, c.filters, user_id, other)))
 
 
 @blp.post("/<account_id>/unfollow")
@@ -163,7 +163,7 @@ def unfollow(account_id: str):
     c = components()
     graph.unfollow(c.uow, c.fanout, user_id, other)
     accounts.get_user(c.users, other)  # 404 for an unknown account, as Mastodon answers
-    return jsonify(entities.relationship(*graph.relationship(c.follows, user_id, other)))
+    return jsonify(entities.relationship(*graph.relationship(c.follows, c.filters, user_id, other)))
 
 
 def _users_page(page_of) -> tuple:

@@ -120,7 +120,20 @@ def status(
     }
 
 
-def relationship(account_id: int, following: bool, followed_by: bool) -> dict:
+def muted_account(user: dict) -> dict:
+    """An Account in the caller's mutes, with when the mute ends (None: never)."""
+    return {**account(user), "mute_expires_at": timestamp(user.get("mute_expires_at"))}
+
+
+def relationship(
+    account_id: int,
+    following: bool,
+    followed_by: bool,
+    blocking: bool = False,
+    blocked_by: bool = False,
+    muting: bool = False,
+    muting_notifications: bool = False,
+) -> dict:
     return {
         "id": str(account_id),
         "following": following,
@@ -128,10 +141,10 @@ def relationship(account_id: int, following: bool, followed_by: bool) -> dict:
         "notifying": False,
         "languages": None,
         "followed_by": followed_by,
-        "blocking": False,
-        "blocked_by": False,
-        "muting": False,
-        "muting_notifications": False,
+        "blocking": blocking,
+        "blocked_by": blocked_by,
+        "muting": muting,
+        "muting_notifications": muting_notifications,
         "requested": False,
         "requested_by": False,
         "domain_blocking": False,

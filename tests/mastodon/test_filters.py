@@ -1,0 +1,104 @@
+"""Blocks and mutes through the Mastodon API: what the relationship says, Link paging,
+scopes, and bad input answered as Mastodon answers it with nothing changed."""
+
+from __future__ import annotations
+
+import pytest
+
+from socialapp.services import filters
+
+UNKNOWN_ID = "123456789"
+
+
+def relationship(client, user, other) -> dict:
+    response = client.get(f"/api/v1/accounts/relationships?id[]={other.id}", headers=user.headers)
+    assert response.status_code == 200, response.json
+    return response.json[0]
+
+
+def test_a_block_shows_on_both_sides_and_ends_the_follows(client, masto):
+    ada, bob = masto(), masto()
+    assert client.post(f"/api/v1/accounts/{ada.id}/follow", headers=bob.headers).json["following"]
+    blocked = client.post(f"/api/v1/accounts/{bob.id}/block", headers=ada.headers)
+    assert blocked.status_code == 200
+    assert blocked.json["blocking"] and not blocked.json["followed_by"]
+    assert relationship(client, bob, ada)["blocked_by"]
+    refused = client.post(f"/api/v1/accounts/{ada.id}/follow", headers=bob.headers)
+    assert refused.status_code == 403 and refused.json["error"]
+    unblocked = client.post(f"/api/v1/accounts/{bob.id}/unblock", headers=ada.headers)
+    assert unblocked.status_code == 200 and not unblocked.json["blocking"]
+
+
+def test_a_mute_reports_its_notifications_and_its_end(client, masto):
+    ada, bob = masto(), masto()
+    muted = client.post(
+        f"/api/v1/accounts/{bob.id}/mute",
+        data={"duration": "600", "notifications": "false"},
+        headers=ada.headers,
+    )
+    assert muted.status_code == 200, muted.json
+    assert muted.json["muting"] and not muted.json["muting_notifications"]
+    listed = client.get("/api/v1/mutes", headers=ada.headers).json
+    assert [a["id"] for a in listed] == [bob.id] and listed[0]["mute_expires_at"]
+    again = client.post(f"/api/v1/accounts/{bob.id}/mute", json={}, headers=ada.headers)
+    assert again.json["muting_notifications"]  # muting again: the new choices replace
+    assert client.get("/api/v1/mutes", headers=ada.headers).json[0]["mute_expires_at"] is None
+    assert not client.post(f"/api/v1/accounts/{bob.id}/unmute", headers=ada.headers).json["muting"]
+
+
+def test_blocks_page_with_link_headers(client, masto):
+    ada = masto()
+    others = [masto() for _ in range(3)]
+    for other in others:
+        response = client.post(f"/api/v1/accounts/{other.id}/block", headers=ada.headers)
+        assert response.status_code == 200
+    first = client.get("/api/v1/blocks?limit=2", headers=ada.headers)
+    assert len(first.json) == 2 and 'rel="next"' in first.headers["Link"]
+    following = first.headers["Link"].split(">")[0].lstrip("<").split("/api/v1/blocks")[1]
+    rest = client.get(f"/api/v1/blocks{following}", headers=ada.headers).json
+    assert sorted(a["id"] for a in first.json + rest) == sorted(o.id for o in others)
+
+
+@pytest.mark.parametrize("action", ["block", "unblock", "mute", "unmute"])
+def test_yourself_and_unknown_accounts_are_refused(client, masto, action):
+    ada = masto()
+    assert (
+        client.post(f"/api/v1/accounts/{ada.id}/{action}", headers=ada.headers).status_code == 403
+    )
+    unknown = client.post(f"/api/v1/accounts/{UNKNOWN_ID}/{action}", headers=ada.headers)
+    assert unknown.status_code == 404 and unknown.json["error"]
+    assert client.get("/api/v1/blocks", headers=ada.headers).json == []
+    assert client.get("/api/v1/mutes", headers=ada.headers).json == []
+
+
+@pytest.mark.parametrize(
+    "duration", ["-1", str(filters.MAX_MUTE_SECONDS + 1), "soon", "1e9", "9" * 40]
+)
+def test_a_bad_duration_is_422_and_mutes_nothing(client, masto, duration):
+    ada, bob = masto(), masto()
+    response = client.post(
+        f"/api/v1/accounts/{bob.id}/mute", data={"duration": duration}, headers=ada.headers
+    )
+    assert response.status_code == 422 and response.json["error"]
+    assert client.get("/api/v1/mutes", headers=ada.headers).json == []
+
+
+def test_a_token_without_the_scope_cannot_block_or_list(client, oauth_app, masto):
+    client.post("/v1/users", json={"handle": "reader_only", "password": "correct horse"})
+    token = client.post(
+        "/oauth/token",
+        data={
+            "grant_type": "password",
+            "client_id": oauth_app["client_id"],
+            "client_secret": oauth_app["client_secret"],
+            "username": "reader_only",
+            "password": "correct horse",
+            "scope": "read:statuses",
+        },
+    ).json["access_token"]
+    headers = {"Authorization": f"Bearer {token}"}
+    other = masto().id  # another account: refused for the scope, not for being yourself
+    for path in (f"/api/v1/accounts/{other}/block", f"/api/v1/accounts/{other}/mute"):
+        assert client.post(path, headers=headers).status_code == 403
+    for path in ("/api/v1/blocks", "/api/v1/mutes"):
+        assert client.get(path, headers=headers).status_code == 403
