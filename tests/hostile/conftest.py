@@ -27,6 +27,7 @@ def world(client, signup, monkeypatch):
     spec["paths"] = {p: ops for p, ops in spec["paths"].items() if not is_mastodon_path(p)}
     return {
         "ada": ada,
+        "other": signup("bob"),
         "ids": {"{user_id}": ada.id, "{post_id}": post["id"]},
         "operator": {"Authorization": f"Bearer {token}"},
         "spec": spec,
