@@ -150,7 +150,7 @@ class FilterStore:
 
 def _live(now: dt.datetime) -> dict:
     """Mutes without an end, or ending after ``now``."""
-    return {"$or": [{"expires_at": {"$exists": False}}, {"expires_at": {"$gt": now}}]}
+    return {"$or": [{"expires_at": None}, {"expires_at": {"$gt": now}}]}  # None: missing
 
 
 def _millis(moment: dt.datetime) -> dt.datetime:
