@@ -10,7 +10,7 @@ from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services.accounts import get_user
 from socialapp.services.fanout import Fanout
 from socialapp.stores.filters import FilterStore
-from socialapp.stores.follows import FollowStore
+from socialapp.stores.follows import FollowStore, is_cursor
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
@@ -144,3 +144,62 @@ def decode_cursor(cursor: str | None) -> int | None:
     if after is None:
         raise Invalid("malformed cursor", {"query": {"cursor": ["Not a valid cursor."]}})
     return after
+
+
+class NewestFirst(NamedTuple):
+    """A page of accounts newest follow first, as Mastodon lists followers and following."""
+
+    accounts: list[dict]
+    newest: str | None  # the cursor of the page's first follow (None: an empty page)
+    older: str | None  # the cursor of its last, when older follows lie below it
+
+
+def followers_newest_first(
+    users: UserStore,
+    follows: FollowStore,
+    user_id: int,
+    limit: int,
+    max_id: str | None = None,
+    since_id: str | None = None,
+    min_id: str | None = None,
+) -> NewestFirst:
+    """Followers of ``user_id``, newest follow first, paged by follow cursors as Mastodon
+    pages them: below ``max_id``; the newest above ``since_id``; or the ``limit`` just above
+    ``min_id``."""
+    get_user(users, user_id)
+    return _newest_first(users, follows.follower_edges, user_id, limit, max_id, since_id, min_id)
+
+
+def following_newest_first(
+    users: UserStore,
+    follows: FollowStore,
+    user_id: int,
+    limit: int,
+    max_id: str | None = None,
+    since_id: str | None = None,
+    min_id: str | None = None,
+) -> NewestFirst:
+    """Accounts ``user_id`` follows, as ``followers_newest_first`` pages them."""
+    get_user(users, user_id)
+    return _newest_first(users, follows.followee_edges, user_id, limit, max_id, since_id, min_id)
+
+
+def _newest_first(users, edges_of, user_id, limit, max_id, since_id, min_id) -> NewestFirst:
+    cursors = {"max_id": max_id, "since_id": since_id, "min_id": min_id}
+    bad = [name for name, raw in cursors.items() if raw is not None and not is_cursor(raw)]
+    if bad:
+        details = {name: ["is not a valid cursor"] for name in bad}
+        raise Invalid(
+            f"Validation failed: {', '.join(bad)} is not a valid cursor", {"params": details}
+        )
+    if min_id is not None:  # the ``limit`` just above min_id, read upwards (since_id unused)
+        edges = edges_of(user_id, limit, before=max_id, after=min_id, oldest_first=True)[::-1]
+        older = False
+    else:
+        edges = edges_of(user_id, limit + 1, before=max_id, after=since_id)
+        older, edges = len(edges) > limit, edges[:limit]
+    if edges and not older and (since_id is not None or min_id is not None):
+        older = bool(edges_of(user_id, 1, before=edges[-1].cursor))  # at or below the bound
+    accounts = users.get_many([edge.user_id for edge in edges])
+    newest = edges[0].cursor if edges else None
+    return NewestFirst(accounts, newest, edges[-1].cursor if older and edges else None)

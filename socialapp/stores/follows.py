@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from typing import NamedTuple
 
-from pymongo import ASCENDING
+import bson
+from pymongo import ASCENDING, DESCENDING
 
 from socialapp.config import Settings
 from socialapp.stores import schema
@@ -20,6 +22,18 @@ SCHEMA = schema.document(
         "created_at": schema.DATE,
     }
 )
+
+
+class Edge(NamedTuple):
+    """One edge seen from an account: its cursor and the account at the other end."""
+
+    cursor: str  # the edge's ``_id``, an ObjectId in hex: later follows have larger ones
+    user_id: int
+
+
+def is_cursor(raw: str) -> bool:
+    """Whether ``raw`` is an edge's cursor (an ObjectId in hex), as ``Edge.cursor`` gives."""
+    return isinstance(raw, str) and len(raw) == 24 and bson.ObjectId.is_valid(raw)
 
 
 @translates(MONGODB)
@@ -38,6 +52,12 @@ class FollowStore:
         )
         self._follows.create_index(
             [("followee_id", ASCENDING), ("follower_id", ASCENDING)], name="followee_follower"
+        )
+        self._follows.create_index(
+            [("followee_id", ASCENDING), ("_id", DESCENDING)], name="followee_newest"
+        )
+        self._follows.create_index(
+            [("follower_id", ASCENDING), ("_id", DESCENDING)], name="follower_newest"
         )
 
     def add(self, follower_id: int, followee_id: int, session=None) -> bool:
@@ -83,6 +103,47 @@ class FollowStore:
     ) -> list[int]:
         """Accounts ``follower_id`` follows with ids above ``after``, ascending (all by default)."""
         return self._walk("follower_id", follower_id, "followee_id", after, limit)
+
+    def follower_edges(
+        self,
+        followee_id: int,
+        limit: int,
+        before: str | None = None,
+        after: str | None = None,
+        oldest_first: bool = False,
+    ) -> list[Edge]:
+        """Edges to ``followee_id`` with cursors between ``after`` and ``before`` (both
+        excluded), newest follow first (or ``oldest_first``), ``limit`` at most."""
+        return self._edges(
+            "followee_id", followee_id, "follower_id", limit, before, after, oldest_first
+        )
+
+    def followee_edges(
+        self,
+        follower_id: int,
+        limit: int,
+        before: str | None = None,
+        after: str | None = None,
+        oldest_first: bool = False,
+    ) -> list[Edge]:
+        """Edges from ``follower_id``, as ``follower_edges`` gives them."""
+        return self._edges(
+            "follower_id", follower_id, "followee_id", limit, before, after, oldest_first
+        )
+
+    def _edges(self, key, value, other, limit, before, after, oldest_first) -> list[Edge]:
+        query: dict = {key: value}
+        bounds = {"$lt": before, "$gt": after}
+        bounds = {op: bson.ObjectId(cursor) for op, cursor in bounds.items() if cursor is not None}
+        if bounds:
+            query["_id"] = bounds
+        edges = self._follows.find(
+            query,
+            projection={other: 1},
+            sort=[("_id", ASCENDING if oldest_first else DESCENDING)],
+            limit=limit,
+        )
+        return [Edge(str(edge["_id"]), edge[other]) for edge in edges]
 
     def count_followers(self, user_id: int) -> int:
         return self._follows.count_documents({"followee_id": user_id})

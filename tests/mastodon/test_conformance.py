@@ -7,6 +7,7 @@ mode (switched at runtime by the operator) the reader follows the author, the au
 with idempotency keys, and once delivery has settled the reader pages through the home
 timeline with ``fetch_next`` to the end and back with ``fetch_previous``: every post once, in
 order. Then favourite, context, unfollow and delete, which leave the timeline empty again.
+Followers and following are paged the same way, newest follow first.
 """
 
 from __future__ import annotations
@@ -164,3 +165,39 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
     assert "/oauth/token" in logged and "/oauth/authorize" in logged  # the requests are there
     for secret in (code, token, ada.access_token, app[1], PASSWORD):
         assert secret not in logged  # the server's log holds no code, token or password
+
+
+def test_mastodon_py_pages_followers_and_following_newest_first(server):
+    """Followers and following come newest follow first; Mastodon.py pages down through
+    them with ``fetch_next`` (Link rel="next") and back up with ``fetch_previous``
+    (rel="prev", by ``since_id`` as Mastodon links these lists)."""
+    base = f"http://127.0.0.1:{server.port}"
+    app = Mastodon.create_app("conformance", api_base_url=base)
+    handles = ("ada", "bob", "cyd", "dee", "eve")
+    for handle in handles:
+        server.call("POST", "/v1/users", {"handle": handle, "password": PASSWORD}, expect=201)
+    clients = {handle: sign_in(base, app, handle) for handle in handles}
+    ada = clients["ada"].account_lookup("ada")
+    for handle in handles[1:]:  # eve's is the newest follow
+        assert clients[handle].account_follow(ada).following
+    for other in ("eve", "bob"):
+        clients["cyd"].account_follow(clients["cyd"].account_lookup(other))
+    reader = clients["bob"]
+
+    pages = [reader.account_followers(ada, limit=2)]
+    while (page := reader.fetch_next(pages[-1])) is not None:
+        pages.append(page)
+    assert [[account.acct for account in page] for page in pages] == [
+        ["eve", "dee"],
+        ["cyd", "bob"],
+    ]
+    above = reader.fetch_previous(pages[-1])  # since_id: the newest above the last page
+    assert [account.acct for account in above] == ["eve", "dee"]
+    assert reader.fetch_previous(pages[0]) == []  # nobody has followed ada since
+
+    following = reader.account_following(clients["cyd"].account_lookup("cyd"), limit=1)
+    assert [account.acct for account in following] == ["bob"]  # cyd followed bob last
+    older = reader.fetch_next(following)
+    assert [account.acct for account in older] == ["eve"]
+    assert [account.acct for account in reader.fetch_next(older)] == ["ada"]
+    assert [account.acct for account in reader.fetch_previous(older)] == ["bob"]

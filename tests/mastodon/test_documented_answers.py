@@ -154,3 +154,49 @@ def test_revoking_another_apps_token_is_403_unauthorized_client(client, signup):
     assert refused.status_code == 403 and refused.json["error"] == "unauthorized_client"
     me = client.get("/api/v1/accounts/verify_credentials", headers=bearer(token))
     assert me.status_code == 200  # still valid
+
+
+def test_followers_and_following_list_the_newest_follow_first_with_links(client, masto):
+    """methods/accounts#followers and #following: newest follow first; the follows' ids,
+    which no response shows, come in the Link header (next by max_id, prev by since_id)."""
+    star, fans = masto(), [masto() for _ in range(5)]
+    for fan in fans:  # the last fan is the newest follow
+        client.post(f"/api/v1/accounts/{star.id}/follow", headers=fan.headers)
+    for fan in fans[:2]:
+        client.post(f"/api/v1/accounts/{fans[3].id}/follow", headers=fan.headers)
+    newest_first = [fan.id for fan in reversed(fans)]
+    path = f"/api/v1/accounts/{star.id}/followers"
+
+    first = client.get(f"{path}?limit=2")
+    assert ids(first) == newest_first[:2]
+    assert "limit=2" in link(first, "next") and "since_id=" in link(first, "prev")
+    second = client.get(link(first, "next"))
+    third = client.get(link(second, "next"))
+    assert ids(second) == newest_first[2:4] and ids(third) == newest_first[4:]
+    assert link(third, "next") is None  # nothing older: no next page
+    assert ids(client.get(link(third, "prev"))) == newest_first[:2]  # since_id: the newest
+    assert client.get(link(first, "prev")).json == []  # nobody followed since
+    assert "Link" not in client.get(link(first, "prev")).headers
+
+    follow_id = {  # each follower's follow id, as the last of a page's next link carries it
+        account: re.search(r"max_id=(\w+)", link(client.get(f"{path}?limit={n}"), "next"))[1]
+        for n, account in enumerate(newest_first[:4], start=1)
+    }
+    fourth = follow_id[newest_first[3]]
+    min_page = client.get(f"{path}?limit=2&min_id={fourth}")
+    assert ids(min_page) == newest_first[1:3]  # the two just newer than min_id
+    assert ids(client.get(link(min_page, "next"))) == newest_first[3:5]
+    since_page = client.get(f"{path}?limit=2&since_id={fourth}")
+    assert ids(since_page) == newest_first[:2]  # the newest two above since_id
+    assert ids(client.get(link(since_page, "next"))) == newest_first[2:4]  # next: max_id only
+    between = client.get(f"{path}?max_id={follow_id[newest_first[0]]}&since_id={fourth}")
+    assert ids(between) == newest_first[1:3]
+    assert ids(client.get(f"{path}?min_id={fourth}&since_id={fourth}")) == newest_first[:3]
+
+    following = client.get(f"/api/v1/accounts/{fans[0].id}/following?limit=1")
+    assert ids(following) == [fans[3].id]  # followed after the star
+    assert ids(client.get(link(following, "next"))) == [star.id]
+    for junk in ("max_id=123", "since_id=nope", "min_id=" + "z" * 24):
+        refused = client.get(f"{path}?{junk}")
+        assert refused.status_code == 422 and "not a valid cursor" in refused.json["error"]
+    assert client.get(f"/api/v1/accounts/{star.id}/following").json == []

@@ -55,7 +55,9 @@ def test_documented_parameters_are_those_the_views_read(client):
     assert query("/api/v1/accounts/{account_id}/statuses") == {
         *("limit", "max_id", "since_id", "min_id", "pinned", "only_media")
     }
-    assert query("/api/v1/accounts/{account_id}/followers") == {"limit", "max_id"}
+    for listed in ("followers", "following"):
+        path = f"/api/v1/accounts/{{account_id}}/{listed}"
+        assert query(path) == {"limit", "max_id", "since_id", "min_id"}
     assert query("/api/v1/accounts/lookup") == {"acct"}
     assert query("/api/v1/accounts/relationships") == {"id[]", "id"}
     assert query("/api/v1/accounts/search") == {"q", "limit", "offset", "resolve"}

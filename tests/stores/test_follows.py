@@ -5,7 +5,7 @@ from __future__ import annotations
 import pymongo.errors
 import pytest
 
-from socialapp.stores.follows import FollowStore
+from socialapp.stores.follows import FollowStore, is_cursor
 
 
 class TestFollowStore:
@@ -47,3 +47,34 @@ class TestFollowStore:
         store.add(1, 2)
         with pytest.raises(pymongo.errors.DuplicateKeyError):
             store.add_many([(3, 2), (1, 2)])
+
+    def test_edges_list_newest_follow_first_between_cursors(self, store):
+        for follower in (9, 3, 7, 5):  # followed in this order: 5 is the newest follow
+            store.add(follower, 100)
+        for followee in (40, 20):
+            store.add(3, followee)
+
+        edges = store.follower_edges(100, limit=10)
+        assert [edge.user_id for edge in edges] == [5, 7, 3, 9]
+        assert all(is_cursor(edge.cursor) for edge in edges)
+        assert [e.user_id for e in store.followee_edges(3, limit=10)] == [20, 40, 100]
+        newest, second, third, oldest = (edge.cursor for edge in edges)
+        assert store.follower_edges(100, limit=2, before=second) == edges[2:]
+        assert store.follower_edges(100, limit=1, after=third) == edges[:1]
+        assert store.follower_edges(100, limit=10, before=newest, after=oldest) == edges[1:3]
+        assert store.follower_edges(100, limit=2, after=oldest, oldest_first=True) == [
+            edges[2],
+            edges[1],
+        ]
+        assert store.follower_edges(100, limit=5, before=oldest) == []
+
+        store.remove(7, 100)
+        store.add(7, 100)  # followed again: now the newest follow
+        assert [e.user_id for e in store.follower_edges(100, limit=10)] == [7, 5, 3, 9]
+
+    def test_a_cursor_is_an_edge_id_in_hex(self, store):
+        store.add(1, 2)
+        [edge] = store.follower_edges(2, limit=1)
+        assert is_cursor(edge.cursor) and is_cursor(edge.cursor.upper())
+        for junk in ("", "1", "g" * 24, "0" * 23, "0" * 25, "$gt", None, 7):
+            assert not is_cursor(junk)

@@ -52,6 +52,8 @@ HOT_QUERIES = [
     Query("follows", FollowStore.followee_ids, ("follower_id",), "followee_id"),
     Query("follows", FollowStore.count_followers, ("followee_id",)),
     Query("follows", FollowStore.count_followees, ("follower_id",)),
+    Query("follows", FollowStore.follower_edges, ("followee_id",), "_id"),
+    Query("follows", FollowStore.followee_edges, ("follower_id",), "_id"),
     Query("posts", PostStore.get, ("_id",)),
     Query("posts", PostStore.exists, ("_id",)),
     Query("posts", PostStore.get_many, ("_id",)),
@@ -102,7 +104,13 @@ UNIQUE = [
 
 NAMED = {
     "users": {"_id_", "handle_unique", "fanout_leaning_sparse", "name_key_sparse"},
-    "follows": {"_id_", "follower_followee_unique", "followee_follower"},
+    "follows": {
+        "_id_",
+        "follower_followee_unique",
+        "followee_follower",
+        "followee_newest",
+        "follower_newest",
+    },
     "posts": {"_id_", "author_newest", "fanout_pending_partial"},
     "comment_overflow": {"_id_", "post_bucket_unique"},
     "comment_ids": {"_id_", "post_comments"},

@@ -34,8 +34,13 @@ class StatusPageArgs(Schema):
 
 
 class AccountPageArgs(Schema):
+    """Followers and following, newest follow first; the cursors are follows' ids, which
+    clients take from the Link header (as on Mastodon, they are no account's id)."""
+
     limit = Limit(maximum=80, default=40)
-    max_id = IdParam(load_default=None)
+    max_id = ma.fields.String(load_default=None)
+    since_id = ma.fields.String(load_default=None)
+    min_id = ma.fields.String(load_default=None)
 
 
 ACCT = {
@@ -166,17 +171,20 @@ def unfollow(account_id: str):
     return jsonify(entities.relationship(*graph.relationship(c.follows, c.filters, user_id, other)))
 
 
-def _users_page(page_of) -> tuple:
+def _accounts_page(newest_first, account_id: str) -> tuple:
+    """Followers or following (``newest_first``: the graph service's reader), paged by the
+    follows' cursors, and linked as Mastodon links them (``prev`` by ``since_id``)."""
     viewer(*READ_ACCOUNTS)
     args = params(AccountPageArgs())
-    cursor = None if args["max_id"] is None else str(args["max_id"])
-    items, next_cursor = page_of(args["limit"], cursor)
-    return jsonify([entities.account(u) for u in items]), 200, paging.link(next_max_id=next_cursor)
+    c = components()
+    page = newest_first(c.users, c.follows, _account_id(account_id), **args)
+    headers = paging.link(next_max_id=page.older, prev_since_id=page.newest)
+    return jsonify([entities.account(u) for u in page.accounts]), 200, headers
 
 
 @blp.get("/<account_id>/followers")
 @documented(
-    "The accounts following an account",
+    "The accounts following an account, newest follow first",
     "Accounts",
     {**AUTHORIZED, **NOT_FOUND, **INVALID},
     AccountPageArgs,
@@ -184,15 +192,12 @@ def _users_page(page_of) -> tuple:
     description=ACCOUNTS_NOTE,
 )
 def followers(account_id: str):
-    c, user_id = components(), _account_id(account_id)
-    return _users_page(
-        lambda limit, cursor: graph.followers_page(c.users, c.follows, user_id, limit, cursor)
-    )
+    return _accounts_page(graph.followers_newest_first, account_id)
 
 
 @blp.get("/<account_id>/following")
 @documented(
-    "The accounts an account follows",
+    "The accounts an account follows, newest follow first",
     "Accounts",
     {**AUTHORIZED, **NOT_FOUND, **INVALID},
     AccountPageArgs,
@@ -200,7 +205,4 @@ def followers(account_id: str):
     description=ACCOUNTS_NOTE,
 )
 def following(account_id: str):
-    c, user_id = components(), _account_id(account_id)
-    return _users_page(
-        lambda limit, cursor: graph.following_page(c.users, c.follows, user_id, limit, cursor)
-    )
+    return _accounts_page(graph.following_newest_first, account_id)
