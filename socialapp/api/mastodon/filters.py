@@ -101,7 +101,14 @@ def _accounts_page(scope: str, page_of, render) -> tuple:
 
 
 @blp.get("/blocks")
-@documented("The accounts you block", "Accounts", AUTHORIZED, PageArgs, paged=True)
+@documented(
+    "The accounts you block",
+    "Accounts",
+    {**AUTHORIZED, **INVALID},
+    PageArgs,
+    scopes=("read:blocks",),
+    paged=True,
+)
 def blocks():
     return _accounts_page(
         "read:blocks",
@@ -111,7 +118,14 @@ def blocks():
 
 
 @blp.get("/mutes")
-@documented("The accounts you mute", "Accounts", AUTHORIZED, PageArgs, paged=True)
+@documented(
+    "The accounts you mute",
+    "Accounts",
+    {**AUTHORIZED, **INVALID},
+    PageArgs,
+    scopes=("read:mutes",),
+    paged=True,
+)
 def mutes():
     return _accounts_page(
         "read:mutes",
