@@ -7,11 +7,16 @@ browser fails the tests with the install hint; it is never skipped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
+from werkzeug.serving import make_server
 
 __all__ = ["browser", "page"]
 
@@ -48,3 +53,25 @@ def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     yield context.new_page()
     context.close()
+
+
+@contextlib.contextmanager
+def served_in_thread(app) -> Iterator[str]:
+    """``app`` on a real HTTP server on a free port, in this process (so a test reaches its
+    stores); yields its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def screenshot_folder(variable: str, default: Path) -> Path:
+    """Where a page test saves its screenshots: the folder ``variable`` names (the docs'
+    screenshots are made so), else ``default``."""
+    folder = Path(os.environ.get(variable) or default)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import http.server
 import operator
-import os
 import threading
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from werkzeug.serving import make_server
 
+from tests.browser_fixtures import screenshot_folder, served_in_thread
 from tests.mastodon.oauth_flow import PASSWORD, authorize_url, bearer, exchange, new_app, pkce
 from tests.waiting import wait_for
 
@@ -29,19 +28,13 @@ STATE = "browser state & more"
 @pytest.fixture
 def base(app):
     """The app served over HTTP on a free port, in this process (so tests reach its stores)."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
+    with served_in_thread(app) as url:
+        yield url
 
 
 @pytest.fixture
 def shots(tmp_path) -> Path:
-    folder = Path(os.environ.get("SOCIALAPP_SCREENSHOTS") or tmp_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return screenshot_folder("SOCIALAPP_SCREENSHOTS", tmp_path)
 
 
 @pytest.fixture

@@ -9,15 +9,13 @@ Screenshots of each step go to ``SOCIALAPP_CONSOLE_SCREENSHOTS`` when set (the o
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import threading
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
-from werkzeug.serving import make_server
 
+from tests.browser_fixtures import screenshot_folder, served_in_thread
 from tests.conftest import OPERATOR, with_operator
 
 SOMETHING = re.compile(r"\S")  # a chart's peak label is empty while all it shows is 0
@@ -35,19 +33,13 @@ def settings(settings):
 @pytest.fixture
 def served(app, worker):
     """The app on a real HTTP server in this process (the worker shares its stores)."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
+    with served_in_thread(app) as url:
+        yield url
 
 
 @pytest.fixture
 def shots(tmp_path) -> Path:
-    folder = Path(os.environ.get("SOCIALAPP_CONSOLE_SCREENSHOTS") or tmp_path)
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return screenshot_folder("SOCIALAPP_CONSOLE_SCREENSHOTS", tmp_path)
 
 
 @pytest.fixture
