@@ -19,6 +19,7 @@ from socialapp.rendering import render_post
 from socialapp.security import Passwords, Tokens
 from socialapp.services.audit import Auditor
 from socialapp.services.fanout import Fanout
+from socialapp.services.forecast import Forecaster
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.audit import AuditStore
 from socialapp.stores.fanout_changes import FanoutChangeLog
@@ -67,6 +68,7 @@ class Components:
     feeds: FeedManager
     fanout: Fanout
     auditor: Auditor
+    forecaster: Forecaster
     queue: TaskQueue
     metrics: Metrics
     fanout_changes: FanoutChangeLog
@@ -151,6 +153,7 @@ def build(settings: Settings) -> Components:
             metrics=metrics,
             config=settings,
         ),
+        forecaster=Forecaster(users, follows, posts, fanout_state, timelines, settings),
         auditor=Auditor(home, fanout_state, posts, fanout_settings, audits, queue, settings),
         queue=queue,
         metrics=metrics,

@@ -14,7 +14,7 @@ from socialapp.api.fields import QueryInteger
 from socialapp.domain.audit import KINDS
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.rendering import Id
-from socialapp.services import forecast, operators
+from socialapp.services import operators
 
 blp = Blueprint("admin", __name__, url_prefix="/v1/admin", description="Operator controls")
 
@@ -144,9 +144,7 @@ class FanoutForecast(MethodView):
     def get(self, args):
         """What hybrid mode with this celebrity threshold would cost now"""
         c = components()
-        return forecast.forecast_threshold(
-            c.users, c.follows, c.posts, c.fanout_state, c.timelines, c.settings, args["threshold"]
-        )
+        return c.forecaster.threshold(args["threshold"])
 
 
 @blp.route("/users/<user_id>/fanout")

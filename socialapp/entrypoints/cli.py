@@ -123,7 +123,7 @@ def _create_operator(args, settings: Settings) -> int:
 
 def _fanout(args, settings: Settings) -> int:
     from socialapp import bootstrap
-    from socialapp.services import forecast, operators
+    from socialapp.services import operators
 
     _require_shared_stores(settings)
     for name in ("threshold", "forecast"):
@@ -132,9 +132,7 @@ def _fanout(args, settings: Settings) -> int:
             return 2
     c = bootstrap.build(settings)
     if args.forecast:
-        state = forecast.forecast_threshold(
-            c.users, c.follows, c.posts, c.fanout_state, c.timelines, settings, args.forecast
-        )
+        state = c.forecaster.threshold(args.forecast)
     elif args.mode or args.threshold:
         journal = operators.Journal(c.fanout_changes, c.ids, by=None)
         state = operators.change_fanout(c.fanout, args.mode, args.threshold, journal=journal)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 
@@ -21,80 +22,62 @@ READER_SAMPLE = 200  # active readers whose followees say how many outboxes a re
 ENTRY_BYTES = 113
 
 
-def forecast_threshold(
-    users: UserStore,
-    follows: FollowStore,
-    posts: PostStore,
-    state: FanoutState,
-    timelines: TimelineStore,
-    settings: Settings,
-    threshold: int,
-    clock=time.time,
-) -> dict:
-    """What hybrid mode with ``threshold`` would cost now, from the live graph and rates."""
-    return model.forecast(
-        threshold, live_graph(users, follows, posts, state, timelines, settings, clock)
-    )
+@dataclasses.dataclass(frozen=True)
+class Forecaster:
+    """The forecast and what it reads: the graph and posts of record, readers' activity
+    (``state``) and the timelines' memory."""
 
+    users: UserStore
+    follows: FollowStore
+    posts: PostStore
+    state: FanoutState
+    timelines: TimelineStore
+    config: Settings
 
-def forecast_curve(
-    users: UserStore,
-    follows: FollowStore,
-    posts: PostStore,
-    state: FanoutState,
-    timelines: TimelineStore,
-    settings: Settings,
-    thresholds: list[int],
-    points: int = 12,
-    clock=time.time,
-) -> list[dict]:
-    """The forecast at ``thresholds`` and at about ``points`` more spread across the
-    follower distribution, by threshold, from one reading of the live graph."""
-    graph = live_graph(users, follows, posts, state, timelines, settings, clock)
-    spread = set(model.thresholds_across(graph, points)) | set(thresholds)
-    return [model.forecast(threshold, graph) for threshold in sorted(spread)]
+    def threshold(self, threshold: int, clock=time.time) -> dict:
+        """What hybrid mode with ``threshold`` would cost now, from the live graph and
+        rates."""
+        return model.forecast(threshold, self.live_graph(clock))
 
+    def curve(self, thresholds: list[int], points: int = 12, clock=time.time) -> list[dict]:
+        """The forecast at ``thresholds`` and at about ``points`` more spread across the
+        follower distribution, by threshold, from one reading of the live graph."""
+        graph = self.live_graph(clock)
+        spread = set(model.thresholds_across(graph, points)) | set(thresholds)
+        return [model.forecast(threshold, graph) for threshold in sorted(spread)]
 
-def live_graph(
-    users: UserStore,
-    follows: FollowStore,
-    posts: PostStore,
-    state: FanoutState,
-    timelines: TimelineStore,
-    settings: Settings,
-    clock=time.time,
-) -> model.Graph:
-    """The forecast's inputs as they are now: authors, rates, active readers' followees."""
-    since = first_id_at(clock() - WINDOW_HOURS * 3600)
-    rates = model.posting_rates(posts.authors_since(since), WINDOW_HOURS)
-    authors = [
-        model.Author(
-            id=user["_id"],
-            followers=user.get("followers_count", 0),
-            posts=user.get("post_count", 0),
-            posts_per_hour=rates.pop(user["_id"], 0.0),
-            override=user.get("fanout_override", "auto"),
+    def live_graph(self, clock=time.time) -> model.Graph:
+        """The forecast's inputs as they are now: authors, rates, active readers' followees."""
+        since = first_id_at(clock() - WINDOW_HOURS * 3600)
+        rates = model.posting_rates(self.posts.authors_since(since), WINDOW_HOURS)
+        authors = [
+            model.Author(
+                id=user["_id"],
+                followers=user.get("followers_count", 0),
+                posts=user.get("post_count", 0),
+                posts_per_hour=rates.pop(user["_id"], 0.0),
+                override=user.get("fanout_override", "auto"),
+            )
+            for user in self.users.authors_with_followers()
+        ]
+        authors += [model.Author(id=a, followers=0, posts_per_hour=r) for a, r in rates.items()]
+        readers = max(self.users.count(), 1)
+        inactive_after = self.config.inactive_after_seconds
+        active = self.state.count_active(inactive_after)
+        sample = self.state.sample_active(READER_SAMPLE, inactive_after)
+        if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
+            ids = [a.id for a in authors]
+            sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))
+        return model.Graph(
+            authors=authors,
+            active_share=min(1.0, active / readers),  # fan-out skips idle readers
+            active_readers=active,
+            sampled_followees=[self.follows.followee_ids(reader) for reader in sample],
+            window_hours=WINDOW_HOURS,
+            timeline_cap=self.config.timeline_cap,
+            outbox_cap=self.config.outbox_cap,
+            entry_bytes=_entry_bytes(self.timelines, sample),
         )
-        for user in users.authors_with_followers()
-    ]
-    authors += [model.Author(id=a, followers=0, posts_per_hour=r) for a, r in rates.items()]
-    readers = max(users.count(), 1)
-    inactive_after = settings.inactive_after_seconds
-    active = state.count_active(inactive_after)
-    sample = state.sample_active(READER_SAMPLE, inactive_after)
-    if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
-        ids = [a.id for a in authors]
-        sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))
-    return model.Graph(
-        authors=authors,
-        active_share=min(1.0, active / readers),  # fan-out skips idle readers
-        active_readers=active,
-        sampled_followees=[follows.followee_ids(reader) for reader in sample],
-        window_hours=WINDOW_HOURS,
-        timeline_cap=settings.timeline_cap,
-        outbox_cap=settings.outbox_cap,
-        entry_bytes=_entry_bytes(timelines, sample),
-    )
 
 
 def _entry_bytes(timelines: TimelineStore, readers: list[int]) -> float:

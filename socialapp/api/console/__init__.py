@@ -25,7 +25,7 @@ from socialapp.api.console import charts, panels, session
 from socialapp.api.console.forms import change_request, strategy_request
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.errors import AppError, Forbidden, Invalid, Unavailable
-from socialapp.services import accounts, console, forecast, operators
+from socialapp.services import accounts, console, operators
 
 log = logging.getLogger(__name__)
 blp = flask.Blueprint(
@@ -165,15 +165,7 @@ def sign_out():
 def home():
     c = components()
     status = _status()
-    curve = forecast.forecast_curve(
-        c.users,
-        c.follows,
-        c.posts,
-        c.fanout_state,
-        c.timelines,
-        c.settings,
-        [status["celebrity_threshold"]],
-    )
+    curve = c.forecaster.curve([status["celebrity_threshold"]])
     return render_template(
         "console/index.html",
         **_page(),
@@ -215,15 +207,7 @@ def confirm_change():
     c = components()
     now = operators.describe_fanout(c.fanout)
     change = change_request(request.args, now)
-    curve = forecast.forecast_curve(
-        c.users,
-        c.follows,
-        c.posts,
-        c.fanout_state,
-        c.timelines,
-        c.settings,
-        [now["celebrity_threshold"], change.threshold],
-    )
+    curve = c.forecaster.curve([now["celebrity_threshold"], change.threshold])
     today = panels.forecast_for(curve, now["mode"], now["celebrity_threshold"])
     proposed = panels.forecast_for(curve, change.mode, change.threshold)
     return render_template(
