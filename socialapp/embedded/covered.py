@@ -19,7 +19,7 @@ from operator import itemgetter
 
 from mongomock.helpers import make_datetime_timezone_aware_in_document as make_aware
 
-from socialapp.embedded.index_keys import BOOL, DATE, NULL, Key
+from socialapp.embedded.index_keys import BOOL, DATE, NULL, OBJECT_IDS, Key, object_id
 from socialapp.embedded.indexes import IndexedCollectionStore, Plan
 
 POSITION = itemgetter(-2)  # an entry is (field values..., natural position, key)
@@ -42,7 +42,7 @@ def answer(
         (field,), column = fields, plan.index.fields.index(fields[0])
         keyed = _keyed_reader(field, store._documents, tz_aware)
         return [
-            {field: value} if type(value) is not Key else keyed(value, entry)
+            {field: value} if type(value) is not Key and value < OBJECT_IDS else keyed(value, entry)
             for entry in entries
             for value in (entry[column],)
         ]
@@ -55,14 +55,17 @@ def answer(
 
 
 def _keyed_reader(field: str, documents, tz_aware: bool):
-    """The answer ``{field: value}`` of an entry whose value is not a number (a ``Key``).
+    """The answer ``{field: value}`` of an entry whose value is not a number (a ``Key``, or
+    an ObjectId's bare key).
 
     A ``Key`` holds the value stored, read here rather than from the document, except that
     null and missing share one key and only the document tells them apart. (Numbers are
     kept bare in the entries, as stored.)
     """
 
-    def read(key: Key, entry) -> dict:
+    def read(key, entry) -> dict:
+        if type(key) is not Key:
+            return {field: object_id(key)}
         if key.rank == NULL:
             return {field: None} if field in documents[entry[-1]] else {}
         if key.rank == BOOL:

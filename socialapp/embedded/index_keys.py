@@ -1,9 +1,14 @@
 """Where a value sits in an index, and which index ranges a query's conditions select.
 
 Values order as mongomock sorts them: by type (null, numbers, strings, ObjectIds, booleans,
-dates), then by value. Numbers are kept bare, so an index of ids allocates nothing per entry;
-other values are ``Key`` objects that compare with numbers and with each other. Arrays,
-documents and rarer types are ``UNSUPPORTED``: an index holding one steps aside.
+dates), then by value. Numbers are kept bare, so an index of ids allocates nothing per entry,
+and so are ObjectIds, as the integer ``OBJECT_IDS + their 12 bytes``: above every bare number
+(a document's integers are 64-bit, and a float as large is a ``Key``), in the ObjectIds' own
+order. Entries of numbers and ObjectIds therefore compare in C, without a call into Python:
+building the two newest-first indexes of 1.2 million follows (keyed by their ObjectId)
+took 8 s of CPU with the ObjectIds in ``Key`` objects. Other values are ``Key`` objects that
+compare with bare values and with each other. Arrays, documents and rarer types are
+``UNSUPPORTED``: an index holding one steps aside.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ import bson
 
 NULL, NUMBER, STRING, OBJECT_ID, BOOL, DATE = 5, 10, 15, 35, 40, 45  # mongomock's type order
 RANGES = ("$gt", "$gte", "$lt", "$lte")
+OBJECT_IDS = 2**64  # an ObjectId's bare key is this plus its 12 bytes read as a number
 
 
 class Key:
-    """A non-numeric value in index order; it compares with bare numbers as rank ``NUMBER``.
+    """A value in index order that is not kept bare; it compares with bare numbers as rank
+    ``NUMBER`` and with bare ObjectIds as rank ``OBJECT_ID``.
 
     Ranks between two types (``Key(DATE - 0.5)``) mark where a type starts or ends.
     """
@@ -28,13 +35,15 @@ class Key:
         self.rank, self.value = rank, value
 
     def _other(self, other) -> tuple:
-        return (other.rank, other.value) if isinstance(other, Key) else (NUMBER, other)
+        if isinstance(other, Key):
+            return other.rank, other.value
+        return (OBJECT_ID if is_object_id(other) else NUMBER), other
 
     def __eq__(self, other) -> bool:
         return (self.rank, self.value) == self._other(other)
 
     def __hash__(self) -> int:
-        return hash((self.rank, self.value))
+        return hash(self.value) if self.rank == NUMBER else hash((self.rank, self.value))
 
     def __lt__(self, other) -> bool:
         return (self.rank, self.value) < self._other(other)
@@ -61,18 +70,33 @@ def encode(value):
     if isinstance(value, bool):
         return TRUE if value else FALSE
     if isinstance(value, int) or (isinstance(value, float) and value == value):
-        return value
+        return value if -OBJECT_IDS < value < OBJECT_IDS else Key(NUMBER, value)
     if isinstance(value, str):
         return Key(STRING, value)
     if isinstance(value, bson.ObjectId):
-        return Key(OBJECT_ID, value)
+        return object_id_key(value)
     if isinstance(value, dt.datetime) and value.tzinfo is None:
         return Key(DATE, value)
     return UNSUPPORTED
 
 
+def object_id_key(value: bson.ObjectId) -> int:
+    return OBJECT_IDS + int.from_bytes(value.binary, "big")
+
+
+def object_id(key: int) -> bson.ObjectId:
+    """The ObjectId ``object_id_key`` made ``key`` of."""
+    return bson.ObjectId((key - OBJECT_IDS).to_bytes(12, "big"))
+
+
+def is_object_id(key) -> bool:
+    return type(key) is int and key >= OBJECT_IDS
+
+
 def rank(key) -> float:
-    return key.rank if isinstance(key, Key) else NUMBER
+    if isinstance(key, Key):
+        return key.rank
+    return OBJECT_ID if is_object_id(key) else NUMBER
 
 
 def equal_keys(value) -> list | None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import collections
 import datetime as dt
 import itertools
+import operator
 
+import bson
 import mongomock
 import mongomock.store
 from mongomock.filtering import filter_applies
@@ -23,6 +25,7 @@ from socialapp.embedded.index_keys import (
     DATE,
     HIGH,
     LOW,
+    OBJECT_IDS,
     UNSUPPORTED,
     Equal,
     Key,
@@ -35,21 +38,34 @@ from socialapp.embedded.index_keys import (
 class Index:
     """One index: ``(value of each field..., position, key)`` for every document, sorted."""
 
-    def __init__(self, fields: list[str], documents: dict, positions: dict) -> None:
+    def __init__(self, fields: list[str], documents: dict, positions: dict, columns=None) -> None:
         self.fields = fields
         self.complex: set = set()  # documents holding arrays or odd types in these fields
-        entries = []
-        entry = self.entry
+        # Built a field at a time, in C where the values are all numbers or all ObjectIds
+        # (``column``); ``columns`` shares them between the indexes built together.
         # Documents and positions hold the same keys in the same order (``Documents``);
-        # dict.items walks the documents without hashing each key again, as an
-        # OrderedDict's own walk does (an ObjectId hashes in Python).
-        pairs = dict.items(documents)
-        for (key, document), position in zip(pairs, positions.values(), strict=True):
-            found = entry(key, position, document)
-            if found is None:
-                self.complex.add(key)
-            else:
-                entries.append(found)
+        # dict's own walks do not hash each key again, as an OrderedDict's walk does (an
+        # ObjectId hashes in Python).
+        columns = {} if columns is None else columns
+        for field in fields:
+            if field not in columns:
+                columns[field] = column(field, dict.values(documents))
+        rows = zip(
+            *(columns[field] for field in fields),
+            positions.values(),
+            dict.keys(documents),
+            strict=True,
+        )
+        if any(UNSUPPORTED in columns[field] for field in fields):
+            entries = []
+            for row in rows:
+                if UNSUPPORTED in row[:-2]:
+                    self.complex.add(row[-1])
+                else:
+                    entries.append(row)
+        else:
+            entries = list(rows)
+        presort(entries, len(fields))
         self.entries = SortedList(entries)
 
     def entry(self, key, position: int, document: dict) -> tuple | None:
@@ -69,6 +85,41 @@ class Index:
             self.complex.discard(key)
         else:
             self.entries.remove(entry)
+
+
+def column(field: str, documents) -> list:
+    """``field``'s index key in each of ``documents``, in their order."""
+    values = list(map(dict.get, documents, itertools.repeat(field)))
+    kinds = set(map(type, values))
+    if kinds <= {int}:
+        return values  # bare already (bools are their own type)
+    if kinds == {bson.ObjectId}:
+        return [OBJECT_IDS + int.from_bytes(value.binary, "big") for value in values]
+    return [value if type(value) is int else encode(value) for value in values]
+
+
+def presort(entries: list, width: int) -> None:
+    """Put ``entries`` (in natural order) in index order cheaply when their last field
+    already (nearly) grows with the natural order; else ``SortedList`` sorts the tuples.
+
+    Sorting by one key compares in C at a third of a tuple's cost, and a sort is stable: a
+    stable sort by the last field, then by the fields before it, is the index order. An index
+    ending in ``_id`` whose ids were made in insert order (``followee_newest``) needs only
+    the second sort; ``followee_follower``, whose followers were mostly inserted in order,
+    both. ``SortedList`` then finds them sorted, in linear time.
+    """
+    if width < 2 or len(entries) < 2:
+        return
+    last = list(map(operator.itemgetter(width - 1), entries))
+    descents = sum(map(operator.gt, last, itertools.islice(last, 1, None)))
+    if descents * NEARLY_SORTED > len(entries):
+        return
+    if descents:
+        entries.sort(key=operator.itemgetter(width - 1))
+    entries.sort(key=operator.itemgetter(*range(width - 1)))
+
+
+NEARLY_SORTED = 8  # at most one value in 8 smaller than the one before it
 
 
 class _Unbuilt:
@@ -167,8 +218,8 @@ class Indexes:
 
     # --- answering ---
 
-    def build(self) -> None:
-        """Build each declared index not built yet; forget dropped ones."""
+    def build(self) -> int:
+        """Build each declared index not built yet; forget dropped ones. How many were built."""
         declared = {"_id_": ["_id"]} if "_id_" in self._specs else {}
         for name, spec in self._store.indexes.items():
             fields = [field for field, _ in spec["key"]]
@@ -177,10 +228,12 @@ class Indexes:
         for name in list(self._built):
             if declared.get(name) != self._specs[name]:
                 del self._built[name], self._specs[name]
-        for name, fields in declared.items():
-            if name not in self._built:
-                self._specs[name] = fields
-                self._built[name] = Index(fields, self._store._documents, self.positions)
+        columns: dict[str, list] = {}  # each field's keys, shared by the indexes built now
+        missing = [name for name in declared if name not in self._built]
+        for name in missing:
+            fields = self._specs[name] = declared[name]
+            self._built[name] = Index(fields, self._store._documents, self.positions, columns)
+        return len(missing)
 
     def _id_index(self) -> Index:
         """MongoDB's ``_id`` index, built the first time a range or sort needs it."""

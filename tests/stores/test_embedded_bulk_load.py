@@ -20,9 +20,9 @@ def builds(monkeypatch):
     built = []
     original = indexes.Index.__init__
 
-    def counting(self, fields, documents, positions):
+    def counting(self, fields, documents, positions, columns=None):
         built.append(list(fields))
-        original(self, fields, documents, positions)
+        original(self, fields, documents, positions, columns)
 
     monkeypatch.setattr(indexes.Index, "__init__", counting)
     return built

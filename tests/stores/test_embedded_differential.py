@@ -286,7 +286,7 @@ def test_mixed_types_ties_and_limits_answer_as_mongomock(query, sort, limit):
     mongomock_store.make_atomic()
     fast = indexed_client.client(tz_aware=True).db.c
     plain = mongomock.MongoClient(tz_aware=True).db.c
-    values = [1, True, 1.0, None, "a", "b", 0, False, 2, 2.5]
+    values = [1, True, 1.0, None, "a", "b", 0, False, 2, 2.5, bson.ObjectId("f" * 24), 1e300]
     documents = [{"_id": i, "x": values[i % len(values)], "y": (i * 7) % 10} for i in range(40)]
     documents += [{"_id": 40 + i, "y": i} for i in range(5)]  # no x
     for coll in (fast, plain):
@@ -307,6 +307,8 @@ MISSING = object()
 VALUES = [None, 0, 1, 1.0, 2, 2.5, -1, True, False, "a", "ab", "b"]
 VALUES += [bson.ObjectId("0" * 24), bson.ObjectId("f" * 24), dt.datetime(2024, 1, 1)]
 VALUES += [dt.datetime(2025, 1, 1, 12, 0, 0, 5000)]
+# Numbers around where ObjectIds' bare keys start (index_keys.OBJECT_IDS), and beyond.
+VALUES += [2**63 - 1, -(2**63), 2.0**64, -1e300, float("inf"), float("-inf")]
 values = st.sampled_from(VALUES)
 stored = st.sampled_from([*VALUES, MISSING])  # MISSING: the field is left out
 document_ids = st.integers(0, 14)
@@ -416,3 +418,21 @@ def apply(coll, change: tuple) -> None:
 def covered_answer(coll, query, sort, projection):
     with mongomock_store._lock:
         return covered.answer(coll._store, query, sort, projection, None, tz_aware=True)
+
+
+@given(
+    pairs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 6)), min_size=10, max_size=40),
+    grown=st.booleans(),
+    swapped=st.none() | st.integers(0, 8),
+)
+def test_presorted_entries_are_in_index_order_or_left_to_sort(pairs, grown, swapped):
+    """``indexes.presort``'s stable sorts give the tuples' order, or it leaves them as they
+    are; it sorts those whose last field (nearly) grows with the natural order."""
+    if grown:  # as ids made in insert order, but for two (``swapped``) written out of turn
+        pairs.sort(key=lambda pair: pair[1])
+        if swapped is not None:
+            pairs[swapped], pairs[swapped + 1] = pairs[swapped + 1], pairs[swapped]
+    entries = [(a, b, position, f"key {position}") for position, (a, b) in enumerate(pairs)]
+    presorted = list(entries)
+    indexes.presort(presorted, 2)
+    assert presorted == sorted(entries) or (not grown and presorted == entries)
