@@ -35,6 +35,7 @@ from socialapp.stores.oauth_codes import OAuthCodes
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.series import SeriesStore
+from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -73,6 +74,7 @@ class Components:
     metrics: Metrics
     fanout_changes: FanoutChangeLog
     series: SeriesStore
+    streams: Streams
 
     def ensure_indexes(self) -> None:
         stores = (self.users, self.follows, self.filters, self.posts, self.likes, self.idempotency)
@@ -101,8 +103,9 @@ def build(settings: Settings) -> Components:
     series = SeriesStore(redis)
     filters = FilterStore(db, settings)
     hidden = HiddenAccounts(redis)
+    streams = Streams(redis)
     sources = FeedSources(timelines, fanout_state, posts, follows, users, filters, hidden, settings)
-    feeds = FeedManager(sources, timelines, fanout_state, settings)
+    feeds = FeedManager(sources, timelines, fanout_state, streams, settings)
     fanout_settings = FanoutSettingsStore(db, settings)
     metrics = Metrics(
         queue_depth=queue.depth,
@@ -145,6 +148,7 @@ def build(settings: Settings) -> Components:
             sources=sources,
             cache=post_cache,
             hidden=hidden,
+            streams=streams,
             fanout_settings=fanout_settings,
             queue=queue,
             posts=posts,
@@ -159,4 +163,5 @@ def build(settings: Settings) -> Components:
         metrics=metrics,
         fanout_changes=FanoutChangeLog(db, settings),
         series=series,
+        streams=streams,
     )

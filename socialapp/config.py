@@ -73,6 +73,12 @@ class Settings:
     # posts newer than the grace are not compared; a fault counts once a second look this
     # much later finds it again (deliveries and deletions in flight settle meanwhile)
     audit_grace_seconds: float = 10.0
+    # Streaming (``socialapp stream``): Mastodon's streaming API in its own asyncio process
+    streaming_url: str = ""  # what clients are told (wss://...); empty: this host, streaming_port
+    streaming_port: int = 0  # `serve` binds its streaming process here (0: a free port)
+    api_url: str = ""  # where the streaming process asks the API (`serve` sets its own)
+    streaming_heartbeat_seconds: float = 15.0  # a comment line after this long without events
+    streaming_buffer_events: int = 256  # events a stream may hold unsent; then it is closed
     embedded_worker_queues: str = "fanout,fanout_large,feed"  # what `serve`'s own worker takes
     metrics_port: int = 0  # `socialapp worker` serves /metrics here (0: not at all)
     # Rate limits ("N/unit" rules joined by ";"), kept in the timelines' Redis

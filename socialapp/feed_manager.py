@@ -18,6 +18,7 @@ from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.feed_sources import FeedSources
 from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 
 
@@ -27,11 +28,13 @@ class FeedManager:
         sources: FeedSources,
         timelines: TimelineStore,
         state: FanoutState,
+        streams: Streams,
         settings: Settings,
     ) -> None:
         self._sources = sources
         self._timelines = timelines
         self._state = state
+        self._streams = streams  # open streams follow what changes here
         self._inactive_after = settings.inactive_after_seconds
 
     # Outboxes --------------------------------------------------------------------------------
@@ -85,10 +88,12 @@ class FeedManager:
         self._state.add_followee(follower_id, followee_id)
         if pulled:
             self._timelines.add_pulled([follower_id], followee_id)
+        self._streams.publish_refresh([follower_id])
 
     def record_unfollow(self, follower_id: int, followee_id: int) -> None:
         self._state.remove_followee(follower_id, followee_id)
         self._timelines.remove_pulled([follower_id], followee_id)
+        self._streams.publish_refresh([follower_id])
 
     def pulled_by_followers(self, author_id: int) -> bool:
         """Whether the followers' pulled sets hold the author (or are being changed)."""
@@ -98,6 +103,7 @@ class FeedManager:
         """Every follower pulls the author from now on; recorded once all of them do."""
         for follower_ids in follower_chunks:
             self._timelines.add_pulled(follower_ids, author_id)
+            self._streams.publish_refresh(follower_ids)
         self._state.mark_pulled(author_id, True)
 
     def remove_from_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
@@ -105,3 +111,4 @@ class FeedManager:
         self._state.mark_pulled(author_id, False)  # first: a change meanwhile sees it unmarked
         for follower_ids in follower_chunks:
             self._timelines.remove_pulled(follower_ids, author_id)
+            self._streams.publish_refresh(follower_ids)

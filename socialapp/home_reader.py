@@ -85,7 +85,7 @@ class HomeReader:
         """
         if counted and policy.measures_rates:
             self._state.count(reader, "reads", self._rate_window)
-        if any(config.mode == "read" for config in policy.configs):
+        if policy.pulls_everyone:
             fetch = self._pulling_everyone(reader, since_id)
         else:
             fetch = self._pulling_some(reader, policy, since_id)

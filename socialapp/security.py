@@ -74,6 +74,10 @@ class Tokens:
             raise InvalidToken("Signature has expired")
         return user_id
 
+    def expires_at(self, token: str) -> int:
+        """When a valid token ends (unix time); ``InvalidToken`` for an invalid one."""
+        return self._verified(token)[1]
+
     def _decode(self, token: str) -> tuple[int, int]:
         try:
             claims = jwt.decode(

@@ -67,6 +67,23 @@ def viewer(*scopes: str) -> int | None:
     return authorized(*scopes)
 
 
+def token_grant() -> oauth.Grant:
+    """What the bearer token grants, whatever its scopes allow (401 without a valid one):
+    for a view that only describes the token."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized("missing or malformed bearer token")
+    try:
+        return oauth.authenticate(components().tokens, components().oauth, token.strip())
+    except InvalidToken as error:
+        raise Unauthorized("invalid or expired token") from error
+
+
+def bearer_token() -> str:
+    """The bearer token itself (call after ``grant``, which checked it)."""
+    return request.headers["Authorization"].partition(" ")[2].strip()
+
+
 def app_grant() -> oauth.Grant:
     """The caller's OAuth token, a user's or an app's (a /v1 JWT names no app: 401)."""
     grant = _scoped_grant()
@@ -80,13 +97,7 @@ def _scoped_grant() -> oauth.Grant:
     write is refused whatever the route."""
     if "grant" in g:
         return g.grant
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthorized("missing or malformed bearer token")
-    try:
-        grant = oauth.authenticate(components().tokens, components().oauth, token.strip())
-    except InvalidToken as error:
-        raise Unauthorized("invalid or expired token") from error
+    grant = token_grant()
     safe = request.method in ("GET", "HEAD", "OPTIONS")
     if grant.scopes is not None and not oauth.allows_method(grant.scopes, safe):
         raise Forbidden(OUT_OF_SCOPE)

@@ -69,6 +69,12 @@ class FanoutSettings:
         return not self.pending
 
     @property
+    def pulls_everyone(self) -> bool:
+        """Whether readers pull every followee (``read`` mode in force or pending): pages
+        merge every outbox, and streams follow every followee."""
+        return any(config.mode == "read" for config in self.configs)
+
+    @property
     def measures_rates(self) -> bool:
         """Whether reads and posts are counted: adaptive mode is in force or pending."""
         return any(config.mode == "adaptive" for config in self.configs)

@@ -24,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="serve the API (embedded defaults if unset)")
     serve.set_defaults(run=_serve)
 
+    stream = commands.add_parser("stream", help="serve Mastodon's streaming API")
+    stream.add_argument("--fd", type=int, help="serve on this bound socket (from `serve`)")
+    stream.set_defaults(run=_stream)
+
     worker = commands.add_parser("worker", help="run a Celery fan-out worker")
     worker.add_argument("--queues", default=",".join(QUEUES), help="comma-separated queues")
     worker.add_argument("--concurrency", type=int, default=4)
@@ -77,6 +81,12 @@ def _serve(args, settings: Settings) -> int:
     from socialapp.entrypoints.server import serve
 
     return serve(settings)
+
+
+def _stream(args, settings: Settings) -> int:
+    from socialapp.entrypoints.streaming import run
+
+    return run(settings, args.fd)
 
 
 def _worker(args, settings: Settings) -> int:

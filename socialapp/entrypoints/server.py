@@ -28,6 +28,7 @@ from gunicorn.workers.gthread import ThreadWorker
 from socialapp.config import ConfigError, Settings
 from socialapp.embedded.data_dir import DataDir
 from socialapp.entrypoints import gunicorn_conf
+from socialapp.entrypoints.streaming import Beside
 from socialapp.queue import QUEUES
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,10 @@ def serve(settings: Settings) -> int:
         settings = dataclasses.replace(settings, redis_url=redis.start() + "/0")
         print(f"socialapp started its own redis-server at {redis.url}", flush=True)
     master = os.getpid()
+    streaming = None
+    if settings.embedded_mongo and not settings.streaming_url:
+        streaming = Beside(settings)
+        settings = streaming.start()
     try:
         Application(settings, queues, data).run()
     except SystemExit as stop:
@@ -183,6 +188,8 @@ def serve(settings: Settings) -> int:
             raise  # a worker process leaving the master's code it was forked in
         return stop.code if isinstance(stop.code, int) else 1
     finally:
+        if streaming and os.getpid() == master:
+            streaming.stop()
         if redis:
             redis.stop()  # only in the process that started it
     return 0

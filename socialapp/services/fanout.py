@@ -32,6 +32,7 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
+from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class Fanout:
     sources: FeedSources
     cache: PostCache
     hidden: HiddenAccounts
+    streams: Streams
     fanout_settings: FanoutSettingsStore
     queue: TaskQueue
     posts: PostStore
@@ -145,6 +147,7 @@ class Fanout:
         read on, in every mode (a page filters its own entries; nothing is delivered or
         taken back for it)."""
         self.hidden.forget(user_ids)
+        self.streams.publish_refresh(user_ids)
 
     def on_settings_changed(self, generation: int) -> None:
         not_before = time.time() + self.settle_delay()
@@ -203,6 +206,8 @@ class Fanout:
             return 0
         followers, strategy, unsettled = self.sources.authors([author_id])[author_id]
         policy = self.fanout_settings.current()
+        # Once per post, for the streams that pull the author (pushed ones: deliver_chunk).
+        self.streams.publish_post(post_id, author_id, everyone=policy.pulls_everyone)
         if policy.measures_rates:
             self.state.count(author_id, "posts", self.config.adaptive_rate_window_seconds)
         chunks = iter(())
@@ -246,6 +251,8 @@ class Fanout:
         if self.cache.buried(post_id):
             self.feeds.retract(post_id, author_id, follower_ids)
             delivered = 0
+        else:
+            self.streams.publish_update(follower_ids, post_id, author_id)
         self.metrics.deliveries.inc(delivered)
         if self.state.finish_chunk(post_id, attempt, index):
             self.posts.finish_fanout(post_id)
@@ -272,8 +279,10 @@ class Fanout:
         jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
         self.cache.bury(post_id)
         self.feeds.withdraw(post_id, author_id)
+        self.streams.publish_delete([author_id], post_id)
         for follower_ids in self.follows.follower_chunks(author_id):
             self.feeds.retract(post_id, author_id, follower_ids)
+            self.streams.publish_delete(follower_ids, post_id)
 
     def reconcile(self, generation: int, not_before: float = 0) -> bool:
         """After a mode or threshold change, backfill authors that went from pulled to

@@ -28,6 +28,7 @@ from socialapp.security import Passwords
 from socialapp.services import oauth
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.oauth_codes import OAuthCodes
+from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ class Backend:
     users: UserStore
     passwords: Passwords
     password_grant: bool
+    streams: Streams  # a revoked token's open streams close
 
 
 class Client(rfc6749.ClientMixin):
@@ -137,6 +139,7 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
         if used is not None:
             if used != "-":
                 backend(self).apps.delete_token(used, grant["app_id"])
+                backend(self).streams.publish_revoked(used)
             log.warning("an authorization code was presented again: refused, its token revoked")
             return None
         if grant["app_id"] != client.get_client_id():
@@ -227,6 +230,7 @@ class Revocation(rfc7009.RevocationEndpoint):
 
     def revoke_token(self, token, request) -> None:
         oauth.revoke(self.server.backend.apps, token[1], token[0])
+        self.server.backend.streams.publish_revoked(oauth.digest(token[0]))
 
 
 def _unauthorized() -> rfc6749.UnauthorizedClientError:

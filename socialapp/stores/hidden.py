@@ -50,6 +50,15 @@ class HiddenAccounts:
         pairs = zip(author_ids, scores[1:], strict=True)
         return {a for a, until in pairs if until is not None and until > now}
 
+    def until(self, reader: int) -> dict[int, float] | None:
+        """Every account hidden from the reader, with when its hiding ends; None when the
+        copy is not loaded (the streaming process keeps this for its connected readers)."""
+        pairs = self._redis.zrange(_hidden(reader), 0, -1, withscores=True)
+        found = {member: end for member, end in pairs}
+        if LOADED not in found:
+            return None
+        return {int(m): end for m, end in found.items() if m != LOADED}
+
     def changes(self, reader: int) -> str:
         """The copy's change counter: read it before loading from MongoDB."""
         return self._redis.get(_changes(reader)) or ""

@@ -299,6 +299,13 @@ class TimelineStore:
         keys = [pulls_key(user_id) for user_id in user_ids]
         self._run(self._calls("pulls_add", keys, (author_id,), single="pulls_add"))
 
+    def pulled(self, user_id: int) -> set[int] | None:
+        """The authors the reader pulls; None while the set is missing or being rebuilt."""
+        members = self._client.smembers(pulls_key(user_id))
+        if LOADED not in members or BUILDING in members:
+            return None
+        return {int(m) for m in members if m != LOADED}
+
     def remove_pulled(self, user_ids: Iterable[int], author_id: int) -> None:
         pipe = self._client.pipeline(transaction=False)
         for user_id in user_ids:

@@ -27,6 +27,7 @@ from socialapp.api.mastodon import (
     search,
     startup,
     statuses,
+    streaming,
     timelines,
 )
 from socialapp.bootstrap import Components
@@ -45,6 +46,7 @@ BLUEPRINTS = (
     search.blp,
     startup.blp,
     images.blp,
+    streaming.blp,
 )
 
 

@@ -128,6 +128,7 @@ def init_app(app: Flask, components: Components, settings: Settings) -> None:
         users=components.users,
         passwords=components.passwords,
         password_grant=settings.oauth_password_grant,
+        streams=components.streams,
     )
     oauth_grants.install(server, backend)
     app.extensions["oauth_server"] = server

@@ -15,6 +15,7 @@ from flask import Blueprint, jsonify, request
 
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import documented
+from socialapp.api.mastodon.streaming import streaming_url
 
 blp = Blueprint("mastodon_instance", __name__)
 MASTODON_VERSION = "4.2.0"
@@ -52,7 +53,7 @@ def describe() -> dict:
         "description": "Served by socialapp: posts, follows, favourites and a home timeline.",
         "email": "",
         "version": _version(),
-        "urls": {"streaming_api": ""},
+        "urls": {"streaming_api": streaming_url()},
         "stats": {"user_count": 0, "status_count": 0, "domain_count": 1},
         "thumbnail": None,
         "languages": ["en"],
@@ -84,7 +85,7 @@ def describe_v2() -> dict:
         "icon": [],
         "languages": ["en"],
         "configuration": {
-            "urls": {"streaming": "", "status": None, "about": f"{base}/docs"},
+            "urls": {"streaming": streaming_url(), "status": None, "about": f"{base}/docs"},
             "vapid": {"public_key": ""},
             "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
             "statuses": STATUSES,

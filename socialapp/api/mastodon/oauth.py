@@ -9,13 +9,15 @@ and scopes that exist.
 
 from __future__ import annotations
 
+import time
+
 import marshmallow as ma
 from authlib.oauth2 import OAuth2Error
 from flask import Blueprint, jsonify
 from marshmallow import fields, validate
 
 from socialapp.api import limits
-from socialapp.api.auth import app_grant, components
+from socialapp.api.auth import app_grant, bearer_token, components, token_grant
 from socialapp.api.fields import Text
 from socialapp.api.mastodon import entities, errors
 from socialapp.api.mastodon.authorization import server
@@ -121,6 +123,24 @@ def verify_app():
     if app is None:
         raise Unauthorized("The access token is invalid")
     return jsonify(entities.application(app))
+
+
+@blp.get("/oauth/token/info")
+@documented("Who the bearer token speaks for, and its scopes", "The token's info", AUTHORIZED)
+def token_info():
+    """Doorkeeper's token info, as Mastodon serves it: what the streaming process asks."""
+    found = token_grant()
+    expires_in = None
+    if found.scopes is None:  # a /v1 JWT: it ends
+        expires_in = max(0, int(components().tokens.expires_at(bearer_token()) - time.time()))
+    return jsonify(
+        {
+            "resource_owner_id": None if found.user_id is None else str(found.user_id),
+            "scope": list(found.scopes if found.scopes is not None else oauth.TOP_SCOPES),
+            "expires_in": expires_in,
+            "application": None if found.app_id is None else {"uid": found.app_id},
+        }
+    )
 
 
 @blp.post("/oauth/token")

@@ -1,0 +1,185 @@
+"""Mastodon's streaming API, as the streaming process serves it (an ASGI app on uvicorn).
+
+- ``GET /api/v1/streaming/user`` and ``/api/v1/streaming/user/notification``: Server-Sent
+  Events (``event: update`` / ``delete`` / ``notification``, ``data:`` the payload), with a
+  comment line as a heartbeat every ``heartbeat`` seconds of silence;
+- ``GET /api/v1/streaming`` upgraded to a WebSocket: ``{"type": "subscribe", "stream":
+  "user"}`` (or ``user:notification``; ``unsubscribe`` alike), events as
+  ``{"stream": [...], "event": ..., "payload": ...}``; uvicorn pings it;
+- ``GET /api/v1/streaming/health``: ``OK``.
+
+The token comes from the ``Authorization`` header, the ``access_token`` query parameter or,
+for a WebSocket, ``Sec-WebSocket-Protocol``; refusals are ``{"error": ...}`` with 401, as
+Mastodon's streaming server answers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from socialapp.services.streaming import (
+    NOTIFICATION,
+    STREAMS,
+    USER,
+    Caller,
+    ConnectionClosed,
+    Hub,
+    Refused,
+)
+
+HEADERS = {"Cache-Control": "private, no-store", "X-Accel-Buffering": "no"}
+
+
+def create_app(hub: Hub, heartbeat: float = 15.0) -> Starlette:
+    async def health(request: Request):
+        return PlainTextResponse("OK")
+
+    async def user(request: Request):
+        return await _events(request, USER)
+
+    async def notification(request: Request):
+        return await _events(request, NOTIFICATION)
+
+    async def _events(request: Request, stream: str):
+        try:
+            caller = await hub.authenticate(_token(request.headers, request.query_params), stream)
+        except Refused as refused:
+            return JSONResponse({"error": refused.message}, refused.status)
+        connection = await hub.open(caller, [stream])
+
+        async def body():
+            yield ":)\n\n"
+            while True:
+                try:
+                    found = await connection.next_event(heartbeat)
+                except ConnectionClosed:
+                    return
+                if found is None:
+                    yield ":thump\n\n"
+                else:
+                    _, event, payload = found
+                    yield f"event: {event}\ndata: {payload}\n\n"
+
+        return EventStream(body(), lambda: hub.close(connection))
+
+    async def websocket(socket: WebSocket):
+        protocol = socket.headers.get("sec-websocket-protocol")
+        token = _token(socket.headers, socket.query_params) or protocol
+        first = socket.query_params.get("stream")
+        try:
+            caller = await hub.authenticate(token, first if first in STREAMS else None)
+        except Refused as refused:
+            await socket.send_denial_response(
+                JSONResponse({"error": refused.message}, refused.status)
+            )
+            return
+        await socket.accept(subprotocol=protocol if protocol == token else None)
+        connection = await hub.open(caller, [first] if first in STREAMS else [])
+        sender = asyncio.create_task(_send(socket, connection))
+        try:
+            while True:
+                message = await socket.receive_text()
+                reply = _subscription(caller, connection.streams, message)
+                if reply:
+                    await socket.send_text(json.dumps(reply))
+        except WebSocketDisconnect:
+            pass
+        finally:
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await sender
+            with anyio.CancelScope(shield=True):
+                await hub.close(connection)
+
+    async def _send(socket: WebSocket, connection) -> None:
+        while True:
+            try:
+                found = await connection.next_event(heartbeat)
+            except ConnectionClosed:
+                await socket.close(1000)
+                return
+            if found is not None:
+                stream, event, payload = found
+                await socket.send_text(
+                    json.dumps({"stream": [stream], "event": event, "payload": payload})
+                )
+
+    async def not_found(request, error):
+        return JSONResponse({"error": "Not Found"}, 404)
+
+    routes = [
+        Route("/api/v1/streaming/health", health),
+        Route("/api/v1/streaming/user", user),
+        Route("/api/v1/streaming/user/notification", notification),
+        WebSocketRoute("/api/v1/streaming", websocket),
+        WebSocketRoute("/api/v1/streaming/", websocket),
+    ]
+    return Starlette(
+        routes=routes,
+        exception_handlers={404: not_found},
+        lifespan=_lifespan(hub),
+    )
+
+
+class EventStream(StreamingResponse):
+    """Server-Sent Events whose stream leaves the hub however the response ends (the client
+    went away, the hub closed it, the server stops)."""
+
+    def __init__(self, body, on_close) -> None:
+        super().__init__(body, media_type="text/event-stream", headers=HEADERS)
+        self._on_close = on_close
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._on_close()
+
+
+def _lifespan(hub: Hub):
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        await hub.start()
+        try:
+            yield
+        finally:
+            await hub.stop()
+
+    return lifespan
+
+
+def _token(headers, query) -> str | None:
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return query.get("access_token") or None
+
+
+def _subscription(caller: Caller, streams: set[str], text: str) -> dict | None:
+    """Apply a ``subscribe`` or ``unsubscribe`` message; an error to send back, if any."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return {"error": "Invalid JSON", "status": 400}
+    if not isinstance(message, dict) or message.get("type") not in ("subscribe", "unsubscribe"):
+        return {"error": "Unknown message type", "status": 400}
+    stream = message.get("stream")
+    if stream not in STREAMS:
+        return {"error": "Unknown stream type", "status": 400}
+    if message["type"] == "unsubscribe":
+        streams.discard(stream)
+    elif not caller.may_read(stream):
+        return {"error": "Access token does not have the required scopes", "status": 401}
+    else:
+        streams.add(stream)
+    return None

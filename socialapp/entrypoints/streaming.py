@@ -1,0 +1,124 @@
+"""``socialapp stream``: the streaming process, Mastodon's streaming API on uvicorn.
+
+One asyncio process holds every open stream (``socialapp.services.streaming``); it reads
+Redis (the timelines' server) and asks the API server (``SOCIALAPP_API_URL``) who a token is
+and how a status renders. ``socialapp serve`` starts one on the embedded default, on a socket
+it bound itself (``--fd``); elsewhere it is its own service (docker-compose.yml).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import resource
+import socket
+import subprocess
+import sys
+
+import uvicorn
+from redis import asyncio as redis_async
+
+from socialapp.api.streaming import create_app
+from socialapp.config import ConfigError, Settings
+from socialapp.services.streaming import Gateway, Hub
+from socialapp.stores import redis_client
+from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.streams import Streams, Subscription
+from socialapp.stores.timelines import TimelineStore
+
+log = logging.getLogger(__name__)
+WS_PING_SECONDS = 20.0
+
+
+def build_app(settings: Settings):
+    if not settings.redis_url or not settings.api_url:
+        raise ConfigError("the streaming process needs SOCIALAPP_REDIS_URL and SOCIALAPP_API_URL")
+    client = redis_client.connect(settings.redis_url, cluster=settings.redis_cluster)
+    subscriber = (
+        redis_async.RedisCluster.from_url(settings.redis_url)
+        if settings.redis_cluster
+        else redis_async.Redis.from_url(settings.redis_url)
+    )
+    hub = Hub(
+        streams=Streams(client),
+        subscription=Subscription(subscriber),
+        timelines=TimelineStore(client, settings),
+        state=FanoutState(client),
+        hidden=HiddenAccounts(client),
+        gateway=Gateway(settings.api_url),
+        buffer=settings.streaming_buffer_events,
+    )
+    return create_app(hub, heartbeat=settings.streaming_heartbeat_seconds)
+
+
+def run(settings: Settings, fd: int | None = None) -> int:
+    """Serve until SIGTERM or SIGINT, on ``fd`` or on ``SOCIALAPP_STREAMING_PORT``."""
+    raise_open_files_limit()
+    app = build_app(settings)
+    where = {"fd": fd} if fd is not None else {"host": settings.host}
+    if fd is None:
+        where["port"] = settings.streaming_port or 4000
+    config = uvicorn.Config(
+        app,
+        **where,
+        ws="websockets-sansio",
+        ws_ping_interval=WS_PING_SECONDS,
+        ws_ping_timeout=WS_PING_SECONDS,
+        log_config=None,
+        access_log=False,
+        backlog=4096,
+        timeout_graceful_shutdown=5,
+    )
+    uvicorn.Server(config).run()
+    return 0
+
+
+def raise_open_files_limit() -> None:
+    """One descriptor per stream: take the hard limit (a default soft limit is 1,024)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+class Beside:
+    """The streaming process ``socialapp serve`` runs next to the API on the embedded
+    default: on a socket bound here (``SOCIALAPP_STREAMING_PORT``, 0 for a free port), asking
+    this server's API, reading its Redis. Stopped with the server."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._socket: socket.socket | None = None
+        self._process: subprocess.Popen | None = None
+
+    def start(self) -> Settings:
+        """Start it; the settings the API serves with (naming the streaming port)."""
+        host = self._settings.host
+        self._socket = socket.create_server(
+            (host, self._settings.streaming_port), backlog=4096, reuse_port=False
+        )
+        self._socket.set_inheritable(True)
+        port = self._socket.getsockname()[1]
+        api_host = "127.0.0.1" if host in ("0.0.0.0", "") else host
+        env = {
+            **os.environ,
+            "SOCIALAPP_REDIS_URL": self._settings.redis_url,
+            "SOCIALAPP_API_URL": self._settings.api_url
+            or f"http://{api_host}:{self._settings.port}",
+        }
+        fd = str(self._socket.fileno())
+        args = [sys.executable, "-m", "socialapp.entrypoints.cli", "stream", "--fd", fd]
+        self._process = subprocess.Popen(args, env=env, pass_fds=(self._socket.fileno(),))
+        self._socket.close()  # the streaming process has it; the API's workers need not
+        print(f"socialapp streaming on http://{host}:{port}/api/v1/streaming", flush=True)
+        return dataclasses.replace(self._settings, streaming_port=port)
+
+    def stop(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(10)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.wait()

@@ -1,0 +1,438 @@
+"""The streaming process's work: who is connected, what reaches each of them, once.
+
+A reader's stream carries what enters their home, as the home page shows it, in every mode:
+
+- *pushed* posts arrive on the reader's channel (delivery publishes them for readers with a
+  stream open, ``Streams.publish_update``);
+- *pulled* authors' posts arrive once per post on the author's channel; the hub hands each to
+  its connected readers who follow the author and pull them (their pulled set, or everyone
+  in read mode), and to the author's own streams, as the home shows your own posts;
+- a post both pushed and pulled (an author being switched) is sent once: each reader keeps
+  the ids it was sent lately; authors the reader blocks, is blocked by or mutes are left out
+  (the reader's hidden accounts, as a page leaves them out).
+
+The reader's followees, pulled set and hidden accounts are the Redis copies pages read
+(``FanoutState``, ``TimelineStore``, ``HiddenAccounts``), read again when delivery says they
+changed (a ``refresh`` on the reader's channel, handled before any later message) and every
+``RELOAD_SECONDS``. Where Redis lacks them, a home read through the API rebuilds them, with
+the reader's own token. The API also answers who a token is (``/oauth/token/info``) and
+renders statuses (``/api/v1/statuses/:id``): this process reads Redis and nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Iterable
+
+import httpx
+
+from socialapp.services import oauth
+from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.streams import MARKER_SECONDS, Streams, Subscription
+from socialapp.stores.timelines import TimelineStore
+
+log = logging.getLogger(__name__)
+
+USER, NOTIFICATION = "user", "user:notification"
+STREAMS = {USER: "read:statuses", NOTIFICATION: "read:notifications"}  # Mastodon's scopes
+RECENT = 1000  # post ids a reader's streams remember, to send each post once
+RENDERED = 2000  # statuses kept rendered (a post reaches many readers at once)
+RELOAD_SECONDS = 300.0  # a reader's copies are read again at least this often
+
+
+class Refused(Exception):
+    """A stream the caller may not open: ``status`` and Mastodon's error message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True)
+class Caller:
+    user_id: int
+    scopes: tuple[str, ...]
+    token_hash: str
+    token: str
+    expires_at: float | None  # unix time; None: until revoked
+
+    def may_read(self, stream: str) -> bool:
+        return oauth.granted([STREAMS[stream]], self.scopes)
+
+
+class Gateway:
+    """What the streaming process asks the API server: who a token is, a status rendered
+    as the Mastodon API renders it, and a home read (which rebuilds a reader's copies)."""
+
+    def __init__(self, api_url: str, timeout: float = 10.0) -> None:
+        limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
+        self._http = httpx.AsyncClient(base_url=api_url, timeout=timeout, limits=limits)
+
+    async def caller(self, token: str) -> Caller | None:
+        """Who ``token`` speaks for; None if the API does not know it (or it is revoked)."""
+        response = await self._http.get("/oauth/token/info", headers=_bearer(token))
+        if response.status_code in (401, 403):
+            return None
+        response.raise_for_status()
+        info = response.json()
+        owner, expires_in = info.get("resource_owner_id"), info.get("expires_in")
+        return Caller(
+            user_id=int(owner) if owner else 0,
+            scopes=tuple(info["scope"]),
+            token_hash=oauth.digest(token),
+            token=token,
+            expires_at=None if expires_in is None else time.time() + expires_in,
+        )
+
+    async def status(self, post_id: int) -> str | None:
+        """The post as a Mastodon Status (JSON text); None if it is gone."""
+        response = await self._http.get(f"/api/v1/statuses/{post_id}")
+        if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        return response.text.strip()
+
+    async def read_home(self, token: str) -> None:
+        response = await self._http.get(
+            "/api/v1/timelines/home", params={"limit": 1}, headers=_bearer(token)
+        )
+        if response.status_code != 200:
+            log.info("home read to rebuild a stream's sources answered %s", response.status_code)
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+
+def _bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+@dataclasses.dataclass(eq=False)
+class Connection:
+    """One open stream (an SSE response or a WebSocket): its events wait in a bounded
+    buffer; a consumer that lets it fill is disconnected."""
+
+    caller: Caller
+    buffer: int
+    streams: set[str] = dataclasses.field(default_factory=set)
+    closed: str | None = None  # why, once closed
+    _queue: asyncio.Queue = dataclasses.field(init=False)
+    _done: asyncio.Event = dataclasses.field(init=False, default_factory=asyncio.Event)
+
+    def __post_init__(self) -> None:
+        self._queue = asyncio.Queue(self.buffer)
+
+    @property
+    def reader(self) -> int:
+        return self.caller.user_id
+
+    def offer(self, stream: str, event: str, payload) -> None:
+        """Queue an event for ``stream`` if subscribed; ``payload`` is text or a task that
+        renders it."""
+        if self.closed or stream not in self.streams:
+            return
+        try:
+            self._queue.put_nowait((stream, event, payload))
+        except asyncio.QueueFull:
+            self.close("slow consumer: the stream's buffer is full")
+
+    def close(self, reason: str) -> None:
+        if not self.closed:
+            self.closed = reason
+            self._done.set()
+
+    async def next_event(self, timeout: float) -> tuple[str, str, str] | None:
+        """The next event with its payload rendered, or None after ``timeout`` without one
+        (time for a heartbeat); raises ``ConnectionClosed`` once the hub closed it."""
+        while True:
+            if self.closed:
+                raise ConnectionClosed(self.closed)
+            get = asyncio.ensure_future(self._queue.get())
+            done = asyncio.ensure_future(self._done.wait())
+            finished, _ = await asyncio.wait(
+                {get, done}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if get not in finished:
+                get.cancel()
+                done.cancel()
+                if self.closed:
+                    raise ConnectionClosed(self.closed)
+                return None
+            done.cancel()
+            stream, event, payload = get.result()
+            if isinstance(payload, asyncio.Future):
+                payload = await payload
+            if payload is not None:
+                return stream, event, payload
+
+
+class ConnectionClosed(Exception):
+    pass
+
+
+@dataclasses.dataclass(eq=False)
+class ReaderView:
+    """What the hub knows of one connected reader, shared by their connections."""
+
+    reader: int
+    token: str
+    followees: set[int] = dataclasses.field(default_factory=set)
+    pulled: set[int] = dataclasses.field(default_factory=set)
+    hidden: dict[int, float] = dataclasses.field(default_factory=dict)
+    connections: set[Connection] = dataclasses.field(default_factory=set)
+    sent: collections.OrderedDict = dataclasses.field(default_factory=collections.OrderedDict)
+    indexed: set[int] = dataclasses.field(default_factory=set)  # authors it is indexed under
+    loaded_at: float = 0.0
+
+    @property
+    def authors(self) -> set[int]:
+        """Whose author channels this reader needs: everyone followed, and themself."""
+        return {*self.followees, self.reader}
+
+    def first_time(self, post_id: int) -> bool:
+        if post_id in self.sent:
+            return False
+        self.sent[post_id] = None
+        if len(self.sent) > RECENT:
+            self.sent.popitem(last=False)
+        return True
+
+    def hides(self, author: int, now: float) -> bool:
+        return self.hidden.get(author, 0) > now
+
+    def offer(self, streams: Iterable[str], event: str, payload) -> None:
+        for connection in list(self.connections):
+            for stream in streams:
+                connection.offer(stream, event, payload)
+
+
+class Hub:
+    """Every open stream of this process, fed from Redis pub/sub."""
+
+    def __init__(
+        self,
+        streams: Streams,
+        subscription: Subscription,
+        timelines: TimelineStore,
+        state: FanoutState,
+        hidden: HiddenAccounts,
+        gateway: Gateway,
+        buffer: int = 256,
+        clock=time.time,
+    ) -> None:
+        self._streams = streams
+        self._subscription = subscription
+        self._timelines = timelines
+        self._state = state
+        self._hidden = hidden
+        self._gateway = gateway
+        self._buffer = buffer
+        self._clock = clock
+        self._views: dict[int, ReaderView] = {}
+        self._by_author: dict[int, set[int]] = collections.defaultdict(set)
+        self._rendered: collections.OrderedDict[int, asyncio.Future] = collections.OrderedDict()
+        self._lock = asyncio.Lock()  # subscriptions change one reader at a time
+        self._tasks: list[asyncio.Task] = []
+
+    # Lifetime ------------------------------------------------------------------------------
+    async def start(self) -> None:
+        await self._subscription.start()
+        self._tasks = [
+            asyncio.create_task(self._listen()),
+            asyncio.create_task(self._keep_marked()),
+        ]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        readers = list(self._views)
+        for view in self._views.values():
+            for connection in view.connections:
+                connection.close("the streaming server is stopping")
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(self._streams.mark_closed, readers)
+        await self._subscription.close()
+        await self._gateway.close()
+
+    @property
+    def connections(self) -> int:
+        return sum(len(view.connections) for view in self._views.values())
+
+    # Connections -----------------------------------------------------------------------------
+    async def authenticate(self, token: str | None, stream: str | None) -> Caller:
+        """The caller of ``token``, who must be a user with a read scope for ``stream``
+        (any read scope when None); ``Refused`` otherwise, with Mastodon's messages."""
+        if not token:
+            raise Refused(401, "Missing access token")
+        caller = await self._gateway.caller(token)
+        if caller is None or not caller.user_id:
+            raise Refused(401, "Invalid access token")
+        if stream is not None and not caller.may_read(stream):
+            raise Refused(401, "Access token does not have the required scopes")
+        if stream is None and not any(caller.may_read(s) for s in STREAMS):
+            raise Refused(401, "Access token does not have the required scopes")
+        return caller
+
+    async def open(self, caller: Caller, streams: Iterable[str] = ()) -> Connection:
+        connection = Connection(caller, self._buffer, set(streams))
+        async with self._lock:
+            view = self._views.get(caller.user_id)
+            if view is None:
+                view = self._views[caller.user_id] = ReaderView(caller.user_id, caller.token)
+                await self._subscription.follow(readers=[caller.user_id])
+                await self._load(view)  # subscribed to every channel before marked open
+                await asyncio.to_thread(self._streams.mark_open, [caller.user_id])
+            view.connections.add(connection)
+        if caller.expires_at is not None:
+            delay = max(0.0, caller.expires_at - self._clock())
+            asyncio.get_running_loop().call_later(delay, connection.close, "the token expired")
+        return connection
+
+    async def close(self, connection: Connection) -> None:
+        connection.close(connection.closed or "closed")
+        async with self._lock:
+            view = self._views.get(connection.reader)
+            if view is None:
+                return
+            view.connections.discard(connection)
+            if view.connections:
+                return
+            del self._views[view.reader]
+            await self._reindex(view, set())
+            await self._subscription.unfollow(readers=[view.reader])
+            await asyncio.to_thread(self._streams.mark_closed, [view.reader])
+
+    # What reaches whom -----------------------------------------------------------------------
+    async def _listen(self) -> None:
+        while True:
+            try:
+                async for kind, key, message in self._subscription.messages():
+                    await self._dispatch(kind, key, message)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("streaming: the pub/sub connection failed; listening again")
+                await asyncio.sleep(1)
+
+    async def _dispatch(self, kind: str, key: int | None, message) -> None:
+        if kind == "revoked":
+            for view in self._views.values():
+                for connection in list(view.connections):
+                    if connection.caller.token_hash == message:
+                        connection.close("the token was revoked")
+        elif kind == "author":
+            self._on_post(key, message)
+        else:
+            view = self._views.get(key)
+            if view is not None:
+                await self._on_reader_event(view, message)
+
+    def _on_post(self, author: int, message: dict) -> None:
+        """A new post, once: to the author's streams and to the connected readers pulling
+        them."""
+        post_id, everyone = message["post_id"], message["everyone"]
+        for reader in list(self._by_author.get(author, ())):
+            view = self._views.get(reader)
+            if view is None:
+                continue
+            pulls = author in view.followees and (everyone or author in view.pulled)
+            if author == reader or pulls:
+                self._update(view, post_id, author)
+
+    async def _on_reader_event(self, view: ReaderView, message: dict) -> None:
+        event = message["event"]
+        if event == "update":
+            self._update(view, message["post_id"], message["author_id"])
+        elif event == "delete":
+            view.offer([USER], "delete", str(message["post_id"]))
+        elif event == "notification":
+            view.offer([USER, NOTIFICATION], "notification", message["payload"])
+        elif event == "refresh":
+            async with self._lock:
+                if view.reader in self._views:
+                    await self._load(view)
+
+    def _update(self, view: ReaderView, post_id: int, author: int) -> None:
+        if view.hides(author, self._clock()) or not view.first_time(post_id):
+            return
+        if author != view.reader and author not in view.followees:
+            return  # an entry of an author unfollowed meanwhile: the page drops it too
+        view.offer([USER], "update", self._render(post_id))
+
+    def _render(self, post_id: int) -> asyncio.Future:
+        """The post as a Status, rendered once for every stream it reaches."""
+        found = self._rendered.get(post_id)
+        if found is None:
+            found = self._rendered[post_id] = asyncio.ensure_future(self._fetch(post_id))
+            if len(self._rendered) > RENDERED:
+                self._rendered.popitem(last=False)
+        return found
+
+    async def _fetch(self, post_id: int) -> str | None:
+        try:
+            return await self._gateway.status(post_id)
+        except httpx.HTTPError as error:
+            log.warning("streaming: status %s not rendered: %r", post_id, error)
+            return None
+
+    # A reader's copies -----------------------------------------------------------------------
+    async def _load(self, view: ReaderView) -> None:
+        """Read the reader's followees, pulled set and hidden accounts (rebuilt by a home
+        read where Redis lacks them), and follow the channels of whom they follow."""
+        copies = await asyncio.to_thread(self._copies, view.reader)
+        if copies[0] is None or copies[2] is None:
+            await self._gateway.read_home(view.token)
+            copies = await asyncio.to_thread(self._copies, view.reader)
+        followees, pulled, hidden = copies
+        view.followees, view.pulled = followees or set(), pulled or set()
+        view.hidden, view.loaded_at = hidden or {}, self._clock()
+        await self._reindex(view, view.authors)
+
+    def _copies(self, reader: int):
+        return (
+            self._state.followees(reader),
+            self._timelines.pulled(reader),
+            self._hidden.until(reader),
+        )
+
+    async def _reindex(self, view: ReaderView, authors: set[int]) -> None:
+        """Index the reader under ``authors``; follow channels that gained their first
+        reader, leave those that lost their last."""
+        before, view.indexed = view.indexed, set(authors)
+        new, gone = [], []
+        for author in authors - before:
+            if not self._by_author[author]:
+                new.append(author)
+            self._by_author[author].add(view.reader)
+        for author in before - authors:
+            self._by_author[author].discard(view.reader)
+            if not self._by_author[author]:
+                del self._by_author[author]
+                gone.append(author)
+        await self._subscription.follow(authors=new)
+        await self._subscription.unfollow(authors=gone)
+
+    async def _keep_marked(self) -> None:
+        """Renew the markers of the connected readers, and read their copies again now and
+        then (a mute that ended, a copy rebuilt)."""
+        while True:
+            await asyncio.sleep(MARKER_SECONDS / 3)
+            try:
+                await asyncio.to_thread(self._streams.mark_open, list(self._views))
+                stale = self._clock() - RELOAD_SECONDS
+                for view in [v for v in self._views.values() if v.loaded_at < stale]:
+                    async with self._lock:
+                        if view.reader in self._views:
+                            await self._load(view)
+            except Exception:
+                log.exception("streaming: renewing the stream markers failed")

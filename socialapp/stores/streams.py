@@ -1,0 +1,158 @@
+"""The live streams' key space in Redis: who has a stream open, and the pub/sub channels that
+feed the streaming process (after Mastodon's ``timeline:<account>`` channels).
+
+- ``stream:open``: a sorted set of readers with an open stream, each scored by the unix time
+  its marker ends; the streaming process refreshes the markers of its connected readers
+  long before they end, so a marker outlives its stream by at most ``MARKER_SECONDS``.
+  Delivery publishes a pushed entry only to readers whose marker holds (one ``ZMSCORE`` per
+  chunk), as Mastodon publishes only for accounts with a subscription.
+- ``timeline:<reader>``: what reaches one reader: ``update`` (a pushed post), ``delete``,
+  ``notification``, and ``refresh`` (the reader's followees, pulled set or hidden accounts
+  changed: the streaming process reads them again before the next message).
+- ``timeline:author:<author>``: each new post, once, for the streaming process to hand to
+  its connected readers who pull the author (``everyone``: read mode, where every follower
+  pulls).
+- ``timeline:revoked``: the hash of a revoked access token, whose streams close.
+
+Messages are JSON objects. The publishing side (``Streams``) is synchronous, as the other
+stores; the streaming process listens through ``Subscription`` (redis-py's asyncio pub/sub).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Iterable
+
+from socialapp.stores.unavailable import REDIS, translates
+
+OPEN = "stream:open"
+MARKER_SECONDS = 90  # a marker's life; the streaming process renews it every third of it
+REVOKED = "timeline:revoked"
+_READER = "timeline:"
+_AUTHOR = "timeline:author:"
+
+
+def reader_channel(reader: int) -> str:
+    return f"{_READER}{reader}"
+
+
+def author_channel(author: int) -> str:
+    return f"{_AUTHOR}{author}"
+
+
+@translates(REDIS)
+class Streams:
+    def __init__(self, client, clock=time.time) -> None:
+        self._redis = client
+        self._clock = clock
+
+    # The streaming process's markers -------------------------------------------------------
+    def mark_open(self, readers: Iterable[int]) -> None:
+        """Readers with a stream open now, for ``MARKER_SECONDS``; ended markers are dropped."""
+        now = self._clock()
+        until = {str(reader): now + MARKER_SECONDS for reader in readers}
+        pipe = self._redis.pipeline(transaction=False)
+        if until:
+            pipe.zadd(OPEN, until)
+        pipe.zremrangebyscore(OPEN, "-inf", now)
+        pipe.execute()
+
+    def mark_closed(self, readers: Iterable[int]) -> None:
+        readers = [str(reader) for reader in readers]
+        if readers:
+            self._redis.zrem(OPEN, *readers)
+
+    def open_among(self, readers: Iterable[int]) -> list[int]:
+        """The readers among ``readers`` with a stream open (one command)."""
+        readers = list(readers)
+        if not readers:
+            return []
+        scores = self._redis.zmscore(OPEN, [str(reader) for reader in readers])
+        now = self._clock()
+        return [r for r, until in zip(readers, scores, strict=True) if until and until > now]
+
+    # Publishing ----------------------------------------------------------------------------
+    def publish_update(self, readers: Iterable[int], post_id: int, author_id: int) -> int:
+        """A pushed post, to the readers among ``readers`` with a stream open; how many."""
+        event = {"event": "update", "post_id": post_id, "author_id": author_id}
+        return self._to_open(readers, event)
+
+    def publish_delete(self, readers: Iterable[int], post_id: int) -> int:
+        """A post that left these readers' homes, to those with a stream open."""
+        return self._to_open(readers, {"event": "delete", "post_id": post_id})
+
+    def publish_refresh(self, readers: Iterable[int]) -> int:
+        """What these readers' streams follow changed (followees, pulled set, hidden)."""
+        return self._to_open(readers, {"event": "refresh"})
+
+    def publish_notification(self, reader: int, payload: str) -> None:
+        """A notification (Mastodon's Notification entity as JSON text) for ``reader``."""
+        if self.open_among([reader]):
+            event = {"event": "notification", "payload": payload}
+            self._redis.publish(reader_channel(reader), json.dumps(event))
+
+    def publish_post(self, post_id: int, author_id: int, everyone: bool) -> None:
+        """A new post, once, for the readers who pull its author (``everyone``: all who
+        follow them, as in read mode)."""
+        event = {"post_id": post_id, "author_id": author_id, "everyone": everyone}
+        self._redis.publish(author_channel(author_id), json.dumps(event))
+
+    def publish_revoked(self, token_hash: str) -> None:
+        self._redis.publish(REVOKED, token_hash)
+
+    def _to_open(self, readers: Iterable[int], event: dict) -> int:
+        open_readers = self.open_among(readers)
+        if open_readers:
+            text = json.dumps(event)
+            pipe = self._redis.pipeline(transaction=False)
+            for reader in open_readers:
+                pipe.publish(reader_channel(reader), text)
+            pipe.execute()
+        return len(open_readers)
+
+
+class Subscription:
+    """The streaming process's side: one redis-py asyncio pub/sub connection, subscribed to
+    the channels of its connected readers and of the authors they follow."""
+
+    def __init__(self, async_client) -> None:
+        self._pubsub = async_client.pubsub(ignore_subscribe_messages=True)
+
+    async def start(self) -> None:
+        await self._pubsub.subscribe(REVOKED)
+
+    async def follow(self, readers: Iterable[int] = (), authors: Iterable[int] = ()) -> None:
+        channels = _channels(readers, authors)
+        if channels:
+            await self._pubsub.subscribe(*channels)
+
+    async def unfollow(self, readers: Iterable[int] = (), authors: Iterable[int] = ()) -> None:
+        channels = _channels(readers, authors)
+        if channels:
+            await self._pubsub.unsubscribe(*channels)
+
+    async def messages(self) -> AsyncIterator[tuple[str, int | None, dict | str]]:
+        """``(kind, id, message)``: kind ``reader`` or ``author`` with the reader's or
+        author's id and the event, or ``revoked`` with the token's hash."""
+        async for message in self._pubsub.listen():
+            if message["type"] != "message":
+                continue
+            channel, data = _text(message["channel"]), _text(message["data"])
+            if channel == REVOKED:
+                yield "revoked", None, data
+            elif channel.startswith(_AUTHOR):
+                yield "author", int(channel[len(_AUTHOR) :]), json.loads(data)
+            else:
+                yield "reader", int(channel[len(_READER) :]), json.loads(data)
+
+    async def close(self) -> None:
+        await self._pubsub.aclose()
+
+
+def _channels(readers: Iterable[int], authors: Iterable[int]) -> list[str]:
+    return [*map(reader_channel, readers), *map(author_channel, authors)]
+
+
+def _text(value) -> str:
+    return value.decode() if isinstance(value, bytes) else value
