@@ -20,6 +20,7 @@ from socialapp.security import Passwords, Tokens
 from socialapp.services.audit import Auditor
 from socialapp.services.fanout import Fanout
 from socialapp.services.forecast import Forecaster
+from socialapp.services.notifications import Notifier
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.audit import AuditStore
 from socialapp.stores.fanout_changes import FanoutChangeLog
@@ -30,6 +31,7 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.oauth_codes import OAuthCodes
 from socialapp.stores.post_cache import PostCache
@@ -55,6 +57,7 @@ class Components:
     hidden: HiddenAccounts
     posts: PostStore
     likes: LikeStore
+    notifications: NotificationStore
     idempotency: IdempotencyStore
     oauth: OAuthStore
     oauth_codes: OAuthCodes
@@ -68,6 +71,7 @@ class Components:
     home: HomeReader
     feeds: FeedManager
     fanout: Fanout
+    notifier: Notifier
     auditor: Auditor
     forecaster: Forecaster
     queue: TaskQueue
@@ -78,7 +82,8 @@ class Components:
 
     def ensure_indexes(self) -> None:
         stores = (self.users, self.follows, self.filters, self.posts, self.likes, self.idempotency)
-        for store in (*stores, self.fanout_settings, self.oauth, self.fanout_changes):
+        others = (self.notifications, self.fanout_settings, self.oauth, self.fanout_changes)
+        for store in (*stores, *others):
             store.ensure_indexes()
 
 
@@ -95,6 +100,7 @@ def build(settings: Settings) -> Components:
     follows = FollowStore(db, settings)
     posts = PostStore(db, settings)
     likes = LikeStore(db, settings)
+    notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
     post_cache = PostCache(redis, settings, render=render_post)
@@ -117,11 +123,12 @@ def build(settings: Settings) -> Components:
         sources, timelines, fanout_state, hidden, post_cache, posts, follows, settings
     )
     transactions = mongo.Transactions(db, settings)
+    ids = IdGenerator()
     return Components(
         settings=settings,
         db=db,
         redis=redis,
-        ids=IdGenerator(),
+        ids=ids,
         passwords=Passwords(settings),
         tokens=Tokens(settings),
         users=users,
@@ -130,6 +137,7 @@ def build(settings: Settings) -> Components:
         hidden=hidden,
         posts=posts,
         likes=likes,
+        notifications=notifications,
         idempotency=idempotency,
         oauth=OAuthStore(db, settings),
         oauth_codes=OAuthCodes(redis),
@@ -157,6 +165,7 @@ def build(settings: Settings) -> Components:
             metrics=metrics,
             config=settings,
         ),
+        notifier=Notifier(notifications, filters, likes, posts, ids, queue),
         forecaster=Forecaster(users, follows, posts, fanout_state, timelines, settings),
         auditor=Auditor(home, fanout_state, posts, fanout_settings, audits, queue, settings),
         queue=queue,

@@ -52,6 +52,7 @@ class Settings:
     # Timelines and fan-out
     timeline_cap: int = 800
     outbox_cap: int = 800
+    notifications_kept: int = 500  # each account's newest notifications kept, older trimmed
     fanout_chunk_size: int = 1000
     fanout_celebrity_chunk_size: int = 5000
     inactive_after_seconds: int = 30 * 24 * 3600

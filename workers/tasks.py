@@ -1,5 +1,5 @@
-"""The tasks: each parses ids and calls one method of the fan-out engine, adaptive mode or
-the auditor. Retries come from Celery."""
+"""The tasks: each parses ids and calls one method of the fan-out engine, adaptive mode, the
+auditor or the notifier. Retries come from Celery."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from socialapp import queue
 from socialapp.bootstrap import Components
-from socialapp.services import adaptive, audit, fanout
+from socialapp.services import adaptive, audit, fanout, notifications
 
 # Each app (one per test, one per process) has its own tasks; a store that is unavailable
 # makes a task retry with backoff and jitter.
@@ -43,6 +43,10 @@ def register(app, components: Callable[[], Components]) -> None:
     @app.task(name=fanout.RECONCILE_AUTHOR, **RETRY)
     def reconcile_author(author_id: int, not_before: float = 0) -> bool:
         return components().fanout.reconcile_author(author_id, not_before)
+
+    @app.task(name=notifications.NOTIFY, **RETRY)
+    def notify(type_: str, actor_id: int, event: dict) -> bool:
+        return components().notifier.apply(type_, actor_id, event) is not None
 
     @app.task(name=adaptive.ADAPT, **RETRY)
     def adapt() -> int:

@@ -55,7 +55,7 @@ class Block(MethodView):
         """Block a user (idempotent): each of you leaves the other's home, and the follows
         between you end"""
         c = components()
-        filters.block(c.uow, c.fanout, caller_id(), user_id_from_path(user_id))
+        filters.block(c.uow, c.fanout, caller_id(), user_id_from_path(user_id), c.notifier)
 
     @limits.writes
     @blp.doc(**BEARER)

@@ -35,7 +35,7 @@ class Following(MethodView):
         follower_id = caller_id()
         c = components()
         followee_id = user_id_from_path(user_id)
-        graph.follow(c.uow, c.fanout, follower_id, followee_id)
+        graph.follow(c.uow, c.fanout, follower_id, followee_id, c.notifier)
 
     @limits.writes
     @blp.doc(**BEARER)

@@ -107,7 +107,7 @@ class Post(MethodView):
         """Delete your own post"""
         c = components()
         user_id = caller_id()
-        posts.delete_post(c.uow, c.fanout, post_id_from_path(post_id), user_id)
+        posts.delete_post(c.uow, c.fanout, post_id_from_path(post_id), user_id, c.notifier)
 
 
 @blp.route("/users/<user_id>/posts")
@@ -131,7 +131,7 @@ class Like(MethodView):
         """Like a post (idempotent)"""
         c = components()
         user_id = caller_id()
-        posts.like(c.uow, c.post_cache, post_id_from_path(post_id), user_id)
+        posts.like(c.uow, c.post_cache, post_id_from_path(post_id), user_id, c.notifier)
 
     @limits.writes
     @blp.response(204)
@@ -141,7 +141,7 @@ class Like(MethodView):
         """Take back a like (idempotent)"""
         c = components()
         user_id = caller_id()
-        posts.unlike(c.uow, c.post_cache, post_id_from_path(post_id), user_id)
+        posts.unlike(c.uow, c.post_cache, post_id_from_path(post_id), user_id, c.notifier)
 
 
 @blp.route("/posts/<post_id>/comments")
@@ -159,7 +159,9 @@ class Comments(MethodView):
         user_id = caller_id()
         key = headers["idempotency_key"]
         post = post_id_from_path(post_id)
-        return posts.add_comment(c.uow, c.post_cache, c.ids, post, user_id, body["text"], key)
+        return posts.add_comment(
+            c.uow, c.post_cache, c.ids, post, user_id, body["text"], key, c.notifier
+        )
 
     @blp.arguments(CommentPageArgs, location="query")
     @blp.response(200, CommentPageSchema)

@@ -15,6 +15,7 @@ from socialapp.errors import Invalid
 from socialapp.services import graph
 from socialapp.services.accounts import get_user
 from socialapp.services.fanout import Fanout
+from socialapp.services.notifications import Notifier
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -24,11 +25,20 @@ MAX_MUTE_SECONDS = 366 * 24 * 3600  # a mute with an end ends within a year; 0: 
 Page = tuple[list[dict], str | None]
 
 
-def block(uow: UnitOfWork, fanout: Fanout, account_id: int, target_id: int) -> bool:
+def block(
+    uow: UnitOfWork,
+    fanout: Fanout,
+    account_id: int,
+    target_id: int,
+    notifier: Notifier | None = None,
+) -> bool:
     """Block ``target_id``; True if the block is new. Idempotent: a repeat (or a retry after
-    a failure half-way) ends any follow left between the two again."""
+    a failure half-way) ends any follow left between the two again, and removes the
+    notifications either caused the other."""
     _other(uow.users, account_id, target_id)
     added = uow.filters.block(account_id, target_id)
+    if notifier is not None:
+        notifier.blocked(account_id, target_id)
     fanout.on_filters_changed(account_id, target_id)
     for follower, followee in ((account_id, target_id), (target_id, account_id)):
         graph.unfollow(uow, fanout, follower, followee)

@@ -9,6 +9,7 @@ from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services.accounts import get_user
 from socialapp.services.fanout import Fanout
+from socialapp.services.notifications import Notifier
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore, is_cursor
 from socialapp.stores.users import UserStore
@@ -29,9 +30,15 @@ class Relationship(NamedTuple):
     muting_notifications: bool = False  # ... and their notifications
 
 
-def follow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int) -> bool:
-    """Follow ``followee_id``; True if the edge is new (counters move only then). Refused
-    while either account blocks the other."""
+def follow(
+    uow: UnitOfWork,
+    fanout: Fanout,
+    follower_id: int,
+    followee_id: int,
+    notifier: Notifier | None = None,
+) -> bool:
+    """Follow ``followee_id``; True if the edge is new (counters move, and the followee is
+    notified, only then). Refused while either account blocks the other."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
     _not_blocked(uow, follower_id, followee_id)
@@ -43,6 +50,8 @@ def follow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int) 
     except Forbidden:
         unfollow(uow, fanout, follower_id, followee_id)
         raise
+    if added and notifier is not None:
+        notifier.followed(follower_id, followee_id)
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
     before = followee["followers_count"] - added
     fanout.on_follow(follower_id, followee, before)

@@ -8,6 +8,7 @@ from socialapp import jitter
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound, Unavailable
 from socialapp.services.fanout import Fanout
+from socialapp.services.notifications import Notifier
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.post_cache import PostCache
@@ -79,8 +80,15 @@ def get_post(posts: PostStore, post_id: int) -> dict:
     return post
 
 
-def delete_post(uow: UnitOfWork, fanout: Fanout, post_id: int, caller_id: int) -> dict:
-    """Delete the caller's own post with its comments and likes; the deleted post."""
+def delete_post(
+    uow: UnitOfWork,
+    fanout: Fanout,
+    post_id: int,
+    caller_id: int,
+    notifier: Notifier | None = None,
+) -> dict:
+    """Delete the caller's own post with its comments, likes and notifications; the deleted
+    post."""
     post = get_post(uow.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
@@ -91,6 +99,8 @@ def delete_post(uow: UnitOfWork, fanout: Fanout, post_id: int, caller_id: int) -
         uow.likes.delete_for_post(post_id)
     except Unavailable as error:  # the post is gone: nothing can reach its likes any more
         log.warning("post %s deleted, its likes left behind: %r", post_id, error)
+    if notifier is not None:
+        notifier.post_deleted(post)
     fanout.on_post_deleted(post)
     return post
 
@@ -146,25 +156,36 @@ def with_authors(
     ]
 
 
-def like(uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int) -> None:
-    """Idempotent: the post's like count moves only when the like is new."""
-    uow.run(lambda session: _change_like(uow, post_id, user_id, +1, session))
+def like(
+    uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int, notifier: Notifier | None = None
+) -> None:
+    """Idempotent: the post's like count moves, and its author is notified, only when the
+    like is new."""
+    added = uow.run(lambda session: _change_like(uow, post_id, user_id, +1, session))
+    if added and notifier is not None:
+        notifier.favourited(user_id, post_id)
     cache.invalidate(post_id)  # even when unchanged: a retry after an outage refreshes
 
 
-def unlike(uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int) -> None:
-    uow.run(lambda session: _change_like(uow, post_id, user_id, -1, session))
+def unlike(
+    uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int, notifier: Notifier | None = None
+) -> None:
+    removed = uow.run(lambda session: _change_like(uow, post_id, user_id, -1, session))
+    if removed and notifier is not None:
+        notifier.unfavourited(user_id, post_id)
     cache.invalidate(post_id)
 
 
-def _change_like(uow: UnitOfWork, post_id: int, user_id: int, delta: int, session) -> None:
-    """Add (+1) or remove (-1) the like and move the post's count with it, in one transaction."""
+def _change_like(uow: UnitOfWork, post_id: int, user_id: int, delta: int, session) -> bool:
+    """Add (+1) or remove (-1) the like and move the post's count with it, in one
+    transaction; whether anything changed."""
     if not uow.posts.exists(post_id, session=session):
         raise NotFound("post not found")
     likes = uow.likes.add if delta > 0 else uow.likes.remove
     changed = likes(post_id, user_id, session=session)
     if changed and uow.posts.add_to_like_count(post_id, delta, session=session) is None:
         raise NotFound("post not found")  # deleted meanwhile: the like is not kept
+    return changed
 
 
 def add_comment(
@@ -175,8 +196,10 @@ def add_comment(
     author_id: int,
     text: str,
     idempotency_key: str | None = None,
+    notifier: Notifier | None = None,
 ) -> dict:
-    """Reserve the comment's position, then store and count it in one transaction.
+    """Reserve the comment's position, then store and count it in one transaction; the
+    post's author is notified (a ``mention``).
 
     With an ``idempotency_key`` used before for this comment, the earlier one is returned.
     """
@@ -196,6 +219,8 @@ def add_comment(
         return replayed.response
     if not stored:
         raise NotFound("post not found")
+    if notifier is not None:
+        notifier.commented(author_id, post_id, comment["id"])
     cache.invalidate(post_id)
     return response
 

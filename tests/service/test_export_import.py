@@ -78,6 +78,9 @@ def test_an_embedded_round_trip_gives_identical_files_and_serves_the_data(
 ):
     client, settings = durable_app("first")
     used(client)
+    c = client.application.extensions["socialapp"]
+    ada_id, bob_id = (c.users.by_handle(handle)["_id"] for handle in ("ada", "bob"))
+    assert c.notifier.apply("follow", bob_id, {"recipient_id": ada_id})  # as the worker does
     durable_app.stop()
     monkeypatch.setenv("SOCIALAPP_DATA_DIR", settings.data_dir)
     assert run("export", str(tmp_path / "a")) == 0
@@ -86,6 +89,8 @@ def test_an_embedded_round_trip_gives_identical_files_and_serves_the_data(
     with open(dumped / "users.bson", "rb") as stored:
         users = list(bson.decode_file_iter(stored))
     assert sorted(user["handle"] for user in users) == ["ada", "bob"]
+    with open(dumped / "notifications.bson", "rb") as stored:
+        assert [n["type"] for n in bson.decode_file_iter(stored)] == ["follow"]
     metadata = json.loads((dumped / "follows.metadata.json").read_text())
     assert metadata["collectionName"] == "follows" and metadata["type"] == "collection"
     assert "$jsonSchema" in metadata["options"]["validator"]
@@ -102,6 +107,9 @@ def test_an_embedded_round_trip_gives_identical_files_and_serves_the_data(
     posts = client.get(f"/v1/users/{users[0]['_id']}/posts").json["items"]
     assert [post["text"] for post in posts] == ["two", "one"]
     assert posts[0]["like_count"] == 1 and posts[0]["comments"][0]["text"] == "hi"
+    headers = {"Authorization": f"Bearer {ada.json['access_token']}"}
+    notified = client.get("/v1/me/notifications", headers=headers).json["items"]
+    assert [(n["type"], n["account"]["handle"]) for n in notified] == [("follow", "bob")]
 
 
 def test_a_round_trip_through_mongodb_gives_identical_files(

@@ -50,8 +50,9 @@ def settings(settings):
 
 
 @pytest.fixture
-def world(client, signup, monkeypatch):
-    """Two users, a post with a comment, an operator, and the headers that act as them."""
+def world(client, signup, components, monkeypatch):
+    """Two users, a post with a comment, a notification, an operator, and the headers that
+    act as them."""
     # A generated seed request may ask for 100,000 accounts: the endpoint runs, the writing not.
     written = dict.fromkeys(("accounts", "follows", "posts"), 0)
     monkeypatch.setattr(seeding, "generate", lambda *collaborators, **params: written)
@@ -60,6 +61,7 @@ def world(client, signup, monkeypatch):
     post = client.post("/v1/posts", json={"text": "hello"}, headers=bob.headers).json
     client.post(f"/v1/posts/{post['id']}/comments", json={"text": "hi"}, headers=ada.headers)
     token = client.post("/v1/auth/token", json=OPERATOR).json["access_token"]
+    followed = components.notifier.apply("follow", int(bob.id), {"recipient_id": int(ada.id)})
     return {
         "user": ada.headers,
         "operator": {"Authorization": f"Bearer {token}"},
@@ -68,6 +70,7 @@ def world(client, signup, monkeypatch):
             "account_id": [ada.id, bob.id],
             "post_id": [post["id"]],
             "status_id": [post["id"]],
+            "notification_id": [str(followed["_id"])],
         },
     }
 

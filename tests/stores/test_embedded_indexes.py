@@ -51,6 +51,14 @@ def test_the_api_hot_paths_use_only_declared_indexes(
         assert comment.status_code == 201
     comments = client.get(f"/v1/posts/{post_id}/comments?limit=30", headers=bob.headers)
     assert len(comments.json["items"]) == 25
+    mine = lambda: client.get("/v1/me/notifications?limit=100", headers=ada.headers).json  # noqa: E731
+    wait_for(mine, "the notifications", until=lambda page: len(page["items"]) == 27)
+    mentions = client.get(f"/v1/me/notifications?types=mention&account_id={cy.id}&limit=3",
+                          headers=ada.headers).json  # fmt: skip
+    assert len(mentions["items"]) == 3 and mentions["next_cursor"]
+    dismissed = f"/v1/me/notifications/{mentions['items'][0]['id']}"
+    assert client.delete(dismissed, headers=ada.headers).status_code == 204
+    assert client.delete("/v1/me/notifications", headers=ada.headers).status_code == 204
     for path in ("followers", "following", "posts"):
         page = client.get(f"/v1/users/{ada.id}/{path}?limit=1", headers=bob.headers)
         assert page.status_code == 200, page.json

@@ -15,6 +15,7 @@ from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
@@ -23,7 +24,7 @@ MAX_INDEXES = 10
 DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "idempotency_keys",
-    "settings", "oauth_apps", "oauth_tokens",
+    "settings", "oauth_apps", "oauth_tokens", "notifications",
 )  # fmt: skip
 
 
@@ -85,6 +86,17 @@ HOT_QUERIES = [
     Query("likes", LikeStore.liked_among, ("post_id", "user_id")),
     Query("likes", LikeStore.count, ("post_id",)),
     Query("likes", LikeStore.delete_for_post, ("post_id",)),
+    Query(
+        "notifications", NotificationStore.add, ("recipient_id", "type", "actor_id", "status_id")
+    ),
+    Query("notifications", NotificationStore.remove, ("recipient_id", "type", "actor_id")),
+    Query("notifications", NotificationStore.trim, ("recipient_id",), "_id"),
+    Query("notifications", NotificationStore.page, ("recipient_id",), "_id"),
+    Query("notifications", NotificationStore.get, ("_id",)),
+    Query("notifications", NotificationStore.dismiss, ("_id",)),
+    Query("notifications", NotificationStore.clear, ("recipient_id",)),
+    Query("notifications", NotificationStore.remove_from, ("recipient_id",)),
+    Query("notifications", NotificationStore.remove_for_post, ("recipient_id",)),
     Query("idempotency_keys", IdempotencyStore.claim, ("_id",)),
     Query("settings", FanoutSettingsStore.read, ("_id",)),
     Query("settings", FanoutSettingsStore.change, ("_id",)),
@@ -100,6 +112,11 @@ UNIQUE = [
     ("follows", "follower_followee_unique", [("follower_id", 1), ("followee_id", 1)]),
     ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
     ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
+    (
+        "notifications",
+        "recipient_type_actor_status_unique",
+        [("recipient_id", 1), ("type", 1), ("actor_id", 1), ("status_id", 1)],
+    ),
 ]
 
 NAMED = {
@@ -119,6 +136,7 @@ NAMED = {
     "settings": {"_id_"},
     "oauth_apps": {"_id_"},
     "oauth_tokens": {"_id_"},
+    "notifications": {"_id_", "recipient_newest", "recipient_type_actor_status_unique"},
 }
 
 

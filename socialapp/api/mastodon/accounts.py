@@ -148,7 +148,7 @@ def follow(account_id: str):
     other = _account_id(account_id)
     c = components()
     try:
-        graph.follow(c.uow, c.fanout, user_id, other)
+        graph.follow(c.uow, c.fanout, user_id, other, c.notifier)
     except Invalid as error:  # following yourself: Mastodon's answer to a forbidden action
         raise Forbidden("This action is not allowed") from error
     return jsonify(entities.relationship(*graph.relationship(c.follows, c.filters, user_id, other)))

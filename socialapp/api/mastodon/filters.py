@@ -49,7 +49,9 @@ def _change(scope: str, account_id: str, change) -> tuple:
 @limits.writes
 def block(account_id: str):
     return _change(
-        "write:blocks", account_id, lambda c, me, other: filters.block(c.uow, c.fanout, me, other)
+        "write:blocks",
+        account_id,
+        lambda c, me, other: filters.block(c.uow, c.fanout, me, other, c.notifier),
     )
 
 

@@ -154,7 +154,7 @@ def delete(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
     try:
-        post = posts.delete_post(c.uow, c.fanout, _post(status_id), user_id)
+        post = posts.delete_post(c.uow, c.fanout, _post(status_id), user_id, c.notifier)
     except Forbidden as error:
         raise NotFound("Record not found") from error
     return jsonify(one(post, None, with_source=True))
@@ -189,7 +189,7 @@ def _set_favourite(status_id: str, change):
     user_id = authorized("write:favourites")
     c = components()
     post_id = _post(status_id)
-    change(c.uow, c.post_cache, post_id, user_id)
+    change(c.uow, c.post_cache, post_id, user_id, c.notifier)
     return jsonify(one(posts.get_post(c.posts, post_id), user_id))
 
 

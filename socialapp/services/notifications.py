@@ -1,0 +1,232 @@
+"""Notifications: telling an account that someone followed it, or favourited, boosted or
+commented on one of its posts.
+
+The services tell the ``Notifier`` once an action is stored; it queues the notification's
+creation (or its withdrawal, for an undone favourite or boost) as one task, so the request
+pays one send to the broker. The worker re-reads what it needs, creates nothing for one's own
+actions, nor between accounts where either blocks the other or where the recipient mutes the
+actor's notifications, writes the notification (once, whatever the retries), checks again
+that it still stands (an undo, a block or a delete may have landed meanwhile) and trims the
+recipient's history. If the broker cannot take the task, the request does the same itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from socialapp.domain.ids import IdGenerator
+from socialapp.errors import NotFound, Unavailable
+from socialapp.queue import FEED, TaskQueue
+from socialapp.stores.filters import FilterStore
+from socialapp.stores.likes import LikeStore
+from socialapp.stores.notifications import TYPES, NotificationStore, new_notification
+from socialapp.stores.posts import PostStore
+from socialapp.stores.users import UserStore
+
+log = logging.getLogger(__name__)
+
+NOTIFY = "socialapp.notify"
+# Mastodon's notification types (4.4): a client may filter by any of them; socialapp makes
+# only ``TYPES``.
+MASTODON_TYPES = (
+    *TYPES, "status", "follow_request", "poll", "update", "admin.sign_up", "admin.report",
+    "severed_relationships", "moderation_warning", "quote", "quoted_update",
+)  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class Notifier:
+    """Creates and withdraws notifications: ``followed``, ``favourited``... from the
+    services, ``apply`` in the worker (task ``NOTIFY``)."""
+
+    notifications: NotificationStore
+    filters: FilterStore
+    likes: LikeStore
+    posts: PostStore
+    ids: IdGenerator
+    queue: TaskQueue
+
+    # Called by the services once the action is stored --------------------------------------
+    def followed(self, follower_id: int, followee_id: int) -> None:
+        self._send("follow", follower_id, recipient_id=followee_id)
+
+    def favourited(self, actor_id: int, post_id: int) -> None:
+        self._send("favourite", actor_id, post_id=post_id)
+
+    def unfavourited(self, actor_id: int, post_id: int) -> None:
+        self._send("favourite", actor_id, post_id=post_id, undo=True)
+
+    def boosted(self, actor_id: int, post_id: int) -> None:
+        """``actor_id`` boosted ``post_id`` (the boost service calls this once it is stored)."""
+        self._send("reblog", actor_id, post_id=post_id)
+
+    def unboosted(self, actor_id: int, post_id: int) -> None:
+        self._send("reblog", actor_id, post_id=post_id, undo=True)
+
+    def commented(self, actor_id: int, post_id: int, comment_id: int) -> None:
+        """A comment on a post: a ``mention`` (Mastodon's type for a reply to you)."""
+        self._send("mention", actor_id, post_id=post_id, status_id=comment_id)
+
+    def post_deleted(self, post: dict) -> None:
+        """Remove what the post (and its comments) notified its author of."""
+        self._quietly(self.notifications.remove_for_post, post["author_id"], post["_id"])
+
+    def blocked(self, account_id: int, target_id: int) -> None:
+        """Remove what either account notified the other of."""
+        for recipient_id, actor_id in ((account_id, target_id), (target_id, account_id)):
+            self._quietly(self.notifications.remove_from, recipient_id, actor_id)
+
+    def _send(self, type_: str, actor_id: int, **event) -> None:
+        try:
+            self.queue.send(NOTIFY, type_, actor_id, event, queue=FEED)
+        except Unavailable as error:  # the broker is down: done here instead
+            log.warning("notification task not queued, applied in the request: %r", error)
+            self._quietly(self.apply, type_, actor_id, event)
+
+    @staticmethod
+    def _quietly(step, *args) -> None:
+        """The action is stored: a notification that fails to follow it fails it not."""
+        try:
+            step(*args)
+        except Unavailable as error:
+            log.warning("notification step %s failed: %r", step.__name__, error)
+
+    # The worker's task ---------------------------------------------------------------------
+    def apply(self, type_: str, actor_id: int, event: dict) -> dict | None:
+        """Create (or with ``undo`` withdraw) the notification an event names; the new one,
+        or None when it is not wanted, not new or withdrawn. Idempotent."""
+        post_id, status_id = event.get("post_id"), event.get("status_id")
+        recipient_id = event.get("recipient_id")
+        if post_id is not None:
+            post = self.posts.get(post_id)
+            if post is None:  # deleted: nothing to tell, and nothing left to withdraw
+                return None
+            recipient_id = post["author_id"]
+        if event.get("undo"):
+            self.notifications.remove(recipient_id, type_, actor_id, status_id or post_id)
+            return None
+        if not self._wanted(type_, recipient_id, actor_id, post_id):
+            return None
+        notification = new_notification(
+            self.ids.next_id(), recipient_id, type_, actor_id, status_id or post_id, post_id
+        )
+        if not self.notifications.add(notification):
+            return None
+        if not self._wanted(type_, recipient_id, actor_id, post_id):  # undone meanwhile
+            self.notifications.remove(recipient_id, type_, actor_id, status_id or post_id)
+            return None
+        self.notifications.trim(recipient_id)
+        return notification
+
+    def _wanted(self, type_: str, recipient_id: int, actor_id: int, post_id: int | None) -> bool:
+        if recipient_id == actor_id:
+            return False
+        filters = self.filters
+        if filters.blocks(recipient_id, actor_id) or filters.blocks(actor_id, recipient_id):
+            return False
+        mute = filters.mutes(recipient_id, [actor_id], dt.datetime.now(dt.UTC)).get(actor_id)
+        if mute is not None and mute["notifications"]:
+            return False
+        if post_id is not None and not self.posts.exists(post_id):
+            return False
+        return type_ != "favourite" or self.likes.has_liked(post_id, actor_id)
+
+
+# Reading ---------------------------------------------------------------------------------
+class Page(NamedTuple):
+    items: list[dict]  # notifications, newest first
+    older: int | None  # the ``max_id`` of the page below (None: nothing below)
+
+
+def wanted_types(types: Iterable[str] | None, exclude_types: Iterable[str] = ()) -> list | None:
+    """The stored types a filter asks for (None: all), as Mastodon reads ``types[]`` and
+    ``exclude_types[]``: names it does not make are ignored."""
+    wanted = [t for t in TYPES if (types is None or t in types) and t not in exclude_types]
+    return None if len(wanted) == len(TYPES) else wanted
+
+
+def page(
+    store: NotificationStore,
+    recipient_id: int,
+    limit: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+    types: list[str] | None = None,
+    account_id: int | None = None,
+) -> Page:
+    """The recipient's notifications of ``types`` (None: all; from ``account_id`` if given),
+    newest first: below ``max_id``; the newest above ``since_id``; or the ``limit`` just
+    above ``min_id`` (whose page below starts at its last one)."""
+    if types == []:
+        return Page([], None)
+    query = dict(types=types, actor_id=account_id)
+    if min_id is not None:
+        items = store.page(recipient_id, limit, max_id, min_id, oldest_first=True, **query)
+        items = items[::-1]
+        return Page(items, items[-1]["_id"] if items else None)
+    items = store.page(recipient_id, limit + 1, max_id, since_id, **query)
+    more = len(items) > limit
+    items = items[:limit]
+    return Page(items, items[-1]["_id"] if more else None)
+
+
+def get(store: NotificationStore, recipient_id: int, notification_id: int) -> dict:
+    """One of the recipient's notifications; NotFound for anyone else's."""
+    found = store.get(recipient_id, notification_id)
+    if found is None:
+        raise NotFound("notification not found")
+    return found
+
+
+def dismiss(store: NotificationStore, recipient_id: int, notification_id: int) -> None:
+    """Delete one of the recipient's notifications; NotFound for anyone else's."""
+    if not store.dismiss(recipient_id, notification_id):
+        raise NotFound("notification not found")
+
+
+class Shown(NamedTuple):
+    """A notification with what rendering it takes."""
+
+    notification: dict
+    actor: dict
+    status: dict | None  # the post favourited or boosted, or the comment
+    status_author: dict | None
+    reply_to: dict | None  # a comment's post
+    favourited: bool  # the recipient favourited the status
+
+
+def shown(
+    users: UserStore, posts: PostStore, likes: LikeStore, items: list[dict], recipient_id: int
+) -> list[Shown]:
+    """Each notification whose actor and status still exist, with them: the accounts in one
+    query, the posts in another, the recipient's favourites in a third; a comment from its
+    post, or (past the embedded ones) by its id."""
+    accounts = {
+        u["_id"]: u for u in users.get_many([recipient_id, *(n["actor_id"] for n in items)])
+    }
+    post_ids = list(dict.fromkeys(n["post_id"] for n in items if "post_id" in n))
+    found = posts.get_many(post_ids) if post_ids else {}
+    liked = likes.liked_among(recipient_id, list(found))
+    result = []
+    for n in items:
+        actor, post = accounts.get(n["actor_id"]), found.get(n.get("post_id"))
+        if actor is None or ("post_id" in n and post is None):
+            continue
+        if n["type"] != "mention":
+            author = accounts.get(post["author_id"]) if post else None
+            result.append(Shown(n, actor, post, author, None, n.get("post_id") in liked))
+            continue
+        comment = _comment(posts, post, n["status_id"])
+        if comment is not None:
+            result.append(Shown(n, actor, comment, actor, post, False))
+    return result
+
+
+def _comment(posts: PostStore, post: dict, comment_id: int) -> dict | None:
+    embedded = [c for c in post.get("comments", []) if c["id"] == comment_id]
+    return {**embedded[0], "post_id": post["_id"]} if embedded else posts.comment(comment_id)
