@@ -12,7 +12,14 @@ _handles = itertools.count()
 class MastodonUser:
     """A /v1 account signed in through ``/oauth/token``; ``headers`` carry its OAuth token."""
 
-    def __init__(self, client, app: dict, handle: str, password: str = "correct horse") -> None:
+    def __init__(
+        self,
+        client,
+        app: dict,
+        handle: str,
+        password: str = "correct horse",
+        scope: str = "read write follow",
+    ) -> None:
         created = client.post("/v1/users", json={"handle": handle, "password": password})
         assert created.status_code == 201, created.json
         self.id, self.handle = created.json["id"], handle
@@ -24,7 +31,7 @@ class MastodonUser:
                 "client_secret": app["client_secret"],
                 "username": handle,
                 "password": password,
-                "scope": "read write follow",
+                "scope": scope,
             },
         )
         assert token.status_code == 200, token.json

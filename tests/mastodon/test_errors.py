@@ -11,7 +11,7 @@ from socialapp import create_app
 def test_every_error_on_mastodon_paths_is_an_error_object(client, masto):
     alice = masto()
     responses = {
-        404: client.get("/api/v1/notifications"),
+        404: client.get("/api/v1/conversations"),
         405: client.put("/api/v1/instance"),
         400: client.post(
             "/api/v1/statuses",
@@ -40,7 +40,7 @@ def test_mastodon_paths_ignore_unknown_query_parameters(client, masto):
     alice = masto()
     instance = client.get("/api/v1/instance?foo=bar&foo=baz")
     me = client.get("/api/v1/accounts/verify_credentials?x=1", headers=alice.headers)
-    unknown_route = client.get("/api/v1/notifications?limit=5")
+    unknown_route = client.get("/api/v1/conversations?limit=5")
 
     assert instance.status_code == 200 and me.status_code == 200
     assert unknown_route.status_code == 404  # not a 422 for the query, as /v1 would answer

@@ -1,4 +1,5 @@
-"""Mastodon's entities (Account, Status, Relationship, Application, Context) from our records.
+"""Mastodon's entities (Account, Status, Relationship, Application, Context, Notification)
+from our records.
 
 Posts are statuses and their comments are replies to them. What socialapp has no notion of
 is answered with Mastodon's neutral value: public visibility, no media, no mentions or tags,
@@ -167,4 +168,19 @@ def application(app: dict, client_secret: str | None = None) -> dict:
     }
     if client_secret is not None:
         rendered |= {"client_secret": client_secret, "client_secret_expires_at": 0}
+    return rendered
+
+
+def notification(record: dict, actor: dict, status_entity: dict | None) -> dict:
+    """A Notification (ungrouped: its own ``group_key``); a follow's has no ``status``, as
+    Mastodon leaves it out."""
+    rendered = {
+        "id": str(record["_id"]),
+        "type": record["type"],
+        "group_key": f"ungrouped-{record['_id']}",
+        "created_at": timestamp(record["created_at"]),
+        "account": account(actor),
+    }
+    if status_entity is not None:
+        rendered["status"] = status_entity
     return rendered
