@@ -165,7 +165,7 @@ def build(settings: Settings) -> Components:
             metrics=metrics,
             config=settings,
         ),
-        notifier=Notifier(notifications, filters, likes, posts, ids, queue),
+        notifier=Notifier(notifications, filters, likes, posts, ids, queue, streams),
         forecaster=Forecaster(users, follows, posts, fanout_state, timelines, settings),
         auditor=Auditor(home, fanout_state, posts, fanout_settings, audits, queue, settings),
         queue=queue,

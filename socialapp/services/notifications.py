@@ -6,8 +6,10 @@ creation (or its withdrawal, for an undone favourite or boost) as one task, so t
 pays one send to the broker. The worker re-reads what it needs, creates nothing for one's own
 actions, nor between accounts where either blocks the other or where the recipient mutes the
 actor's notifications, writes the notification (once, whatever the retries), checks again
-that it still stands (an undo, a block or a delete may have landed meanwhile) and trims the
-recipient's history. If the broker cannot take the task, the request does the same itself.
+that it still stands (an undo, a block or a delete may have landed meanwhile), tells the
+recipient's open streams (a ``notification`` event; best effort: an app catches up by
+listing) and trims the recipient's history. If the broker cannot take the task, the request
+does the same itself.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from socialapp.stores.filters import FilterStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.notifications import TYPES, NotificationStore, new_notification
 from socialapp.stores.posts import PostStore
+from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
 log = logging.getLogger(__name__)
@@ -49,6 +52,7 @@ class Notifier:
     posts: PostStore
     ids: IdGenerator
     queue: TaskQueue
+    streams: Streams
 
     # Called by the services once the action is stored --------------------------------------
     def followed(self, follower_id: int, followee_id: int) -> None:
@@ -114,11 +118,15 @@ class Notifier:
         notification = new_notification(
             self.ids.next_id(), recipient_id, type_, actor_id, status_id or post_id, post_id
         )
-        if not self.notifications.add(notification):
-            return None
-        if not self._wanted(type_, recipient_id, actor_id, post_id):  # undone meanwhile
+        added = self.notifications.add(notification)
+        # Again once written (also when a first attempt wrote it and failed here): an undo,
+        # a block or a delete that landed meanwhile found nothing to remove.
+        if not self._wanted(type_, recipient_id, actor_id, post_id):
             self.notifications.remove(recipient_id, type_, actor_id, status_id or post_id)
             return None
+        if not added:
+            return None
+        self._quietly(self.streams.publish_notification, recipient_id, notification["_id"])
         self.notifications.trim(recipient_id)
         return notification
 

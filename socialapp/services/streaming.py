@@ -16,7 +16,8 @@ The reader's followees, pulled set and hidden accounts are the Redis copies page
 changed (a ``refresh`` on the reader's channel, handled before any later message) and every
 ``RELOAD_SECONDS``. Where Redis lacks them, a home read through the API rebuilds them, with
 the reader's own token. The API also answers who a token is (``/oauth/token/info``) and
-renders statuses (``/api/v1/statuses/:id``): this process reads Redis and nothing else.
+renders statuses (``/api/v1/statuses/:id``) and, with the reader's token, notifications
+(``/api/v1/notifications/:id``): this process reads Redis and nothing else.
 """
 
 from __future__ import annotations
@@ -95,6 +96,17 @@ class Gateway:
         """The post as a Mastodon Status (JSON text); None if it is gone."""
         response = await self._http.get(f"/api/v1/statuses/{post_id}")
         if response.status_code == 404:
+            return None
+        response.raise_for_status()
+        return response.text.strip()
+
+    async def notification(self, token: str, notification_id: int) -> str | None:
+        """The reader's notification as a Mastodon Notification (JSON text), read with the
+        reader's token; None if it is gone (dismissed, or its post deleted)."""
+        response = await self._http.get(
+            f"/api/v1/notifications/{notification_id}", headers=_bearer(token)
+        )
+        if response.status_code in (401, 403, 404):
             return None
         response.raise_for_status()
         return response.text.strip()
@@ -356,7 +368,8 @@ class Hub:
         elif event == "delete":
             view.offer([USER], "delete", str(message["post_id"]))
         elif event == "notification":
-            view.offer([USER, NOTIFICATION], "notification", message["payload"])
+            rendered = self._notification(view.token, message["notification_id"])
+            view.offer([USER, NOTIFICATION], "notification", asyncio.ensure_future(rendered))
         elif event == "refresh":
             async with self._lock:
                 if view.reader in self._views:
@@ -383,6 +396,13 @@ class Hub:
             return await self._gateway.status(post_id)
         except httpx.HTTPError as error:
             log.warning("streaming: status %s not rendered: %r", post_id, error)
+            return None
+
+    async def _notification(self, token: str, notification_id: int) -> str | None:
+        try:
+            return await self._gateway.notification(token, notification_id)
+        except httpx.HTTPError as error:
+            log.warning("streaming: notification %s not rendered: %r", notification_id, error)
             return None
 
     # A reader's copies -----------------------------------------------------------------------

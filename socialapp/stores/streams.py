@@ -86,10 +86,11 @@ class Streams:
         """What these readers' streams follow changed (followees, pulled set, hidden)."""
         return self._to_open(readers, {"event": "refresh"})
 
-    def publish_notification(self, reader: int, payload: str) -> None:
-        """A notification (Mastodon's Notification entity as JSON text) for ``reader``."""
+    def publish_notification(self, reader: int, notification_id: int) -> None:
+        """A new notification of ``reader``'s, if they have a stream open (the streaming
+        process renders it, as the API does, with the reader's own token)."""
         if self.open_among([reader]):
-            event = {"event": "notification", "payload": payload}
+            event = {"event": "notification", "notification_id": notification_id}
             self._redis.publish(reader_channel(reader), json.dumps(event))
 
     def publish_post(self, post_id: int, author_id: int, everyone: bool) -> None:

@@ -203,7 +203,7 @@ def test_a_mode_switch_sends_every_post_once(server, app, operator):
 
 
 def test_muted_and_unfollowed_authors_stay_off_the_stream(server, app):
-    """A watcher follows the same authors: once the watcher has a post, a notification
+    """A watcher follows the same authors: once the watcher has a post, a delete of it
     published to the reader after it passes the same pub/sub connection, so once that
     arrives the reader's stream has had its chance at the post (a barrier, not a sleep)."""
     author, author_token = account(server, app)
@@ -220,8 +220,8 @@ def test_muted_and_unfollowed_authors_stay_off_the_stream(server, app):
 
     def passed(post_id: str) -> None:
         wait_for(watching.updates, "the watcher's copy", until=lambda u: post_id in u)
-        publisher.publish_notification(int(reader), json.dumps({"id": post_id}))
-        wait_for(lambda: stream.events, "the barrier", until=lambda e: e and post_id in e[-1][1])
+        publisher.publish_delete([int(reader)], int(post_id))
+        wait_for(lambda: stream.events, "the barrier", until=lambda e: e and e[-1][1] == post_id)
 
     try:
         passed(post(server, muted_token, "muted"))
@@ -262,17 +262,31 @@ def test_heartbeats_and_a_reconnect_catching_up_with_since_id(server, app):
 
 
 def test_notifications_reach_both_user_streams(server, app):
+    """A follow and a favourite made by the worker reach the reader's user and notification
+    streams as the Notification entities GET /api/v1/notifications/:id answers."""
     reader, reader_token = account(server, app)
+    fan, fan_token = account(server, app)
     url = f"{streaming_base(server)}/api/v1/streaming/user/notification"
     notifications = EventStream(url, reader_token)
     user = open_user_stream(server, reader_token, reader)
     try:
         marked(server, reader)
-        payload = json.dumps({"id": "1", "type": "follow", "account": {"id": "2"}})
-        Streams(redis_of(server)).publish_notification(int(reader), payload)
-        wait_for(lambda: notifications.events, "the notification")
-        wait_for(lambda: user.events, "the notification on the user stream")
-        assert notifications.events == [("notification", payload)] == user.events
+        follow(server, fan_token, reader)
+        liked = post(server, reader_token, "like me")
+        server.call("PUT", f"/v1/posts/{liked}/like", token=fan_token, expect=204)
+        wait_for(lambda: notifications.events, "both", until=lambda events: len(events) == 2)
+        on_user = lambda: [e for e in user.events if e[0] == "notification"]  # noqa: E731
+        wait_for(on_user, "both on the user stream", until=lambda found: len(found) == 2)
+        assert notifications.events == on_user()  # the user stream has the post's update too
+        streamed = [json.loads(data) for event, data in notifications.events]
+        assert {event for event, _ in notifications.events} == {"notification"}
+        assert sorted(n["type"] for n in streamed) == ["favourite", "follow"]
+        assert {n["account"]["id"] for n in streamed} == {fan}
+        favourite = next(n for n in streamed if n["type"] == "favourite")
+        assert favourite["status"]["id"] == liked
+        headers = {"Authorization": f"Bearer {reader_token}"}
+        shown = httpx.get(f"{base(server)}/api/v1/notifications/{favourite['id']}", headers=headers)
+        assert shown.json() == favourite
     finally:
         notifications.close()
         user.close()

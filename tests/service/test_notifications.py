@@ -4,11 +4,13 @@ what blocks and mutes hold back, paging, and what an attacker gets."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import kombu.exceptions
 import pytest
 
 from socialapp.errors import Unavailable
+from socialapp.stores.streams import reader_channel
 from tests.waiting import wait_for
 
 
@@ -258,3 +260,28 @@ def test_an_event_undone_before_the_worker_runs_makes_nothing(client, signup, co
     components.filters.block(int(ada.id), int(bob.id))
     assert notifier.apply("follow", int(bob.id), {"recipient_id": int(ada.id)}) is None
     assert notes(client, ada) == []
+
+
+def test_a_new_notification_is_published_to_the_readers_open_stream(
+    client, signup, components, monkeypatch
+):
+    ada, bob, cyd = signup("ada"), signup("bob"), signup("cyd")
+    listener = components.redis.pubsub(ignore_subscribe_messages=True)
+    listener.subscribe(reader_channel(int(ada.id)))
+    components.streams.mark_open([int(ada.id)])
+    notifier = components.notifier
+
+    made = notifier.apply("follow", int(bob.id), {"recipient_id": int(ada.id)})
+    message = wait_for(lambda: listener.get_message(timeout=0.1), "the stream's event")
+    event = {"event": "notification", "notification_id": made["_id"]}
+    assert json.loads(message["data"]) == event
+    assert notifier.apply("follow", int(bob.id), {"recipient_id": int(ada.id)}) is None
+    assert listener.get_message(timeout=0.5) is None  # not new: not published again
+
+    def redis_down(*args):
+        raise Unavailable("Redis is down")
+
+    monkeypatch.setattr(components.streams, "publish_notification", redis_down)
+    assert notifier.apply("follow", int(cyd.id), {"recipient_id": int(ada.id)})  # kept
+    assert sorted(kinds(client, ada)) == [("follow", "bob"), ("follow", "cyd")]
+    listener.close()
