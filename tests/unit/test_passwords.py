@@ -6,6 +6,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import argon2
+
 from socialapp.config import Settings
 from socialapp.security import Passwords
 from tests.waiting import DEADLINE
@@ -55,3 +57,15 @@ def test_verification_answers_as_before():
     assert not passwords.verify(stored, "wrong horse")
     assert not passwords.verify(None, "decoy password")  # an unknown handle never signs in
     assert not passwords.verify("not a hash", "correct horse")
+
+
+def test_the_default_hash_meets_owasps_argon2id_recommendation():
+    """OWASP's Password Storage Cheat Sheet: Argon2id, at least 19 MiB, 2 passes, 1 lane;
+    and a hash made with earlier, costlier parameters still verifies."""
+    passwords = Passwords(Settings())
+    made = argon2.extract_parameters(passwords.hash("correct horse"))
+    assert made.type is argon2.Type.ID
+    assert made.memory_cost >= 19 * 1024 and made.time_cost >= 2 and made.parallelism == 1
+    earlier = argon2.PasswordHasher(time_cost=3, memory_cost=65536).hash("correct horse")
+    assert passwords.verify(earlier, "correct horse")
+    assert not passwords.verify(earlier, "wrong horse")
