@@ -246,8 +246,7 @@ class HomeReader:
         floors, newest = self._timelines.newest_in_outboxes(author_ids, before, since_id)
         if None in floors:
             lost = [i for i, floor in enumerate(floors) if floor is None]
-            for i in lost:
-                self._sources.ensure_outbox(author_ids[i])
+            self._sources.ensure_outboxes([author_ids[i] for i in lost])
             found = self._timelines.newest_in_outboxes(
                 [author_ids[i] for i in lost], before, since_id
             )

@@ -121,7 +121,11 @@ class TimelineStore:
         self._run([("begin_rebuild", home_key(user_id), ())])
 
     def begin_rebuild_outbox(self, author_id: int) -> None:
-        self._run([("begin_rebuild", outbox_key(author_id), ())])
+        self.begin_rebuild_outboxes([author_id])
+
+    def begin_rebuild_outboxes(self, author_ids: Iterable[int]) -> None:
+        """``begin_rebuild_home`` for outboxes, in one round trip."""
+        self._run([("begin_rebuild", outbox_key(author_id), ()) for author_id in author_ids])
 
     def finish_rebuild_home(self, user_id: int, entries: Iterable[Entry], floor: int) -> bool:
         """Add ``entries``, set the floor to max(floor, a floor already set), trim.
@@ -132,8 +136,16 @@ class TimelineStore:
         return bool(self._one("finish_rebuild", key, self._home_cap, floor, entries))
 
     def finish_rebuild_outbox(self, author_id: int, entries: Iterable[Entry], floor: int) -> bool:
-        key = outbox_key(author_id)
-        return bool(self._one("finish_rebuild", key, self._outbox_cap, floor, entries))
+        return self.finish_rebuild_outboxes({author_id: (entries, floor)})[0]
+
+    def finish_rebuild_outboxes(self, rebuilt: dict[int, tuple[Iterable[Entry], int]]) -> list:
+        """``finish_rebuild_home`` for outboxes (author -> entries, floor), in one round trip;
+        for each, in order, whether it was written."""
+        calls = [
+            ("finish_rebuild", outbox_key(author_id), _add_args(self._outbox_cap, floor, entries))
+            for author_id, (entries, floor) in rebuilt.items()
+        ]
+        return [bool(written) for written in self._run(calls)]
 
     # Delivering and removing
 

@@ -17,6 +17,7 @@ import pytest
 import redis
 
 from socialapp.services import accounts, graph, operators, posts, timeline
+from socialapp.stores.timelines import outbox_key
 
 SILENT = 990  # followees who never post: they must cost a push-mode read nothing
 
@@ -221,3 +222,35 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     assert [post["_id"] for post in page.posts] == newest[:20] and page.from_store == 0
     assert second == [1] and client.exists(*map(outbox_key, posters[-2:])) == 2
     client.close()
+
+
+def test_lost_outboxes_are_rebuilt_in_three_round_trips_however_many(
+    components, settle, monkeypatch
+):
+    """A returning reader's first page after a restart finds most followees' outboxes
+    missing: they are rebuilt from the store together (read, begin, finish), not three round
+    trips each; an outbox Redis still holds is left as it is."""
+    c = components
+    authors = [register(c, f"author_{n}") for n in range(40)]
+    made = {
+        author: [posts.create_post(c.uow, c.fanout, c.ids, author, f"{n}")["_id"] for n in range(2)]
+        for author in authors
+    }
+    settle()
+    kept, store = authors[0], redis.Redis.from_url(c.settings.redis_url)
+    store.delete(*(outbox_key(author) for author in authors))
+    c.timelines.create_outbox(kept, [])  # held by Redis (empty): not rebuilt
+    sent = []
+    send = redis.connection.Connection.send_packed_command
+
+    def counted(self, command, check_health=True):
+        sent.append(command)
+        return send(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    c.sources.ensure_outboxes(authors)
+    assert len(sent) == 3
+    found = c.timelines.read_outboxes(authors)
+    assert found[kept].entries == []
+    for author in authors[1:]:
+        assert [entry.post_id for entry in found[author].entries] == made[author][::-1]

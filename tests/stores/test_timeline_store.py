@@ -268,6 +268,18 @@ class TestTimelineStore:
         assert store.finish_rebuild_outbox(2, rebuilt, floor=0)
         assert store.read_outboxes([2])[2] == ([Entry(90, 2), Entry(30, 2), Entry(20, 2)], 10)
 
+    def test_outboxes_rebuilt_together_each_keep_what_came_meanwhile(self, store):
+        store.create_outbox(2, [Entry(5, 2)])
+        store.begin_rebuild_outboxes([2, 3])
+        store.add_to_outbox(3, Entry(90, 3))  # a post delivered during the rebuild
+        written = store.finish_rebuild_outboxes(
+            {2: ([Entry(10, 2), Entry(20, 2)], 0), 3: ([Entry(30, 3), Entry(40, 3)], 7)}
+        )
+        assert written == [True, True]
+        found = store.read_outboxes([2, 3])
+        assert found[2] == ([Entry(20, 2), Entry(10, 2)], 0)
+        assert found[3] == ([Entry(90, 3), Entry(40, 3), Entry(30, 3)], 7)
+
     def test_backfill_adds_a_followees_posts_and_raises_the_floor(self, client):
         store = make_store(client, timeline_cap=10)
         store.create_home(1, [Entry(10, 2), Entry(40, 2)])
