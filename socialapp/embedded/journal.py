@@ -90,14 +90,19 @@ def connect(path: Path) -> sqlite3.Connection:
 
 @contextlib.contextmanager
 def transaction(connection: sqlite3.Connection, begin: str = "BEGIN IMMEDIATE") -> Iterator[None]:
-    """One SQLite transaction; ``begin="BEGIN"``: a read snapshot that blocks no writer."""
+    """One SQLite transaction; ``begin="BEGIN"``: a read snapshot that blocks no writer.
+
+    An I/O error (a write refused by the disk) makes SQLite roll the transaction back itself:
+    the error is raised as it is, not hidden behind a ROLLBACK with no transaction to undo.
+    """
     connection.execute(begin)
     try:
         yield
+        connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
         raise
-    connection.execute("COMMIT")
 
 
 def recover(path: Path) -> int:

@@ -206,3 +206,26 @@ def test_a_full_disk_refuses_writes_until_space_returns_and_loses_nothing(tmp_pa
     wait_for(lambda: mongomock_store._durable.journal.failing is None, "the journal to recover")
     db.notes.insert_one({"_id": 4})
     assert [post["_id"] for post in opened(tmp_path).notes.find({})] == [1, 2, 4]
+
+
+def test_an_error_sqlite_rolled_back_itself_is_raised_as_it_is(tmp_path):
+    """A write the disk refuses (SQLITE_FULL, SQLITE_IOERR) may end SQLite's transaction
+    before ``journal.transaction`` sees the error: it is raised as it is, and the next
+    transaction starts; a failed write still rolled back is undone."""
+    connection = journal.connect(tmp_path / "store.sqlite3")
+    connection.execute("CREATE TABLE t (x)")
+    connection.execute(
+        "CREATE TRIGGER refused BEFORE INSERT ON t WHEN NEW.x = 'full' "
+        "BEGIN SELECT RAISE(ROLLBACK, 'database or disk is full'); END"
+    )
+    refused = pytest.raises(sqlite3.IntegrityError, match="disk is full")
+    with refused, journal.transaction(connection):
+        connection.execute("INSERT INTO t VALUES ('kept?')")
+        connection.execute("INSERT INTO t VALUES ('full')")
+    with pytest.raises(RuntimeError), journal.transaction(connection):
+        connection.execute("INSERT INTO t VALUES ('undone')")
+        raise RuntimeError("the caller failed")
+    with journal.transaction(connection):
+        connection.execute("INSERT INTO t VALUES ('after')")
+    assert connection.execute("SELECT x FROM t").fetchall() == [("after",)]
+    connection.close()
