@@ -1,5 +1,6 @@
 """The faults: a worker SIGKILLed mid-fan-out, the timelines Redis and the broker Redis crashed,
-the API (with the embedded store of record) SIGKILLed.
+the embedded store's journal on a full disk, the API (with the embedded store of record)
+SIGKILLed.
 
 Each is held for ``down`` seconds while the load and the driver keep posting and reading,
 then repaired; each leaves a record with its wall-clock start and end.
@@ -46,6 +47,18 @@ class Faults:
             "socialapp serve (gunicorn's master and worker, the embedded store inside) "
             "SIGKILLed and started again on its data directory",
             ready_seconds_after_start=round(ready_after, 1),
+        )
+
+    def fill_disk(self) -> None:
+        """The journal cannot write (a full disk) while the load goes on: writes must be
+        answered 503, reads served, and writes taken again by themselves afterwards."""
+        started = time.time()
+        self._stack.fill_disk(self.down)
+        self._record(
+            "journal disk full",
+            started,
+            "the serving process refused every write to its files (RLIMIT_FSIZE of 1 byte: "
+            "EFBIG, SQLite's I/O error), then allowed them again",
         )
 
     def crash_timelines(self) -> None:

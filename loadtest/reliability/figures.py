@@ -47,6 +47,43 @@ def acknowledged_during(lines: list[dict], faults: list[dict]) -> dict[str, int]
     }
 
 
+WRITES = ("POST", "PUT", "DELETE", "PATCH")
+
+
+def after_each_fault(lines: list[dict], faults: list[dict], lost: set[str], end: float) -> list:
+    """For each fault: the writes answered while it was in force, by status; how long after
+    its repair the first write was acknowledged; and the posts acknowledged from its start
+    to the next fault's (its aftermath), with how many of them were found at the end."""
+    rows = []
+    bounds = [fault["started"] for fault in faults[1:]] + [end]
+    for fault, until in zip(faults, bounds, strict=True):
+        writes = [line for line in lines if line["method"] in WRITES]
+        during = Counter(
+            str(line["status"])
+            for line in writes
+            if fault["started"] <= line["t"] <= fault["ended"]
+        )
+        taken = [
+            line["t"]
+            for line in writes
+            if line["t"] > fault["ended"] and 200 <= line["status"] < 300
+        ]
+        acknowledged = [line for line in lines if "post" in line]
+        posts = [line["post"] for line in acknowledged if fault["started"] <= line["t"] < until]
+        rows.append(
+            {
+                "fault": fault["fault"],
+                "writes_during": dict(sorted(during.items())),
+                "first_write_taken_after_s": round(min(taken) - fault["ended"], 1)
+                if taken
+                else None,
+                "posts_acknowledged": len(posts),
+                "posts_found": sum(1 for post in posts if post not in lost),
+            }
+        )
+    return rows
+
+
 def delivery_lag(metrics_text: str) -> dict:
     """Count, mean and bucket-bound percentiles of post created -> last follower's timeline."""
     buckets: list[tuple[float, float]] = []

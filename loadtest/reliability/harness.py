@@ -33,6 +33,7 @@ PLAN = (
     ("worker", 0.20),
     ("timelines", 0.40),
     ("broker", 0.60),
+    ("disk", 0.70),
     ("api", 0.80),
 )
 
@@ -84,6 +85,7 @@ def _run(stack: Stack, options: Options, logs: Path) -> dict:
 
     acknowledged = [(line["post"], line["author"]) for line in load["lines"] if "post" in line]
     checked = verify(api, acknowledged, driver.deletes, people.sample, options.settle_timeout)
+    lost = set(checked.pop("lost_ids"))
     locust_posts = sum(1 for line in load["lines"] if "post" in line and line["source"] == "locust")
     return {
         "run": {
@@ -105,6 +107,9 @@ def _run(stack: Stack, options: Options, logs: Path) -> dict:
             "acknowledged_by_locust": locust_posts,
             "acknowledged_by_driver": len(acknowledged) - locust_posts,
             "acknowledged_during_faults": figures.acknowledged_during(load["lines"], faults.log),
+            "after_each_fault": figures.after_each_fault(
+                load["lines"], faults.log, lost, load["ended"]
+            ),
             "deletes_sent": len(driver.deletes),
         },
         "timelines": checked,
@@ -144,6 +149,7 @@ def _load(stack, options, people: People, seconds: int, actors, journal: Journal
         "worker": faults.kill_worker,
         "timelines": faults.crash_timelines,
         "broker": faults.crash_broker,
+        "disk": faults.fill_disk,
         "api": faults.kill_api,
     }
     watchers.start()

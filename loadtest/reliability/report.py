@@ -100,6 +100,24 @@ def markdown(report: dict) -> str:
         + ", ".join(f"{name} {n}" for name, n in during.items())
         + ".",
         "",
+        "## Acknowledged vs found after each fault",
+        "",
+        "Posts acknowledged (201) from each fault's start to the next fault's (the fault and "
+        "its aftermath), and how many of them were found after the load (by `GET "
+        "/v1/posts/{id}` and in the sampled timelines); the writes answered while the fault "
+        "was in force, by status; and how long after its repair the first write was "
+        "acknowledged.",
+        "",
+        "| fault | posts acknowledged | found | writes during, by status | first write taken "
+        "after repair, s |",
+        "|---|---|---|---|---|",
+        *(
+            f"| {row['fault']} | {row['posts_acknowledged']} | {row['posts_found']} | "
+            f"{', '.join(f'`{k}` {n}' for k, n in row['writes_during'].items()) or 'none'} | "
+            f"{row['first_write_taken_after_s']} |"
+            for row in posts.get("after_each_fault", [])
+        ),
+        "",
         f"Worker exits nobody asked for, restarted as a supervisor would: {len(exits)}"
         + "".join(f"; at + {e['t'] - start:.0f} s, exit code {e['exit_code']}" for e in exits)
         + ".",

@@ -3,6 +3,7 @@ so it can be killed and started again) and a worker for large fan-outs."""
 
 from __future__ import annotations
 
+import resource
 import secrets
 import sys
 import threading
@@ -84,6 +85,34 @@ class Stack:
         starting = time.monotonic()
         self._start_server()
         return time.monotonic() - starting
+
+    def fill_disk(self, down: float) -> None:
+        """The journal's disk full for ``down`` s: the process holding the embedded store
+        (gunicorn's worker) may write no byte to any file, then may again.
+
+        A file size limit (``RLIMIT_FSIZE``, set from outside with ``prlimit``) of one byte:
+        the kernel refuses every write with EFBIG, and SQLite reports the journal's commit as
+        an I/O error, as on a full disk (where growing the log fails with ENOSPC: SQLITE_FULL),
+        through the same code. No filesystem here can be filled without root or without
+        filling the disk every other process shares. The server's own log lines are refused
+        too meanwhile."""
+        pids = self._store_processes()
+        limits = {pid: resource.prlimit(pid, resource.RLIMIT_FSIZE) for pid in pids}
+        for pid, (_, hard) in limits.items():
+            resource.prlimit(pid, resource.RLIMIT_FSIZE, (1, hard))
+        try:
+            time.sleep(down)
+        finally:
+            for pid, limit in limits.items():
+                resource.prlimit(pid, resource.RLIMIT_FSIZE, limit)
+
+    def _store_processes(self) -> list[int]:
+        """gunicorn's worker (the embedded store inside): the children of the server's master."""
+        master = self.server.pid
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+        if not children:
+            raise RuntimeError("the server has no worker process")
+        return [int(pid) for pid in children]
 
     def _start_server(self) -> None:
         self._servers_started += 1

@@ -67,6 +67,7 @@ def verify(
         "posts_found": stored["found"],
         "posts_lost": len(lost),
         "lost": lost[:50],
+        "lost_ids": lost,  # all of them, for the figures after each fault (not reported)
         "readers_checked": len(sample),
         "timeline_entries_checked": sum(len(check["expected"]) for check in checks),
         "posts_checked_in_timelines": len(set().union(*(c["expected"] for c in checks))),

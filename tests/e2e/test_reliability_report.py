@@ -38,6 +38,7 @@ def test_a_smoke_run_loses_nothing(tmp_path):
         "worker SIGKILL",
         "timelines Redis crash",
         "broker Redis crash",
+        "journal disk full",
         "API SIGKILL",
     ]
     assert all(fault["ended"] > fault["started"] for fault in report["faults"])
@@ -49,3 +50,9 @@ def test_a_smoke_run_loses_nothing(tmp_path):
         bad["by_kind"]
     )
     assert "observed" in report["delivery_lag"]
+    after = {row["fault"]: row for row in report["posts"]["after_each_fault"]}
+    assert all(row["posts_found"] == row["posts_acknowledged"] for row in after.values())
+    full = after["journal disk full"]
+    assert full["writes_during"].get("503", 0) > 0  # refused while full...
+    assert set(full["writes_during"]) <= {"201", "204", "503"}  # ...never a 500
+    assert full["first_write_taken_after_s"] is not None  # ...and taken again by itself
