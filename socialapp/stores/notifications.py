@@ -101,17 +101,14 @@ class NotificationStore:
 
     def trim(self, recipient_id: int) -> int:
         """Delete the recipient's notifications past the newest ``kept``; how many."""
-        past = self._notifications.find(
-            {"recipient_id": recipient_id},
-            projection={"_id": 1},
-            sort=NEWEST_FIRST,
-            skip=self.kept,
-            limit=1,
-        )
-        oldest_kept = next(iter(past), None)
-        if oldest_kept is None:
+        mine = {"recipient_id": recipient_id}
+        excess = self._notifications.count_documents(mine) - self.kept
+        if excess <= 0:
             return 0
-        older = {"recipient_id": recipient_id, "_id": {"$lte": oldest_kept["_id"]}}
+        oldest = self._notifications.find(
+            mine, projection={"_id": 1}, sort=[("_id", ASCENDING)], limit=excess
+        )
+        older = {**mine, "_id": {"$lte": list(oldest)[-1]["_id"]}}
         return self._notifications.delete_many(older).deleted_count
 
     def get(self, recipient_id: int, notification_id: int) -> dict | None:
