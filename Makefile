@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark workload reliability load stress lock
+.PHONY: setup run test lint format system-deps benchmark stream-benchmark workload reliability load stress lock
 
 setup: system-deps $(STAMP)
 
@@ -54,6 +54,11 @@ SIZE ?= full
 benchmark: setup
 	@command -v redis-benchmark >/dev/null 2>&1 || scripts/install-system-deps.sh
 	$(PY) -m loadtest.benchmark --size $(SIZE) $(if $(OUT),--out $(OUT))
+
+# One streaming process holding 1,000 to 10,000 SSE streams, post-to-event latency in write and
+# read mode and memory per stream: reports/benchmark/streaming/ (`SIZE=smoke`: benchmark-smoke/).
+stream-benchmark: setup
+	$(PY) -m loadtest.streaming --size $(SIZE) $(if $(OUT),--out $(OUT))
 
 # What write, read, hybrid (and adaptive, once built) cost at read:write ratios from 1:10 to
 # 100:1, and where they cross: reports/workload/ (`make workload SIZE=smoke`: workload-smoke/).

@@ -12,6 +12,7 @@ See loadtest/README.md.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 import random
@@ -19,6 +20,8 @@ import time
 import tomllib
 from pathlib import Path
 
+import gevent
+import requests
 from budgets import budget_checks  # locust puts this file's folder first on sys.path
 from environment import shown
 from locust import HttpUser, between, events, task
@@ -195,6 +198,61 @@ class Follower(FeedUser):
         return random.choice(items)["author_id"] if items else None
 
 
+# Seconds from a post's creation to its ``update`` on a stream: kept out of the request
+# statistics (a stream is not a request), summed up when the run ends.
+POST_TO_UPDATE: list[float] = []
+
+
+class Streamer(FeedUser):
+    """Keeps the app open: the user stream (SSE) stays connected through the mixed load,
+    each ``update`` timed from the post's creation to its arrival, and a dropped stream
+    opened again."""
+
+    weight = 5
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.stream = None
+
+    def on_stop(self) -> None:
+        if self.stream is not None:
+            self.stream.kill(block=False)
+
+    @task
+    def watch(self) -> None:
+        if self.stream is None or self.stream.dead:
+            self.stream = gevent.spawn(self._listen)
+
+    def _listen(self) -> None:
+        instance = self.client.get("/api/v2/instance", name="/api/v2/instance").json()
+        url = instance["configuration"]["urls"]["streaming"].replace("ws", "http", 1)
+        if not url:  # a server without a streaming process: this user only reads
+            self.stream = gevent.spawn(gevent.sleep, 3600)
+            return
+        started = time.monotonic()
+        headers = {"Authorization": self.client.headers["Authorization"]}
+        fire = self.environment.events.request.fire
+        name = "/api/v1/streaming/user"
+        try:
+            with requests.get(f"{url}{name}", headers=headers, stream=True, timeout=90) as answer:
+                opened = (time.monotonic() - started) * 1000
+                refused = None if answer.ok else answer.status_code
+                fire(request_type="SSE", name=f"{name} [open]", response_time=opened,
+                     response_length=0, exception=refused)  # fmt: skip
+                event = None
+                for line in answer.iter_lines(decode_unicode=True):
+                    if line.startswith("event: "):
+                        event = line[7:]
+                    elif line.startswith("data: ") and event == "update":
+                        created = json.loads(line[6:])["created_at"]
+                        POST_TO_UPDATE.append(
+                            time.time() - dt.datetime.fromisoformat(created).timestamp()
+                        )
+        except requests.RequestException as error:
+            fire(request_type="SSE", name=f"{name} [dropped]", response_time=0,
+                 response_length=0, exception=error)  # fmt: skip
+
+
 class CelebrityPoster(FeedUser):
     """One celebrity at a time posting to a large following (the fan-out's worst case)."""
 
@@ -232,6 +290,12 @@ def _check_budgets(environment, **kwargs) -> None:
         problems.append(f"{len(environment.runner.exceptions)} exceptions in the simulated users")
     for problem in problems:
         log.error("over budget: %s", problem)
+    streamed = sorted(POST_TO_UPDATE)
+    if streamed:
+        p50, p99 = (streamed[min(len(streamed) - 1, int(q * len(streamed)))] for q in (0.5, 0.99))
+        log.info(
+            "streams: %d updates, post to update p50 %.3f s, p99 %.3f s", len(streamed), p50, p99
+        )
     if not problems:
         log.info("within budgets (%s)", options.budgets)
     if options.csv_prefix:  # beside locust's CSV files, for loadtest/load's report

@@ -26,6 +26,11 @@ def deliveries(figures: dict, path: Path) -> None:
     ax.set_xlabel("followers of the author")
     ax.set_ylabel("deliveries per second (median post)")
     ax.set_title("Fan-out delivery throughput")
+    finish(fig, ax, path)
+
+
+def finish(fig, ax, path: Path) -> None:
+    """A one-panel plot from zero up, gridded, with its legend, saved and closed."""
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend()

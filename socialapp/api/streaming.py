@@ -2,7 +2,7 @@
 
 - ``GET /api/v1/streaming/user`` and ``/api/v1/streaming/user/notification``: Server-Sent
   Events (``event: update`` / ``delete`` / ``notification``, ``data:`` the payload), with a
-  comment line as a heartbeat every ``heartbeat`` seconds of silence;
+  comment line as a heartbeat when the hub's heartbeat interval passed in silence;
 - ``GET /api/v1/streaming`` upgraded to a WebSocket: ``{"type": "subscribe", "stream":
   "user"}`` (or ``user:notification``; ``unsubscribe`` alike), events as
   ``{"stream": [...], "event": ..., "payload": ...}``; uvicorn pings it;
@@ -39,7 +39,7 @@ from socialapp.services.streaming import (
 HEADERS = {"Cache-Control": "private, no-store", "X-Accel-Buffering": "no"}
 
 
-def create_app(hub: Hub, heartbeat: float = 15.0) -> Starlette:
+def create_app(hub: Hub) -> Starlette:
     async def health(request: Request):
         return PlainTextResponse("OK")
 
@@ -60,7 +60,7 @@ def create_app(hub: Hub, heartbeat: float = 15.0) -> Starlette:
             yield ":)\n\n"
             while True:
                 try:
-                    found = await connection.next_event(heartbeat)
+                    found = await connection.next_event()
                 except ConnectionClosed:
                     return
                 if found is None:
@@ -103,7 +103,7 @@ def create_app(hub: Hub, heartbeat: float = 15.0) -> Starlette:
     async def _send(socket: WebSocket, connection) -> None:
         while True:
             try:
-                found = await connection.next_event(heartbeat)
+                found = await connection.next_event()
             except ConnectionClosed:
                 await socket.close(1000)
                 return

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 WS_PING_SECONDS = 20.0
 
 
-def build_app(settings: Settings):
+def build_app(settings: Settings) -> tuple[object, Hub]:
     if not settings.redis_url or not settings.api_url:
         raise ConfigError("the streaming process needs SOCIALAPP_REDIS_URL and SOCIALAPP_API_URL")
     client = redis_client.connect(settings.redis_url, cluster=settings.redis_cluster)
@@ -49,14 +49,15 @@ def build_app(settings: Settings):
         hidden=HiddenAccounts(client),
         gateway=Gateway(settings.api_url),
         buffer=settings.streaming_buffer_events,
+        heartbeat=settings.streaming_heartbeat_seconds,
     )
-    return create_app(hub, heartbeat=settings.streaming_heartbeat_seconds)
+    return create_app(hub), hub
 
 
 def run(settings: Settings, fd: int | None = None) -> int:
     """Serve until SIGTERM or SIGINT, on ``fd`` or on ``SOCIALAPP_STREAMING_PORT``."""
     raise_open_files_limit()
-    app = build_app(settings)
+    app, hub = build_app(settings)
     where = {"fd": fd} if fd is not None else {"host": settings.host}
     if fd is None:
         where["port"] = settings.streaming_port or 4000
@@ -71,8 +72,21 @@ def run(settings: Settings, fd: int | None = None) -> int:
         backlog=4096,
         timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run()
+    Server(config, hub).run()
     return 0
+
+
+class Server(uvicorn.Server):
+    """uvicorn, ending every stream first when it stops: it then waits for connections to
+    finish, and a stream never would."""
+
+    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
+        super().__init__(config)
+        self._hub = hub
+
+    async def shutdown(self, sockets=None) -> None:
+        self._hub.close_all()
+        await super().shutdown(sockets)
 
 
 def raise_open_files_limit() -> None:

@@ -126,62 +126,76 @@ def _bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
 
 
+HEARTBEAT = ("", "", None)  # an item of a stream's buffer: time for a heartbeat
+
+
 @dataclasses.dataclass(eq=False)
 class Connection:
     """One open stream (an SSE response or a WebSocket): its events wait in a bounded
-    buffer; a consumer that lets it fill is disconnected."""
+    buffer; a consumer that lets it fill is disconnected. The hub's ticks ask for a
+    heartbeat where nothing was sent since the last one (no timer per stream)."""
 
     caller: Caller
     buffer: int
     streams: set[str] = dataclasses.field(default_factory=set)
     closed: str | None = None  # why, once closed
-    _queue: asyncio.Queue = dataclasses.field(init=False)
-    _done: asyncio.Event = dataclasses.field(init=False, default_factory=asyncio.Event)
-
-    def __post_init__(self) -> None:
-        self._queue = asyncio.Queue(self.buffer)
+    _events: collections.deque = dataclasses.field(init=False, default_factory=collections.deque)
+    _waiter: asyncio.Future | None = dataclasses.field(init=False, default=None)
+    _quiet: bool = dataclasses.field(init=False, default=True)  # nothing sent since the tick
 
     @property
     def reader(self) -> int:
         return self.caller.user_id
 
     def offer(self, stream: str, event: str, payload) -> None:
-        """Queue an event for ``stream`` if subscribed; ``payload`` is text or a task that
+        """Queue an event for ``stream`` if subscribed; ``payload`` is text or a future that
         renders it."""
         if self.closed or stream not in self.streams:
             return
-        try:
-            self._queue.put_nowait((stream, event, payload))
-        except asyncio.QueueFull:
+        if len(self._events) >= self.buffer:
             self.close("slow consumer: the stream's buffer is full")
+            return
+        self._events.append((stream, event, payload))
+        self._wake()
+
+    def tick(self) -> None:
+        """A heartbeat interval passed: ask for one if the stream was quiet through it."""
+        if self._quiet and not self._events and not self.closed:
+            self._events.append(HEARTBEAT)
+            self._wake()
+        self._quiet = True
 
     def close(self, reason: str) -> None:
         if not self.closed:
             self.closed = reason
-            self._done.set()
+            self._events.clear()
+            self._wake()
 
-    async def next_event(self, timeout: float) -> tuple[str, str, str] | None:
-        """The next event with its payload rendered, or None after ``timeout`` without one
-        (time for a heartbeat); raises ``ConnectionClosed`` once the hub closed it."""
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def next_event(self) -> tuple[str, str, str] | None:
+        """The next event with its payload rendered, or None for a heartbeat; raises
+        ``ConnectionClosed`` once the hub closed it."""
         while True:
             if self.closed:
                 raise ConnectionClosed(self.closed)
-            get = asyncio.ensure_future(self._queue.get())
-            done = asyncio.ensure_future(self._done.wait())
-            finished, _ = await asyncio.wait(
-                {get, done}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-            if get not in finished:
-                get.cancel()
-                done.cancel()
-                if self.closed:
-                    raise ConnectionClosed(self.closed)
+            if not self._events:
+                self._waiter = asyncio.get_running_loop().create_future()
+                try:
+                    await self._waiter
+                finally:
+                    self._waiter = None
+                continue
+            item = self._events.popleft()
+            if item is HEARTBEAT:
                 return None
-            done.cancel()
-            stream, event, payload = get.result()
+            stream, event, payload = item
             if isinstance(payload, asyncio.Future):
                 payload = await payload
             if payload is not None:
+                self._quiet = False
                 return stream, event, payload
 
 
@@ -237,6 +251,7 @@ class Hub:
         hidden: HiddenAccounts,
         gateway: Gateway,
         buffer: int = 256,
+        heartbeat: float = 15.0,
         clock=time.time,
     ) -> None:
         self._streams = streams
@@ -246,6 +261,7 @@ class Hub:
         self._hidden = hidden
         self._gateway = gateway
         self._buffer = buffer
+        self._heartbeat = heartbeat
         self._clock = clock
         self._views: dict[int, ReaderView] = {}
         self._by_author: dict[int, set[int]] = collections.defaultdict(set)
@@ -259,6 +275,7 @@ class Hub:
         self._tasks = [
             asyncio.create_task(self._listen()),
             asyncio.create_task(self._keep_marked()),
+            asyncio.create_task(self._tick()),
         ]
 
     async def stop(self) -> None:
@@ -268,13 +285,17 @@ class Hub:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         readers = list(self._views)
-        for view in self._views.values():
-            for connection in view.connections:
-                connection.close("the streaming server is stopping")
+        self.close_all()
         with contextlib.suppress(Exception):
             await asyncio.to_thread(self._streams.mark_closed, readers)
         await self._subscription.close()
         await self._gateway.close()
+
+    def close_all(self) -> None:
+        """End every stream (the server is stopping): clients reconnect elsewhere."""
+        for view in self._views.values():
+            for connection in view.connections:
+                connection.close("the streaming server is stopping")
 
     @property
     def connections(self) -> int:
@@ -441,6 +462,14 @@ class Hub:
                 gone.append(author)
         await self._subscription.follow(authors=new)
         await self._subscription.unfollow(authors=gone)
+
+    async def _tick(self) -> None:
+        """Every ``heartbeat`` seconds, a heartbeat for each stream that was quiet."""
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            for view in list(self._views.values()):
+                for connection in list(view.connections):
+                    connection.tick()
 
     async def _keep_marked(self) -> None:
         """Renew the markers of the connected readers, and read their copies again now and

@@ -88,6 +88,22 @@ def test_a_headless_run_within_budget_writes_its_reports(seeded, tmp_path):
     assert "/v1/timeline/home [first]" in (report / "report.html").read_text()
 
 
+def test_streamers_keep_streams_open_while_a_celebrity_posts(seeded, tmp_path):
+    budgets = _budgets(tmp_path / "budgets.toml", "[total]\nfail_ratio = 0.0\np95_ms = 600000\n")
+    run = _locust([
+        sys.executable, "-m", "locust", "-f", str(LOADTEST / "locustfile.py"), "--headless",
+        "--host", seeded, "-u", "4", "-r", "4", "-t", "12s", "--budgets", str(budgets),
+        "--load-users", str(USERS), "--load-celebrities", str(CELEBRITIES),
+        "--csv", str(tmp_path / "stats"), "Streamer", "CelebrityPoster",
+    ])  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    with open(tmp_path / "stats_stats.csv", newline="") as stats_file:
+        rows = {row["Name"]: row for row in csv.DictReader(stats_file)}
+    assert int(rows["/api/v1/streaming/user [open]"]["Request Count"]) >= 3
+    assert "/api/v1/streaming/user [dropped]" not in rows
+    assert "streams:" in run.stderr  # the post-to-update summary, once updates arrived
+
+
 def test_a_run_over_budget_exits_non_zero(seeded, tmp_path):
     budgets = _budgets(tmp_path / "impossible.toml", "[total]\np95_ms = 0\n")
     run = _locust([

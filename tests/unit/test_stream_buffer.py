@@ -20,12 +20,12 @@ def test_a_full_buffer_closes_the_stream_instead_of_growing():
         connection.offer("user", "update", "one too many")
         assert connection.closed and "slow consumer" in connection.closed
         with pytest.raises(ConnectionClosed):
-            await connection.next_event(timeout=1)
+            await connection.next_event()
 
     asyncio.run(scenario())
 
 
-def test_events_come_in_order_rendered_and_silence_means_a_heartbeat():
+def test_events_come_in_order_rendered_and_a_quiet_interval_means_a_heartbeat():
     async def scenario():
         connection = Connection(CALLER, buffer=10, streams={"user"})
         rendered = asyncio.get_running_loop().create_future()
@@ -33,8 +33,17 @@ def test_events_come_in_order_rendered_and_silence_means_a_heartbeat():
         connection.offer("user:notification", "notification", "not subscribed")
         connection.offer("user", "delete", "5")
         rendered.set_result('{"id": "5"}')
-        assert await connection.next_event(1) == ("user", "update", '{"id": "5"}')
-        assert await connection.next_event(1) == ("user", "delete", "5")
-        assert await connection.next_event(0.05) is None  # time for a heartbeat
+        assert await connection.next_event() == ("user", "update", '{"id": "5"}')
+        connection.tick()  # the stream sent something since the last tick: no heartbeat
+        assert await connection.next_event() == ("user", "delete", "5")
+        connection.tick()  # it sent something again
+        connection.tick()  # quiet through a whole interval
+        assert await connection.next_event() is None  # a heartbeat
+        waiting = asyncio.ensure_future(connection.next_event())
+        await asyncio.sleep(0)
+        assert not waiting.done()  # no event and no tick: it waits
+        connection.close("bye")
+        with pytest.raises(ConnectionClosed):
+            await waiting
 
     asyncio.run(scenario())
