@@ -68,10 +68,12 @@ class Settings:
     adaptive_hysteresis: float = 0.5  # flip once the side in force costs 1.5x the other
     adaptive_rate_window_seconds: float = 3600.0  # rates decay by e over this time
     adaptive_interval_seconds: float = 60.0  # one round of decisions per interval
-    adaptive_authors_per_round: int = 1000  # authors a round looks at (it resumes after them)
+    adaptive_authors_per_round: int = 1000  # authors who posted that a round looks at
+    adaptive_revisits_per_round: int = 100  # other authors a round looks at, in turn
     adaptive_changes_per_round: int = 100  # decisions a round may change
     adaptive_min_dwell_seconds: float = 600.0  # an author's decision lasts at least this
-    adaptive_follower_sample: int = 100  # followers whose reading rates stand for the rest
+    adaptive_follower_sample: int = 20  # followers whose reading rates stand for the rest
+    adaptive_meter_share: float = 0.1  # reads and posts counted (each weighs 1 / this)
     # Consistency auditor (socialapp.services.audit): first pages as served against MongoDB
     audit_interval_seconds: float = 60.0  # one round per interval; 0 turns the auditor off
     audit_sample: int = 5  # readers audited per round

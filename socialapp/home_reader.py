@@ -17,6 +17,7 @@ import time
 
 from socialapp import jitter
 from socialapp.config import Settings
+from socialapp.domain.adaptive import sampled
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import SourceRead, merge, top_reads
 from socialapp.errors import Unavailable
@@ -64,6 +65,7 @@ class HomeReader:
         self._outbox_cap = settings.outbox_cap
         self._inactive_after = settings.inactive_after_seconds
         self._rate_window = settings.adaptive_rate_window_seconds
+        self._meter_share = settings.adaptive_meter_share
 
     def read_page(
         self,
@@ -83,8 +85,8 @@ class HomeReader:
         the reader's pulled set: its cost is the page and those authors, never the accounts
         followed. In ``read`` mode (or while switching from or to it) every followee is pulled.
         """
-        if counted and policy.measures_rates:
-            self._state.count(reader, "reads", self._rate_window)
+        if counted and policy.measures_rates and (weight := sampled(self._meter_share)):
+            self._state.count(reader, "reads", self._rate_window, weight)
         if policy.pulls_everyone:
             fetch = self._pulling_everyone(reader, since_id)
         else:

@@ -31,6 +31,13 @@ class Size:
     # Adaptive mode on the workload's time scale (a cell lasts operations / rate seconds)
     rate_window_s: float  # its meters' time constant: a few seconds of a cell's traffic
     round_interval_s: float  # at least this long between two of its rounds
+    authors_per_round: int  # authors who posted that a round looks at (and may change)
+    revisits_per_round: int  # other authors a round looks at, in turn
+    # The shifting mix: (ratio before, ratio after), slices of each, operations per slice
+    shift: tuple[float, float]
+    shift_slices: tuple[int, int]
+    slice_operations: int
+    shift_rounds: int
 
 
 SIZES = {
@@ -47,6 +54,32 @@ SIZES = {
         rounds=1,
         rate_window_s=0.1,  # cells last 0.3 s
         round_interval_s=0.05,
+        authors_per_round=100,
+        revisits_per_round=20,
+        shift=(0.1, 10.0),
+        shift_slices=(2, 3),
+        slice_operations=60,
+        shift_rounds=1,
+    ),
+    "medium": Size(
+        name="medium",
+        users=500,
+        celebrities=2,
+        posts_per_user=3,
+        ratios=(0.1, 1.0, 10.0, 100.0),
+        operations=400,
+        rate=80.0,
+        concurrency=4,
+        threshold_percentiles=(50, 90, 99),
+        rounds=2,
+        rate_window_s=2.0,  # cells last 5 s
+        round_interval_s=0.25,
+        authors_per_round=200,
+        revisits_per_round=25,  # every author within a warm-up slice
+        shift=(0.1, 10.0),
+        shift_slices=(4, 8),
+        slice_operations=200,  # 2.5 s
+        shift_rounds=1,
     ),
     "full": Size(
         name="full",
@@ -61,5 +94,11 @@ SIZES = {
         rounds=3,
         rate_window_s=4.0,  # cells last 10 s
         round_interval_s=0.5,
+        authors_per_round=500,
+        revisits_per_round=100,  # every author within a warm-up slice
+        shift=(0.1, 10.0),
+        shift_slices=(4, 12),
+        slice_operations=400,  # 5 s
+        shift_rounds=1,
     ),
 }

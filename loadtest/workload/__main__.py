@@ -76,10 +76,30 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     figures["cheapest"] = {str(r): cell["strategy"] for r, cell in best.items()}
     figures["crossover_write_read"] = analysis.crossover(cells, "write", "read")
     figures["feeding_frenzy"] = analysis.feeding_frenzy(cells, graph, weights, size.ratios)
-    seen = analysis.seen_posting(schedule, learning)
-    figures["adaptive"] = analysis.adaptive_verdict(cells, best, seen)
-    figures["adaptive_rounds"] = analysis.adaptive_rounds(runs, figures["graph"]["authors"])
+    figures["adaptive"] = analysis.adaptive_verdict(cells, runs, best)
+    figures["shift"] = shift(size, mix, graph, weights, chosen, figures["cheapest"], log)
     return figures
+
+
+def shift(size: Size, mix, graph, weights, chosen, cheapest: dict, log) -> dict:
+    """Adaptive and the cheapest fixed strategies of the mix before and after, through a mix
+    that shifts from one ratio to the other, slice by slice, in rotated order per round."""
+    before, after = size.shift
+    names = {cheapest[str(before)], cheapest[str(after)], strategies.ADAPTIVE}
+    shifted = [s for s in chosen if s.name in names]
+    count = size.slice_operations
+    slices = [
+        (ratio, traffic.operations(weights, ratio, count, f"{mix.seed}:shift:{n}"))
+        for n, ratio in enumerate([before] * size.shift_slices[0] + [after] * size.shift_slices[1])
+    ]
+    runs = []
+    with RedisServer() as server:
+        for round_ in range(size.shift_rounds):
+            for strategy in shifted[round_:] + shifted[:round_]:
+                log(f"[{size.name}] shifting mix, round {round_ + 1}: {strategy.name}")
+                found = experiment.shifting(server.url, size, mix, strategy, graph, slices, log)
+                runs += [analysis.add_costs(c) | {"round": round_} for c in found]
+    return analysis.shift_verdict(runs, size, cheapest)
 
 
 if __name__ == "__main__":

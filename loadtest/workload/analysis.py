@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 
 from loadtest.benchmark.stats import rounded
 from socialapp.services.seed import Graph
 
-WITHIN = 0.10  # adaptive must cost no more than the cheapest fixed strategy plus this
+BELOW = 0.10  # where per-pair choice has room, adaptive should cost this much less
+WITHIN = 0.10  # after the mix shifts, adaptive should come this close to the best fixed
 
 
 def add_costs(cell: dict) -> dict:
@@ -125,70 +127,116 @@ def feeding_frenzy(cells: list[dict], graph: Graph, weights, ratios) -> dict:
     }
 
 
-def seen_posting(schedule: dict[float, list], learning: dict[float, list]) -> dict[float, float]:
-    """Per ratio, the share of a cell's posts whose author posted at least once in adaptive's
-    learning slice: of the others, it had measured no post."""
-    found = {}
-    for ratio, ops in schedule.items():
-        seen = {user for kind, user in learning.get(ratio, ()) if kind == "post"}
-        posters = [user for kind, user in ops if kind == "post"]
-        found[ratio] = sum(user in seen for user in posters) / max(len(posters), 1)
-    return found
+def decision_cost(cell: dict) -> dict:
+    """What adaptive mode's meters and rounds cost in a cell, CPU seconds, and their share
+    of the cell's: the rounds' own thread, the meters' calls where they ran, and Redis's
+    side of both (each meter count and each meter read at its unit cost, timed apart)."""
+    d = cell["decisions"]
+    unit = d["redis_us"]
+    rounds = d["round_cpu_s"] + d["meters_read"] * unit["read_us"] / 1e6
+    meters = d["meter_cpu_s"] + d["meter_calls"] * unit["count_us"] / 1e6
+    return {
+        "rounds_cpu_s": rounds,
+        "meters_cpu_s": meters,
+        "share": (rounds + meters) / cell["total_cpu_s"],
+    }
 
 
-def adaptive_verdict(
-    cells: list[dict], best: dict[float, dict], seen: dict[float, float] | None = None
-) -> list[dict]:
-    """Per ratio, adaptive's cost against the cheapest fixed strategy's, what it decided,
-    and the share of the cell's posts by authors it had seen post (``seen_posting``)."""
-    seen = seen or {}
+def adaptive_verdict(cells: list[dict], runs: list[dict], best: dict[float, dict]) -> list[dict]:
+    """Per ratio, adaptive's cost against the cheapest fixed strategy's: the cells of median
+    cost, and the paired rounds (adaptive over that strategy, round by round: each round ran
+    every strategy in turn, so a round's pair shared the machine's conditions most closely);
+    what it decided, and what deciding cost."""
+    by_round = {(c["strategy"], c["ratio"], c["round"]): c for c in runs}
     rows = []
     for cell in cells:
-        if cell["strategy"] == "adaptive" and cell["ratio"] in best:
-            cheapest = best[cell["ratio"]]
-            floor = cheapest["cost_per_1000_ops"]
-            share = cell["cost_per_1000_ops"] / floor
-            learned = cell.get("learning", {})
-            rows.append(
-                {
-                    "ratio": cell["ratio"],
-                    "adaptive": cell["cost_per_1000_ops"],
-                    "cheapest": floor,
-                    "cheapest_strategy": cheapest["strategy"],
-                    "over": share - 1,
-                    "within": share <= 1 + WITHIN,
-                    # rounds overlap: adaptive's cheapest round within 10% of the other's dearest
-                    "within_noise": min(cell.get("cost_rounds", [cell["cost_per_1000_ops"]]))
-                    <= (1 + WITHIN) * max(cheapest.get("cost_rounds", [floor])),
-                    "deliveries": cell.get("deliveries"),
-                    "cheapest_deliveries": cheapest.get("deliveries"),
-                    "commands_per_op": cell.get("commands_per_op"),
-                    "cheapest_commands_per_op": cheapest.get("commands_per_op"),
-                    "posts_seen_posting": seen.get(cell["ratio"]),
-                    **{k: learned[k] for k in ("pushed", "pulled", "changed") if k in learned},
-                }
-            )
+        if cell["strategy"] != "adaptive" or cell["ratio"] not in best:
+            continue
+        ratio, cheapest = cell["ratio"], best[cell["ratio"]]
+        mine = [c for c in runs if c["strategy"] == "adaptive" and c["ratio"] == ratio]
+        paired = sorted(
+            c["cost_per_1000_ops"] / other["cost_per_1000_ops"]
+            for c in mine
+            if (other := by_round.get((cheapest["strategy"], ratio, c["round"])))
+        )
+        shares = sorted(decision_cost(c)["share"] for c in mine if "decisions" in c)
+        decisions = cell.get("decisions", {})
+        rows.append(
+            {
+                "ratio": ratio,
+                "adaptive": cell["cost_per_1000_ops"],
+                "cheapest": cheapest["cost_per_1000_ops"],
+                "cheapest_strategy": cheapest["strategy"],
+                "paired": paired,
+                "paired_median": statistics.median(paired) if paired else None,
+                "over": (
+                    statistics.median(paired)
+                    if paired
+                    else cell["cost_per_1000_ops"] / cheapest["cost_per_1000_ops"]
+                )
+                - 1,
+                "deliveries": cell.get("deliveries"),
+                "cheapest_deliveries": cheapest.get("deliveries"),
+                "commands_per_op": cell.get("commands_per_op"),
+                "cheapest_commands_per_op": cheapest.get("commands_per_op"),
+                "decision_share": statistics.median(shares) if shares else None,
+                "decision_share_max": shares[-1] if shares else None,
+                **{
+                    k: decisions[k]
+                    for k in ("pushed", "pulled", "changed", "rounds")
+                    if k in decisions
+                },
+            }
+        )
     return sorted(rows, key=lambda row: row["ratio"])
 
 
-def adaptive_rounds(runs: list[dict], authors: int) -> dict | None:
-    """What adaptive's rounds of decisions cost (every round over all ``authors``), median
-    over the cells, per author examined."""
-    rounds = [c["learning"]["round"] for c in runs if "learning" in c]
-    if not rounds or not authors:
-        return None
-    cpu = sorted(r["cpu_s"] + r["redis_cpu_s"] for r in rounds)
-    commands = sorted(r["redis_commands"] for r in rounds)
-    wall = sorted(r["wall_s"] for r in rounds)
-    middle = (len(rounds) - 1) // 2
+def shift_verdict(runs: list[dict], size, cheapest: dict) -> dict:
+    """Slice by slice through the shifting mix: each strategy's cost (median over rounds),
+    and how long after the shift adaptive came, and stayed, within ``BELOW`` of the cheapest
+    fixed strategy for the new mix (paired slice by slice, median over rounds)."""
+    before, after = size.shift
+    best_after = cheapest[str(after)]
+    slice_s = size.slice_operations / size.rate
+    names = sorted({c["strategy"] for c in runs})
+    slices = sorted({c["slice"] for c in runs})
+    cost = {
+        name: [
+            statistics.median(
+                c["cost_per_1000_ops"] for c in runs if c["strategy"] == name and c["slice"] == n
+            )
+            for n in slices
+        ]
+        for name in names
+    }
+    by = {(c["strategy"], c["slice"], c["round"]): c["cost_per_1000_ops"] for c in runs}
+    paired = [
+        statistics.median(
+            by[("adaptive", n, r)] / by[(best_after, n, r)]
+            for r in range(size.shift_rounds)
+            if ("adaptive", n, r) in by and (best_after, n, r) in by
+        )
+        for n in slices
+    ]
+    first_after = size.shift_slices[0]
+    within_from = None
+    for n in range(first_after, len(slices)):
+        if all(p <= 1 + WITHIN for p in paired[n:]):
+            within_from = n
+            break
     return {
-        "rounds": len(rounds),
-        "authors": authors,
-        "cpu_s": rounded(cpu[middle], 3),
-        "wall_s": rounded(wall[middle], 3),
-        "redis_commands": commands[middle],
-        "cpu_ms_per_author": rounded(1000 * cpu[middle] / authors, 3),
-        "commands_per_author": rounded(commands[middle] / authors, 1),
+        "before": before,
+        "after": after,
+        "slice_s": slice_s,
+        "first_slice_after": first_after,
+        "best_before": cheapest[str(before)],
+        "best_after": best_after,
+        "cost": cost,
+        "paired_over_best_after": paired,
+        "within_after_s": None
+        if within_from is None
+        else (within_from - first_after + 1) * slice_s,
+        "runs": runs,
     }
 
 

@@ -18,6 +18,7 @@ minute; their cost is reported apart.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import random
@@ -26,12 +27,14 @@ import time
 import redis
 
 from loadtest.benchmark.world import World
-from loadtest.workload import Size, meter, replay, traffic
+from loadtest.workload import Size, replay, traffic
+from loadtest.workload.rounds import Rounds, difference, redis_costs
 from loadtest.workload.strategies import ADAPTIVE, Strategy
 from loadtest.workload.visibility import Visibility
 from socialapp.services import adaptive, operators, seed, timeline
 
-EVERY = 1_000_000  # authors a round looks at, and decisions it may change: all of them
+WARM_UP = 2  # slices of a cell's mix adaptive replays before the cell: its meters' window
+# is a few seconds here, and the population's rates settle within about three of them
 
 
 def settings(size: Size) -> dict:
@@ -43,8 +46,9 @@ def settings(size: Size) -> dict:
         adaptive_rate_window_seconds=size.rate_window_s,
         adaptive_interval_seconds=size.round_interval_s,
         adaptive_min_dwell_seconds=size.round_interval_s,
-        adaptive_authors_per_round=EVERY,
-        adaptive_changes_per_round=EVERY,
+        adaptive_authors_per_round=size.authors_per_round,
+        adaptive_revisits_per_round=size.revisits_per_round,
+        adaptive_changes_per_round=size.authors_per_round,
     )
 
 
@@ -60,6 +64,54 @@ def plan(size: Size, mix: traffic.Mix) -> seed.Graph:
     )
 
 
+@dataclasses.dataclass
+class Running:
+    """A strategy's world, set up and warm, with its rounds running if it is adaptive."""
+
+    world: World
+    client: redis.Redis
+    user_ids: list[int]
+    visibility: Visibility
+    decider: Rounds | None
+    empty_memory: int
+    setup_s: float
+
+    def cell(self, ops: list, rate: float) -> dict:
+        """Replay ``ops`` as a cell: its figures, with what adaptive's rounds did in it."""
+        before = self.decider.readings() if self.decider else None
+        found = replay.cell(self.world, self.client, self.visibility, self.user_ids, ops, rate)
+        found["memory_over_empty"] = found["used_memory"] - self.empty_memory
+        if self.decider:
+            found["decisions"] = {
+                **difference(before, self.decider.readings()),
+                **self.world.c.users.count_leanings(),
+            }
+        return found
+
+
+@contextlib.contextmanager
+def running(server_url: str, size: Size, mix: traffic.Mix, strategy: Strategy, graph, log):
+    client = redis.Redis.from_url(server_url)
+    world = World(server_url, concurrency=size.concurrency)
+    world.settings = dataclasses.replace(world.settings, **settings(size))
+    try:
+        with world:
+            empty = client.info("memory")["used_memory"]
+            started = time.monotonic()
+            user_ids = _set_up(world, client, size, mix, strategy, graph)
+            setup_s = time.monotonic() - started
+            log(f"  {strategy.name}: set up in {setup_s:.0f} s")
+            adapting = strategy.mode == ADAPTIVE
+            decider = Rounds(world.c.fanout, size.round_interval_s) if adapting else None
+            with (
+                Visibility().installed(world.c) as visibility,
+                decider.running() if decider else contextlib.nullcontext(),
+            ):
+                yield Running(world, client, user_ids, visibility, decider, empty, setup_s)
+    finally:
+        client.close()
+
+
 def measure(
     server_url: str,
     size: Size,
@@ -71,71 +123,57 @@ def measure(
     learning: dict[float, list] | None = None,
 ) -> dict:
     """Every cell of one strategy, and what setting its world up took; adaptive mode first
-    learns each cell's mix from ``learning`` (the same ratios)."""
-    client = redis.Redis.from_url(server_url)
-    world = World(server_url, concurrency=size.concurrency)
-    world.settings = dataclasses.replace(world.settings, **settings(size))
-    try:
-        with world:
-            empty = client.info("memory")["used_memory"]
-            started = time.monotonic()
-            user_ids = _set_up(world, size, mix, strategy, graph)
-            setup_s = time.monotonic() - started
-            log(f"  {strategy.name}: set up in {setup_s:.0f} s")
-            cells = []
-            with Visibility().installed(world.c) as visibility:
-                for ratio, ops in schedule.items():
-                    learned = {}
-                    if strategy.mode == ADAPTIVE:
-                        slice_ = learning[ratio]
-                        learned = learn(world, client, visibility, user_ids, slice_, size)
-                        log(f"    {ratio:g}:1 learnt: {_decisions(learned)}")
-                    found = replay.cell(world, client, visibility, user_ids, ops, size.rate)
-                    found["memory_over_empty"] = found["used_memory"] - empty
-                    if learned:
-                        found["learning"] = learned
-                    cells.append({"strategy": strategy.name, "ratio": ratio, **found})
-                    log(f"    {ratio:g}:1 {found['wall_s']:.1f} s")
-    finally:
-        client.close()
-    return {"setup_s": round(setup_s, 1), "cells": cells}
+    warms up on each cell's mix from ``learning`` (the same ratios), and its rounds run
+    during the warm-up and the cell alike."""
+    cells = []
+    with running(server_url, size, mix, strategy, graph, log) as run:
+        for ratio, ops in schedule.items():
+            for _ in range(WARM_UP if run.decider else 0):  # unmeasured, rounds running
+                warm = run.cell(learning[ratio], size.rate)
+                log(f"    {ratio:g}:1 warm-up {_decisions(warm['decisions'])}")
+            found = run.cell(ops, size.rate)
+            if run.decider:
+                log(f"    {ratio:g}:1 {_decisions(found['decisions'])}")
+            cells.append({"strategy": strategy.name, "ratio": ratio, **found})
+            log(f"    {ratio:g}:1 {found['wall_s']:.1f} s")
+        if run.decider:
+            unit = redis_costs(run.client, run.world.c.fanout_state, size.rate_window_s)
+            for cell in cells:
+                cell["decisions"]["redis_us"] = unit
+    return {"setup_s": round(run.setup_s, 1), "cells": cells}
 
 
-def learn(world, client, visibility, user_ids: list[int], ops: list, size: Size) -> dict:
-    """Adaptive mode's learning phase before a cell, not measured: ``ops`` replayed as a cell
-    is (the meters count its reads and posts), one round of decisions over every author,
-    then its changes reconciled. What the round changed and cost, and the decisions after."""
-    c = world.c
-    replay.cell(world, client, visibility, user_ids, ops, size.rate)
-    time.sleep(size.round_interval_s)  # the last round's turn is over: this one runs
-    before = meter.read(client)
-    changed = adaptive.adapt(c.fanout)
-    cost = meter.cost(before, meter.read(client))  # the round ran in this thread
-    started = time.monotonic()
-    world.settle()
-    return {
-        "operations": len(ops),
-        "changed": changed,
-        **c.users.count_leanings(),
-        "round": {
-            "wall_s": cost["wall_s"],
-            "cpu_s": cost["server_cpu_s"],
-            "redis_cpu_s": cost["redis_cpu_s"],
-            "redis_commands": cost["redis_commands"],
-        },
-        "reconciled_s": time.monotonic() - started,
-    }
+def shifting(
+    server_url: str,
+    size: Size,
+    mix: traffic.Mix,
+    strategy: Strategy,
+    graph: seed.Graph,
+    slices: list[tuple[float, list]],
+    log,
+) -> list[dict]:
+    """One strategy through a mix that shifts: ``slices`` of (ratio, operations) replayed
+    back to back as cells, rounds running throughout; each slice's figures."""
+    found = []
+    with running(server_url, size, mix, strategy, graph, log) as run:
+        for n, (ratio, ops) in enumerate(slices):
+            cell = run.cell(ops, size.rate)
+            found.append({"strategy": strategy.name, "slice": n, "ratio": ratio, **cell})
+        walls = " ".join(f"{cell['wall_s']:.1f}" for cell in found)
+        log(f"    shifted, slices of {walls} s")
+    return found
 
 
-def _decisions(learned: dict) -> str:
+def _decisions(found: dict) -> str:
     return (
-        f"{learned['changed']} changed, {learned['pushed']} pushed, {learned['pulled']} pulled "
-        f"(round {learned['round']['wall_s']:.1f} s, reconciled in {learned['reconciled_s']:.1f} s)"
+        f"{found['rounds']} rounds changed {found['changed']}: {found['pushed']} pushed, "
+        f"{found['pulled']} pulled (rounds {found['round_cpu_s']:.2f} s CPU, "
+        f"{found['meter_calls']} meter counts)"
     )
 
 
 def _set_up(
-    world, size: Size, mix: traffic.Mix, strategy: Strategy, graph: seed.Graph
+    world, client, size: Size, mix: traffic.Mix, strategy: Strategy, graph: seed.Graph
 ) -> list[int]:
     c = world.c
     operators.change_fanout(
@@ -144,8 +182,6 @@ def _set_up(
         celebrity_threshold=strategy.threshold,
     )
     world.settle()
-    if strategy.mode == ADAPTIVE:  # its first round only starts the meters' clock
-        adaptive.adapt(c.fanout)
     seed.generate(
         c.uow,
         c.fanout,
@@ -160,4 +196,8 @@ def _set_up(
     for user_id in user_ids:
         timeline.read_home(c.home, c.fanout_settings, c.metrics, user_id, replay.PAGE, None, None)
     world.settle()
+    if strategy.mode == ADAPTIVE:  # seeding is not traffic: the meters start afresh
+        c.fanout_state.stop_measuring()
+        client.delete(*client.scan_iter("fanout:rates:*", count=10_000))
+        adaptive.adapt(c.fanout)  # its first round only starts the meters' clock
     return user_ids

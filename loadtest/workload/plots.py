@@ -43,6 +43,37 @@ def crossover(figures: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def shift(figures: dict, path: Path) -> None:
+    found = figures.get("shift")
+    if not found:
+        return
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    step = found["slice_s"]
+    for name, colour in colours(sorted(found["cost"])).items():
+        costs = found["cost"][name]
+        ax.plot(
+            [step * (n + 1) for n in range(len(costs))],
+            costs,
+            marker="o",
+            color=colour,
+            label=name,
+            linewidth=2.5 if name == "adaptive" else 1.5,
+        )
+    ax.axvline(step * found["first_slice_after"], color="grey", linestyle="--")
+    ax.set_xlabel(
+        f"seconds of traffic (the mix shifts from {found['before']:g}:1 to "
+        f"{found['after']:g}:1 at the dashed line)"
+    )
+    ax.set_ylabel("CPU seconds per 1,000 operations\n(each slice)")
+    ax.set_title("A shifting mix: how fast adaptive follows")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def latency_cost(figures: dict, path: Path) -> None:
     cells = figures["cells"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))

@@ -1,29 +1,33 @@
-"""Adaptive mode's rounds: measure each author's rates, decide push or pull, reconcile.
+"""Adaptive mode's rounds: measure the rates of the authors that moved, decide push or pull.
 
-While adaptive mode is in force (or pending), every page read counts into its reader's
-meter and every post into its author's (``HomeReader.read_page``, ``Fanout.deliver_post``). Once
-per ``adaptive_interval_seconds`` one process runs a round over the next
-``adaptive_authors_per_round`` authors: for each author without an operator's override, the
-author's posting rate and a sample of their followers' reading rates go through
-``socialapp.domain.adaptive.Rule``. A changed decision is stored on the author and
-reconciled exactly like an operator's override (``Fanout.on_strategy_changed``); at most
-``adaptive_changes_per_round`` change per round, and none within
-``adaptive_min_dwell_seconds`` of the author's last change.
+While adaptive mode is in force (or pending), a share of page reads counts into the
+reader's meter and a share of posts into the author's (``adaptive_meter_share``, each
+weighing its inverse), each also into the population's meter, and a counted post marks its
+author as moved (``HomeReader.read_page``, ``Fanout.deliver_post``). Once per
+``adaptive_interval_seconds`` one process runs a round. It looks only at authors whose
+rates may have moved, never at every author: those who posted since a round last looked at
+them (up to ``adaptive_authors_per_round``), and about ``adaptive_revisits_per_round``
+others in turn (an author who stopped posting, or whose readers changed pace, is seen again
+within a few rounds), all read from the hot-path copies in Redis. For each author without
+an operator's override, their posting rate and a sample of their followers' reading rates,
+each estimated from evidence (``socialapp.domain.adaptive.estimate``: thin counts lean on
+the population's rate), go through ``socialapp.domain.adaptive.Rule``. A changed decision
+is stored on the author and reconciled exactly like an operator's override
+(``Fanout.on_strategy_changed``); at most ``adaptive_changes_per_round`` change per round,
+and none within ``adaptive_min_dwell_seconds`` of the author's last change.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import time
 
-from socialapp.config import Settings
-from socialapp.domain.adaptive import Rates, Rule, rate
+from socialapp.domain.adaptive import Rates, Rule, estimate, rate, span
 from socialapp.domain.fanout import strategy_of
 from socialapp.services.fanout import Fanout
-from socialapp.stores.fanout_state import FanoutState
 
 ADAPT = "socialapp.adapt"
+LEANING = {"auto": None, "auto-push": "push", "auto-pull": "pull"}  # strategy -> decision
 
 
 def adapt(fanout: Fanout, clock=time.time) -> int:
@@ -42,27 +46,43 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     now = clock()
     if now - since < settings.adaptive_interval_seconds:
         return 0  # the first round only starts the meters' clock
-    per_round = settings.adaptive_authors_per_round
-    authors = fanout.users.authors_with_followers(after=after)
-    authors = list(itertools.islice(authors, per_round))
-    decided = [a for a in authors if a.get("fanout_override", "auto") == "auto"]
-    posts = rates_of(state, settings, [a["_id"] for a in decided], "posts", since, now)
+    authors, cursor = _looked_at(fanout, after)
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
-    dwell = settings.adaptive_min_dwell_seconds
-    changed, resume_after = 0, authors[-1]["_id"] if len(authors) == per_round else 0
-    for author, posting in zip(decided, posts, strict=True):
+    changed = 0
+    for author, rates in zip(authors, measure(fanout, authors, since, now), strict=True):
         if changed == settings.adaptive_changes_per_round:
-            resume_after = author["_id"] - 1  # the next round starts with this author
-            break
-        current = author.get("fanout_leaning")
-        if current and now - author["fanout_leaning_at"].timestamp() < dwell:
-            continue
-        rates = measure(fanout, author, posting, since, now)
-        leaning = rule.leaning(rates, current)
-        if leaning != current:
+            break  # the rest: at their next post, or their next turn
+        leaning = rule.leaning(rates, author["fanout_leaning"])
+        if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
             changed += lean(fanout, author["_id"], leaning, now)
-    state.end_adaptive_round(resume_after)
+    state.end_adaptive_round(cursor)
     return changed
+
+
+def _looked_at(fanout: Fanout, cursor: int) -> tuple[list[dict], int]:
+    """The authors this round looks at: who posted since the last look, then the next ones
+    in turn from ``cursor``, as ``{_id, followers_count, fanout_leaning}`` from the hot-path
+    copies (no pass over the store of record), less those an operator's override decides;
+    and the cursor the next round's turn goes on from."""
+    settings, state = fanout.config, fanout.state
+    moved = state.moved_authors(settings.adaptive_authors_per_round)
+    in_turn, cursor = state.authors_in_turn(cursor, settings.adaptive_revisits_per_round)
+    ids = list(dict.fromkeys(moved + in_turn))
+    found = []
+    for author_id, (followers, strategy, _) in fanout.sources.authors(ids).items():
+        if followers > 0 and strategy in LEANING:
+            leaning = LEANING[strategy]
+            found.append(
+                {"_id": author_id, "followers_count": followers, "fanout_leaning": leaning}
+            )
+    return found, cursor
+
+
+def _dwelt(fanout: Fanout, author_id: int, now: float) -> bool:
+    """Whether the author's last decision (if any) is at least the dwell time old."""
+    author = fanout.users.get(author_id)
+    at = author and author.get("fanout_leaning") and author.get("fanout_leaning_at")
+    return not at or now - at.timestamp() >= fanout.config.adaptive_min_dwell_seconds
 
 
 def lean(fanout: Fanout, author_id: int, leaning: str, now: float) -> bool:
@@ -77,23 +97,61 @@ def lean(fanout: Fanout, author_id: int, leaning: str, now: float) -> bool:
     return True
 
 
-def measure(fanout: Fanout, author: dict, posting: float, since, now) -> Rates:
-    """The author's rates, their followers' scaled up from a sample (the first followers by
-    id, which is cheap to read but leans towards older accounts)."""
-    settings = fanout.config
-    sample = fanout.follows.follower_ids(author["_id"], limit=settings.adaptive_follower_sample)
-    if not sample:
-        return Rates(posts=posting, reads=0.0, active_followers=0.0)
-    scale = author["followers_count"] / len(sample)
-    reads = sum(rates_of(fanout.state, settings, sample, "reads", since, now))
-    active = len(fanout.state.active_among(sample, settings.inactive_after_seconds))
-    return Rates(posts=posting, reads=reads * scale, active_followers=active * scale)
-
-
-def rates_of(
-    state: FanoutState, settings: Settings, user_ids: list[int], meter: str, since, now
-) -> list[float]:
-    """Each user's ``reads`` or ``posts`` per second, measured since ``since``."""
+def measure(fanout: Fanout, authors: list[dict], since: float, now: float) -> list[Rates]:
+    """Each author's estimated rates: their posts, and their followers' reads and activity
+    scaled up from a sample (``follower_samples``). Every estimate leans on the
+    population's rate as far as its own counts are thin (``estimate``)."""
+    if not authors:
+        return []
+    state, settings = fanout.state, fanout.config
     window = settings.adaptive_rate_window_seconds
-    values = state.meters(user_ids, meter, window, now)
-    return [rate(value, now - since, window) for value in values]
+    held, share = span(now - since, window), settings.adaptive_meter_share
+    post_prior, read_prior = priors(fanout, since, now)
+    posted = state.meters([a["_id"] for a in authors], "posts", window, now)
+    samples = follower_samples(fanout, [a["_id"] for a in authors])
+    sampled = sorted({f for sample in samples for f in sample})
+    reads = dict(zip(sampled, state.meters(sampled, "reads", window, now), strict=True))
+    active = set(state.active_among(sampled, settings.inactive_after_seconds))
+    found = []
+    for author, posts, sample in zip(authors, posted, samples, strict=True):
+        scale = author.get("followers_count", 0) / len(sample) if sample else 0.0
+        read = sum(estimate(reads[f], held, read_prior, share) for f in sample if f in active)
+        found.append(
+            Rates(
+                posts=estimate(posts, held, post_prior, share),
+                reads=read * scale,
+                active_followers=sum(f in active for f in sample) * scale,
+            )
+        )
+    return found
+
+
+def follower_samples(fanout: Fanout, author_ids: list[int]) -> list[list[int]]:
+    """Each author's sample of followers (the first by id, which is cheap to read but
+    leans towards older accounts), kept in Redis for a window and read from MongoDB when
+    none is kept."""
+    settings = fanout.config
+    kept = fanout.state.follower_samples(author_ids)
+    size = settings.adaptive_follower_sample
+    read = {
+        author_id: fanout.follows.follower_ids(author_id, limit=size)
+        for author_id, sample in zip(author_ids, kept, strict=True)
+        if sample is None
+    }
+    if read:
+        fanout.state.keep_follower_samples(read, settings.adaptive_rate_window_seconds)
+    return [read.get(a, sample) for a, sample in zip(author_ids, kept, strict=True)]
+
+
+def priors(fanout: Fanout, since: float, now: float) -> tuple[float, float]:
+    """The population's mean rates: posts per author and reads per active reader, per
+    second, measured since ``since``."""
+    settings = fanout.config
+    window = settings.adaptive_rate_window_seconds
+    posts, reads, authors, readers = fanout.state.population(
+        window, now, settings.inactive_after_seconds
+    )
+    age = now - since
+    post_prior = rate(posts, age, window) / authors if authors else 0.0
+    read_prior = rate(reads, age, window) / readers if readers else 0.0
+    return post_prior, read_prior

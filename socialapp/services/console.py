@@ -56,13 +56,10 @@ def decisions(fanout: Fanout, limit: int = 10, clock=time.time) -> list[dict]:
     authors = fanout.users.newest_leanings(limit)
     now = clock()
     since = now - settings.adaptive_rate_window_seconds
-    posting = adaptive.rates_of(
-        fanout.state, settings, [a["_id"] for a in authors], "posts", since, now
-    )
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     found = []
-    for author, posts in zip(authors, posting, strict=True):
-        rates = adaptive.measure(fanout, author, posts, since, now)
+    for author, rates in zip(authors, adaptive.measure(fanout, authors, since, now), strict=True):
+        push_cost, pull_cost = rule.costs(rates)
         found.append(
             {
                 "id": author["_id"],
@@ -73,8 +70,8 @@ def decisions(fanout: Fanout, limit: int = 10, clock=time.time) -> list[dict]:
                 "posts_per_second": rates.posts,
                 "reads_per_second": rates.reads,
                 "active_followers": rates.active_followers,
-                "push_cost": rule.cost_ratio * rates.posts * rates.active_followers,
-                "pull_cost": rates.reads,
+                "push_cost": push_cost,
+                "pull_cost": pull_cost,
             }
         )
     return found

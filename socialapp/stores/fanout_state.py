@@ -3,9 +3,10 @@
 Owns the keys ``following:{<user_id>}`` (a reader's followees) and its change counter,
 and ``fanout:*`` (authors' follower counts and overrides, authors being reconciled, authors
 whose followers' pulled sets hold them, readers' last activity, deliveries still in
-flight, and adaptive mode's rate meters and rounds). MongoDB stays the store of record: a
-missing copy reads as None, and the feed manager fills it from there. The rate meters are
-measurements, not copies: losing them only makes adaptive mode measure afresh.
+flight, and adaptive mode's rate meters, follower samples and rounds). MongoDB stays the
+store of record: a missing copy reads as None, and the feed manager fills it from there.
+The rate meters and samples are measurements, not copies: losing them only makes adaptive
+mode measure afresh.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ ACTIVE = "fanout:active"
 SWEEP_LOCK = "fanout:sweep"
 ADAPTIVE = "fanout:adaptive"  # adaptive mode's rounds: since when it measures, next author
 ADAPTIVE_LOCK = "fanout:adaptive:lock"
+MOVED = "fanout:adaptive:moved"  # authors who posted since a round last looked at them
+POPULATION = "all"  # every account's events together: fanout:rates:{all}
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 FOLLOWING_TTL_SECONDS = 24 * 3600
 LUA = Path(__file__).parent / "lua"
@@ -45,6 +48,10 @@ def _following_changes(user_id: int) -> str:
 
 def _meters(user_id: int) -> str:
     return f"fanout:rates:{{{user_id}}}"
+
+
+def _sample(author_id: int) -> str:
+    return f"fanout:sample:{{{author_id}}}"
 
 
 def _in_flight(post_id: int, attempt: str) -> str:
@@ -255,12 +262,24 @@ class FanoutState:
         return [int(user_id) for user_id in text.split(",")] if text else []
 
     # Adaptive mode: rate meters and rounds ------------------------------------------------
-    def count(self, user_id: int, meter: str, time_constant: float) -> None:
-        """Count one event (``reads`` of a reader, ``posts`` of an author) into the user's
-        decaying meter; it expires once idle for ten time constants."""
+    def count(self, user_id: int, meter: str, time_constant: float, weight: float = 1) -> None:
+        """Count an event of ``weight`` (``reads`` of a reader, ``posts`` of an author) into
+        the user's decaying meter and the population's; it expires once idle for ten time
+        constants. A post also marks its author as moved: the next round looks at them."""
         ttl = max(1, round(10 * time_constant))
-        args = [meter, self._clock(), time_constant, ttl]
-        self._scripts["meter"](keys=[_meters(user_id)], args=args)
+        args = [meter, self._clock(), time_constant, ttl, weight]
+        keys = [_meters(user_id), _meters(POPULATION)]
+        if not self._single_server:  # the keys span hash slots: one call each
+            for key in keys:
+                self._scripts["meter"](keys=[key], args=args)
+            if meter == "posts":
+                self._redis.sadd(MOVED, user_id)
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        self._scripts["meter"](keys=keys, args=args, client=pipe)
+        if meter == "posts":
+            pipe.sadd(MOVED, user_id)
+        pipe.execute()
 
     def meters(self, user_ids: list[int], meter: str, time_constant: float, now: float):
         """Each user's meter value decayed to ``now`` (0 for a user never counted)."""
@@ -272,9 +291,55 @@ class FanoutState:
             for value, at in pipe.execute()
         ]
 
+    def population(self, time_constant: float, now: float, inactive_after: float):
+        """``(posts, reads, authors, active readers)``: the population's meters decayed to
+        ``now``, how many authors there are and how many readers were active lately."""
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.hmget(_meters(POPULATION), "posts", "posts_at", "reads", "reads_at")
+        pipe.hlen(FOLLOWERS)
+        pipe.hexists(FOLLOWERS, LOADED)
+        pipe.zcount(ACTIVE, now - inactive_after, "+inf")
+        (posts, posts_at, reads, reads_at), fields, loaded, readers = pipe.execute()
+        posts = decayed(float(posts), float(posts_at), now, time_constant) if posts else 0.0
+        reads = decayed(float(reads), float(reads_at), now, time_constant) if reads else 0.0
+        return posts, reads, fields - bool(loaded), readers  # less the loaded sentinel
+
+    def follower_samples(self, author_ids: list[int]) -> list[list[int] | None]:
+        """Each author's follower sample as ``keep_follower_sample`` kept it (None: none
+        kept, or it expired)."""
+        pipe = self._redis.pipeline(transaction=False)
+        for author_id in author_ids:
+            pipe.get(_sample(author_id))
+        return [
+            None if text is None else [int(i) for i in text.split(",") if i]
+            for text in pipe.execute()
+        ]
+
+    def keep_follower_samples(self, samples: dict[int, list[int]], seconds: float) -> None:
+        """Keep authors' follower samples (read from MongoDB) for ``seconds``: a sample
+        stands for the followers' rates, so it need not follow every follow."""
+        pipe = self._redis.pipeline(transaction=False)
+        for author_id, sample in samples.items():
+            pipe.set(_sample(author_id), _joined(sample), ex=max(1, round(seconds)))
+        pipe.execute()
+
+    def authors_in_turn(self, cursor: int, count: int) -> tuple[list[int], int]:
+        """About ``count`` authors from the follower counts' copy, in its scan order from
+        ``cursor`` (0: the start), and the cursor to go on from (0: the end was reached)."""
+        if count <= 0:
+            return [], cursor
+        cursor, found = self._redis.hscan(FOLLOWERS, cursor, count=count)
+        return [int(a) for a in found if a != LOADED], int(cursor)
+
+    def moved_authors(self, count: int) -> list[int]:
+        """Up to ``count`` authors who posted since a round last looked at them, taken out
+        of the set (the others wait for the next round)."""
+        return [int(m) for m in self._redis.spop(MOVED, count) or []]
+
     def adaptive_round(self, seconds: float) -> tuple[float, int] | None:
         """Claim adaptive mode's next round (one process per ``seconds``): since when it has
-        been measuring, and the author id the round starts after; None if not our turn."""
+        been measuring, and where its turn of authors goes on (``authors_in_turn``'s cursor);
+        None if not our turn."""
         if not self._redis.set(ADAPTIVE_LOCK, "1", nx=True, px=int(seconds * 1000)):
             return None
         self._redis.hsetnx(ADAPTIVE, "since", self._clock())
@@ -282,12 +347,12 @@ class FanoutState:
         return float(since), int(after or 0)
 
     def end_adaptive_round(self, after: int) -> None:
-        """Record where the next round starts (0: from the first author again)."""
+        """Record where the next round's turn goes on (0: from the start again)."""
         self._redis.hset(ADAPTIVE, "after", after)
 
     def stop_measuring(self) -> None:
         """Adaptive mode is off: the next time it is on, it measures from then."""
-        self._redis.delete(ADAPTIVE)
+        self._redis.delete(ADAPTIVE, MOVED)
 
     # Deliveries in flight ----------------------------------------------------------------
     def start_delivery(self, post_id: int, attempt: str, chunks: int) -> None:

@@ -12,7 +12,7 @@ from loadtest.workload import SIZES, analysis, strategies
 from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE
 
-PARTS = ("summary.md", "figures.json", "crossover.png", "latency_cost.png")
+PARTS = ("summary.md", "figures.json", "crossover.png", "latency_cost.png", "shift.png")
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def test_every_part_of_the_report_is_written(report):
     summary = (out / "summary.md").read_text()
     assert "crossover.png" in summary and "latency_cost.png" in summary
     assert ADAPTIVE in {s["name"] for s in figures["strategies"]}
-    assert "learnt that cell's mix" in summary and "One round over all" in summary
+    assert "rounds ran during its cells" in summary and "## A shifting mix" in summary
 
 
 def test_every_cell_ran_and_cost_something(report):
@@ -79,27 +79,37 @@ def test_a_cell_of_several_rounds_is_the_round_of_median_cost():
     assert cell["round"] == 2 and cell["cost_rounds"] == [5.0, 9.0, 6.0]
 
 
-def test_adaptive_learns_each_cell_before_it_is_measured(report):
-    """Its cells exist, each after a learning slice and one round of decisions over the
-    graph's authors, whose counts the report carries; fixed strategies do not learn."""
+def test_adaptive_decides_during_its_cells_and_its_deciding_is_counted(report):
+    """Its rounds run while its cells are replayed; what they and the meters cost is
+    counted, and is a share of the cell's CPU; fixed strategies decide nothing."""
     _, figures = report
     ratios = SIZES["smoke"].ratios
     mine = sorted((c for c in figures["runs"] if c["strategy"] == ADAPTIVE), key=_ratio)
     assert [c["ratio"] for c in mine] == sorted(ratios * SIZES["smoke"].rounds)
     authors = figures["graph"]["authors"]
     for cell in mine:
-        learned = cell["learning"]
-        assert learned["operations"] == cell["operations"]
-        assert 0 <= learned["changed"] <= authors
-        assert learned["pushed"] + learned["pulled"] <= authors
-        assert learned["round"]["redis_commands"] > 0 and learned["round"]["cpu_s"] > 0
-    assert mine[0]["learning"]["changed"] > 0  # nothing was decided before the first round
-    assert all("learning" not in c for c in figures["runs"] if c["strategy"] != ADAPTIVE)
+        decided = cell["decisions"]
+        assert decided["rounds"] > 0 and decided["round_cpu_s"] > 0
+        assert 0 < decided["meter_calls"] < cell["operations"]  # a share of reads and posts
+        assert decided["pushed"] + decided["pulled"] <= authors
+        cost = analysis.decision_cost(cell)
+        assert 0 < cost["share"] < 1
+    assert all("decisions" not in c for c in figures["runs"] if c["strategy"] != ADAPTIVE)
     rows = figures["adaptive"]
     assert [r["ratio"] for r in rows] == sorted(ratios)
     assert all(r["pushed"] + r["pulled"] > 0 for r in rows)
-    assert figures["adaptive_rounds"]["authors"] == authors
-    assert figures["adaptive_rounds"]["rounds"] == len(mine)
+    assert all(len(r["paired"]) == SIZES["smoke"].rounds for r in rows)
+
+
+def test_the_shifting_mix_runs_adaptive_and_the_cheapest_fixed_strategies(report):
+    _, figures = report
+    shift, size = figures["shift"], SIZES["smoke"]
+    assert ADAPTIVE in shift["cost"] and shift["best_after"] in shift["cost"]
+    assert all(len(costs) == sum(size.shift_slices) for costs in shift["cost"].values())
+    assert len(shift["paired_over_best_after"]) == sum(size.shift_slices)
+    assert [c["ratio"] for c in shift["runs"] if c["strategy"] == ADAPTIVE] == [
+        size.shift[0]
+    ] * size.shift_slices[0] + [size.shift[1]] * size.shift_slices[1]
 
 
 def test_adaptive_pulls_more_authors_when_posting_dominates(report):
@@ -118,18 +128,22 @@ def test_adaptive_is_measured_with_the_fixed_strategies():
     assert len(notes) == 2  # one per hybrid threshold
 
 
-def test_adaptive_is_judged_against_the_cheapest_fixed_strategy_at_each_ratio():
-    cells = [
-        {"strategy": name, "ratio": ratio, "cost_per_1000_ops": cost}
-        for name, ratio, cost in [
-            ("write", 1.0, 5.0), ("read", 1.0, 4.0), (ADAPTIVE, 1.0, 4.3),
-            ("write", 10.0, 2.0), ("read", 10.0, 3.0), (ADAPTIVE, 10.0, 2.5),
+def test_adaptive_is_judged_against_the_cheapest_fixed_strategy_round_by_round():
+    runs = [
+        {"strategy": name, "ratio": ratio, "cost_per_1000_ops": cost, "round": round_}
+        for name, ratio, round_, cost in [
+            ("write", 1.0, 0, 5.0), ("read", 1.0, 0, 4.0), (ADAPTIVE, 1.0, 0, 3.6),
+            ("write", 1.0, 1, 5.0), ("read", 1.0, 1, 5.0), (ADAPTIVE, 1.0, 1, 4.0),
+            ("write", 10.0, 0, 2.0), ("read", 10.0, 0, 3.0), (ADAPTIVE, 10.0, 0, 2.5),
         ]
     ]  # fmt: skip
+    cells = analysis.medians(runs)
     best = analysis.cheapest(cells, {"write", "read"})
     assert {r: cell["strategy"] for r, cell in best.items()} == {1.0: "read", 10.0: "write"}
-    verdict = {row["ratio"]: row["within"] for row in analysis.adaptive_verdict(cells, best)}
-    assert verdict == {1.0: True, 10.0: False}
+    verdict = {row["ratio"]: row for row in analysis.adaptive_verdict(cells, runs, best)}
+    assert verdict[1.0]["paired"] == [pytest.approx(0.8), pytest.approx(0.9)]
+    assert verdict[1.0]["over"] == pytest.approx(-0.15)
+    assert verdict[10.0]["over"] == pytest.approx(0.25)
 
 
 def _ratio(cell: dict) -> float:

@@ -20,6 +20,7 @@ def settings(settings):
         settings,
         adaptive_interval_seconds=INTERVAL,
         adaptive_min_dwell_seconds=0,
+        adaptive_meter_share=1.0,  # every read and post counted: the counts are the test's
         settings_refresh_seconds=0.01,
         sweep_interval_seconds=3600,  # the worker's own rounds would race the test's
     )
@@ -210,3 +211,29 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
         del c.feeds.merge_into_active, c.fanout_state.settle  # the class's methods again
     reconcile()
     assert posted[0] in [p["_id"] for p in read().posts]
+
+
+def test_an_author_not_seen_posting_is_pulled_where_posts_outnumber_reads(components, settle):
+    """The population posts far more than it reads: an author never seen posting is judged
+    by the population's rate, not taken for one who never posts (whom pushing costs
+    nothing), and is pulled."""
+    world = World(components, settle)
+    assert world.adapt() == 0  # the first round starts the meters' clock
+    world.read(world.readers[0])  # one read...
+    world.post(world.chatty, 30)  # ...for 30 posts
+    assert world.adapt(adaptive_revisits_per_round=10) == 2
+    assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("pull", "pull")
+    world.check_homes()
+
+
+def test_a_round_looks_at_the_authors_who_posted_and_the_next_in_turn(components, settle):
+    world = World(components, settle)
+    assert world.adapt() == 0
+    world.read_everyone(10)
+    world.post(world.chatty, 1)
+    assert world.adapt(adaptive_revisits_per_round=0) == 1  # chatty posted; quiet did not
+    assert (world.leaning(world.quiet), world.leaning(world.chatty)) == (None, "push")
+    assert world.adapt(adaptive_revisits_per_round=0) == 0  # nobody posted since
+    assert world.adapt(adaptive_revisits_per_round=1) == 1  # quiet's turn
+    assert world.leaning(world.quiet) == "push"
+    world.check_homes()

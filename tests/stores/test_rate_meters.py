@@ -68,3 +68,22 @@ def test_one_round_per_interval_resuming_where_the_last_ended(state, clock, time
     state.stop_measuring()
     timeline_client.delete("fanout:adaptive:lock")
     assert state.adaptive_round(60) == (clock.now, 0)
+
+
+def test_every_count_also_counts_into_the_population_and_posts_mark_their_author(state, clock):
+    state.count(1, "reads", WINDOW)
+    state.count(2, "posts", WINDOW, weight=10)
+    state.count(3, "posts", WINDOW)
+    state.set_followers(9, 1)  # one author known
+    posts, reads, authors, readers = state.population(WINDOW, clock.now, 3600)
+    assert (posts, reads) == (pytest.approx(11.0), pytest.approx(1.0))
+    assert authors == 1 and readers == 0
+    assert state.meters([2], "posts", WINDOW, clock.now) == [pytest.approx(10.0)]
+    assert sorted(state.moved_authors(10)) == [2, 3]
+    assert state.moved_authors(10) == []  # taken: the next round looks at new posters only
+
+
+def test_follower_samples_are_kept_for_a_while(state):
+    assert state.follower_samples([4, 5]) == [None, None]
+    state.keep_follower_samples({4: [10, 11], 5: []}, seconds=60)
+    assert state.follower_samples([4, 5, 6]) == [[10, 11], [], None]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from socialapp.domain.adaptive import Rates, Rule, decayed, rate
+from socialapp.domain.adaptive import Rates, Rule, decayed, estimate, rate, sampled
 from socialapp.domain.fanout import FanoutConfig, FanoutSettings, author_strategy, strategy_of
 
 RULE = Rule(cost_ratio=4.0, hysteresis=0.5)
@@ -59,10 +59,41 @@ def test_a_decision_is_stable_when_measured_again(posts, reads, active, current)
     assert RULE.leaning(measured, once) == once
 
 
-@pytest.mark.parametrize("current", [None, "push", "pull"])
+@pytest.mark.parametrize("current", ["push", "pull"])
 def test_nothing_measured_keeps_the_decision(current):
     assert RULE.leaning(Rates(posts=0, reads=0, active_followers=10), current) == current
     assert RULE.leaning(Rates(posts=3, reads=0, active_followers=0), current) == current
+
+
+def test_an_undecided_author_whose_followers_were_not_seen_reading_is_pulled():
+    assert RULE.leaning(Rates(posts=0, reads=0, active_followers=10), None) == "pull"
+    assert RULE.leaning(Rates(posts=0.01, reads=0, active_followers=10), None) == "pull"
+
+
+def test_without_counts_an_estimate_is_the_populations_rate():
+    assert estimate(0.0, 0.0, prior_rate=0.5) == pytest.approx(0.5)
+
+
+def test_time_without_events_lowers_an_estimate():
+    """An author not seen posting for a long window is judged to post seldom."""
+    assert estimate(0.0, 100.0, prior_rate=0.5) < estimate(0.0, 10.0, prior_rate=0.5) < 0.5
+
+
+@pytest.mark.parametrize("prior_rate", [0.1, 1.0, 10.0])
+def test_many_events_outweigh_the_population(prior_rate):
+    assert estimate(2000.0, 1000.0, prior_rate) == pytest.approx(2.0, rel=0.01)
+
+
+def test_a_sampled_meter_rests_on_the_events_it_counted():
+    """A meter counting a tenth of events at ten times their weight holds a tenth of the
+    evidence: one counted event moves the estimate less than ten would."""
+    assert estimate(10.0, 10.0, 0.1, share=0.1) == pytest.approx(estimate(1.0, 1.0, 0.1))
+    assert estimate(10.0, 10.0, 0.1, share=0.1) < estimate(10.0, 10.0, 0.1)
+
+
+def test_no_population_leaves_the_users_own_rate():
+    assert estimate(3.0, 10.0, prior_rate=0.0) == pytest.approx(0.3)
+    assert estimate(0.0, 0.0, prior_rate=0.0) == 0.0
 
 
 def test_an_author_who_never_posts_but_is_read_is_pushed():
@@ -120,3 +151,17 @@ def test_rates_are_measured_while_adaptive_mode_is_in_force_or_pending():
     assert FanoutSettings(adaptive).measures_rates
     assert FanoutSettings(hybrid, pending=(adaptive,)).measures_rates
     assert not FanoutSettings(hybrid).measures_rates
+
+
+def test_a_sampled_meter_counts_a_share_of_events_each_weighing_its_inverse():
+    draws = iter([0.05, 0.5, 0.09, 0.99])
+    weights = [sampled(0.1, draw=lambda: next(draws)) for _ in range(4)]
+    assert weights == [pytest.approx(10.0), None, pytest.approx(10.0), None]
+    assert sampled(1.0, draw=lambda: 0.99) == 1.0  # every event, at its own weight
+    assert sampled(0.0, draw=lambda: 0.0) is None
+
+
+def test_a_sampled_meter_stays_unbiased():
+    generator = random.Random(3)
+    total = sum(sampled(0.1, draw=generator.random) or 0 for _ in range(20_000))
+    assert total == pytest.approx(20_000, rel=0.05)

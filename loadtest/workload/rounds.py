@@ -1,0 +1,119 @@
+"""Adaptive mode's rounds while a cell runs, and what they and the meters cost.
+
+In production the workers' timer asks for a round once per ``adaptive_interval_seconds``;
+here a thread of the measuring process runs ``services.adaptive.adapt`` on the same interval
+while traffic is replayed, so a round's CPU lands in the cell's cost (the process's CPU less
+the replaying thread: the worker's share) and the reconciliations it starts are delivered by
+the world's worker within the cell. The thread also times itself (``time.thread_time``), and
+the meters' calls are timed where they run (``FanoutState.count``, wrapped), so the report
+can say what deciding cost apart from the rest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+
+from socialapp.services import adaptive
+
+
+class Rounds:
+    """Runs rounds every ``interval`` seconds between ``start`` and ``stop``; counts the
+    rounds' own CPU and the meters' calls and client CPU, in this process."""
+
+    def __init__(self, fanout, interval: float) -> None:
+        self._fanout = fanout
+        self._interval = interval
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.rounds = 0
+        self.changed = 0
+        self.round_cpu_s = 0.0
+        self.meter_calls = 0
+        self.meter_cpu_s = 0.0
+        self.meters_read = 0  # meters a round read (its Redis work, mostly)
+
+    def readings(self) -> dict:
+        with self._lock:
+            return {
+                "rounds": self.rounds,
+                "changed": self.changed,
+                "round_cpu_s": self.round_cpu_s,
+                "meter_calls": self.meter_calls,
+                "meter_cpu_s": self.meter_cpu_s,
+                "meters_read": self.meters_read,
+            }
+
+    @contextlib.contextmanager
+    def running(self):
+        """Rounds run, and meters are timed, inside the block."""
+        state = self._fanout.state
+        count = state.count
+
+        def timed(*args, **kwargs):
+            began = time.thread_time()
+            try:
+                return count(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - began
+                with self._lock:
+                    self.meter_calls += 1
+                    self.meter_cpu_s += spent
+
+        meters = state.meters
+
+        def read(user_ids, *args, **kwargs):
+            with self._lock:
+                self.meters_read += len(user_ids)
+            return meters(user_ids, *args, **kwargs)
+
+        state.count = timed  # one FanoutState serves the reader and the engine
+        state.meters = read
+        self._stopped.clear()
+        self._thread = threading.Thread(target=self._run, name="adaptive-rounds", daemon=True)
+        self._thread.start()
+        try:
+            yield self
+        finally:
+            self._stopped.set()
+            self._thread.join()
+            del state.count, state.meters
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self._interval):
+            began = time.thread_time()
+            changed = adaptive.adapt(self._fanout)
+            spent = time.thread_time() - began
+            with self._lock:
+                self.rounds += 1
+                self.changed += changed
+                self.round_cpu_s += spent
+
+
+def difference(before: dict, after: dict) -> dict:
+    return {key: after[key] - before[key] for key in after}
+
+
+def redis_costs(client, state, time_constant: float, calls: int = 2000) -> dict:
+    """Redis CPU microseconds of one meter count and of one meter read, timed on the
+    measured server between cells (its other work is idle then)."""
+
+    def redis_cpu() -> float:
+        cpu = client.info("cpu")
+        return cpu["used_cpu_sys"] + cpu["used_cpu_user"]
+
+    ids = range(10**9, 10**9 + calls)  # ids no account has
+    before = redis_cpu()
+    for user_id in ids:
+        state.count(user_id, "reads", time_constant)
+    counted = redis_cpu()
+    for start in range(0, calls, 100):
+        state.meters(list(ids[start : start + 100]), "reads", time_constant, time.time())
+    read = redis_cpu()
+    client.delete(*(f"fanout:rates:{{{user_id}}}" for user_id in ids))
+    return {
+        "count_us": 1e6 * (counted - before) / calls,
+        "read_us": 1e6 * (read - counted) / calls,
+    }
