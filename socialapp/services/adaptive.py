@@ -27,6 +27,7 @@ from socialapp.domain.fanout import strategy_of
 from socialapp.services.fanout import Fanout
 
 ADAPT = "socialapp.adapt"
+SAMPLE_WINDOWS = 10  # a follower sample is kept this many meter windows, as a meter is
 LEANING = {"auto": None, "auto-push": "push", "auto-pull": "pull"}  # strategy -> decision
 
 
@@ -128,8 +129,8 @@ def measure(fanout: Fanout, authors: list[dict], since: float, now: float) -> li
 
 def follower_samples(fanout: Fanout, author_ids: list[int]) -> list[list[int]]:
     """Each author's sample of followers (the first by id, which is cheap to read but
-    leans towards older accounts), kept in Redis for a window and read from MongoDB when
-    none is kept."""
+    leans towards older accounts), kept in Redis for ``SAMPLE_WINDOWS`` meter windows and
+    read from MongoDB when none is kept."""
     settings = fanout.config
     kept = fanout.state.follower_samples(author_ids)
     size = settings.adaptive_follower_sample
@@ -139,7 +140,9 @@ def follower_samples(fanout: Fanout, author_ids: list[int]) -> list[list[int]]:
         if sample is None
     }
     if read:
-        fanout.state.keep_follower_samples(read, settings.adaptive_rate_window_seconds)
+        fanout.state.keep_follower_samples(
+            read, SAMPLE_WINDOWS * settings.adaptive_rate_window_seconds
+        )
     return [read.get(a, sample) for a, sample in zip(author_ids, kept, strict=True)]
 
 

@@ -72,7 +72,15 @@ class FanoutState:
         self._single_server = not isinstance(client, RedisCluster)
         self._scripts = {
             name: client.register_script((LUA / f"state_{name}.lua").read_text())
-            for name in ("followees", "fill_followees", "authors", "active", "meter", "settle")
+            for name in (
+                "followees",
+                "fill_followees",
+                "authors",
+                "active",
+                "meter",
+                "meters",
+                "settle",
+            )
         }
 
     # Followees of a reader -------------------------------------------------------------
@@ -283,12 +291,20 @@ class FanoutState:
 
     def meters(self, user_ids: list[int], meter: str, time_constant: float, now: float):
         """Each user's meter value decayed to ``now`` (0 for a user never counted)."""
-        pipe = self._redis.pipeline(transaction=False)
-        for user_id in user_ids:
-            pipe.hmget(_meters(user_id), meter, f"{meter}_at")
+        if not user_ids:
+            return []
+        if self._single_server:
+            keys = [_meters(user_id) for user_id in user_ids]
+            text = self._scripts["meters"](keys=keys, args=[meter])
+            found = [item.split(":") if item else (None, None) for item in text.split(",")]
+        else:
+            pipe = self._redis.pipeline(transaction=False)
+            for user_id in user_ids:
+                pipe.hmget(_meters(user_id), meter, f"{meter}_at")
+            found = pipe.execute()
         return [
             decayed(float(value), float(at), now, time_constant) if value else 0.0
-            for value, at in pipe.execute()
+            for value, at in found
         ]
 
     def population(self, time_constant: float, now: float, inactive_after: float):
@@ -307,13 +323,17 @@ class FanoutState:
     def follower_samples(self, author_ids: list[int]) -> list[list[int] | None]:
         """Each author's follower sample as ``keep_follower_sample`` kept it (None: none
         kept, or it expired)."""
-        pipe = self._redis.pipeline(transaction=False)
-        for author_id in author_ids:
-            pipe.get(_sample(author_id))
-        return [
-            None if text is None else [int(i) for i in text.split(",") if i]
-            for text in pipe.execute()
-        ]
+        if not author_ids:
+            return []
+        keys = [_sample(author_id) for author_id in author_ids]
+        if self._single_server:  # the keys span hash slots
+            found = self._redis.mget(keys)
+        else:
+            pipe = self._redis.pipeline(transaction=False)
+            for key in keys:
+                pipe.get(key)
+            found = pipe.execute()
+        return [None if text is None else [int(i) for i in text.split(",") if i] for text in found]
 
     def keep_follower_samples(self, samples: dict[int, list[int]], seconds: float) -> None:
         """Keep authors' follower samples (read from MongoDB) for ``seconds``: a sample
