@@ -84,6 +84,7 @@ class Settings:
     streaming_url: str = ""  # what clients are told (wss://...); empty: this host, streaming_port
     streaming_port: int = 0  # `serve` binds its streaming process here (0: a free port)
     api_url: str = ""  # where the streaming process asks the API (`serve` sets its own)
+    public_url: str = ""  # the API as clients reach it, if not api_url: links in streamed posts
     streaming_heartbeat_seconds: float = 15.0  # a comment line after this long without events
     streaming_buffer_events: int = 256  # events a stream may hold unsent; then it is closed
     embedded_worker_queues: str = "fanout,fanout_large,feed"  # what `serve`'s own worker takes

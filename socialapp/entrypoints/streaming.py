@@ -47,7 +47,7 @@ def build_app(settings: Settings) -> tuple[object, Hub]:
         timelines=TimelineStore(client, settings),
         state=FanoutState(client),
         hidden=HiddenAccounts(client),
-        gateway=Gateway(settings.api_url),
+        gateway=Gateway(settings.api_url, settings.public_url),
         buffer=settings.streaming_buffer_events,
         heartbeat=settings.streaming_heartbeat_seconds,
     )

@@ -72,9 +72,15 @@ class Gateway:
     """What the streaming process asks the API server: who a token is, a status rendered
     as the Mastodon API renders it, and a home read (which rebuilds a reader's copies)."""
 
-    def __init__(self, api_url: str, timeout: float = 10.0) -> None:
+    def __init__(self, api_url: str, public_url: str = "", timeout: float = 10.0) -> None:
+        """``public_url``: the API as clients reach it, when that is not ``api_url`` (a
+        status's links name the host it was asked on, and the scheme a proxy forwarded)."""
         limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
-        self._http = httpx.AsyncClient(base_url=api_url, timeout=timeout, limits=limits)
+        public = httpx.URL(public_url or api_url)
+        headers = {"Host": public.netloc.decode(), "X-Forwarded-Proto": public.scheme}
+        self._http = httpx.AsyncClient(
+            base_url=api_url, timeout=timeout, limits=limits, headers=headers
+        )
 
     async def caller(self, token: str) -> Caller | None:
         """Who ``token`` speaks for; None if the API does not know it (or it is revoked)."""

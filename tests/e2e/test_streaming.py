@@ -7,6 +7,7 @@ revoked tokens.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -18,6 +19,7 @@ import websockets.sync.client as ws_client
 from mastodon import Mastodon, StreamListener
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from socialapp.services.streaming import Gateway
 from socialapp.stores.streams import Streams
 from tests.e2e.test_e2e_server import Server
 from tests.helpers_processes import served
@@ -407,3 +409,22 @@ def test_mastodon_py_stream_user(server, app, operator, mode):
     finally:
         handle.close()
         switch(server, operator, "hybrid")
+
+
+def test_streamed_statuses_link_to_the_api_as_clients_reach_it(server, app):
+    """Behind a proxy the streaming process asks the API on its internal address; with
+    ``SOCIALAPP_PUBLIC_URL`` the statuses it streams link to the public host."""
+    _, author_token = account(server, app)
+    posted = post(server, author_token, "links")
+
+    async def render(public_url: str) -> dict:
+        gateway = Gateway(base(server), public_url)
+        try:
+            return json.loads(await gateway.status(int(posted)))
+        finally:
+            await gateway.close()
+
+    public = asyncio.run(render("http://social.example"))
+    assert public["url"].startswith("http://social.example/@")
+    internal = asyncio.run(render(""))
+    assert internal["url"].startswith(f"{base(server)}/@")
