@@ -22,7 +22,7 @@ import json
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -36,40 +36,16 @@ from socialapp.services.streaming import (
     Refused,
 )
 
-HEADERS = {"Cache-Control": "private, no-store", "X-Accel-Buffering": "no"}
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"private, no-store"),
+    (b"x-accel-buffering", b"no"),  # nginx: pass events on as they come
+]
 
 
 def create_app(hub: Hub) -> Starlette:
     async def health(request: Request):
         return PlainTextResponse("OK")
-
-    async def user(request: Request):
-        return await _events(request, USER)
-
-    async def notification(request: Request):
-        return await _events(request, NOTIFICATION)
-
-    async def _events(request: Request, stream: str):
-        try:
-            caller = await hub.authenticate(_token(request.headers, request.query_params), stream)
-        except Refused as refused:
-            return JSONResponse({"error": refused.message}, refused.status)
-        connection = await hub.open(caller, [stream])
-
-        async def body():
-            yield ":)\n\n"
-            while True:
-                try:
-                    found = await connection.next_event()
-                except ConnectionClosed:
-                    return
-                if found is None:
-                    yield ":thump\n\n"
-                else:
-                    _, event, payload = found
-                    yield f"event: {event}\ndata: {payload}\n\n"
-
-        return EventStream(body(), lambda: hub.close(connection))
 
     async def websocket(socket: WebSocket):
         protocol = socket.headers.get("sec-websocket-protocol")
@@ -118,8 +94,10 @@ def create_app(hub: Hub) -> Starlette:
 
     routes = [
         Route("/api/v1/streaming/health", health),
-        Route("/api/v1/streaming/user", user),
-        Route("/api/v1/streaming/user/notification", notification),
+        Route("/api/v1/streaming/user", EventStream(hub, USER), methods=["GET"]),
+        Route(
+            "/api/v1/streaming/user/notification", EventStream(hub, NOTIFICATION), methods=["GET"]
+        ),
         WebSocketRoute("/api/v1/streaming", websocket),
         WebSocketRoute("/api/v1/streaming/", websocket),
     ]
@@ -130,20 +108,55 @@ def create_app(hub: Hub) -> Starlette:
     )
 
 
-class EventStream(StreamingResponse):
-    """Server-Sent Events whose stream leaves the hub however the response ends (the client
-    went away, the hub closed it, the server stops)."""
+class EventStream:
+    """An SSE stream as a plain ASGI app (no response object, generator or task group per
+    event: thousands of streams share one process). It leaves the hub however it ends: the
+    client went away (a task waits for the disconnect), the hub closed it, the server
+    stops."""
 
-    def __init__(self, body, on_close) -> None:
-        super().__init__(body, media_type="text/event-stream", headers=HEADERS)
-        self._on_close = on_close
+    def __init__(self, hub: Hub, stream: str) -> None:
+        self._hub = hub
+        self._stream = stream
 
     async def __call__(self, scope, receive, send) -> None:
+        request = Request(scope)
+        token = _token(request.headers, request.query_params)
         try:
-            await super().__call__(scope, receive, send)
+            caller = await self._hub.authenticate(token, self._stream)
+        except Refused as refused:
+            answer = JSONResponse({"error": refused.message}, refused.status)
+            await answer(scope, receive, send)
+            return
+        connection = await self._hub.open(caller, [self._stream])
+        watcher = asyncio.ensure_future(_until_disconnect(receive, connection))
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            await _body(send, b":)\n\n")
+            while True:
+                try:
+                    found = await connection.next_event()
+                except ConnectionClosed:
+                    break
+                if found is None:
+                    await _body(send, b":thump\n\n")
+                else:
+                    _, event, payload = found
+                    await _body(send, f"event: {event}\ndata: {payload}\n\n".encode())
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            watcher.cancel()
             with anyio.CancelScope(shield=True):
-                await self._on_close()
+                await self._hub.close(connection)
+
+
+async def _body(send, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+async def _until_disconnect(receive, connection) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    connection.close("the client went away")
 
 
 def _lifespan(hub: Hub):

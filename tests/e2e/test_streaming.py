@@ -329,6 +329,7 @@ def test_streams_refuse_missing_forged_and_under_scoped_tokens(server, app):
         assert (answer.status_code, answer.json()) == (401, {"error": message})
     answer = httpx.get(url, params={"access_token": "forged-token"})
     assert answer.status_code == 401
+    assert httpx.post(url, params={"access_token": "forged-token"}).status_code == 405
     ws_url = url.replace("http://", "ws://").rsplit("/", 1)[0]
     for token, _ in cases[:3]:
         protocols = [token] if token else None
