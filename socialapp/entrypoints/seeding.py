@@ -37,6 +37,9 @@ class _CallFailed(Exception):
     """The API answered with an error, or could not be reached."""
 
 
+CALL_TIMEOUT = 180  # seconds
+
+
 def _call(api: str, method: str, path: str, body: dict | None = None, token: str = "") -> dict:
     request = urllib.request.Request(api + path, method=method)
     request.add_header("Accept", "application/json")
@@ -47,7 +50,9 @@ def _call(api: str, method: str, path: str, body: dict | None = None, token: str
         data = json.dumps(body).encode()
         request.add_header("Content-Type", "application/json")
     try:
-        with urllib.request.urlopen(request, data, timeout=30) as response:
+        # A poll can wait behind a batch of 50,000 documents being journaled (the store is
+        # locked meanwhile): over 30 s at 30,000 users on a busy two-core machine.
+        with urllib.request.urlopen(request, data, timeout=CALL_TIMEOUT) as response:
             return json.load(response)
     except urllib.error.HTTPError as error:
         try:
