@@ -73,9 +73,10 @@ reliability: setup
 
 # The newcomer's load run (loadtest/README.md) on fresh embedded servers at each size, and the
 # saturation point without think time: reports/load/ (SIZES=3000,30000, OUT=DIR).
+# MIX=returning: returning readers instead (loadtest/returning.py), in reports/load/returning/.
 SIZES ?= 3000,30000
 load: setup
-	$(PY) -m loadtest.load --sizes $(SIZES) $(if $(OUT),--out $(OUT))
+	$(PY) -m loadtest.load --sizes $(SIZES) $(if $(OUT),--out $(OUT)) $(if $(MIX),--mix $(MIX))
 
 # The concurrency scenarios RUNS times on fresh in-process stacks, under CPU contention and
 # with random delays at the race windows, every traversal checked: reports/stress/ (RUNS=200,

@@ -103,12 +103,12 @@ class FeedUser(HttpUser):
             self.sign_in(self.handle_in_use)
         return self.client.request(method, path, name=name, **kwargs)
 
-    def home(self, max_id: str | None = None) -> dict:
+    def home(self, max_id: str | None = None, name: str | None = None) -> dict:
         """One page of the home timeline; ``{}`` when the request failed."""
         params = {"limit": 20}
         if max_id is not None:
             params["max_id"] = max_id
-        name = f"{HOME} [max_id]" if max_id else f"{HOME} [first]"
+        name = name or (f"{HOME} [max_id]" if max_id else f"{HOME} [first]")
         response = self.call("GET", HOME, name, params=params)
         return response.json() if response.ok else {}
 

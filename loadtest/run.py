@@ -24,11 +24,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-r", "--spawn-rate", type=float, default=10, help="users started per s")
     parser.add_argument("-t", "--run-time", default="1m", help="e.g. 30s, 5m, 1h")
     parser.add_argument("--report-dir", type=Path, help="default: loadtest/reports/<date>-<time>")
+    parser.add_argument(
+        "--locustfile", type=Path, default=HERE / "locustfile.py", help="or loadtest/returning.py"
+    )
     args, passed_on = parser.parse_known_args(argv)
     report = args.report_dir or HERE / "reports" / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     report.mkdir(parents=True, exist_ok=True)
     command = [
-        sys.executable, "-m", "locust", "-f", str(HERE / "locustfile.py"), "--headless",
+        sys.executable, "-m", "locust", "-f", str(args.locustfile), "--headless",
         "--host", args.host, "--users", str(args.users), "--spawn-rate", str(args.spawn_rate),
         "--run-time", args.run_time, "--csv", str(report / "stats"), "--csv-full-history",
         "--html", str(report / "report.html"), "--only-summary", *passed_on,

@@ -27,6 +27,14 @@ from socialapp.embedded.redis_server import free_port
 from socialapp.services.seed import DEFAULT_PASSWORD
 
 OPERATOR = "load_ops"
+MIXES = {  # the locustfile, its budgets and the report folder (under reports/load/) of each mix
+    "newcomer": {"locustfile": "locustfile.py", "budgets": "budgets.toml", "out": ""},
+    "returning": {
+        "locustfile": "returning.py",
+        "budgets": "budgets-returning.toml",
+        "out": "returning",
+    },
+}
 SETTLE_TIMEOUT = 600
 
 
@@ -41,8 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-t", "--run-time", default="2m")
     parser.add_argument("--saturation-users", default="10,20,40", help="'' to skip")
     parser.add_argument("--saturation-time", default="40s")
-    parser.add_argument("--out", type=Path, default=ROOT / "reports" / "load")
+    parser.add_argument(
+        "--out", type=Path, help="default: reports/load (returning: its returning/)"
+    )
+    parser.add_argument(
+        "--mix",
+        choices=sorted(MIXES),
+        default="newcomer",
+        help="newcomer: loadtest/locustfile.py; returning: loadtest/returning.py for 90 s",
+    )
     args = parser.parse_args(argv)
+    if args.mix == "returning":
+        args.run_time, args.saturation_users = "90s", ""
+    args.out = args.out or ROOT / "reports" / "load" / MIXES[args.mix]["out"]
     args.out.mkdir(parents=True, exist_ok=True)
     sizes = [int(size) for size in args.sizes.split(",")]
     runs = {}
@@ -136,10 +155,13 @@ class Server:
 
 def locust(url: str, report: Path, size: int, args, users: int, run_time: str, *extra) -> dict:
     """One headless locust run of loadtest/run.py; its report folder and exit code."""
+    mix = MIXES[args.mix]
     command = [
         sys.executable, str(ROOT / "loadtest" / "run.py"), "--host", url, "-u", str(users),
         "-r", str(args.spawn_rate), "-t", run_time, "--report-dir", str(report),
-        "--load-users", str(size), "--load-celebrities", str(args.celebrities), *extra,
+        "--load-users", str(size), "--load-celebrities", str(args.celebrities),
+        "--locustfile", str(ROOT / "loadtest" / mix["locustfile"]),
+        "--budgets", str(ROOT / "loadtest" / mix["budgets"]), *extra,
     ]  # fmt: skip
     started = time.monotonic()
     code = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL).returncode

@@ -37,7 +37,8 @@ def write_report(out: Path, sizes: list[int], runs: dict, options: dict) -> dict
         "options": {k: shown(v) if isinstance(v, Path) else str(v) for k, v in options.items()},
         "runs": figures,
         "budgets_met": all(run["exit_code"] == 0 for run in mixes),
-        "p95_ratio": p95_ratios(mixes[0], mixes[-1]) if len(mixes) > 1 else {},
+        "p95_ratio": ratios(mixes[0], mixes[-1], "95%") if len(mixes) > 1 else {},
+        "p50_ratio": ratios(mixes[0], mixes[-1], "50%") if len(mixes) > 1 else {},
         "saturation": saturation(figures),
     }
     (out / "figures.json").write_text(json.dumps(summary, indent=2))
@@ -45,14 +46,14 @@ def write_report(out: Path, sizes: list[int], runs: dict, options: dict) -> dict
     return summary
 
 
-def p95_ratios(small: dict, large: dict) -> dict[str, float]:
-    """p95 of the larger graph over p95 of the smaller, per request present in both."""
-    ratios = {}
+def ratios(small: dict, large: dict, percentile: str) -> dict[str, float]:
+    """A percentile (``"95%"``) of the larger graph over the smaller's, per request in both."""
+    found = {}
     for name, row in small["requests"].items():
         other = large["requests"].get(name)
-        if other and row["95%"] > 0:
-            ratios[name] = round(other["95%"] / row["95%"], 2)
-    return ratios
+        if other and row[percentile] > 0:
+            found[name] = round(other[percentile] / row[percentile], 2)
+    return found
 
 
 def saturation(figures: dict) -> dict:
@@ -84,24 +85,37 @@ def table(header: list[str], rows: list[list]) -> list[str]:
     ]
 
 
+MIXES = {
+    "newcomer": ("the locust mix of loadtest/README.md", "loadtest/budgets.toml"),
+    "returning": (
+        "returning readers (loadtest/returning.py: each visit a sign-in, a first home page "
+        "rebuilt, 30 further pages and 5 writes)",
+        "loadtest/budgets-returning.toml",
+    ),
+}
+
+
 def markdown(sizes: list[int], summary: dict) -> str:
     options = summary["options"]
+    mix, budgets = MIXES[options.get("mix", "newcomer")]
     lines = [
         "# Load report: the embedded default",
         "",
         f"`make run` defaults (gunicorn, mongomock in process, in-process worker), seeded with "
         f"{options['celebrities']} celebrities and {options['posts_per_user']} posts per user, "
-        f"hybrid mode with threshold {options['threshold']}, one warm-up home read; locust mix "
-        f"of loadtest/README.md with {options['users']} simulated users for "
-        f"{options['run_time']}. Budgets: "
-        f"loadtest/budgets.toml ({'all met' if summary['budgets_met'] else 'missed'}).",
+        f"hybrid mode with threshold {options['threshold']}, one warm-up home read; {mix} with "
+        f"{options['users']} simulated users for {options['run_time']}. Budgets: "
+        f"{budgets} ({'all met' if summary['budgets_met'] else 'missed'}).",
         "",
     ]
     for size in sizes:
         lines += size_section(size, summary["runs"][f"mix-{size}"])
-    if summary["p95_ratio"]:
-        lines += [f"## p95 at {sizes[-1]:,} users over p95 at {sizes[0]:,} (target ≤ 1.5)", ""]
-        lines += table(["request", "ratio"], [list(item) for item in summary["p95_ratio"].items()])
+    for percentile in ("p50", "p95"):
+        if summary.get(f"{percentile}_ratio"):
+            title = f"{percentile} at {sizes[-1]:,} users over {percentile} at {sizes[0]:,}"
+            lines += [f"## {title} (target ≤ 1.5)", ""]
+            rows = [list(item) for item in summary[f"{percentile}_ratio"].items()]
+            lines += table(["request", "ratio"], rows)
     if summary["saturation"]:
         lines += saturation_section(sizes[0], summary["saturation"])
     return "\n".join(lines)

@@ -104,6 +104,32 @@ def test_streamers_keep_streams_open_while_a_celebrity_posts(seeded, tmp_path):
     assert "streams:" in run.stderr  # the post-to-update summary, once updates arrived
 
 
+def test_returning_readers_each_sign_in_as_another_account_and_read_their_first_page(
+    seeded, tmp_path
+):
+    """loadtest/returning.py: a visit is a sign-in, a first page, then further pages and
+    writes; no account signs in twice (its first page would not be a first read)."""
+    budgets = _budgets(tmp_path / "budgets.toml", "[total]\nfail_ratio = 0.0\n")
+    report = tmp_path / "report"
+    run = _locust([
+        sys.executable, str(LOADTEST / "run.py"), "--host", seeded, "-u", "4", "-r", "4",
+        "-t", "12s", "--report-dir", str(report), "--budgets", str(budgets),
+        "--locustfile", str(LOADTEST / "returning.py"), "--load-users", str(USERS),
+    ])  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    with open(report / "stats_stats.csv", newline="") as stats_file:
+        counts = {row["Name"]: int(row["Request Count"]) for row in csv.DictReader(stats_file)}
+    visits = counts["/v1/auth/token"]
+    assert 4 <= visits <= USERS
+    # each simulated user may be stopped between its last sign-in and that visit's first page
+    assert visits - 4 <= counts["/v1/timeline/home [returning first]"] <= visits
+    further = counts.get("/v1/timeline/home [again]", 0) + counts.get(
+        "/v1/timeline/home [max_id]", 0
+    )
+    writes = counts.get("/v1/posts", 0) + counts.get("/v1/posts/{id}/like", 0)
+    assert further > visits and writes > 0
+
+
 def test_a_run_over_budget_exits_non_zero(seeded, tmp_path):
     budgets = _budgets(tmp_path / "impossible.toml", "[total]\np95_ms = 0\n")
     run = _locust([
