@@ -57,6 +57,8 @@ class Settings:
     timeline_cap: int = 800
     outbox_cap: int = 800
     notifications_kept: int = 500  # each account's newest notifications kept, older trimmed
+    # A boost is left out of a home when its post shows among the entries below it (Mastodon: 40)
+    boost_window: int = 40
     fanout_chunk_size: int = 1000
     fanout_celebrity_chunk_size: int = 5000
     inactive_after_seconds: int = 30 * 24 * 3600

@@ -38,22 +38,22 @@ class FeedManager:
         self._inactive_after = settings.inactive_after_seconds
 
     # Outboxes --------------------------------------------------------------------------------
-    def publish(self, post_id: int, author_id: int) -> None:
+    def publish(self, entry: Entry) -> None:
         """Put a stored post in its author's outbox (rebuilt first if Redis lost it)."""
-        self._sources.ensure_outbox(author_id)
-        self._timelines.add_to_outbox(author_id, Entry(post_id, author_id))
+        self._sources.ensure_outbox(entry.author_id)
+        self._timelines.add_to_outbox(entry.author_id, entry)
 
-    def withdraw(self, post_id: int, author_id: int) -> None:
+    def withdraw(self, entry: Entry) -> None:
         """Take a deleted post (or one about to be) out of its author's outbox."""
-        self._timelines.remove_from_outbox(author_id, Entry(post_id, author_id))
+        self._timelines.remove_from_outbox(entry.author_id, entry)
 
     # Home timelines ------------------------------------------------------------------------
-    def push(self, post_id: int, author_id: int, follower_ids: Iterable[int]) -> int:
+    def push(self, entry: Entry, follower_ids: Iterable[int]) -> int:
         """Deliver to the homes of the active readers among ``follower_ids``; how many.
 
         Idle readers are skipped: their home is rebuilt when they read again.
         """
-        entry, follower_ids = Entry(post_id, author_id), list(follower_ids)
+        follower_ids = list(follower_ids)
         if self._timelines.batched and follower_ids:  # one server: one command per chunk
             return self._timelines.deliver(follower_ids, entry)
         active = self._state.active_among(follower_ids, self._inactive_after)
@@ -61,9 +61,9 @@ class FeedManager:
             self._timelines.add_to_homes(active, entry)
         return len(active)
 
-    def retract(self, post_id: int, author_id: int, follower_ids: Iterable[int]) -> None:
+    def retract(self, entry: Entry, follower_ids: Iterable[int]) -> None:
         """Take a deleted post out of these followers' homes."""
-        self._timelines.remove_from_homes(follower_ids, Entry(post_id, author_id))
+        self._timelines.remove_from_homes(follower_ids, entry)
 
     def merge(self, follower_id: int, author_id: int) -> None:
         """Backfill one home with the author's recent posts (a follow of a pushed author)."""

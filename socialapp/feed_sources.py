@@ -12,7 +12,7 @@ import threading
 import time
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import Entry, SourceRead
+from socialapp.domain.timeline import SourceRead
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
@@ -134,9 +134,9 @@ class FeedSources:
         self._timelines.begin_rebuild_outboxes(lost)
         rebuilt = {}
         for author_id in lost:
-            ids = self._posts.latest_ids_by_author(author_id, cap + 1)
-            floor = ids[cap] if len(ids) > cap else 0
-            rebuilt[author_id] = ([Entry(i, author_id) for i in ids[:cap]], floor)
+            entries = self._posts.latest_entries_by_author(author_id, cap + 1)
+            floor = entries[cap].post_id if len(entries) > cap else 0
+            rebuilt[author_id] = (entries[:cap], floor)
         self._timelines.finish_rebuild_outboxes(rebuilt)
 
 

@@ -19,14 +19,15 @@ from socialapp import jitter
 from socialapp.config import Settings
 from socialapp.domain.adaptive import sampled
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import SourceRead, merge, top_reads
+from socialapp.domain.timeline import Entry, SourceRead, deduplicated, merge, top_reads
 from socialapp.errors import Unavailable
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
+from socialapp.rendering import with_original
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.posts import PostStore
+from socialapp.stores.posts import PostStore, entry_of
 from socialapp.stores.timelines import HIDDEN_MISSING, MISSING, PageSources, TimelineStore
 
 
@@ -63,6 +64,7 @@ class HomeReader:
         self._posts = posts
         self._follows = follows
         self._outbox_cap = settings.outbox_cap
+        self._boost_window = settings.boost_window
         self._inactive_after = settings.inactive_after_seconds
         self._rate_window = settings.adaptive_rate_window_seconds
         self._meter_share = settings.adaptive_meter_share
@@ -88,38 +90,45 @@ class HomeReader:
         if counted and policy.measures_rates and (weight := sampled(self._meter_share)):
             self._state.count(reader, "reads", self._rate_window, weight)
         if policy.pulls_everyone:
-            fetch = self._pulling_everyone(reader, since_id)
+            fetch = self._pulling_everyone(reader)
         else:
-            fetch = self._pulling_some(reader, policy, since_id)
-        page = HomePage([], None, policy.current.mode)
+            fetch = self._pulling_some(reader, policy)
+        stream = _EntryStream(
+            fetch,
+            self._posts,
+            lambda: self._visible(reader),
+            lambda ids: self._sources.hidden_among(reader, ids),
+            HomePage([], None, policy.current.mode),
+            max_id,
+            since_id,
+        )
+        return self._page(stream, limit, rendered)
+
+    def _page(self, stream: _EntryStream, limit: int, rendered: bool) -> HomePage:
+        """The first ``limit`` entries of ``stream`` that the boost rule shows, hydrated."""
         kept: list[tuple[int, object]] = []  # (post id, document or response form)
-        before = max_id
+        pending: list[Entry] = []  # read, not yet decided: a boost waits for what is below
+        complete = False  # nothing is below ``pending``
         while len(kept) < limit:
-            need = limit - len(kept)
-            reads, keep, home, cached = fetch(before, need)
-            page.merged_authors = len(reads) - (home is not None)
-            merged = merge(reads, keep=keep, limit=need)
-            kept += self._hydrate([e.post_id for e in merged.entries], rendered, cached)
-            if home is not None:
-                from_home = {e.post_id for e in home.entries}
-                page.from_timeline += sum(1 for e in merged.entries if e.post_id in from_home)
-            if len(merged.entries) == need:
-                before = merged.entries[-1].post_id  # full from the caches (less any deleted)
-            elif merged.truncated:
-                before = int(merged.known_from)  # a source had more: read on from there
-            else:
-                rest = limit - len(kept)
-                below = self._from_store(reader, merged.known_from, before, since_id, rest)
-                page.from_store += len(below)
-                kept += [(p["_id"], self._cache.render(p) if rendered else p) for p in below]
+            newer = stream.newer(pending)  # the entries of the page's range (since_id)
+            if not newer and (complete or stream.past_since):
                 break
-        kept = kept[:limit]
-        page.posts = [item for _, item in kept]
-        if len(kept) == limit:
-            page.next_max_id = kept[-1][0]
+            need = limit - len(kept)
+            shown, decided = deduplicated(pending, self._boost_window, complete, need, newer)
+            if decided:
+                pending = pending[decided:]
+                kept += self._hydrate(shown, rendered, stream.cached, stream.stored)
+                continue
+            more = stream.read(need + self._boost_window if pending else need, need)
+            complete = not more
+            pending += more
+        page = stream.page
+        page.posts = [item for _, item in kept[:limit]]
+        if len(kept) >= limit:
+            page.next_max_id = kept[limit - 1][0]
         return page
 
-    def _pulling_everyone(self, reader: int, since_id: int | None):
+    def _pulling_everyone(self, reader: int):
         """Sources when every followee is pulled: their outboxes, no home. Past ``need``
         authors, every outbox's floor and newest post id are read, then only the ``need``
         whose newest reaches the page are read ``need`` deep (``top_reads``), a round trip
@@ -128,7 +137,7 @@ class HomeReader:
         visible = self._visible(reader)
         authors = sorted(visible)
 
-        def fetch(before, need):
+        def fetch(before, since_id, need, prefetch):
             def read(indexes, count, lower):
                 lower = since_id if lower is None else lower
                 return self._sources.outboxes([authors[i] for i in indexes], before, lower, count)
@@ -136,16 +145,18 @@ class HomeReader:
             reads = top_reads(
                 len(authors), need, lambda: self._newest(authors, before, since_id), read
             )
-            return reads, lambda e: e.author_id in visible, None, None
+            hidden_originals = self._hidden_originals(reader, reads)
+            keep = lambda e: e.author_id in visible and _original_seen(e, hidden_originals)  # noqa: E731
+            return reads, keep, None, None
 
         return fetch
 
-    def _pulling_some(self, reader: int, policy: FanoutSettings, since_id: int | None):
+    def _pulling_some(self, reader: int, policy: FanoutSettings):
         """Sources when the home holds the pushed authors: the home, the reader's outbox and
         the outboxes of the pulled set, read on the reader's hash slot."""
 
-        def fetch(before, need):
-            sources = self._page_sources(reader, policy, before, since_id, need)
+        def fetch(before, since_id, need, prefetch):
+            sources = self._page_sources(reader, policy, before, since_id, need, prefetch)
             authors = [reader, *sources.pulled]
             if sources.outboxes is None:
                 reads = self._sources.outboxes(authors, before, since_id, need)
@@ -154,12 +165,23 @@ class HomeReader:
                     sources.outboxes, authors, before, since_id, need
                 )
             home = SourceRead(sources.home.entries, source_floor(sources.home.floor), need)
-            unfollowed = sources.unfollowed
-            return [*reads, home], lambda e: e.author_id not in unfollowed, home, sources.cached
+            unfollowed, hidden_originals = sources.unfollowed, sources.hidden_originals
+            if sources.outboxes is None:  # the script checked the home's boosts only
+                hidden_originals = hidden_originals | self._hidden_originals(reader, reads)
+            boosts_hidden = sources.hidden_boosters
+
+            def keep(e: Entry) -> bool:
+                if e.author_id in unfollowed:
+                    return False
+                if e.boost_of and e.author_id in boosts_hidden:
+                    return False
+                return _original_seen(e, hidden_originals)
+
+            return [*reads, home], keep, home, sources.cached
 
         return fetch
 
-    def _page_sources(self, reader, policy, before, since_id, need) -> PageSources:
+    def _page_sources(self, reader, policy, before, since_id, need, prefetch) -> PageSources:
         """The page's sources; the reader's copies rebuilt first where Redis lacks them."""
         following, hidden = self._state.following_set(reader), self._hidden.key(reader)
         for _ in range(FILL_ATTEMPTS):
@@ -167,7 +189,15 @@ class HomeReader:
             if not self._timelines.batched and not self._active(reader):
                 self._rebuild_reader(reader, policy)
             found = self._timelines.read_page_sources(
-                reader, following, hidden, activity, before, since_id, need, self._cache.key_prefix
+                reader,
+                following,
+                hidden,
+                activity,
+                before,
+                since_id,
+                need,
+                self._cache.key_prefix,
+                prefetch=prefetch,
             )
             if isinstance(found, PageSources):
                 return found
@@ -204,42 +234,63 @@ class HomeReader:
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         visible = sorted({*self._follows.followee_ids(reader), reader} - hidden)
-        posts = self._posts.page_by_authors(
-            visible, before_id=max_id, after_id=since_id, limit=limit
+        stream = _EntryStream(
+            None,
+            self._posts,
+            visible,
+            hidden.intersection,
+            HomePage([], None, "store"),
+            max_id,
+            since_id,
         )
-        next_max_id = posts[-1]["_id"] if len(posts) == limit else None
-        items = [self._cache.render(post) for post in posts] if rendered else posts
-        return HomePage(items, next_max_id, "store", from_store=len(posts))
+        return self._page(stream, limit, rendered)
 
     def _hydrate(
-        self, post_ids: list[int], rendered: bool, values: dict | None = None
+        self, entries: list[Entry], rendered: bool, values: dict, stored: dict
     ) -> list[tuple[int, object]]:
-        """``(post id, document or response form)`` in the order given; deleted ones dropped.
-        ``values``: post cache values already read (with the page, on one server)."""
-        values = values or {}
+        """``(post id, document or response form)`` per entry in order, a boost with the
+        post it boosts; deleted ones (or boosts of them) dropped. ``values``: post cache
+        values already read (with the page, on one server); ``stored``: documents read from
+        MongoDB with the page."""
+        ids = list(dict.fromkeys(i for e in entries for i in (e.post_id, e.boost_of) if i))
+        found = self._posts_of(ids, rendered, values, stored)
+        hydrated = []
+        for entry in entries:
+            post = found.get(entry.post_id)
+            if post is not None and entry.boost_of:
+                original = found.get(entry.boost_of)
+                post = None if original is None else with_original(post, original, rendered)
+            if post is not None:
+                hydrated.append((entry.post_id, post))
+        return hydrated
+
+    def _posts_of(self, post_ids: list[int], rendered: bool, values: dict, stored: dict) -> dict:
+        """Each post found, as a document or response form: from ``stored``, the values read
+        with the page, the post cache, then MongoDB (cached for next time)."""
         read = self._cache.rendered_from if rendered else self._cache.documents_from
-        cached = read({i: values[i] for i in post_ids if i in values})
+        found = {
+            i: self._cache.render(stored[i]) if rendered else stored[i]
+            for i in post_ids
+            if i in stored
+        }
+        found.update(read({i: values[i] for i in post_ids if i in values and i not in found}))
         get = self._cache.get_rendered_many if rendered else self._cache.get_many
-        cached.update(get([i for i in post_ids if i not in values]))
-        missing = [i for i in post_ids if i not in cached]
+        found.update(get([i for i in post_ids if i not in values and i not in found]))
+        missing = [i for i in post_ids if i not in found]
         if missing:
             loaded = self._posts.get_many(missing)
             jitter.pause("hydrate.loaded")  # a delete may land here: the cache refuses it
             self._cache.put_many(loaded)
             if rendered:
                 loaded = {i: self._cache.render(post) for i, post in loaded.items()}
-            cached.update(loaded)
-        return [(i, cached[i]) for i in post_ids if i in cached]
+            found.update(loaded)
+        return found
 
-    def _from_store(self, reader, known_from, before, since_id, limit) -> list[dict]:
-        """Up to ``limit`` posts from MongoDB, below what the caches are known to hold (none
-        when they hold the whole history: then the followees are not even loaded)."""
-        below = known_from if before is None else min(before, known_from)
-        if below <= (since_id or 0) + 1:
-            return []
-        below = None if math.isinf(below) else int(below)
-        visible = sorted(self._visible(reader))
-        return self._posts.page_by_authors(visible, before_id=below, after_id=since_id, limit=limit)
+    def _hidden_originals(self, reader: int, reads: list[SourceRead]) -> set[int]:
+        """The authors of posts boosted in ``reads`` that the reader does not see."""
+        entries = [e for read in reads for e in read.entries]
+        originals = sorted({e.original_author for e in entries if e.boost_of})
+        return self._sources.hidden_among(reader, originals) if originals else set()
 
     # Rebuilding what Redis lost -----------------------------------------------------------
     def _newest(self, author_ids: list[int], before, since_id) -> tuple[list[float], list[int]]:
@@ -277,3 +328,92 @@ class HomeReader:
     def _pushed(policy: FanoutSettings, followers: int, override: str, unsettled: bool) -> bool:
         """Whether delivery copies the author's posts into homes (also while reconciled)."""
         return unsettled or policy.delivery_pushes(followers, override)
+
+
+def _original_seen(entry: Entry, hidden_originals) -> bool:
+    """Whether a boost's original (or any post) passes the reader's hidden accounts."""
+    return not entry.boost_of or entry.original_author not in hidden_originals
+
+
+class _EntryStream:
+    """The entries a page may show, newest first, a batch at a time: merged from the caches
+    (``fetch``) while they hold them, then read from MongoDB, whose documents ``stored``
+    keeps for hydration. Blocks, mutes and hidden boosts are left out here, before the boost
+    rule counts entries, in every mode alike: ``visible()`` gives the authors whose posts the
+    store may give, ``hidden_among(ids)`` which of these authors of boosted posts are hidden.
+    """
+
+    def __init__(
+        self, fetch, posts: PostStore, visible, hidden_among, page: HomePage, max_id, since_id
+    ) -> None:
+        self._fetch, self._posts = fetch, posts
+        self._visible, self._hidden_among = visible, hidden_among
+        self.since_id = self._since_id = since_id  # the page's; the reads' (None once past it)
+        self.past_since = False
+        self.page = page
+        self.before = max_id
+        self.in_store = fetch is None
+        self.cached: dict = {}
+        self.stored: dict = {}
+
+    def newer(self, entries: list[Entry]) -> int:
+        """How many of ``entries`` (newest first) are in the page's range: above since_id.
+        Those below it are read only for the boost rule of the ones above."""
+        if self.since_id is None:
+            return len(entries)
+        return next((i for i, e in enumerate(entries) if e.post_id <= self.since_id), len(entries))
+
+    def read(self, count: int, prefetch: int) -> list[Entry]:
+        """The next entries (at most ``count``; ``prefetch`` of them likely shown); [] only
+        when nothing is left. Past the page's since_id, it reads on below it."""
+        while True:
+            if self.in_store:
+                found = self._read_store(count)
+                if found or self._since_id is None:
+                    return found
+                self._below_since()
+                continue
+            reads, keep, home, cached = self._fetch(self.before, self._since_id, count, prefetch)
+            merged = merge(reads, keep=keep, limit=count)
+            self.cached.update(cached or {})
+            self.page.merged_authors = len(reads) - (home is not None)
+            if home is not None:
+                from_home = {e.post_id for e in home.entries}
+                self.page.from_timeline += sum(e.post_id in from_home for e in merged.entries)
+            if len(merged.entries) == count:
+                self.before = merged.entries[-1].post_id  # full from the caches
+            elif merged.truncated:
+                self.before = int(merged.known_from)  # a source had more: read on from there
+            else:  # below what the caches hold: MongoDB (nothing when they hold it all)
+                below = merged.known_from
+                below = below if self.before is None else min(self.before, below)
+                self.before = None if math.isinf(below) else int(below)
+                self.in_store = True
+            if merged.entries:
+                return merged.entries
+
+    def _below_since(self) -> None:
+        """Everything above since_id is read: read on below it (the caches first)."""
+        self.past_since = True
+        self.before, self._since_id = self.since_id + 1, None
+        self.in_store = self._fetch is None
+
+    def _read_store(self, count: int) -> list[Entry]:
+        while self.before is None or self.before > (self._since_id or 0) + 1:
+            if not isinstance(self._visible, list):
+                self._visible = sorted(self._visible())  # once, when the store is reached
+            posts = self._posts.page_by_authors(
+                self._visible, before_id=self.before, after_id=self._since_id, limit=count
+            )
+            if not posts:
+                break
+            self.before = posts[-1]["_id"]
+            self.page.from_store += len(posts)
+            self.stored.update((post["_id"], post) for post in posts)
+            entries = [entry_of(post) for post in posts]
+            originals = sorted({e.original_author for e in entries if e.boost_of})
+            hidden = self._hidden_among(originals) if originals else set()
+            shown = [e for e in entries if _original_seen(e, hidden)]
+            if shown:
+                return shown
+        return []

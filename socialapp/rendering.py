@@ -51,6 +51,9 @@ class PostSchema(ma.Schema):
     text = fields.String()
     created_at = UtcDateTime()
     like_count = fields.Integer()
+    boost_count = fields.Integer(dump_default=0)
+    boost_of = Id(dump_default=None, allow_none=True)  # a boost: the boosted post and ``original``
+    original = fields.Nested(lambda: PostSchema(exclude=("original",)))
     comment_count = fields.Integer()
     comments = fields.List(fields.Nested(CommentSchema))
     has_more_comments = fields.Boolean(attribute="has_extra")
@@ -67,3 +70,11 @@ _POST = PostSchema()
 def render_post(post: dict) -> str:
     """One post as JSON, as /v1 carries it and the post cache keeps it."""
     return _POST.dumps(post)
+
+
+def with_original(boost, original, rendered: bool):
+    """A boost as a page shows it: carrying the post it boosts under ``original``. Rendered,
+    the cached response forms of both are joined, not rendered again."""
+    if rendered:
+        return f'{boost[:-1]}, "original": {original}}}'
+    return {**boost, "original": original}

@@ -13,12 +13,13 @@ from celery.signals import task_postrun, task_prerun
 from socialapp import bootstrap, logs
 from socialapp.config import Settings
 from socialapp.queue import FEED, REQUEST_ID, celery_app
-from socialapp.services import adaptive, audit, fanout
+from socialapp.services import adaptive, audit, fanout, posts
 from workers import tasks
 
 log = logging.getLogger(__name__)
 task_log = logging.getLogger("socialapp.tasks")
-POST_TASKS = {fanout.DELIVER, fanout.DELIVER_CHUNK, fanout.RETRACT}  # post id: first argument
+# Tasks whose first argument is a post id
+POST_TASKS = {fanout.DELIVER, fanout.DELIVER_CHUNK, fanout.RETRACT, posts.DELETE_BOOSTS}
 _running: dict[str, tuple[float, object]] = {}  # task id → when it started, its log binding
 
 

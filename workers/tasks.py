@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from socialapp import queue
 from socialapp.bootstrap import Components
-from socialapp.services import adaptive, audit, fanout, notifications
+from socialapp.services import adaptive, audit, fanout, notifications, posts
 
 # Each app (one per test, one per process) has its own tasks; a store that is unavailable
 # makes a task retry with backoff and jitter.
@@ -18,19 +18,25 @@ def register(app, components: Callable[[], Components]) -> None:
     """Define the tasks on ``app``; ``components()`` returns the stores they work with."""
 
     @app.task(name=fanout.DELIVER, **RETRY)
-    def deliver_post(post_id: int, author_id: int) -> int:
-        return components().fanout.deliver_post(post_id, author_id)
+    def deliver_post(post_id: int, author_id: int, *boosted: int) -> int:
+        # ``boosted``: a boost's boosted post and its author (see fanout._task_args)
+        return components().fanout.deliver_post(post_id, author_id, *boosted)
 
     @app.task(name=fanout.DELIVER_CHUNK, **RETRY)
     def deliver_chunk(
-        post_id: int, author_id: int, follower_ids: list[int], index=0, attempt=""
+        post_id: int, author_id: int, follower_ids: list[int], index=0, attempt="", *boosted
     ) -> int:
         engine = components().fanout
-        return engine.deliver_chunk(post_id, author_id, follower_ids, index, attempt)
+        return engine.deliver_chunk(post_id, author_id, follower_ids, index, attempt, *boosted)
 
     @app.task(name=fanout.RETRACT, **RETRY)
-    def retract_post(post_id: int, author_id: int) -> None:
-        components().fanout.retract_post(post_id, author_id)
+    def retract_post(post_id: int, author_id: int, *boosted: int) -> None:
+        components().fanout.retract_post(post_id, author_id, *boosted)
+
+    @app.task(name=posts.DELETE_BOOSTS, **RETRY)
+    def delete_boosts(post_id: int) -> int:
+        c = components()
+        return posts.delete_boosts_of(c.uow, c.fanout, post_id)
 
     @app.task(name=fanout.SWEEP, **RETRY)
     def sweep() -> int:

@@ -103,7 +103,7 @@ def profile_hot_paths(world, authors: dict[int, int]) -> list[dict]:
     """The chunk delivery and the planner of the largest author, under cProfile."""
     c = world.c
     author_id = authors[max(authors)]
-    post_id = c.posts.latest_ids_by_author(author_id, 1)[0]
+    post_id = c.posts.latest_entries_by_author(author_id, 1)[0].post_id
     followers = c.follows.follower_ids(author_id, limit=c.settings.fanout_chunk_size)
     found = [
         profiles.profile(

@@ -12,8 +12,8 @@ from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import FullMatch, Text, id_from_path, page_limit
-from socialapp.rendering import CommentSchema, Id, PostSchema
-from socialapp.services import posts
+from socialapp.rendering import CommentSchema, Id, PostSchema, with_original
+from socialapp.services import boosts, posts
 
 blp = Blueprint("posts", __name__, url_prefix="/v1", description="Posts, likes and comments")
 
@@ -95,8 +95,12 @@ class Post(MethodView):
     @blp.response(200, PostSchema)
     @blp.errors(404, 503)
     def get(self, post_id):
-        """Get a post with its first comments"""
-        return posts.get_post(components().posts, post_id_from_path(post_id))
+        """Get a post with its first comments (a boost with the post it boosts)"""
+        c = components()
+        post = posts.get_post(c.posts, post_id_from_path(post_id))
+        if post.get("boost_of"):
+            post = with_original(post, boosts.boosted_post(c.uow, post["_id"]), rendered=False)
+        return post
 
     @limits.writes
     @blp.response(204)
@@ -142,6 +146,31 @@ class Like(MethodView):
         c = components()
         user_id = caller_id()
         posts.unlike(c.uow, c.post_cache, post_id_from_path(post_id), user_id, c.notifier)
+
+
+@blp.route("/posts/<post_id>/boost")
+class Boost(MethodView):
+    @limits.writes
+    @blp.response(200, PostSchema)
+    @blp.alt_response(403, schema=ErrorSchema, description="A block stands between you")
+    @blp.errors(401, 404, 429, 503)
+    @blp.doc(**BEARER)
+    def put(self, post_id):
+        """Boost a post to your followers (idempotent: the existing boost is returned)"""
+        c = components()
+        user_id = caller_id()
+        made = boosts.boost(c.uow, c.fanout, c.ids, post_id_from_path(post_id), user_id)
+        return with_original(made, boosts.boosted_post(c.uow, made["boost_of"]), rendered=False)
+
+    @limits.writes
+    @blp.response(204)
+    @blp.errors(401, 404, 429, 503)
+    @blp.doc(**BEARER)
+    def delete(self, post_id):
+        """Take back your boost (idempotent)"""
+        c = components()
+        user_id = caller_id()
+        boosts.unboost(c.uow, c.fanout, post_id_from_path(post_id), user_id)
 
 
 @blp.route("/posts/<post_id>/comments")

@@ -27,8 +27,18 @@ from typing import NamedTuple
 
 
 class Entry(NamedTuple):
+    """A timeline entry: a post, or a boost (its own post id and booster) carrying the
+    boosted post's id and author, which pages need to filter and deduplicate it."""
+
     post_id: int
     author_id: int
+    boost_of: int = 0  # 0: not a boost
+    original_author: int = 0
+
+    @property
+    def shows(self) -> int:
+        """The post a reader sees in this entry: the boosted one for a boost."""
+        return self.boost_of or self.post_id
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,6 +96,35 @@ def merge(reads: Iterable[SourceRead], keep: Callable[[Entry], bool], limit: int
                 unique.setdefault(entry.post_id, entry)
     entries = sorted(unique.values(), reverse=True)[:limit]
     return Merged(entries, known_from, truncated)
+
+
+def deduplicated(
+    entries: list[Entry], window: int, complete: bool, most: int, decidable: int | None = None
+) -> tuple[list[Entry], int]:
+    """Mastodon's rule for boosts, over ``entries`` newest first: a boost is left out when
+    the post it boosts, or another boost of it, is among the ``window`` entries below it, so
+    a post shows at most once among any ``window`` entries in a row.
+
+    Returns up to ``most`` entries shown and how many of ``entries`` were decided, among
+    the first ``decidable`` (default: all; the rest are only looked at). A post is decided
+    at once; a boost once ``window`` entries lie below it, or when ``complete`` (nothing
+    lies below ``entries``): the rule looks down the whole timeline, not the page.
+    """
+    shown: list[Entry] = []
+    decided = 0
+    decidable = len(entries) if decidable is None else decidable
+    while decided < decidable and len(shown) < most:
+        entry = entries[decided]
+        if entry.boost_of:
+            below = entries[decided + 1 : decided + 1 + window]
+            if len(below) < window and not complete:
+                break
+            if any(other.shows == entry.boost_of for other in below):
+                decided += 1
+                continue
+        shown.append(entry)
+        decided += 1
+    return shown, decided
 
 
 def threshold(newest: Iterable[int], need: int) -> int | None:

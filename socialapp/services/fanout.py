@@ -22,6 +22,7 @@ from socialapp.config import Settings
 from socialapp.domain.adaptive import sampled
 from socialapp.domain.fanout import FanoutSettings, strategy_of
 from socialapp.domain.ids import first_id_at
+from socialapp.domain.timeline import Entry
 from socialapp.errors import Unavailable
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_sources import FeedSources
@@ -32,7 +33,7 @@ from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.posts import PostStore
+from socialapp.stores.posts import PostStore, entry_of
 from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
@@ -85,14 +86,15 @@ class Fanout:
         acknowledged to its author is never lost: only its delivery may be late.
         """
         try:
-            self.feeds.publish(post["_id"], post["author_id"])
-            self.queue.send(DELIVER, post["_id"], post["author_id"])
+            entry = entry_of(post)
+            self.feeds.publish(entry)
+            self.queue.send(DELIVER, *_task_args(entry))
         except Unavailable as error:
             log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
 
     def before_post_deleted(self, post: dict) -> None:
         """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
-        self.feeds.withdraw(post["_id"], post["author_id"])
+        self.feeds.withdraw(entry_of(post))
 
     def on_post_deleted(self, post: dict) -> None:
         """Bury the deleted post in the cache, then retract it from followers' timelines.
@@ -106,7 +108,7 @@ class Fanout:
         except Unavailable as error:
             log.warning("post %s deleted, not yet buried in the cache: %r", post["_id"], error)
         try:
-            self.queue.send(RETRACT, post["_id"], post["author_id"], queue=FEED)
+            self.queue.send(RETRACT, *_task_args(entry_of(post)), queue=FEED)
         except Unavailable as error:
             log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
 
@@ -188,7 +190,9 @@ class Fanout:
             self.feeds.remove_from_pulled(author["_id"], chunks)
 
     # Run by workers ------------------------------------------------------------------------
-    def deliver_post(self, post_id: int, author_id: int) -> int:
+    def deliver_post(
+        self, post_id: int, author_id: int, boost_of: int = 0, original_author: int = 0
+    ) -> int:
         """Plan a post's delivery: one chunk task for an author with at most
         ``fanout_chunk_size`` followers; a larger author's followers in tasks of
         ``fanout_celebrity_chunk_size`` on the large queue (a task's own cost, Celery's and
@@ -200,10 +204,11 @@ class Fanout:
         chunks is known only at the end: a last, empty chunk, sent once the total is
         recorded, closes the delivery (whichever chunk finishes last completes it).
         """
-        self.feeds.publish(post_id, author_id)  # idempotent; done here too after an outage
+        entry = Entry(post_id, author_id, boost_of, original_author)
+        self.feeds.publish(entry)  # idempotent; done here too after an outage
         jitter.pause("deliver_post.published")
         if self.posts.get(post_id) is None:  # deleted: take back what a racing delete missed
-            self.feeds.withdraw(post_id, author_id)
+            self.feeds.withdraw(entry)
             return 0
         followers, strategy, unsettled = self.sources.authors([author_id])[author_id]
         policy = self.fanout_settings.current()
@@ -222,16 +227,18 @@ class Fanout:
         second = next(chunks, None)
         if second is None:  # a small author: one chunk, on the queue of small deliveries
             self.state.start_delivery(post_id, attempt, 1)
-            self.queue.send(DELIVER_CHUNK, post_id, author_id, first, 0, attempt, queue=FANOUT)
+            args = (post_id, author_id, first, 0, attempt, *_task_args(entry)[2:])
+            self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT)
             return 1
         sent = 0
         size = self.follows.large_chunk_size
         for follower_ids in regrouped(itertools.chain((first, second), chunks), size):
-            args = (post_id, author_id, follower_ids, sent, attempt)
+            args = (post_id, author_id, follower_ids, sent, attempt, *_task_args(entry)[2:])
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
             sent += 1
         self.state.start_delivery(post_id, attempt, sent + 1)
-        self.queue.send(DELIVER_CHUNK, post_id, author_id, [], sent, attempt, queue=FANOUT_LARGE)
+        args = (post_id, author_id, [], sent, attempt, *_task_args(entry)[2:])
+        self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
         return sent + 1
 
     def deliver_chunk(
@@ -241,16 +248,19 @@ class Fanout:
         follower_ids: list[int],
         index: int = 0,
         attempt: str = "",
+        boost_of: int = 0,
+        original_author: int = 0,
     ) -> int:
         """Push the post to the homes of the active followers in this chunk.
 
         A delete buries the post before it sends its retraction, so a chunk that pushed
         after the retraction passed its followers finds the post buried and takes it back.
         """
-        delivered = self.feeds.push(post_id, author_id, follower_ids)
+        entry = Entry(post_id, author_id, boost_of, original_author)
+        delivered = self.feeds.push(entry, follower_ids)
         jitter.pause("deliver_chunk.pushed")
         if self.cache.buried(post_id):
-            self.feeds.retract(post_id, author_id, follower_ids)
+            self.feeds.retract(entry, follower_ids)
             delivered = 0
         else:
             self.streams.publish_update(follower_ids, post_id, author_id)
@@ -269,20 +279,23 @@ class Fanout:
         cutoff = first_id_at(time.time() - self.config.sweep_after_seconds)
         pending = self.posts.pending_fanouts(before_id=cutoff)
         for post in pending:
-            self.queue.send(DELIVER, post["_id"], post["author_id"])
+            self.queue.send(DELIVER, *_task_args(entry_of(post)))
         if pending:
             log.info("sweeper re-enqueued %d unfinished fan-outs", len(pending))
         return len(pending)
 
-    def retract_post(self, post_id: int, author_id: int) -> None:
+    def retract_post(
+        self, post_id: int, author_id: int, boost_of: int = 0, original_author: int = 0
+    ) -> None:
         """Take a deleted post out of every place it was delivered to (again where a
         delivery raced the delete), and bury it again in case the delete could not."""
         jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
+        entry = Entry(post_id, author_id, boost_of, original_author)
         self.cache.bury(post_id)
-        self.feeds.withdraw(post_id, author_id)
+        self.feeds.withdraw(entry)
         self.streams.publish_delete([author_id], post_id)
         for follower_ids in self.follows.follower_chunks(author_id):
-            self.feeds.retract(post_id, author_id, follower_ids)
+            self.feeds.retract(entry, follower_ids)
             self.streams.publish_delete(follower_ids, post_id)
 
     def reconcile(self, generation: int, not_before: float = 0) -> bool:
@@ -341,6 +354,12 @@ class Fanout:
         not_before = time.time() + self.settle_delay()
         self.queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
         return False
+
+
+def _task_args(entry: Entry) -> tuple[int, ...]:
+    """A task's ids for the entry: the post and its author, and for a boost the boosted post
+    and its author too (a post's tasks look as they did before boosts)."""
+    return tuple(entry) if entry.boost_of else tuple(entry[:2])
 
 
 def regrouped(chunks: Iterable[list[int]], size: int) -> Iterator[list[int]]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from socialapp import jitter
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound, Unavailable
+from socialapp.queue import FEED
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
 from socialapp.stores.idempotency import IdempotencyStore
@@ -19,6 +21,7 @@ from socialapp.unit_of_work import UnitOfWork
 log = logging.getLogger(__name__)
 
 COMMENTS_PER_READ = 100  # comments read at a time by ``first_comments``
+DELETE_BOOSTS = "socialapp.delete_boosts"
 
 
 class _Replayed(Exception):
@@ -87,8 +90,8 @@ def delete_post(
     caller_id: int,
     notifier: Notifier | None = None,
 ) -> dict:
-    """Delete the caller's own post with its comments, likes and notifications; the deleted
-    post."""
+    """Delete the caller's own post with its comments, likes and notifications, and every
+    boost of it; the deleted post. Deleting a boost is unboosting."""
     post = get_post(uow.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
@@ -102,7 +105,24 @@ def delete_post(
     if notifier is not None:
         notifier.post_deleted(post)
     fanout.on_post_deleted(post)
+    try:
+        if post.get("boost_of"):
+            fanout.cache.invalidate(post["boost_of"])  # its boost count moved
+        else:  # pages leave out its boosts already: their post is gone
+            fanout.queue.send(DELETE_BOOSTS, post_id, queue=FEED)
+    except Unavailable as error:  # deleted: its boosts show nowhere, even if left behind
+        log.warning("post %s deleted, its boosts left behind: %r", post_id, error)
     return post
+
+
+def delete_boosts_of(uow: UnitOfWork, fanout: Fanout, post_id: int) -> int:
+    """Delete every boost of a deleted post (a task, retried); how many."""
+    deleted = 0
+    for boost in uow.posts.boosts_of(post_id):
+        with contextlib.suppress(NotFound):  # unboosted meanwhile
+            delete_post(uow, fanout, boost["_id"], boost["author_id"])
+            deleted += 1
+    return deleted
 
 
 def _delete_counted(uow: UnitOfWork, post_id: int, session) -> dict:
@@ -110,6 +130,8 @@ def _delete_counted(uow: UnitOfWork, post_id: int, session) -> dict:
     if post is None:  # a concurrent delete won
         raise NotFound("post not found")
     uow.users.add_to_counter(post["author_id"], "post_count", -1, session=session)
+    if post.get("boost_of"):
+        uow.posts.add_to_boost_count(post["boost_of"], -1, session=session)
     return post
 
 

@@ -19,8 +19,9 @@ from pymongo.errors import OperationFailure
 
 from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
+from socialapp.domain.timeline import Entry
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, insert_unordered
+from socialapp.stores.mongo import collection, insert_if_absent, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
 NEWEST_FIRST = [("_id", DESCENDING)]
@@ -42,7 +43,7 @@ def post_schema(embedded_comments: int) -> dict:
         {
             "_id": schema.ID,
             "author_id": schema.ID,
-            "text": TEXT,
+            "text": schema.text(500, min_length=0),  # empty: a boost
             "created_at": schema.DATE,
             "like_count": schema.INT,
             "comment_count": schema.COUNT,
@@ -51,8 +52,11 @@ def post_schema(embedded_comments: int) -> dict:
             "has_extra": schema.BOOL,
             "fanout_pending": {"bsonType": "bool", "enum": [True]},
             "visibility": {"enum": ["unlisted"]},  # absent: public
+            "boost_of": schema.ID,  # a boost: the boosted post (its text is empty)
+            "boost_of_author": schema.ID,
+            "boost_count": schema.INT,  # absent: 0
         },
-        optional=("fanout_pending", "visibility"),
+        optional=("fanout_pending", "visibility", "boost_of", "boost_of_author", "boost_count"),
     )
 
 
@@ -99,6 +103,13 @@ class PostStore:
         )
         with contextlib.suppress(OperationFailure):  # IndexNotFound: nothing to replace
             self._posts.drop_index("fanout_pending")
+        # Boosts only: one boost per (post, user), and every boost of a post for its delete.
+        self._posts.create_index(
+            [("boost_of", ASCENDING), ("author_id", ASCENDING)],
+            unique=True,
+            partialFilterExpression={"boost_of": {"$gt": 0}},
+            name="boost_of_author_unique",
+        )
         self._overflow.create_index(
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
         )
@@ -111,6 +122,16 @@ class PostStore:
         self._posts.insert_one(post, session=session)
         return post
 
+    def create_boost(self, boost: dict, session=None) -> bool:
+        """Insert a boost made by ``new_boost`` unless the user boosted that post already
+        (one boost per post and user); True if inserted, its fan-out marked pending."""
+        key = {"boost_of": boost["boost_of"], "author_id": boost["author_id"]}
+        fields = {k: v for k, v in boost.items() if k not in key} | {"fanout_pending": True}
+        inserted = insert_if_absent(self._posts, key, fields, session)
+        if inserted:
+            boost["fanout_pending"] = True
+        return inserted
+
     def finish_fanout(self, post_id: int) -> None:
         self._posts.update_one({"_id": post_id}, {"$unset": {"fanout_pending": ""}})
 
@@ -119,7 +140,7 @@ class PostStore:
         return list(
             self._posts.find(
                 {"fanout_pending": True, "_id": {"$lt": before_id}},
-                projection={"author_id": 1},
+                projection=ENTRY_FIELDS,
                 sort=[("fanout_pending", ASCENDING), ("_id", ASCENDING)],
                 limit=limit,
             )
@@ -180,11 +201,36 @@ class PostStore:
             query["_id"] = window
         return list(self._posts.find(query, sort=NEWEST_FIRST, limit=limit))
 
-    def latest_ids_by_author(self, author_id: int, limit: int) -> list[int]:
+    def latest_entries_by_author(self, author_id: int, limit: int) -> list[Entry]:
+        """The author's newest posts and boosts as timeline entries, newest first."""
         posts = self._posts.find(
-            {"author_id": author_id}, projection={"_id": 1}, sort=NEWEST_FIRST, limit=limit
+            {"author_id": author_id}, projection=ENTRY_FIELDS, sort=NEWEST_FIRST, limit=limit
         )
-        return [p["_id"] for p in posts]
+        return [entry_of(post) for post in posts]
+
+    def boost_by(self, post_id: int, user_id: int, session=None) -> dict | None:
+        """The user's boost of the post, if any."""
+        return self._posts.find_one({"boost_of": post_id, "author_id": user_id}, session=session)
+
+    def boosts_of(self, post_id: int) -> list[dict]:
+        """Every boost of the post (to delete them with it)."""
+        return list(self._posts.find({"boost_of": post_id}, projection=ENTRY_FIELDS))
+
+    def boosted_among(self, user_id: int, post_ids: list[int]) -> set[int]:
+        """Which of ``post_ids`` the user has boosted, in one query (a page's ``boosted``)."""
+        if not post_ids:
+            return set()
+        query = {"boost_of": {"$in": list(post_ids)}, "author_id": user_id}
+        return {post["boost_of"] for post in self._posts.find(query, projection={"boost_of": 1})}
+
+    def add_to_boost_count(self, post_id: int, delta: int, session=None) -> dict | None:
+        """Add ``delta`` to the boost count atomically; the updated post, or None if unknown."""
+        return self._posts.find_one_and_update(
+            {"_id": post_id},
+            {"$inc": {"boost_count": delta}},
+            return_document=ReturnDocument.AFTER,
+            session=session,
+        )
 
     def add_to_like_count(self, post_id: int, delta: int, session=None) -> dict | None:
         """Add ``delta`` to the like count atomically; the updated post, or None if unknown."""
@@ -332,6 +378,23 @@ def new_post(post_id: int, author_id: int, text: str, visibility: str = "public"
     if visibility == "unlisted":
         post["visibility"] = visibility
     return post
+
+
+def new_boost(boost_id: int, booster_id: int, original: dict) -> dict:
+    """A boost: a post of the booster's own, with no text, that carries the boosted post."""
+    boost = new_post(boost_id, booster_id, "")
+    boost.update(boost_of=original["_id"], boost_of_author=original["author_id"])
+    return boost
+
+
+ENTRY_FIELDS = {"author_id": 1, "boost_of": 1, "boost_of_author": 1}
+
+
+def entry_of(post: dict) -> Entry:
+    """The timeline entry of a post or boost document (``ENTRY_FIELDS`` at least)."""
+    return Entry(
+        post["_id"], post["author_id"], post.get("boost_of", 0), post.get("boost_of_author", 0)
+    )
 
 
 def _in_order(comment: dict) -> dict:

@@ -2,9 +2,10 @@
 their keys.
 
 Each is a sorted set ``home:{user_id}`` / ``outbox:{author_id}`` of ``"post_id:author_id"``
-members scored by post id, plus a sentinel member whose score is the set's floor: the set
-is complete for every post id above it (0: all history; +inf: being rebuilt, trust
-nothing). A set that does not exist is unknown and must be rebuilt by the caller.
+members (a boost's: ``"post_id:original_id:original_author:author_id"``) scored by post id,
+plus a sentinel member whose score is the set's floor: the set is complete for every post id
+above it (0: all history; +inf: being rebuilt, trust nothing). A set that does not exist is
+unknown and must be rebuilt by the caller.
 
 Next to each home, ``pulls:{user_id}`` holds the authors that reader merges at read time
 (celebrities in hybrid mode, pull overrides, authors being reconciled), so a page reads its
@@ -42,12 +43,16 @@ HIDDEN_MISSING = "hidden"  # the reader's hidden accounts must be loaded first
 
 
 def _member(entry: Entry) -> str:
+    """``post:author``, or for a boost ``post:original:original_author:author``: the post id
+    first and the author last in both, which is what the scripts match."""
+    if entry.boost_of:
+        return f"{entry.post_id}:{entry.boost_of}:{entry.original_author}:{entry.author_id}"
     return f"{entry.post_id}:{entry.author_id}"
 
 
 def _entry(member: str) -> Entry:
-    post_id, _, author_id = member.partition(":")
-    return Entry(int(post_id), int(author_id))
+    post_id, *original, author_id = member.split(":")
+    return Entry(int(post_id), int(author_id), *map(int, original))
 
 
 class Slice(NamedTuple):
@@ -61,6 +66,8 @@ class PageSources(NamedTuple):
     unfollowed: set[int]  # authors of home entries the reader no longer follows
     outboxes: dict[int, Slice] | None  # the reader's and the pulled authors'; None: not read
     cached: dict[int, str | None] | None = None  # the likely posts' post cache values, raw
+    hidden_originals: frozenset[int] = frozenset()  # authors of boosted posts not seen
+    hidden_boosters: frozenset[int] = frozenset()  # whose boosts the reader hides
 
 
 def home_key(user_id: int) -> str:
@@ -259,6 +266,7 @@ class TimelineStore:
         since_id: int | None = None,
         count: int = 20,
         cache_prefix: str | None = None,
+        prefetch: int | None = None,
     ) -> PageSources | str:
         """The home slice, the pulled authors and (on one server) their outboxes, in one call.
 
@@ -267,10 +275,12 @@ class TimelineStore:
         entries are left out as an unfollowed author's are; ``activity`` the readers'
         activity set, now and the cutoff: on one server the call
         also marks the reader active, and with ``cache_prefix`` (the post cache's keys) it
-        also returns the cached values of the newest ``count`` posts of the sources (less
-        unfollowed authors'): what the merge keeps is among them. ``MISSING`` when the home
-        or the pulled set must be rebuilt or the followee set reloaded; ``HIDDEN_MISSING`` when
-        the hidden set must be loaded; ``INACTIVE`` when the
+        also returns the cached values of the newest ``prefetch`` (default ``count``) entries
+        of the sources and the posts they boost (less unfollowed authors'): what the merge
+        keeps is among them. Boosts of accounts the reader does not see, or by boosters whose
+        boosts the reader hides, are named in ``hidden_originals`` and ``hidden_boosters``.
+        ``MISSING`` when the home or the pulled set must be rebuilt or the followee set
+        reloaded; ``HIDDEN_MISSING`` when the hidden set must be loaded; ``INACTIVE`` when the
         reader had been idle (fan-out skipped them: rebuild). Renews the home's and the
         pulled set's TTL.
         """
@@ -279,7 +289,7 @@ class TimelineStore:
         if self._batched:
             keys.append(activity[0])
             if cache_prefix:
-                args.append(cache_prefix)
+                args += [cache_prefix, count if prefetch is None else prefetch]
         reply = self._run([("read_page", keys, args)])[0]
         text, cached = reply, None
         if isinstance(reply, list):
@@ -287,12 +297,20 @@ class TimelineStore:
             cached = dict(zip(_ids(ids), values, strict=True))
         if text in ("", INACTIVE, HIDDEN_MISSING):
             return text or MISSING
-        home, pulled, unfollowed, *outboxes = text.split(";")
+        home, pulled, unfollowed, originals, boosters, *outboxes = text.split(";")
         pulled_ids = _ids(pulled)
         found = None
         if self._batched:
             found = dict(zip([user_id, *pulled_ids], map(_slice_text, outboxes), strict=True))
-        return PageSources(_slice_text(home), pulled_ids, set(_ids(unfollowed)), found, cached)
+        return PageSources(
+            _slice_text(home),
+            pulled_ids,
+            set(_ids(unfollowed)),
+            found,
+            cached,
+            frozenset(_ids(originals)),
+            frozenset(_ids(boosters)),
+        )
 
     # The authors each reader pulls
 
@@ -425,5 +443,7 @@ def _slice_text(text: str) -> Slice:
     floor, _, members = text.partition(",")
     if not members:
         return Slice([], float(floor))
-    numbers = list(map(int, members.replace(":", ",").split(",")))
+    if members.count(":") > members.count(",") + 1:  # boosts among them
+        return Slice([_entry(member) for member in members.split(",")], float(floor))
+    numbers = list(map(int, members.replace(":", ",").split(",")))  # posts only: in C
     return Slice(list(map(Entry, numbers[::2], numbers[1::2])), float(floor))

@@ -93,9 +93,10 @@ def home_ids(client: Mastodon) -> list[str]:
 def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
     base = f"http://127.0.0.1:{server.port}"
     app = Mastodon.create_app("conformance", api_base_url=base)
-    for handle in ("ada", "bob"):
+    for handle in ("ada", "bob", "cyd"):
         server.call("POST", "/v1/users", {"handle": handle, "password": PASSWORD}, expect=201)
     (ada, code), bob = sign_in_with_a_code(base, app, "ada"), sign_in(base, app, "bob")
+    cyd = sign_in(base, app, "cyd")
     assert ada.app_verify_credentials().name == "conformance"
     operator, _ = server.call("POST", "/v1/auth/token", OPERATOR)
     assert ada.retrieve_mastodon_version().startswith("4.2.0")
@@ -141,6 +142,19 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
         context = bob.status_context(posted[2])
         assert [str(s.in_reply_to_id) for s in context.descendants] == [str(posted[2].id)]
         assert "nice" in context.descendants[0].content
+        # ada boosts a post of cyd's, whom bob does not follow: bob's home shows the boost
+        by_cyd = cyd.status_post(f"{mode} by cyd")
+        boost = ada.status_reblog(by_cyd)
+        assert boost.reblog.id == by_cyd.id and boost.reblog.reblogged
+        assert boost.reblog.reblogs_count == 1 and boost.account.id == ada_account.id
+        newest = [str(boost.id)]
+        wait_for(lambda: home_ids(bob)[:1], f"the boost in {mode} mode", until=newest.__eq__)
+        [shown] = bob.timeline_home(limit=1)
+        assert shown.reblog.id == by_cyd.id and not shown.reblog.reblogged
+        assert not ada.status_unreblog(by_cyd).reblogged
+        assert home_ids(bob) == expected, f"unboosted in {mode} mode"
+        cyd.status_delete(by_cyd)
+
         assert not bob.account_unfollow(ada_account).following
         for status in posted:
             ada.status_delete(status)

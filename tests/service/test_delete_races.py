@@ -62,7 +62,7 @@ def test_a_read_that_loaded_the_post_before_the_delete_cannot_cache_it(
     c, (ada, bob) = components, pair
     operators.change_fanout(c.fanout, mode=mode)
     gone = post(client, ada, "soon gone")
-    c.feeds.push(gone, int(ada.id), [int(bob.id)])  # delivered, as a chunk would
+    c.feeds.push(Entry(gone, int(ada.id)), [int(bob.id)])  # delivered, as a chunk would
     c.redis.delete(post_key(gone))  # not cached: the read loads it from MongoDB
     hold = HoldAt("hydrate.loaded", "reader")
     seen: list[list[int]] = []

@@ -196,6 +196,7 @@ def test_post_schema_dumps_a_stored_document(client, signup, components):
     assert rendered["comments"][0]["post_id"] == str(post_id)
     assert set(rendered) == {
         "id", "author_id", "text", "created_at", "like_count", "comment_count", "comments",
+        "boost_count", "boost_of",
         "has_more_comments",
     }  # fmt: skip
 
@@ -210,7 +211,7 @@ def test_store_reads_for_timelines(components):
     assert [p["_id"] for p in window] == by_1_and_2[1:-1]
     assert [p["_id"] for p in posts.page_by_authors([1, 2], None, None, 2)] == by_1_and_2[:2]
     by_3 = [i for i in newest_first if posts.get(i)["author_id"] == 3]
-    assert posts.latest_ids_by_author(3, 2) == by_3[:2]
+    assert [e.post_id for e in posts.latest_entries_by_author(3, 2)] == by_3[:2]
     assert set(posts.get_many([made[0]["_id"], made[1]["_id"], 999])) == {
         made[0]["_id"],
         made[1]["_id"],

@@ -176,10 +176,10 @@ class SameAnswers(RuleBasedStateMachine):
 
     @rule(author=user_ids, limit=limits, authors=st.sets(user_ids), data=st.data())
     def read_posts(self, author, limit, authors, data):
-        ids = self.plain.posts.latest_ids_by_author(author, 100)
+        ids = [e.post_id for e in self.plain.posts.latest_entries_by_author(author, 100)]
         max_id, before = data.draw(boundary(ids, maybe)), data.draw(boundary(ids, maybe))
         self.both(lambda s: s.posts.by_author(author, max_id, limit))
-        self.both(lambda s: s.posts.latest_ids_by_author(author, limit))
+        self.both(lambda s: s.posts.latest_entries_by_author(author, limit))
         self.both(lambda s: s.posts.page_by_authors(sorted(authors), max_id, before, limit))
         self.both(lambda s: s.posts.pending_fanouts(before or 1013, limit))
 

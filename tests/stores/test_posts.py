@@ -58,7 +58,11 @@ class TestPostStore:
 
         assert [p["_id"] for p in store.by_author(7, limit=2)] == [mine[3], mine[2]]
         assert [p["_id"] for p in store.by_author(7, max_id=mine[2])] == [mine[1], mine[0]]
-        assert store.latest_ids_by_author(7, limit=3) == [mine[3], mine[2], mine[1]]
+        assert [e.post_id for e in store.latest_entries_by_author(7, limit=3)] == [
+            mine[3],
+            mine[2],
+            mine[1],
+        ]
         window = store.page_by_authors([7, 8], before_id=theirs, after_id=mine[0], limit=10)
         assert [p["_id"] for p in window] == [mine[3], mine[2], mine[1]]
         everything = store.page_by_authors([8, 7], before_id=None, after_id=None, limit=2)
@@ -135,5 +139,5 @@ class TestPostStore:
         post_ids = [ids.next_id() for _ in range(3)]
         store.create_many([(post_id, 7, "old") for post_id in post_ids])
 
-        assert store.latest_ids_by_author(7, limit=5) == post_ids[::-1]
+        assert [e.post_id for e in store.latest_entries_by_author(7, limit=5)] == post_ids[::-1]
         assert store.pending_fanouts(before_id=ids.next_id()) == []

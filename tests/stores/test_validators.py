@@ -108,7 +108,11 @@ def test_a_post_holds_at_most_n_comments_and_bounded_text(settings):
     too_many = {**post, "comments": [*post["comments"], comment(99)]}
     assert "is too long" in rejected("posts", too_many, settings)[0]
     assert rejected("posts", {**post, "text": "x" * 501}, settings)
-    assert rejected("posts", {**post, "text": ""}, settings)
+    assert rejected("posts", {**post, "text": ""}, settings) == []  # a boost's (the API
+    # refuses a blank post)
+    boost = {**post, "text": "", "boost_of": 5, "boost_of_author": 6, "boost_count": 0}
+    assert rejected("posts", boost, settings) == []
+    assert rejected("posts", {**boost, "boost_of": "5"}, settings)
     assert rejected("posts", {**post, "fanout_pending": False}, settings)
     assert rejected("posts", {**post, "comments": [comment(0)]}, settings)
     assert rejected("posts", {**post, "created_at": "2026-01-01"}, settings)

@@ -82,9 +82,14 @@ def credential_account(user: dict) -> dict:
 
 
 def status(
-    record: dict, author: dict, favourited: bool = False, reply_to: dict | None = None
+    record: dict,
+    author: dict,
+    favourited: bool = False,
+    reply_to: dict | None = None,
+    reblogged: bool = False,
 ) -> dict:
-    """A post (``reply_to`` None) or a comment on the post ``reply_to`` as a Status."""
+    """A post (``reply_to`` None) or a comment on the post ``reply_to`` as a Status (a
+    boost's ``reblog`` is set by the caller, which renders the boosted post)."""
     status_id = str(record["_id"] if "_id" in record else record["id"])
     url = f"{base_url()}/@{author['handle']}/{status_id}"
     return {
@@ -102,10 +107,10 @@ def status(
         "in_reply_to_id": str(reply_to["_id"]) if reply_to else None,
         "in_reply_to_account_id": str(reply_to["author_id"]) if reply_to else None,
         "replies_count": record.get("comment_count", 0),
-        "reblogs_count": 0,
+        "reblogs_count": record.get("boost_count", 0),
         "favourites_count": record.get("like_count", 0),
         "favourited": favourited,
-        "reblogged": False,
+        "reblogged": reblogged,
         "muted": False,
         "bookmarked": False,
         "pinned": False,

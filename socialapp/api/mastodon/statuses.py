@@ -1,4 +1,5 @@
-"""Statuses: posting, reading, deleting, favouriting, and a post's comments as its context."""
+"""Statuses: posting, reading, deleting, favouriting, boosting, and a post's comments as its
+context."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from socialapp.api.mastodon.openapi import (
 from socialapp.api.mastodon.parsing import Schema, params
 from socialapp.api.posts import IdempotencyHeaders
 from socialapp.errors import Forbidden, Invalid, NotFound
-from socialapp.services import posts
+from socialapp.services import boosts, posts
 
 blp = Blueprint("mastodon_statuses", __name__, url_prefix="/api/v1")
 
@@ -75,11 +76,30 @@ def viewer_id() -> int | None:
 
 
 def render(records: list[dict], viewer: int | None, reply_to: dict | None = None) -> list[dict]:
-    """Posts (or comments on ``reply_to``) as statuses, with their authors in one query."""
+    """Posts (or comments on ``reply_to``) as statuses, with their authors in one query; a
+    boost as Mastodon's wrapper Status whose ``reblog`` is the boosted post (a boost of a
+    deleted post, or of a gone account, is left out)."""
     c = components()
-    liker = viewer if reply_to is None else None  # a comment is never favourited
-    shown = posts.with_authors(c.users, c.likes, records, liker)
-    return [entities.status(r, author, liked, reply_to) for r, author, liked in shown]
+    if reply_to is not None:  # comments: never favourited, boosted or boosts
+        return [entities.status(r, a, False, reply_to) for r, a, _ in _with_authors(records)]
+    originals = boosts.originals(c.posts, records)
+    shown = posts.with_authors(c.users, c.likes, [*records, *originals.values()], viewer)
+    mine = boosts.boosted_among(c.posts, viewer, [r["_id"] for r, _, _ in shown])
+    by_id = {r["_id"]: entities.status(r, a, ok, None, r["_id"] in mine) for r, a, ok in shown}
+    statuses = []
+    for record in records:
+        found = by_id.get(record["_id"])
+        if found is not None and record.get("boost_of"):
+            original = by_id.get(record["boost_of"])
+            found = None if original is None else {**found, "reblog": original}
+        if found is not None:
+            statuses.append(found)
+    return statuses
+
+
+def _with_authors(records: list[dict]):
+    c = components()
+    return posts.with_authors(c.users, c.likes, records)
 
 
 def one(
@@ -191,6 +211,36 @@ def _set_favourite(status_id: str, change):
     post_id = _post(status_id)
     change(c.uow, c.post_cache, post_id, user_id, c.notifier)
     return jsonify(one(posts.get_post(c.posts, post_id), user_id))
+
+
+@blp.post("/statuses/<status_id>/reblog")
+@documented(
+    "Boost a status to the caller's followers (again: the existing boost)",
+    "The boost: a Status whose reblog is the boosted status",
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    scopes=("write:statuses",),
+)
+@limits.writes
+def reblog(status_id: str):
+    user_id = authorized("write:statuses")
+    c = components()
+    made = boosts.boost(c.uow, c.fanout, c.ids, _post(status_id), user_id)
+    return jsonify(one(made, user_id))
+
+
+@blp.post("/statuses/<status_id>/unreblog")
+@documented(
+    "Take back the caller's boost of a status",
+    "The boosted Status",
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    scopes=("write:statuses",),
+)
+@limits.writes
+def unreblog(status_id: str):
+    user_id = authorized("write:statuses")
+    c = components()
+    original = boosts.unboost(c.uow, c.fanout, _post(status_id), user_id)
+    return jsonify(one(posts.get_post(c.posts, original["_id"]), user_id))
 
 
 @blp.get("/statuses/<status_id>/context")

@@ -9,13 +9,15 @@
 -- 'hidden' when the hidden set is missing (reload it); '' when the home, the pulled set or
 -- the followee set is missing (rebuild or reload). Else, joined by ';': the home as
 -- "floor,member,...", the pulled authors the reader still follows and sees, the authors of
--- home entries the reader no longer follows or does not see, then (one server) the outboxes
--- of the reader and of each pulled author in that order. The cost is the page and the pulled
+-- home entries the reader no longer follows or does not see, the authors of boosted posts
+-- the reader does not see, the boosters whose boosts the reader hides, then (one server)
+-- the outboxes of the reader and of each pulled author in that order. The cost is the page and the pulled
 -- authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
--- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[3]
--- entries of the sources merged, less unfollowed authors' (a superset of what the merge
--- keeps, as the merge only drops entries below where every source is known), so a warm
+-- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[9]
+-- entries of the sources merged (and the posts they boost), less unfollowed authors' (a
+-- superset of what the merge keeps, as the merge only drops entries below where every
+-- source is known), so a warm
 -- page takes one round trip. Followee checks are one SMISMEMBER per list of authors,
 -- hidden checks one ZMSCORE.
 local here = KEYS[5] ~= nil
@@ -56,6 +58,17 @@ local pulled = {}
 for i, answer in ipairs(followed(candidates)) do
   if answer == 1 then pulled[#pulled + 1] = candidates[i] end
 end
+-- The outboxes first (one server), so that their boosts are checked with the home's.
+local found, outboxes = {home}, {}
+if here then
+  local function outbox_read(author)
+    local read_ = read(OUTBOX_PREFIX .. author .. '}')
+    outboxes[#outboxes + 1] = read_ and table.concat(read_, ',') or ''
+    if read_ then found[#found + 1] = read_ end
+  end
+  outbox_read(ARGV[4])
+  for _, author in ipairs(pulled) do outbox_read(author) end
+end
 local authors, seen = {}, {}
 for i = 2, #home do
   local author = string.match(home[i], ':(%d+)$')
@@ -68,32 +81,67 @@ local unfollowed = {}
 for i, answer in ipairs(followed(authors)) do
   if answer == 0 then unfollowed[#unfollowed + 1] = authors[i] end
 end
-local out = {table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ',')}
-local found = {home}
-if here then
-  local function outbox_read(author)
-    local read_ = read(OUTBOX_PREFIX .. author .. '}')
-    out[#out + 1] = read_ and table.concat(read_, ',') or ''
-    if read_ then found[#found + 1] = read_ end
+-- Boosts: the boosted post's author must be seen too, and the booster's boosts not hidden
+-- (a follow with reblogs off: member 'r' .. booster). One ZMSCORE per 1000 of each.
+local originals, boosters, listed_original, listed_booster = {}, {}, {}, {}
+for s = 1, #found do
+  for i = 2, #found[s] do
+    local original, booster = string.match(found[s][i], '^%d+:%d+:(%d+):(%d+)$')
+    if original then
+      if not listed_original[original] then
+        listed_original[original] = true
+        originals[#originals + 1] = original
+      end
+      if not listed_booster[booster] then
+        listed_booster[booster] = true
+        boosters[#boosters + 1] = 'r' .. booster
+      end
+    end
   end
-  outbox_read(ARGV[4])
-  for _, author in ipairs(pulled) do outbox_read(author) end
 end
+local function hidden_among(members, prefix)
+  local hidden = {}
+  for first = 1, #members, 1000 do
+    local last = math.min(first + 999, #members)
+    local until_ = redis.call('ZMSCORE', KEYS[4], unpack(members, first, last))
+    for i = first, last do
+      local ends = until_[i - first + 1]
+      if ends and tonumber(ends) > now then
+        hidden[#hidden + 1] = string.sub(members[i], #prefix + 1)
+      end
+    end
+  end
+  return hidden
+end
+local hidden_originals = hidden_among(originals, '')
+local hidden_boosters = hidden_among(boosters, 'r')
+local out = {
+  table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
+  table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','),
+}
+for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
 local text = table.concat(out, ';')
 if not ARGV[8] then return text end
-local gone = {}
+local gone, gone_original, gone_booster = {}, {}, {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
+for _, author in ipairs(hidden_originals) do gone_original[author] = true end
+for _, author in ipairs(hidden_boosters) do gone_booster[author] = true end
 -- Merge the sources (each newest first) by their heads: a page costs count x sources
 -- comparisons of numbers, where sorting every entry cost a Lua call per comparison.
-local at, head, head_id = {}, {}, {}
+local at, head, head_id, head_original = {}, {}, {}, {}
 local function advance(s)
   local source = found[s]
   while at[s] <= #source do
     local entry = source[at[s]]
     at[s] = at[s] + 1
-    local post, author = string.match(entry, '^(%d+):(%d+)$')
-    if post and not gone[author] then
-      head[s], head_id[s] = tonumber(post), post
+    local post, author = string.match(entry, '^(%d+):'), string.match(entry, ':(%d+)$')
+    local original, original_author = string.match(entry, '^%d+:(%d+):(%d+):%d+$')
+    local shown = post and not gone[author]
+    if original then
+      shown = shown and not gone_original[original_author] and not gone_booster[author]
+    end
+    if shown then
+      head[s], head_id[s], head_original[s] = tonumber(post), post, original
       return
     end
   end
@@ -103,17 +151,23 @@ for s = 1, #found do
   at[s] = 2
   advance(s)
 end
-local ids, listed, count = {}, {}, tonumber(ARGV[3])
+local ids, listed, count = {}, {}, tonumber(ARGV[9])
 while #ids < count do
   local newest
   for s = 1, #found do
     if head[s] and (not newest or head[s] > head[newest]) then newest = s end
   end
   if not newest then break end
-  local post = head_id[newest]
+  local post, original = head_id[newest], head_original[newest]
   if not listed[post] then
     listed[post] = true
     ids[#ids + 1] = post
+    -- a boost's page shows the boosted post too (not counted: the count is entries)
+    if original and not listed[original] then
+      listed[original] = true
+      ids[#ids + 1] = original
+      count = count + 1
+    end
   end
   advance(newest)
 end

@@ -1,0 +1,74 @@
+"""Boosts (Mastodon's reblogs): a user shares a post with their followers.
+
+A boost is a post of the booster's own, with no text, that carries the boosted post
+(``boost_of``); it is stored, counted and delivered as a post is, through the same fan-out
+in every mode, and the page shows it with the post it boosts. One boost per post and user;
+a boost of a boost boosts the original.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from socialapp.domain.ids import IdGenerator
+from socialapp.errors import Forbidden, NotFound
+from socialapp.services.fanout import Fanout
+from socialapp.services.posts import delete_post, get_post
+from socialapp.stores.posts import PostStore, new_boost
+from socialapp.unit_of_work import UnitOfWork
+
+
+def boosted_post(uow: UnitOfWork, post_id: int) -> dict:
+    """The post a boost of ``post_id`` boosts: the post itself, or what it boosts."""
+    post = get_post(uow.posts, post_id)
+    return get_post(uow.posts, post["boost_of"]) if post.get("boost_of") else post
+
+
+def boost(uow: UnitOfWork, fanout: Fanout, ids: IdGenerator, post_id: int, user_id: int) -> dict:
+    """The user's boost of the post, made and delivered unless it exists (then nothing
+    changes and the existing boost is returned). Across a block either way: 403."""
+    original = boosted_post(uow, post_id)
+    if uow.filters.blocks_either(user_id, original["author_id"]):
+        raise Forbidden("you cannot boost a post of an account that blocks you or you block")
+    made = new_boost(ids.next_id(), user_id, original)
+
+    def store(session) -> bool:
+        if not uow.posts.create_boost(made, session=session):
+            return False  # boosted already
+        if uow.posts.add_to_boost_count(original["_id"], 1, session=session) is None:
+            raise NotFound("post not found")  # deleted meanwhile: the boost is not kept
+        if uow.users.add_to_counter(user_id, "post_count", 1, session=session) is None:
+            raise NotFound("user not found")
+        return True
+
+    if uow.run(store):
+        fanout.cache.invalidate(original["_id"])  # its boost count moved
+        fanout.on_post_created(made)
+        return made
+    found = uow.posts.boost_by(original["_id"], user_id)
+    if found is None:  # unboosted meanwhile
+        raise NotFound("boost not found")
+    return found
+
+
+def unboost(uow: UnitOfWork, fanout: Fanout, post_id: int, user_id: int) -> dict:
+    """Take back the user's boost of the post (nothing if there is none); the boosted post."""
+    original = boosted_post(uow, post_id)
+    found = uow.posts.boost_by(original["_id"], user_id)
+    if found is not None:
+        with contextlib.suppress(NotFound):  # a concurrent unboost won
+            delete_post(uow, fanout, found["_id"], user_id)
+    return original
+
+
+def originals(posts: PostStore, records: list[dict]) -> dict[int, dict]:
+    """The posts boosted by the boosts among ``records``: those a page hydrated with them
+    (``original``), the others read in one query (deleted ones missing)."""
+    found = {r["boost_of"]: r["original"] for r in records if "original" in r}
+    missing = [r["boost_of"] for r in records if r.get("boost_of") and r["boost_of"] not in found]
+    return found | posts.get_many(missing) if missing else found
+
+
+def boosted_among(posts: PostStore, viewer: int | None, post_ids: list[int]) -> set[int]:
+    """Which of ``post_ids`` the viewer has boosted (none for an anonymous viewer)."""
+    return set() if viewer is None else posts.boosted_among(viewer, post_ids)

@@ -1,0 +1,185 @@
+"""Boosts through /v1, in every fan-out mode: delivery as an entry carrying the original,
+Mastodon's rule that a post shows at most once among the newest entries, counts, unboost,
+the delete of the original, blocks and mutes, and bad input that changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from socialapp.domain.fanout import MODES
+from socialapp.services import operators
+
+UNKNOWN_ID = "123456789"
+
+
+def post(client, author, text: str) -> str:
+    response = client.post("/v1/posts", json={"text": text}, headers=author.headers)
+    assert response.status_code == 201, response.json
+    return response.json["id"]
+
+
+def boost(client, who, post_id: str):
+    return client.put(f"/v1/posts/{post_id}/boost", headers=who.headers)
+
+
+def unboost(client, who, post_id: str):
+    return client.delete(f"/v1/posts/{post_id}/boost", headers=who.headers)
+
+
+def home(client, reader, limit: int = 50) -> list[dict]:
+    items, max_id = [], None
+    while True:
+        query = f"limit={limit}" + (f"&max_id={max_id}" if max_id else "")
+        response = client.get(f"/v1/timeline/home?{query}", headers=reader.headers)
+        assert response.status_code == 200, response.json
+        items += response.json["items"]
+        max_id = response.json["next_max_id"]
+        if max_id is None:
+            return items
+
+
+def shown(items: list[dict]) -> list[tuple[str, str | None]]:
+    """(entry id, boosted post id or None) per entry."""
+    return [(item["id"], item["boost_of"]) for item in items]
+
+
+def follow(client, who, whom):
+    assert client.put(f"/v1/me/following/{whom.id}", headers=who.headers).status_code == 204
+
+
+def get(client, post_id: str) -> dict:
+    return client.get(f"/v1/posts/{post_id}").json
+
+
+@pytest.fixture(params=MODES)
+def mode(request, components, settle):
+    operators.change_fanout(components.fanout, mode=request.param, celebrity_threshold=2)
+    settle()
+    return request.param
+
+
+@pytest.fixture
+def world(client, signup, settle, mode):
+    """ada follows bob and cyd; dan, whom ada does not follow, has posted."""
+    ada, bob, cyd, dan = (signup(name) for name in ("ada", "bob", "cyd", "dan"))
+    follow(client, ada, bob)
+    follow(client, ada, cyd)
+    original = post(client, dan, "by dan")
+    settle()
+    return ada, bob, cyd, dan, original
+
+
+def test_a_boost_reaches_the_boosters_followers_carrying_the_original(client, world, settle):
+    ada, bob, _, dan, original = world
+    response = boost(client, bob, original)
+    assert response.status_code == 200, response.json
+    made = response.json
+    assert made["author_id"] == bob.id and made["boost_of"] == original
+    assert made["original"]["id"] == original and made["original"]["author_id"] == dan.id
+    settle()
+    [entry] = home(client, ada)
+    assert (entry["id"], entry["boost_of"]) == (made["id"], original)
+    assert entry["original"]["text"] == "by dan" and entry["original"]["boost_count"] == 1
+    assert get(client, original)["boost_count"] == 1
+    assert get(client, made["id"])["original"]["id"] == original
+
+
+def test_boosting_twice_changes_nothing_and_a_boost_of_a_boost_boosts_the_original(
+    client, world, settle, signup
+):
+    ada, bob, cyd, _, original = world
+    first = boost(client, bob, original).json
+    again = boost(client, bob, original).json
+    assert again["id"] == first["id"]
+    via_boost = boost(client, cyd, first["id"]).json
+    assert via_boost["boost_of"] == original
+    assert get(client, original)["boost_count"] == 2
+    settle()
+    # cyd's boost is the same post as bob's, right below it: shown once
+    assert shown(home(client, ada)) == [(first["id"], original)]
+
+
+def test_a_post_already_in_the_home_is_not_shown_again_by_a_boost(client, world, settle):
+    ada, bob, cyd, _, _ = world
+    own = post(client, cyd, "cyd's")
+    settle()
+    boost(client, bob, own)
+    settle()
+    assert shown(home(client, ada)) == [(own, None)]
+
+
+def test_a_boost_further_down_than_the_window_shows_again(client, world, settle, components):
+    ada, bob, cyd, _, _ = world
+    window = components.settings.boost_window
+    own = post(client, cyd, "cyd's")
+    fillers = [post(client, cyd, f"filler {i}") for i in range(window)]
+    settle()
+    made = boost(client, bob, own).json
+    settle()
+    found = shown(home(client, ada, limit=7))  # pages cut through the window
+    assert found[0] == (made["id"], own)
+    assert found[-1] == (own, None) and len(found) == window + 2
+    assert [entry for entry, _ in found[1:-1]] == fillers[::-1]
+
+
+def test_unboosting_and_deleting_the_original_take_the_boost_out(client, world, settle):
+    ada, bob, cyd, dan, original = world
+    made = boost(client, bob, original).json
+    other = boost(client, cyd, original).json
+    settle()
+    assert unboost(client, bob, original).status_code == 204
+    assert unboost(client, bob, original).status_code == 204  # again: nothing changes
+    assert get(client, original)["boost_count"] == 1
+    assert shown(home(client, ada)) == [(other["id"], original)]
+    assert client.get(f"/v1/posts/{made['id']}").status_code == 404
+    deleted = client.delete(f"/v1/posts/{original}", headers=dan.headers)
+    assert deleted.status_code == 204
+    assert home(client, ada) == []  # the next read, before anything settles
+    settle()
+    assert home(client, ada) == []
+    assert client.get(f"/v1/posts/{other['id']}").status_code == 404
+    assert client.get(f"/v1/users/{cyd.id}").json["post_count"] == 0
+
+
+def test_blocking_or_muting_the_original_author_hides_their_boosted_posts(client, world, settle):
+    ada, bob, _, dan, original = world
+    boost(client, bob, original)
+    settle()
+    assert len(home(client, ada)) == 1
+    assert client.put(f"/v1/me/mutes/{dan.id}", headers=ada.headers).status_code == 204
+    assert home(client, ada) == []
+    assert client.delete(f"/v1/me/mutes/{dan.id}", headers=ada.headers).status_code == 204
+    assert len(home(client, ada)) == 1
+    assert client.put(f"/v1/me/blocks/{dan.id}", headers=ada.headers).status_code == 204
+    assert home(client, ada) == []
+    assert client.put(f"/v1/me/mutes/{bob.id}", headers=ada.headers).status_code == 204
+    assert client.delete(f"/v1/me/blocks/{dan.id}", headers=ada.headers).status_code == 204
+    assert home(client, ada) == []  # bob's boosts are bob's: muted
+
+
+def test_bad_boosts_are_refused_and_change_nothing(client, world, settle):
+    ada, bob, _, dan, original = world
+    assert boost(client, bob, UNKNOWN_ID).status_code == 404
+    assert boost(client, bob, "not-an-id").status_code in (400, 404)
+    assert client.put(f"/v1/posts/{original}/boost").status_code == 401
+    assert client.put(f"/v1/me/blocks/{bob.id}", headers=dan.headers).status_code == 204
+    refused = boost(client, bob, original)
+    assert refused.status_code == 403 and "message" in refused.json
+    gone = post(client, dan, "gone")
+    client.delete(f"/v1/posts/{gone}", headers=dan.headers)
+    assert boost(client, bob, gone).status_code == 404
+    settle()
+    assert get(client, original)["boost_count"] == 0
+    assert home(client, ada) == []
+
+
+def test_since_id_pages_apply_the_rule_as_the_whole_timeline_does(client, world, settle):
+    ada, bob, cyd, _, _ = world
+    own = post(client, cyd, "cyd's")
+    settle()
+    made = boost(client, bob, own).json
+    newer = post(client, cyd, "newer")
+    settle()
+    response = client.get(f"/v1/timeline/home?since_id={own}", headers=ada.headers)
+    assert [item["id"] for item in response.json["items"]] == [newer]  # the boost: shown below
+    assert made["id"] not in [item["id"] for item in home(client, ada)]
