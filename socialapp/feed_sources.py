@@ -61,19 +61,28 @@ class FeedSources:
                 break
         return set(ids)
 
-    def hidden_among(self, reader: int, author_ids: list[int], clock=time.time) -> set[int]:
+    def hidden_among(
+        self, reader: int, author_ids: list[int], clock=time.time, boosts: bool = False
+    ) -> set[int]:
         """The authors among ``author_ids`` the reader does not see now (blocked either way,
-        or muted), from Redis, loaded from MongoDB when Redis lacks the copy."""
+        or muted; with ``boosts``: whose boosts the reader hides), from Redis, loaded from
+        MongoDB when Redis lacks the copy."""
         now = clock()
-        found = self._hidden.among(reader, author_ids, now)
+        found = self._hidden.among(reader, author_ids, now, boosts)
         for _ in range(FILL_ATTEMPTS):
             if found is not None:
                 return found
             changes = self._hidden.changes(reader)  # before MongoDB, as for followees
-            until = self.hiding(reader, now)
-            if self._hidden.fill(reader, changes, until):
-                found = self._hidden.among(reader, author_ids, now)
-        return found if found is not None else {a for a in author_ids if until.get(a, 0) > now}
+            until, no_boosts = self.hiding(reader, now), self._follows.boosts_hidden(reader)
+            if self._hidden.fill(reader, changes, until, no_boosts):
+                found = self._hidden.among(reader, author_ids, now, boosts)
+        if found is not None:
+            return found
+        return (
+            set(author_ids) & set(no_boosts)
+            if boosts
+            else {a for a in author_ids if until.get(a, 0) > now}
+        )
 
     def hiding(self, reader: int, now: float) -> dict[int, float]:
         """From MongoDB: whom the reader does not see, each until when (unix time)."""

@@ -97,7 +97,7 @@ class HomeReader:
             fetch,
             self._posts,
             lambda: self._visible(reader),
-            lambda ids: self._sources.hidden_among(reader, ids),
+            lambda entries: self._boosts_shown(reader, entries),
             HomePage([], None, policy.current.mode),
             max_id,
             since_id,
@@ -145,8 +145,8 @@ class HomeReader:
             reads = top_reads(
                 len(authors), need, lambda: self._newest(authors, before, since_id), read
             )
-            hidden_originals = self._hidden_originals(reader, reads)
-            keep = lambda e: e.author_id in visible and _original_seen(e, hidden_originals)  # noqa: E731
+            shown = set(self._boosts_shown(reader, [e for read in reads for e in read.entries]))
+            keep = lambda e: e.author_id in visible and (not e.boost_of or e in shown)  # noqa: E731
             return reads, keep, None, None
 
         return fetch
@@ -165,17 +165,21 @@ class HomeReader:
                     sources.outboxes, authors, before, since_id, need
                 )
             home = SourceRead(sources.home.entries, source_floor(sources.home.floor), need)
-            unfollowed, hidden_originals = sources.unfollowed, sources.hidden_originals
-            if sources.outboxes is None:  # the script checked the home's boosts only
-                hidden_originals = hidden_originals | self._hidden_originals(reader, reads)
-            boosts_hidden = sources.hidden_boosters
+            unfollowed = sources.unfollowed
+            originals, boosters = sources.hidden_originals, sources.hidden_boosters
+            refused = set()  # boosts the script did not see (outboxes read apart) and hid
+            if sources.outboxes is None:
+                read_apart = {e for r in reads for e in r.entries if e.boost_of}
+                refused = read_apart - set(self._boosts_shown(reader, list(read_apart)))
 
             def keep(e: Entry) -> bool:
                 if e.author_id in unfollowed:
                     return False
-                if e.boost_of and e.author_id in boosts_hidden:
+                if not e.boost_of:
+                    return True
+                if e in refused:
                     return False
-                return _original_seen(e, hidden_originals)
+                return e.original_author not in originals and e.author_id not in boosters
 
             return [*reads, home], keep, home, sources.cached
 
@@ -234,11 +238,12 @@ class HomeReader:
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         visible = sorted({*self._follows.followee_ids(reader), reader} - hidden)
+        no_boosts = set(self._follows.boosts_hidden(reader))
         stream = _EntryStream(
             None,
             self._posts,
             visible,
-            hidden.intersection,
+            lambda entries: [e for e in entries if _boost_seen(e, hidden, no_boosts)],
             HomePage([], None, "store"),
             max_id,
             since_id,
@@ -286,11 +291,17 @@ class HomeReader:
             found.update(loaded)
         return found
 
-    def _hidden_originals(self, reader: int, reads: list[SourceRead]) -> set[int]:
-        """The authors of posts boosted in ``reads`` that the reader does not see."""
-        entries = [e for read in reads for e in read.entries]
-        originals = sorted({e.original_author for e in entries if e.boost_of})
-        return self._sources.hidden_among(reader, originals) if originals else set()
+    def _boosts_shown(self, reader: int, entries: list[Entry]) -> list[Entry]:
+        """``entries`` less boosts of posts by accounts the reader does not see, and boosts
+        by accounts whose boosts the reader hides (one Redis call each, if any boosts)."""
+        boosts = [e for e in entries if e.boost_of]
+        if not boosts:
+            return entries
+        originals = sorted({e.original_author for e in boosts})
+        boosters = sorted({e.author_id for e in boosts})
+        hidden = self._sources.hidden_among(reader, originals)
+        no_boosts = self._sources.hidden_among(reader, boosters, boosts=True)
+        return [e for e in entries if _boost_seen(e, hidden, no_boosts)]
 
     # Rebuilding what Redis lost -----------------------------------------------------------
     def _newest(self, author_ids: list[int], before, since_id) -> tuple[list[float], list[int]]:
@@ -330,9 +341,12 @@ class HomeReader:
         return unsettled or policy.delivery_pushes(followers, override)
 
 
-def _original_seen(entry: Entry, hidden_originals) -> bool:
-    """Whether a boost's original (or any post) passes the reader's hidden accounts."""
-    return not entry.boost_of or entry.original_author not in hidden_originals
+def _boost_seen(entry: Entry, hidden: set[int], boosts_hidden: set[int]) -> bool:
+    """Whether the entry is a post, or a boost of a post by an account the reader sees by an
+    account whose boosts the reader does not hide."""
+    if not entry.boost_of:
+        return True
+    return entry.original_author not in hidden and entry.author_id not in boosts_hidden
 
 
 class _EntryStream:
@@ -340,14 +354,14 @@ class _EntryStream:
     (``fetch``) while they hold them, then read from MongoDB, whose documents ``stored``
     keeps for hydration. Blocks, mutes and hidden boosts are left out here, before the boost
     rule counts entries, in every mode alike: ``visible()`` gives the authors whose posts the
-    store may give, ``hidden_among(ids)`` which of these authors of boosted posts are hidden.
+    store may give, ``boosts_shown(entries)`` the entries less the boosts the reader hides.
     """
 
     def __init__(
-        self, fetch, posts: PostStore, visible, hidden_among, page: HomePage, max_id, since_id
+        self, fetch, posts: PostStore, visible, boosts_shown, page: HomePage, max_id, since_id
     ) -> None:
         self._fetch, self._posts = fetch, posts
-        self._visible, self._hidden_among = visible, hidden_among
+        self._visible, self._boosts_shown = visible, boosts_shown
         self.since_id = self._since_id = since_id  # the page's; the reads' (None once past it)
         self.past_since = False
         self.page = page
@@ -411,9 +425,7 @@ class _EntryStream:
             self.page.from_store += len(posts)
             self.stored.update((post["_id"], post) for post in posts)
             entries = [entry_of(post) for post in posts]
-            originals = sorted({e.original_author for e in entries if e.boost_of})
-            hidden = self._hidden_among(originals) if originals else set()
-            shown = [e for e in entries if _original_seen(e, hidden)]
+            shown = self._boosts_shown(entries)
             if shown:
                 return shown
         return []

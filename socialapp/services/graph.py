@@ -28,6 +28,7 @@ class Relationship(NamedTuple):
     blocked_by: bool = False  # the other account blocks the user
     muting: bool = False  # the user mutes the other account now
     muting_notifications: bool = False  # ... and their notifications
+    showing_reblogs: bool = False  # the user follows the other account and sees its boosts
 
 
 def follow(
@@ -36,9 +37,12 @@ def follow(
     follower_id: int,
     followee_id: int,
     notifier: Notifier | None = None,
+    reblogs: bool = True,
 ) -> bool:
     """Follow ``followee_id``; True if the edge is new (counters move, and the followee is
-    notified, only then). Refused while either account blocks the other."""
+    notified, only then). Refused while either account blocks the other. ``reblogs`` False
+    hides the followee's boosts from the follower's home (following again changes only
+    that)."""
     if follower_id == followee_id:
         raise Invalid("you cannot follow yourself")
     _not_blocked(uow, follower_id, followee_id)
@@ -55,6 +59,8 @@ def follow(
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
     before = followee["followers_count"] - added
     fanout.on_follow(follower_id, followee, before)
+    if uow.follows.set_reblogs(follower_id, followee_id, reblogs) or not reblogs:
+        fanout.on_filters_changed(follower_id)
     return added
 
 
@@ -66,6 +72,7 @@ def unfollow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int
     if followee is not None:  # also on a retry, as for follow
         before = followee["followers_count"] + removed
         fanout.on_unfollow(follower_id, followee, before)
+        fanout.on_filters_changed(follower_id)  # the edge's boosts setting goes with it
     return removed
 
 
@@ -97,17 +104,18 @@ def _change_edge(uow: UnitOfWork, follower_id: int, followee_id: int, delta: int
 def relationship(
     follows: FollowStore, filters: FilterStore, user_id: int, other_id: int
 ) -> Relationship:
-    following = follows.exists(user_id, other_id)
+    edge = follows.edge(user_id, other_id)
     now = dt.datetime.now(dt.UTC)
     mute = filters.mutes(user_id, [other_id], now).get(other_id)
     return Relationship(
         other_id,
-        following,
+        edge is not None,
         follows.exists(other_id, user_id),
         blocking=filters.blocks(user_id, other_id),
         blocked_by=filters.blocks(other_id, user_id),
         muting=mute is not None,
         muting_notifications=mute is not None and mute["notifications"],
+        showing_reblogs=edge is not None and edge.get("reblogs", True),
     )
 
 

@@ -20,7 +20,9 @@ SCHEMA = schema.document(
         "follower_id": schema.ID,
         "followee_id": schema.ID,
         "created_at": schema.DATE,
-    }
+        "reblogs": {"bsonType": "bool", "enum": [False]},  # absent: the follower sees boosts
+    },
+    optional=("reblogs",),
 )
 
 
@@ -71,8 +73,25 @@ class FollowStore:
         return self._follows.delete_one(edge, session=session).deleted_count == 1
 
     def exists(self, follower_id: int, followee_id: int) -> bool:
+        return self.edge(follower_id, followee_id) is not None
+
+    def edge(self, follower_id: int, followee_id: int) -> dict | None:
+        """The edge (``reblogs`` False when the follower hides the followee's boosts)."""
         edge = {"follower_id": follower_id, "followee_id": followee_id}
-        return self._follows.find_one(edge, projection={"_id": 1}) is not None
+        return self._follows.find_one(edge, projection={"_id": 0, "reblogs": 1})
+
+    def set_reblogs(self, follower_id: int, followee_id: int, shown: bool) -> bool:
+        """Show or hide the followee's boosts to the follower; True if that changed."""
+        edge = {"follower_id": follower_id, "followee_id": followee_id}
+        change = {"$unset": {"reblogs": ""}} if shown else {"$set": {"reblogs": False}}
+        return self._follows.update_one(edge, change).modified_count == 1
+
+    def boosts_hidden(self, follower_id: int) -> list[int]:
+        """The followees whose boosts the follower hides (a scan of their follows)."""
+        edges = self._follows.find(
+            {"follower_id": follower_id, "reblogs": False}, projection={"followee_id": 1}
+        )
+        return [edge["followee_id"] for edge in edges]
 
     def follower_ids(
         self, followee_id: int, after: int | None = None, limit: int = 1000

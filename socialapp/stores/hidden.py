@@ -2,7 +2,8 @@
 change counter ``hidden_changes:{<user_id>}``.
 
 The set holds every account the reader blocks, is blocked by or mutes, scored by the unix
-time the hiding ends (``inf`` for blocks and mutes without an end), plus the member ``"0"``
+time the hiding ends (``inf`` for blocks and mutes without an end), ``"r<id>"`` for each
+account the reader follows with its boosts hidden (``reblogs`` off), plus the member ``"0"``
 once loaded. MongoDB (``FilterStore``) is the store of record: a block or mute drops the
 copy and bumps the counter, and the next read loads it again, kept only if the counter did
 not move meanwhile (a load racing a change would keep a stale copy). A page asks about its
@@ -41,10 +42,13 @@ class HiddenAccounts:
         checks its authors against it on the reader's hash slot."""
         return _hidden(reader)
 
-    def among(self, reader: int, author_ids: list[int], now: float) -> set[int] | None:
-        """The authors among ``author_ids`` hidden from the reader at ``now``; None when the
-        copy is not loaded."""
-        scores = self._redis.zmscore(_hidden(reader), [LOADED, *map(str, author_ids)])
+    def among(
+        self, reader: int, author_ids: list[int], now: float, boosts: bool = False
+    ) -> set[int] | None:
+        """The authors among ``author_ids`` hidden from the reader at ``now`` (with
+        ``boosts``: whose boosts are hidden); None when the copy is not loaded."""
+        members = [f"r{a}" if boosts else str(a) for a in author_ids]
+        scores = self._redis.zmscore(_hidden(reader), [LOADED, *members])
         if scores[0] is None:
             return None
         pairs = zip(author_ids, scores[1:], strict=True)
@@ -63,12 +67,16 @@ class HiddenAccounts:
         """The copy's change counter: read it before loading from MongoDB."""
         return self._redis.get(_changes(reader)) or ""
 
-    def fill(self, reader: int, changes: str, until: dict[int, float]) -> bool:
-        """Store a loaded copy (author -> when the hiding ends) unless it changed since
-        ``changes`` was read; True if stored."""
+    def fill(
+        self, reader: int, changes: str, until: dict[int, float], boosts_hidden: list[int]
+    ) -> bool:
+        """Store a loaded copy (author -> when the hiding ends; the followees whose boosts
+        are hidden) unless it changed since ``changes`` was read; True if stored."""
         pairs = ["+inf", LOADED]
         for author, end in until.items():
             pairs += ["+inf" if math.isinf(end) else repr(end), str(author)]
+        for author in boosts_hidden:
+            pairs += ["+inf", f"r{author}"]
         keys = [_hidden(reader), _changes(reader)]
         return bool(self._fill(keys=keys, args=[changes, TTL_SECONDS, *pairs]))
 

@@ -44,3 +44,26 @@ def test_bad_reblogs_change_nothing(client, masto):
     refused = client.post(f"/api/v1/statuses/{original['id']}/reblog", headers=bob.headers)
     assert refused.status_code == 403 and refused.json["error"]
     assert client.get(f"/api/v1/statuses/{original['id']}").json["reblogs_count"] == 0
+
+
+def test_following_with_reblogs_false_reports_and_hides_the_boosts(client, masto):
+    ada, bob, cyd = masto(), masto(), masto()
+    followed = client.post(
+        f"/api/v1/accounts/{bob.id}/follow", data={"reblogs": "false"}, headers=ada.headers
+    )
+    assert followed.status_code == 200 and not followed.json["showing_reblogs"]
+    original = status(client, cyd, "by cyd")
+    client.post(f"/api/v1/statuses/{original['id']}/reblog", headers=bob.headers)
+    own = status(client, bob, "by bob")
+
+    def home() -> list[str]:
+        return [s["id"] for s in client.get("/api/v1/timelines/home", headers=ada.headers).json]
+
+    assert home() == [own["id"]]
+    again = client.post(f"/api/v1/accounts/{bob.id}/follow", json={}, headers=ada.headers)
+    assert again.json["showing_reblogs"] and again.json["following"]
+    assert len(home()) == 2
+    bad = client.post(
+        f"/api/v1/accounts/{bob.id}/follow", json={"reblogs": "perhaps"}, headers=ada.headers
+    )
+    assert bad.status_code == 422 and bad.json["error"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from socialapp.domain.fanout import MODES
-from socialapp.services import operators
+from socialapp.services import graph, operators
 
 UNKNOWN_ID = "123456789"
 
@@ -183,3 +183,21 @@ def test_since_id_pages_apply_the_rule_as_the_whole_timeline_does(client, world,
     response = client.get(f"/v1/timeline/home?since_id={own}", headers=ada.headers)
     assert [item["id"] for item in response.json["items"]] == [newer]  # the boost: shown below
     assert made["id"] not in [item["id"] for item in home(client, ada)]
+
+
+def test_following_with_reblogs_off_hides_that_accounts_boosts_only(
+    client, world, settle, components
+):
+    ada, bob, _, _, original = world
+    c = components
+    graph.follow(c.uow, c.fanout, int(ada.id), int(bob.id), reblogs=False)
+    boost(client, bob, original)
+    own = post(client, bob, "bob's own")
+    settle()
+    assert shown(home(client, ada)) == [(own, None)]
+    graph.follow(c.uow, c.fanout, int(ada.id), int(bob.id))  # following again: boosts back
+    assert [entry[1] for entry in shown(home(client, ada))] == [None, original]
+    graph.follow(c.uow, c.fanout, int(ada.id), int(bob.id), reblogs=False)
+    graph.unfollow(c.uow, c.fanout, int(ada.id), int(bob.id))
+    graph.follow(c.uow, c.fanout, int(ada.id), int(bob.id))  # a new follow shows them
+    assert len(home(client, ada)) == 2

@@ -1,14 +1,17 @@
 """The fan-out invariant under random operations, against the real stack.
 
 A hypothesis state machine signs users up, reads, follows, unfollows, blocks, unblocks, mutes
-(until unmuted, or for a second), unmutes, posts, deletes, switches mode (adaptive included),
+(until unmuted, or for a second), unmutes, posts, boosts, unboosts, deletes, switches mode
+(adaptive included),
 moves the celebrity threshold, sets per-author overrides, and lets adaptive mode decide (a
 round on the measured rates, or a decision forced), on mongomock, a real redis-server and a
 real Celery worker. Small caps and chunks make paging fall back to MongoDB
 and split deliveries. Once settled, every user's home timeline (every page) must equal the
-reference model, which applies blocks and mutes to a plain list of posts; while reconciling,
-no page may hold a duplicate, a deleted post or a post of an author the reader does not
-follow or does not see, nor lose a post that was there when last settled. A mute for a
+reference model, which applies blocks and mutes to a plain list of posts and boosts, then
+the boost rule (a boost is left out when its post shows among the few entries below it: a
+window of 3 here); while reconciling, no page may hold a duplicate, a deleted post or a post
+of an author the reader does not follow or does not see (nor a boost of one), nor lose a
+post that was there when last settled. A mute for a
 second is allowed either way until the model has waited it out.
 """
 
@@ -29,7 +32,16 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_sta
 
 from socialapp import create_app
 from socialapp.errors import Forbidden
-from socialapp.services import accounts, adaptive, filters, graph, operators, posts, timeline
+from socialapp.services import (
+    accounts,
+    adaptive,
+    boosts,
+    filters,
+    graph,
+    operators,
+    posts,
+    timeline,
+)
 from socialapp.stores import mongo
 from tests.conftest import flush_redis, wait_settled
 
@@ -57,6 +69,7 @@ def settings(settings):
         adaptive_min_dwell_seconds=0,
         adaptive_meter_share=1.0,
         adaptive_cost_ratio=1.0,  # authors flip as the random reads and posts shift
+        boost_window=3,  # the boost rule across pages of 3 and past the small caps
     )
 
 
@@ -100,8 +113,10 @@ class FanoutMachine(RuleBasedStateMachine):
         self.follows: set[tuple[int, int]] = set()
         self.blocks: set[tuple[int, int]] = set()  # (blocker, blocked)
         self.mutes: dict[tuple[int, int], float] = {}  # (muter, muted) -> when it ends
-        self.authors: dict[int, int] = {}  # every post ever made -> its author
-        self.live: set[int] = set()  # posts not deleted
+        self.authors: dict[int, int] = {}  # every post (or boost) ever made -> its author
+        self.boosted: dict[int, int] = {}  # every boost ever made -> the post it boosts
+        self.no_boosts: set[tuple[int, int]] = set()  # follows with the boosts hidden
+        self.live: set[int] = set()  # posts and boosts not deleted
         self.settled_live: set[int] = set()  # posts live at the last settle
 
     # The reference model ----------------------------------------------------------------
@@ -119,16 +134,37 @@ class FanoutMachine(RuleBasedStateMachine):
         """Authors the reader muted for a second: shown or not until waited out."""
         return {b for (a, b), end in self.mutes.items() if a == reader and end != math.inf}
 
-    def visible(self, reader: int) -> set[int]:
-        """Whose posts the reader's home holds once settled (expiring mutes ended)."""
+    def hidden(self, reader: int) -> set[int]:
+        """Whom the reader does not see once settled (expiring mutes ended)."""
         hidden = {b for a, b in self.blocks if a == reader}
         hidden |= {a for a, b in self.blocks if b == reader}
         hidden |= {b for (a, b), end in self.mutes.items() if a == reader and end == math.inf}
-        return ({reader} | self.followees(reader)) - hidden
+        return hidden
+
+    def visible(self, reader: int) -> set[int]:
+        """Whose posts the reader's home holds once settled (expiring mutes ended)."""
+        return ({reader} | self.followees(reader)) - self.hidden(reader)
+
+    def shows(self, post_id: int) -> int:
+        """The post an entry shows: the boosted one for a boost."""
+        return self.boosted.get(post_id, post_id)
 
     def expected(self, reader: int) -> list[int]:
-        visible = self.visible(reader)
-        return sorted((p for p in self.live if self.authors[p] in visible), reverse=True)
+        visible, hidden = self.visible(reader), self.hidden(reader)
+        entries = [
+            p
+            for p in sorted(self.live, reverse=True)
+            if self.authors[p] in visible
+            and self.authors[self.shows(p)] not in hidden
+            and not (p in self.boosted and (reader, self.authors[p]) in self.no_boosts)
+        ]
+        window = self.settings.boost_window
+        return [
+            p
+            for i, p in enumerate(entries)
+            if p not in self.boosted
+            or all(self.shows(q) != self.boosted[p] for q in entries[i + 1 : i + 1 + window])
+        ]
 
     # Checks --------------------------------------------------------------------------------
 
@@ -145,9 +181,22 @@ class FanoutMachine(RuleBasedStateMachine):
         assert ids == sorted(set(ids), reverse=True), f"duplicate or out of order: {ids}"
         assert not set(ids) - self.live, f"deleted posts shown: {set(ids) - self.live}"
         visible, expiring = self.visible(reader), self.expiring(reader)
-        strangers = {p["_id"] for p in found if p["author_id"] not in visible | expiring}
+        seen = visible | expiring
+        strangers = {p["_id"] for p in found if p["author_id"] not in seen}
         assert not strangers, f"posts of authors not followed or not seen: {strangers}"
-        lost = set(self.expected(reader)) & due - set(ids)
+        hidden = self.hidden(reader) - expiring
+        boosted = {p["_id"] for p in found if p.get("boost_of")}
+        assert boosted <= set(self.boosted), f"posts shown as boosts: {boosted}"
+        assert all(p["original"]["_id"] == p["boost_of"] for p in found if p.get("boost_of"))
+        unseen = {
+            p["_id"] for p in found if p.get("boost_of") and p["original"]["author_id"] in hidden
+        }
+        assert not unseen, f"boosts of posts by authors not seen: {unseen}"
+        muted = {p["_id"] for p in found if p.get("boost_of")}
+        muted = {p for p in muted if (reader, self.authors[p]) in self.no_boosts}
+        assert not muted, f"boosts of accounts followed with boosts hidden: {muted}"
+        # boosts may be left out by the rule (entries being retracted count in its window)
+        lost = set(self.expected(reader)) & due - set(ids) - set(self.boosted)
         lost = {p for p in lost if self.authors[p] not in expiring}
         assert not lost, f"posts settled or delivered are missing: {lost}"
 
@@ -233,19 +282,24 @@ class FanoutMachine(RuleBasedStateMachine):
         time.sleep(wait)
         self.check_reading(self.user(reader))
 
-    @rule(follower=users, followee=users, then_read=st.booleans())
+    @rule(follower=users, followee=users, then_read=st.booleans(), reblogs=st.booleans())
     @step
-    def follow(self, follower, followee, then_read=False) -> None:
+    def follow(self, follower, followee, then_read=False, reblogs=True) -> None:
+        """Follow (again: change whether the followee's boosts show)."""
         follower, followee = self.user(follower), self.user(followee)
         if follower == followee:
             return
         try:
-            graph.follow(self.c.uow, self.c.fanout, follower, followee)
+            graph.follow(self.c.uow, self.c.fanout, follower, followee, reblogs=reblogs)
         except Forbidden:
             assert self.blocked_either(follower, followee)
             return
         assert not self.blocked_either(follower, followee)
         self.follows.add((follower, followee))
+        if reblogs:
+            self.no_boosts.discard((follower, followee))
+        else:
+            self.no_boosts.add((follower, followee))
         if then_read:
             self.check_reading(follower)
 
@@ -258,6 +312,7 @@ class FanoutMachine(RuleBasedStateMachine):
         follower, followee = sorted(self.follows)[edge % len(self.follows)]
         graph.unfollow(self.c.uow, self.c.fanout, follower, followee)
         self.follows.discard((follower, followee))
+        self.no_boosts.discard((follower, followee))
         if reader is not None:
             readers = [follower, *sorted(a for a, b in self.follows if b == followee)]
             self.check_reading(readers[reader % len(readers)])
@@ -272,6 +327,7 @@ class FanoutMachine(RuleBasedStateMachine):
         filters.block(self.c.uow, self.c.fanout, blocker, blocked)
         self.blocks.add((blocker, blocked))
         self.follows -= {(blocker, blocked), (blocked, blocker)}
+        self.no_boosts -= {(blocker, blocked), (blocked, blocker)}
         self.check_reading(blocker if reader else blocked)
 
     @rule(which=st.integers(0, 100))
@@ -321,11 +377,48 @@ class FanoutMachine(RuleBasedStateMachine):
     @rule(which=st.integers(0, 100))
     @step
     def delete(self, which) -> None:
+        """Delete a post (its boosts go with it) or a boost (an unboost)."""
         if not self.live:
             return
         post_id = sorted(self.live)[which % len(self.live)]
         posts.delete_post(self.c.uow, self.c.fanout, post_id, self.authors[post_id])
-        self.live.discard(post_id)
+        self.live -= {post_id, *(b for b, p in self.boosted.items() if p == post_id)}
+
+    @rule(booster=users, which=st.integers(0, 100), reader=st.none() | users)
+    @step
+    def boost(self, booster, which, reader) -> None:
+        """Boost a post (or a boost: its post), then someone reads at once, maybe."""
+        booster = self.user(booster)
+        if not self.live:
+            return
+        post_id = sorted(self.live)[which % len(self.live)]
+        original = self.shows(post_id)
+        try:
+            made = boosts.boost(self.c.uow, self.c.fanout, self.c.ids, post_id, booster)
+        except Forbidden:
+            assert self.blocked_either(booster, self.authors[original])
+            return
+        assert not self.blocked_either(booster, self.authors[original])
+        mine = [
+            b for b in self.live if self.boosted.get(b) == original and self.authors[b] == booster
+        ]
+        assert [made["_id"]] == mine or (not mine and made["_id"] not in self.authors)
+        self.authors[made["_id"]], self.boosted[made["_id"]] = booster, original
+        self.live.add(made["_id"])
+        if reader is not None:
+            self.check_reading(self.user(reader))
+
+    @rule(which=st.integers(0, 100))
+    @step
+    def unboost(self, which) -> None:
+        live = sorted(b for b in self.boosted if b in self.live)
+        if not live:
+            return
+        boost_id = live[which % len(live)]
+        booster = self.authors[boost_id]
+        boosts.unboost(self.c.uow, self.c.fanout, self.boosted[boost_id], booster)
+        self.live.discard(boost_id)
+        self.check_reading(booster)
 
     @rule(mode=modes, reader=users, then_settle=st.booleans())
     @step

@@ -135,20 +135,26 @@ def statuses(account_id: str):
     return jsonify(render(items, viewer_id())), 200, headers
 
 
+class FollowArgs(Schema):
+    reblogs = ma.fields.Boolean(load_default=True)  # False: their boosts stay out of home
+
+
 @blp.post("/<account_id>/follow")
 @documented(
-    "Follow an account",
+    "Follow an account (again: change whether its boosts show)",
     "The Relationship",
-    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    {**AUTHORIZED, **NOT_FOUND, **LIMITED, **INVALID},
+    body=FollowArgs,
     scopes=("write:follows",),
 )
 @limits.writes
 def follow(account_id: str):
     user_id = authorized("write:follows")
     other = _account_id(account_id)
+    reblogs = params(FollowArgs())["reblogs"]
     c = components()
     try:
-        graph.follow(c.uow, c.fanout, user_id, other, c.notifier)
+        graph.follow(c.uow, c.fanout, user_id, other, c.notifier, reblogs=reblogs)
     except Invalid as error:  # following yourself: Mastodon's answer to a forbidden action
         raise Forbidden("This action is not allowed") from error
     return jsonify(entities.relationship(*graph.relationship(c.follows, c.filters, user_id, other)))

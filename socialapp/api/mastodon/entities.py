@@ -139,11 +139,12 @@ def relationship(
     blocked_by: bool = False,
     muting: bool = False,
     muting_notifications: bool = False,
+    showing_reblogs: bool = False,
 ) -> dict:
     return {
         "id": str(account_id),
         "following": following,
-        "showing_reblogs": following,
+        "showing_reblogs": showing_reblogs,
         "notifying": False,
         "languages": None,
         "followed_by": followed_by,
