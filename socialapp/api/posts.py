@@ -159,7 +159,7 @@ class Boost(MethodView):
         """Boost a post to your followers (idempotent: the existing boost is returned)"""
         c = components()
         user_id = caller_id()
-        made = boosts.boost(c.uow, c.fanout, c.ids, post_id_from_path(post_id), user_id)
+        made = boosts.boost(c.uow, c.fanout, c.ids, post_id_from_path(post_id), user_id, c.notifier)
         return with_original(made, boosts.boosted_post(c.uow, made["boost_of"]), rendered=False)
 
     @limits.writes
@@ -170,7 +170,7 @@ class Boost(MethodView):
         """Take back your boost (idempotent)"""
         c = components()
         user_id = caller_id()
-        boosts.unboost(c.uow, c.fanout, post_id_from_path(post_id), user_id)
+        boosts.unboost(c.uow, c.fanout, post_id_from_path(post_id), user_id, c.notifier)
 
 
 @blp.route("/posts/<post_id>/comments")

@@ -13,6 +13,7 @@ import contextlib
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound
 from socialapp.services.fanout import Fanout
+from socialapp.services.notifications import Notifier
 from socialapp.services.posts import delete_post, get_post
 from socialapp.stores.posts import PostStore, new_boost
 from socialapp.unit_of_work import UnitOfWork
@@ -24,9 +25,16 @@ def boosted_post(uow: UnitOfWork, post_id: int) -> dict:
     return get_post(uow.posts, post["boost_of"]) if post.get("boost_of") else post
 
 
-def boost(uow: UnitOfWork, fanout: Fanout, ids: IdGenerator, post_id: int, user_id: int) -> dict:
-    """The user's boost of the post, made and delivered unless it exists (then nothing
-    changes and the existing boost is returned). Across a block either way: 403."""
+def boost(
+    uow: UnitOfWork,
+    fanout: Fanout,
+    ids: IdGenerator,
+    post_id: int,
+    user_id: int,
+    notifier: Notifier | None = None,
+) -> dict:
+    """The user's boost of the post, made, delivered and notified unless it exists (then
+    nothing changes and the existing boost is returned). Across a block either way: 403."""
     original = boosted_post(uow, post_id)
     if uow.filters.blocks_either(user_id, original["author_id"]):
         raise Forbidden("you cannot boost a post of an account that blocks you or you block")
@@ -44,6 +52,8 @@ def boost(uow: UnitOfWork, fanout: Fanout, ids: IdGenerator, post_id: int, user_
     if uow.run(store):
         fanout.cache.invalidate(original["_id"])  # its boost count moved
         fanout.on_post_created(made)
+        if notifier is not None:
+            notifier.boosted(user_id, original["_id"])
         return made
     found = uow.posts.boost_by(original["_id"], user_id)
     if found is None:  # unboosted meanwhile
@@ -51,13 +61,18 @@ def boost(uow: UnitOfWork, fanout: Fanout, ids: IdGenerator, post_id: int, user_
     return found
 
 
-def unboost(uow: UnitOfWork, fanout: Fanout, post_id: int, user_id: int) -> dict:
-    """Take back the user's boost of the post (nothing if there is none); the boosted post."""
+def unboost(
+    uow: UnitOfWork, fanout: Fanout, post_id: int, user_id: int, notifier: Notifier | None = None
+) -> dict:
+    """Take back the user's boost of the post (nothing if there is none), and its
+    notification; the boosted post."""
     original = boosted_post(uow, post_id)
     found = uow.posts.boost_by(original["_id"], user_id)
     if found is not None:
         with contextlib.suppress(NotFound):  # a concurrent unboost won
             delete_post(uow, fanout, found["_id"], user_id)
+            if notifier is not None:
+                notifier.unboosted(user_id, original["_id"])
     return original
 
 

@@ -201,3 +201,21 @@ def test_following_with_reblogs_off_hides_that_accounts_boosts_only(
     graph.unfollow(c.uow, c.fanout, int(ada.id), int(bob.id))
     graph.follow(c.uow, c.fanout, int(ada.id), int(bob.id))  # a new follow shows them
     assert len(home(client, ada)) == 2
+
+
+def test_a_boost_notifies_the_author_and_an_unboost_takes_it_back(client, world, settle):
+    _, bob, _, dan, original = world
+    boost(client, bob, original)
+    boost(client, bob, original)  # again: no second notification
+    settle()
+
+    def reblogs() -> list[dict]:
+        found = client.get("/v1/me/notifications", headers=dan.headers)
+        assert found.status_code == 200, found.json
+        return [n for n in found.json["items"] if n["type"] == "reblog"]
+
+    [notified] = reblogs()
+    assert notified["account"]["id"] == bob.id and notified["post"]["id"] == original
+    unboost(client, bob, original)
+    settle()
+    assert reblogs() == []

@@ -224,7 +224,7 @@ def _set_favourite(status_id: str, change):
 def reblog(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
-    made = boosts.boost(c.uow, c.fanout, c.ids, _post(status_id), user_id)
+    made = boosts.boost(c.uow, c.fanout, c.ids, _post(status_id), user_id, c.notifier)
     return jsonify(one(made, user_id))
 
 
@@ -239,7 +239,7 @@ def reblog(status_id: str):
 def unreblog(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
-    original = boosts.unboost(c.uow, c.fanout, _post(status_id), user_id)
+    original = boosts.unboost(c.uow, c.fanout, _post(status_id), user_id, c.notifier)
     return jsonify(one(posts.get_post(c.posts, original["_id"]), user_id))
 
 
