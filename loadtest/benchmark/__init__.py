@@ -26,6 +26,8 @@ class Size:
     read_seconds: float  # per closed-loop measurement
     connections: int  # concurrent keep-alive HTTP connections
     memory_users: int
+    rules_followees: int  # feed rules: authors followed, each posting and boosting
+    hidden_accounts: int  # ...and accounts a filtered reader blocks or mutes
 
 
 SIZES = {
@@ -43,6 +45,8 @@ SIZES = {
         read_seconds=0.3,
         connections=2,
         memory_users=50,
+        rules_followees=5,
+        hidden_accounts=20,
     ),
     "full": Size(
         name="full",
@@ -58,5 +62,7 @@ SIZES = {
         read_seconds=4.0,
         connections=8,
         memory_users=10_000,
+        rules_followees=100,
+        hidden_accounts=1000,
     ),
 }

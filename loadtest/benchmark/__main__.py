@@ -10,7 +10,16 @@ import time
 from pathlib import Path
 
 from loadtest import environment
-from loadtest.benchmark import SIZES, Size, delivery, memory, reads, redis_ceiling, report
+from loadtest.benchmark import (
+    SIZES,
+    Size,
+    delivery,
+    feed_rules,
+    memory,
+    reads,
+    redis_ceiling,
+    report,
+)
 from loadtest.benchmark.targets import check
 from loadtest.benchmark.world import World
 from socialapp.embedded.redis_server import RedisServer
@@ -53,6 +62,10 @@ def run(size: Size, log=lambda message: None) -> dict:
             log(f"  read setup {time.monotonic() - started:.0f} s; measuring")
             figures["reads"], found = reads.measure(world, size, population)
             profiles += found
+        log(f"[{size.name}] blocks, mutes and boosts on a page...")
+        with World(server.url, concurrency=size.concurrency) as world:
+            tokens = feed_rules.setup(world, size)
+            figures["feed_rules"] = feed_rules.measure(world, size, tokens)
     figures["profiles"] = profiles
     figures["environment"]["load_average_end"] = environment.load_average()
     figures["targets"] = check(figures)

@@ -155,7 +155,7 @@ def measure(world, size, population: Population) -> dict:
                     timeline.read_home(c.home, c.fanout_settings, c.metrics, reader, 20, None, None)
                     for reader in readers
                 ]
-                headers = [_bearer(population.tokens[reader]) for reader in readers]
+                headers = [bearer(population.tokens[reader]) for reader in readers]
                 run = load(server.port, HOME, headers, size.connections, size.read_seconds)
                 results.append(
                     {
@@ -171,15 +171,15 @@ def measure(world, size, population: Population) -> dict:
                     rate = run["throughput"] / 2
                     open_loop = _open_loop(server.port, headers, size, rate)
                     open_loop.update(mode=mode, followees=followees, celebrities=celebrities)
-                    versus = _alternating(
+                    versus = alternating(
                         server.port, (HEALTHZ, [{}]), (HOME, headers), size, "throughput",
                         cpu=server.cpu_seconds,
                     )  # fmt: skip
             few, many = _flat_pair(size, mode)
-            by_followees[mode] = _alternating(
+            by_followees[mode] = alternating(
                 server.port,
-                (HOME, [_bearer(population.tokens[r]) for r in population.readers[few]]),
-                (HOME, [_bearer(population.tokens[r]) for r in population.readers[many]]),
+                (HOME, [bearer(population.tokens[r]) for r in population.readers[few]]),
+                (HOME, [bearer(population.tokens[r]) for r in population.readers[many]]),
                 size,
                 "p50_ms",
             )
@@ -198,7 +198,7 @@ def _flat_pair(size, mode: str) -> tuple[tuple[int, int], tuple[int, int]]:
     return (min(size.followees), celebrities), (max(size.followees), celebrities)
 
 
-def _alternating(port: int, first: tuple, second: tuple, size, metric: str, cpu=None) -> dict:
+def alternating(port: int, first: tuple, second: tuple, size, metric: str, cpu=None) -> dict:
     """Two loads (``(path, headers)`` each) run alternately on the same server, each ratio
     second/first of ``metric`` from two runs side by side: the machine's speed drifts over a
     benchmark, so a ratio of runs minutes apart would measure the drift too. The median.
@@ -243,7 +243,7 @@ def _profile_service(c, mode: str, config: tuple[int, int], readers: list[int]) 
 
 def _profile_http(app, config: tuple[int, int], population: Population) -> dict:
     client = app.test_client()
-    turn = itertools.cycle([_bearer(population.tokens[r]) for r in population.readers[config]])
+    turn = itertools.cycle([bearer(population.tokens[r]) for r in population.readers[config]])
     return profiles.profile(
         f"GET {HOME} through Flask (test client), hybrid, {config[0]} followees + "
         f"{config[1]} celebrities",
@@ -252,5 +252,5 @@ def _profile_http(app, config: tuple[int, int], population: Population) -> dict:
     )
 
 
-def _bearer(token: str) -> dict:
+def bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}

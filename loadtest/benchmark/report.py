@@ -8,8 +8,8 @@ from pathlib import Path
 from loadtest.benchmark import plots
 from loadtest.environment import run_line
 
-SECTIONS = ("environment", "size", "redis_ceiling", "memory", "delivery", "reads", "profiles",
-            "targets")  # fmt: skip
+SECTIONS = ("environment", "size", "redis_ceiling", "memory", "delivery", "reads", "feed_rules",
+            "profiles", "targets")  # fmt: skip
 PLOTS = {"deliveries.png": plots.deliveries, "read_latency.png": plots.read_latency}
 
 
@@ -74,6 +74,8 @@ def summary(f: dict) -> str:
         "## Home timeline reads\n",
         _reads(f),
         "![read latency against followees](read_latency.png)\n",
+        "## Blocks, mutes and boosts on a page\n",
+        _feed_rules(f["feed_rules"]),
         "## Redis memory\n",
         _memory(f),
         "## Profiles\n",
@@ -323,6 +325,22 @@ def _reads(f: dict) -> str:
         f"{half['p95_ms']} ms, p99 {half['p99_ms']} ms, {half['errors']} errors. p99 of every "
         f"run: {', '.join(f'{p} ms' for p in half['runs_p99_ms'])}.\n"
         + _server_cpu(r["hybrid_vs_healthz"])
+    )
+
+
+def _feed_rules(rules: dict) -> str:
+    rows = [
+        [mode, *(f"{plain} / {filtered}" for plain, filtered in found["pairs"]), found["ratio"]]
+        for mode, found in rules["filtered_vs_plain"].items()
+    ]
+    pairs = len(next(iter(rules["filtered_vs_plain"].values()))["pairs"])
+    header = ["mode", *(f"pair {n + 1} p50 ms, plain / filtered" for n in range(pairs)), "ratio"]
+    return (
+        f"Readers following {rules['followees']} authors, each of whom posts and boosts in "
+        f"turn (homes half boosts); the filtered readers block or mute "
+        f"{rules['hidden_accounts']} accounts, two of them authors of boosted posts. Pages "
+        "of 20 read alternately on one server; the ratio is the median of the pairs.\n\n"
+        + _table(header, rows)
     )
 
 

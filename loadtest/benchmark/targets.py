@@ -27,6 +27,18 @@ def check(figures: dict) -> list[dict]:
         )
         for mode in ("write", "hybrid")
     ]
+    rules = figures["feed_rules"]
+    filtered = [
+        _at_most(
+            f"{mode}_filtered",
+            f"{mode} mode p50, a reader hiding {rules['hidden_accounts']} accounts / one hiding "
+            f"none, homes half boosts (median of {len(found['pairs'])} alternating pairs)",
+            found["ratio"],
+            1.15,
+            "x",
+        )
+        for mode, found in rules["filtered_vs_plain"].items()
+    ]
     return [
         _at_least(
             "deliveries",
@@ -45,6 +57,7 @@ def check(figures: dict) -> list[dict]:
             base["phases"]["visible_s"]["p50"], 0.75, "s",
         ),
         *flat,
+        *filtered,
         _at_least(
             "hybrid_throughput",
             f"hybrid read throughput / healthz ({hybrid['followees']} followees, "

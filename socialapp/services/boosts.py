@@ -70,9 +70,7 @@ def unboost(
     found = uow.posts.boost_by(original["_id"], user_id)
     if found is not None:
         with contextlib.suppress(NotFound):  # a concurrent unboost won
-            delete_post(uow, fanout, found["_id"], user_id)
-            if notifier is not None:
-                notifier.unboosted(user_id, original["_id"])
+            delete_post(uow, fanout, found["_id"], user_id, notifier)
     return original
 
 

@@ -104,6 +104,8 @@ def delete_post(
         log.warning("post %s deleted, its likes left behind: %r", post_id, error)
     if notifier is not None:
         notifier.post_deleted(post)
+        if post.get("boost_of"):  # an unboost: the boosted post's author is told no more
+            notifier.unboosted(caller_id, post["boost_of"])
     fanout.on_post_deleted(post)
     try:
         if post.get("boost_of"):

@@ -219,3 +219,14 @@ def test_a_boost_notifies_the_author_and_an_unboost_takes_it_back(client, world,
     unboost(client, bob, original)
     settle()
     assert reblogs() == []
+
+
+def test_deleting_a_boost_is_unboosting(client, world, settle):
+    _, bob, _, dan, original = world
+    made = boost(client, bob, original).json
+    settle()
+    assert client.delete(f"/v1/posts/{made['id']}", headers=bob.headers).status_code == 204
+    settle()
+    assert get(client, original)["boost_count"] == 0
+    found = client.get("/v1/me/notifications", headers=dan.headers).json["items"]
+    assert [n for n in found if n["type"] == "reblog"] == []
