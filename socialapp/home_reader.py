@@ -39,6 +39,7 @@ class HomePage:
     from_timeline: int = 0  # entries served from the materialized home timeline
     merged_authors: int = 0  # authors whose outboxes were merged at read time
     from_store: int = 0  # posts read from MongoDB past the caches
+    shows: list[int] = dataclasses.field(default_factory=list)  # each item's (boosted) post
 
 
 class HomeReader:
@@ -106,7 +107,7 @@ class HomeReader:
 
     def _page(self, stream: _EntryStream, limit: int, rendered: bool) -> HomePage:
         """The first ``limit`` entries of ``stream`` that the boost rule shows, hydrated."""
-        kept: list[tuple[int, object]] = []  # (post id, document or response form)
+        kept: list[tuple[Entry, object]] = []  # (entry, document or response form)
         pending: list[Entry] = []  # read, not yet decided: a boost waits for what is below
         complete = False  # nothing is below ``pending``
         while len(kept) < limit:
@@ -124,8 +125,9 @@ class HomeReader:
             pending += more
         page = stream.page
         page.posts = [item for _, item in kept[:limit]]
+        page.shows = [entry.shows for entry, _ in kept[:limit]]
         if len(kept) >= limit:
-            page.next_max_id = kept[limit - 1][0]
+            page.next_max_id = kept[limit - 1][0].post_id
         return page
 
     def _pulling_everyone(self, reader: int):
@@ -252,8 +254,8 @@ class HomeReader:
 
     def _hydrate(
         self, entries: list[Entry], rendered: bool, values: dict, stored: dict
-    ) -> list[tuple[int, object]]:
-        """``(post id, document or response form)`` per entry in order, a boost with the
+    ) -> list[tuple[Entry, object]]:
+        """``(entry, document or response form)`` per entry in order, a boost with the
         post it boosts; deleted ones (or boosts of them) dropped. ``values``: post cache
         values already read (with the page, on one server); ``stored``: documents read from
         MongoDB with the page."""
@@ -266,7 +268,7 @@ class HomeReader:
                 original = found.get(entry.boost_of)
                 post = None if original is None else with_original(post, original, rendered)
             if post is not None:
-                hydrated.append((entry.post_id, post))
+                hydrated.append((entry, post))
         return hydrated
 
     def _posts_of(self, post_ids: list[int], rendered: bool, values: dict, stored: dict) -> dict:

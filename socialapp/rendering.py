@@ -53,7 +53,8 @@ class PostSchema(ma.Schema):
     like_count = fields.Integer()
     boost_count = fields.Integer(dump_default=0)
     boost_of = Id(dump_default=None, allow_none=True)  # a boost: the boosted post and ``original``
-    original = fields.Nested(lambda: PostSchema(exclude=("original",)))
+    original = fields.Nested(lambda: PostSchema(exclude=("original", "boosted")))
+    boosted = fields.Boolean(metadata={"description": "Home pages: the caller boosted it"})
     comment_count = fields.Integer()
     comments = fields.List(fields.Nested(CommentSchema))
     has_more_comments = fields.Boolean(attribute="has_extra")
@@ -78,3 +79,8 @@ def with_original(boost, original, rendered: bool):
     if rendered:
         return f'{boost[:-1]}, "original": {original}}}'
     return {**boost, "original": original}
+
+
+def with_boosted(rendered: str, boosted: bool) -> str:
+    """A post's cached response form with whether the reader boosted it (home pages)."""
+    return f'{{"boosted": {"true" if boosted else "false"}, {rendered[1:]}'

@@ -79,6 +79,7 @@ def test_a_boost_reaches_the_boosters_followers_carrying_the_original(client, wo
     settle()
     [entry] = home(client, ada)
     assert (entry["id"], entry["boost_of"]) == (made["id"], original)
+    assert entry["boosted"] is False and home(client, bob)[0]["boosted"] is True
     assert entry["original"]["text"] == "by dan" and entry["original"]["boost_count"] == 1
     assert get(client, original)["boost_count"] == 1
     assert get(client, made["id"])["original"]["id"] == original
