@@ -84,7 +84,7 @@ def run(size: Size, log=lambda message: None) -> dict:
         seed.load_followees(c, edges)
         seed.activate(c, readers)
         for reader in readers:  # nobody hidden, as a first read would load it
-            c.hidden.fill(reader, c.hidden.changes(reader), {})
+            c.hidden.fill(reader, c.hidden.changes(reader), {}, [])
         tokens = Tokens(world.settings)
         with _api(world) as api_url, _streaming(redis_server.url, api_url) as (port, pid):
             clients = [_Clients(port) for _ in range(size.client_processes)]
