@@ -28,7 +28,7 @@ from gunicorn.workers.gthread import ThreadWorker
 from socialapp.config import ConfigError, Settings
 from socialapp.embedded.data_dir import DataDir
 from socialapp.entrypoints import gunicorn_conf
-from socialapp.entrypoints.streaming import Beside
+from socialapp.entrypoints.streaming_beside import Beside
 from socialapp.queue import QUEUES
 
 log = logging.getLogger(__name__)

@@ -144,3 +144,14 @@ def test_a_metrics_directory_set_from_outside_is_kept(monkeypatch, tmp_path):
     hooks["on_starting"](None)
     hooks["on_exit"](None)
     assert (tmp_path / "mine").is_dir()
+
+
+def test_the_server_imports_no_metrics_before_gunicorn_names_their_directory():
+    """prometheus_client reads PROMETHEUS_MULTIPROC_DIR once, when first imported: a server
+    module that imported it (through the streaming app, once) kept every counter in its own
+    process, out of /metrics."""
+    check = "import sys, socialapp.entrypoints.server; print('prometheus_client' in sys.modules)"
+    found = subprocess.run(
+        [sys.executable, "-c", check], capture_output=True, text=True, check=True, env=clean_env()
+    )
+    assert found.stdout.strip() == "False"
