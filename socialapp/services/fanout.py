@@ -213,7 +213,7 @@ class Fanout:
         followers, strategy, unsettled = self.sources.authors([author_id])[author_id]
         policy = self.fanout_settings.current()
         # Once per post, for the streams that pull the author (pushed ones: deliver_chunk).
-        self.streams.publish_post(post_id, author_id, everyone=policy.pulls_everyone)
+        self.streams.publish_post(post_id, author_id, policy.pulls_everyone, *entry[2:])
         if policy.measures_rates and (weight := sampled(self.config.adaptive_meter_share)):
             self.state.count(author_id, "posts", self.config.adaptive_rate_window_seconds, weight)
         chunks = iter(())
@@ -263,7 +263,7 @@ class Fanout:
             self.feeds.retract(entry, follower_ids)
             delivered = 0
         else:
-            self.streams.publish_update(follower_ids, post_id, author_id)
+            self.streams.publish_update(follower_ids, *entry)
         self.metrics.deliveries.inc(delivered)
         if self.state.finish_chunk(post_id, attempt, index):
             self.posts.finish_fanout(post_id)

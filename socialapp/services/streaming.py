@@ -218,6 +218,7 @@ class ReaderView:
     followees: set[int] = dataclasses.field(default_factory=set)
     pulled: set[int] = dataclasses.field(default_factory=set)
     hidden: dict[int, float] = dataclasses.field(default_factory=dict)
+    boosts_hidden: set[int] = dataclasses.field(default_factory=set)  # reblogs=false follows
     connections: set[Connection] = dataclasses.field(default_factory=set)
     sent: collections.OrderedDict = dataclasses.field(default_factory=collections.OrderedDict)
     indexed: set[int] = dataclasses.field(default_factory=set)  # authors it is indexed under
@@ -386,12 +387,12 @@ class Hub:
                 continue
             pulls = author in view.followees and (everyone or author in view.pulled)
             if author == reader or pulls:
-                self._update(view, post_id, author)
+                self._update(view, post_id, author, message)
 
     async def _on_reader_event(self, view: ReaderView, message: dict) -> None:
         event = message["event"]
         if event == "update":
-            self._update(view, message["post_id"], message["author_id"])
+            self._update(view, message["post_id"], message["author_id"], message)
         elif event == "delete":
             view.offer([USER], "delete", str(message["post_id"]))
         elif event == "notification":
@@ -402,11 +403,22 @@ class Hub:
                 if view.reader in self._views:
                     await self._load(view)
 
-    def _update(self, view: ReaderView, post_id: int, author: int) -> None:
-        if view.hides(author, self._clock()) or not view.first_time(post_id):
+    def _update(self, view: ReaderView, post_id: int, author: int, message: dict) -> None:
+        """Send a post once, as a page would show it: not from an account hidden or no longer
+        followed; a boost not of a hidden account's post nor by a followee whose boosts are
+        hidden, and not of a post this stream already sent (itself or boosted)."""
+        now = self._clock()
+        if view.hides(author, now) or not view.first_time(post_id):
             return
         if author != view.reader and author not in view.followees:
             return  # an entry of an author unfollowed meanwhile: the page drops it too
+        boost_of = message.get("boost_of")
+        if boost_of and (
+            view.hides(message["original_author"], now)
+            or author in view.boosts_hidden
+            or not view.first_time(boost_of)
+        ):
+            return
         view.offer([USER], "update", self._render(post_id))
 
     def _render(self, post_id: int) -> asyncio.Future:
@@ -440,9 +452,10 @@ class Hub:
         if copies[0] is None or copies[2] is None:
             await self._gateway.read_home(view.token)
             copies = await asyncio.to_thread(self._copies, view.reader)
-        followees, pulled, hidden = copies
+        followees, pulled, hidden, boosts_hidden = copies
         view.followees, view.pulled = followees or set(), pulled or set()
         view.hidden, view.loaded_at = hidden or {}, self._clock()
+        view.boosts_hidden = boosts_hidden
         await self._reindex(view, view.authors)
 
     def _copies(self, reader: int):
@@ -450,6 +463,7 @@ class Hub:
             self._state.followees(reader),
             self._timelines.pulled(reader),
             self._hidden.until(reader),
+            self._hidden.boosts_hidden(reader),
         )
 
     async def _reindex(self, view: ReaderView, authors: set[int]) -> None:

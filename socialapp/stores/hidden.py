@@ -61,7 +61,12 @@ class HiddenAccounts:
         found = {member: end for member, end in pairs}
         if LOADED not in found:
             return None
-        return {int(m): end for m, end in found.items() if m != LOADED}
+        return {int(m): end for m, end in found.items() if m != LOADED and m[0] != "r"}
+
+    def boosts_hidden(self, reader: int) -> set[int]:
+        """The followees whose boosts the reader hides, from the copy (``until`` first)."""
+        members = self._redis.zrangebylex(_hidden(reader), "[r", "(s")
+        return {int(member[1:]) for member in members}
 
     def changes(self, reader: int) -> str:
         """The copy's change counter: read it before loading from MongoDB."""

@@ -73,10 +73,13 @@ class Streams:
         return [r for r, until in zip(readers, scores, strict=True) if until and until > now]
 
     # Publishing ----------------------------------------------------------------------------
-    def publish_update(self, readers: Iterable[int], post_id: int, author_id: int) -> int:
-        """A pushed post, to the readers among ``readers`` with a stream open; how many."""
+    def publish_update(
+        self, readers: Iterable[int], post_id: int, author_id: int, *boosted: int
+    ) -> int:
+        """A pushed post, to the readers among ``readers`` with a stream open; how many.
+        ``boosted``: a boost's boosted post and its author."""
         event = {"event": "update", "post_id": post_id, "author_id": author_id}
-        return self._to_open(readers, event)
+        return self._to_open(readers, event | _boost(*boosted))
 
     def publish_delete(self, readers: Iterable[int], post_id: int) -> int:
         """A post that left these readers' homes, to those with a stream open."""
@@ -93,10 +96,11 @@ class Streams:
             event = {"event": "notification", "notification_id": notification_id}
             self._redis.publish(reader_channel(reader), json.dumps(event))
 
-    def publish_post(self, post_id: int, author_id: int, everyone: bool) -> None:
+    def publish_post(self, post_id: int, author_id: int, everyone: bool, *boosted: int) -> None:
         """A new post, once, for the readers who pull its author (``everyone``: all who
-        follow them, as in read mode)."""
+        follow them, as in read mode); ``boosted`` as for ``publish_update``."""
         event = {"post_id": post_id, "author_id": author_id, "everyone": everyone}
+        event |= _boost(*boosted)
         self._redis.publish(author_channel(author_id), json.dumps(event))
 
     def publish_revoked(self, token_hash: str) -> None:
@@ -157,3 +161,8 @@ def _channels(readers: Iterable[int], authors: Iterable[int]) -> list[str]:
 
 def _text(value) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _boost(boost_of: int = 0, original_author: int = 0) -> dict:
+    """A boost's fields in an event (none for a post)."""
+    return {"boost_of": boost_of, "original_author": original_author} if boost_of else {}

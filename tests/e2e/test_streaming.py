@@ -240,6 +240,50 @@ def test_muted_and_unfollowed_authors_stay_off_the_stream(server, app):
         watching.close()
 
 
+def test_boosts_stream_as_a_page_shows_them(server, app):
+    """A boost streams with its post under ``reblog``; not when the reader was sent the post
+    already, nor when its post's author is muted, nor from a followee whose boosts the
+    reader hides. The watcher follows only the booster: a barrier as above."""
+    author, author_token = account(server, app)
+    booster, booster_token = account(server, app)
+    _stranger, stranger_token = account(server, app)
+    muted, muted_token = account(server, app)
+    hiding, hiding_token = account(server, app)
+    reader, reader_token = account(server, app)
+    watcher, watcher_token = account(server, app)
+    for followed in (author, booster, hiding):
+        follow(server, reader_token, followed)
+    follow(server, watcher_token, booster)
+    follow(server, watcher_token, hiding)
+    server.call("POST", f"/api/v1/accounts/{hiding}/follow", {"reblogs": False}, reader_token)
+    server.call("PUT", f"/v1/me/mutes/{muted}", {}, reader_token, expect=204)
+    stream = open_user_stream(server, reader_token, reader)
+    watching = open_user_stream(server, watcher_token, watcher)
+    publisher = Streams(redis_of(server))
+
+    def boosted(token: str, post_id: str) -> str:
+        made = server.call("PUT", f"/v1/posts/{post_id}/boost", token=token)[0]["id"]
+        wait_for(watching.updates, "the watcher's copy", until=lambda u: made in u)
+        publisher.publish_delete([int(reader)], int(made))
+        wait_for(lambda: stream.events, "the barrier", until=lambda e: e and e[-1][1] == made)
+        return made
+
+    try:
+        seen = post(server, author_token, "seen")
+        wait_for(stream.updates, "the author's post", until=lambda u: seen in u)
+        boosted(booster_token, seen)  # sent already: not again
+        new = post(server, stranger_token, "new to the reader")
+        shown = boosted(booster_token, new)
+        boosted(booster_token, post(server, muted_token, "muted author"))
+        boosted(hiding_token, post(server, stranger_token, "boosts hidden"))
+        assert stream.updates() == [seen, shown], stream.events
+        status = json.loads(next(d for e, d in stream.events if e == "update" and shown in d))
+        assert status["reblog"]["id"] == new and status["account"]["id"] == booster
+    finally:
+        stream.close()
+        watching.close()
+
+
 def test_heartbeats_and_a_reconnect_catching_up_with_since_id(server, app):
     _author, author_token, reader, reader_token = author_and_reader(server, app)
     stream = open_user_stream(server, reader_token, reader)
