@@ -43,7 +43,7 @@ def boost(
     def store(session) -> bool:
         if not uow.posts.create_boost(made, session=session):
             return False  # boosted already
-        if uow.posts.add_to_boost_count(original["_id"], 1, session=session) is None:
+        if uow.posts.add_to_counter(original["_id"], "boost_count", 1, session=session) is None:
             raise NotFound("post not found")  # deleted meanwhile: the boost is not kept
         if uow.users.add_to_counter(user_id, "post_count", 1, session=session) is None:
             raise NotFound("user not found")

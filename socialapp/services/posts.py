@@ -133,7 +133,7 @@ def _delete_counted(uow: UnitOfWork, post_id: int, session) -> dict:
         raise NotFound("post not found")
     uow.users.add_to_counter(post["author_id"], "post_count", -1, session=session)
     if post.get("boost_of"):
-        uow.posts.add_to_boost_count(post["boost_of"], -1, session=session)
+        uow.posts.add_to_counter(post["boost_of"], "boost_count", -1, session=session)
     return post
 
 
@@ -207,7 +207,7 @@ def _change_like(uow: UnitOfWork, post_id: int, user_id: int, delta: int, sessio
         raise NotFound("post not found")
     likes = uow.likes.add if delta > 0 else uow.likes.remove
     changed = likes(post_id, user_id, session=session)
-    if changed and uow.posts.add_to_like_count(post_id, delta, session=session) is None:
+    if changed and uow.posts.add_to_counter(post_id, "like_count", delta, session=session) is None:
         raise NotFound("post not found")  # deleted meanwhile: the like is not kept
     return changed
 

@@ -223,20 +223,12 @@ class PostStore:
         query = {"boost_of": {"$in": list(post_ids)}, "author_id": user_id}
         return {post["boost_of"] for post in self._posts.find(query, projection={"boost_of": 1})}
 
-    def add_to_boost_count(self, post_id: int, delta: int, session=None) -> dict | None:
-        """Add ``delta`` to the boost count atomically; the updated post, or None if unknown."""
+    def add_to_counter(self, post_id: int, field: str, delta: int, session=None) -> dict | None:
+        """Add ``delta`` to the post's ``like_count`` or ``boost_count`` atomically; the
+        updated post, or None if unknown."""
         return self._posts.find_one_and_update(
             {"_id": post_id},
-            {"$inc": {"boost_count": delta}},
-            return_document=ReturnDocument.AFTER,
-            session=session,
-        )
-
-    def add_to_like_count(self, post_id: int, delta: int, session=None) -> dict | None:
-        """Add ``delta`` to the like count atomically; the updated post, or None if unknown."""
-        return self._posts.find_one_and_update(
-            {"_id": post_id},
-            {"$inc": {"like_count": delta}},
+            {"$inc": {field: delta}},
             return_document=ReturnDocument.AFTER,
             session=session,
         )

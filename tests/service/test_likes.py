@@ -97,13 +97,13 @@ def test_like_unlike_storm_keeps_count_equal_to_likes(signup, components, post_i
 def test_like_racing_a_delete_leaves_no_like(components):
     posts, likes, ids = components.posts, components.likes, components.ids
     post = posts.create(new_post(ids.next_id(), 1, "short-lived"))
-    count = posts.add_to_like_count
+    count = posts.add_to_counter
 
-    def lose_the_post_then_count(post_id, delta, session=None):
+    def lose_the_post_then_count(post_id, field, delta, session=None):
         posts.delete(post_id, session=session)
-        return count(post_id, delta, session=session)
+        return count(post_id, field, delta, session=session)
 
-    posts.add_to_like_count = lose_the_post_then_count
+    posts.add_to_counter = lose_the_post_then_count
     with pytest.raises(Exception, match="post not found"):
         post_service.like(components.uow, components.post_cache, post["_id"], 2)
     assert likes.count(post["_id"]) == 0

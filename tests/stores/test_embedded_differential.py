@@ -164,7 +164,7 @@ class SameAnswers(RuleBasedStateMachine):
 
     @rule(post=post_ids, author=user_ids, delta=st.integers(-1, 1))
     def like(self, post, author, delta):
-        self.both(lambda s: s.posts.add_to_like_count(post, delta))
+        self.both(lambda s: s.posts.add_to_counter(post, "like_count", delta))
 
     @rule(post=post_ids, author=user_ids)
     def comment(self, post, author):
@@ -207,7 +207,7 @@ class SameAnswers(RuleBasedStateMachine):
             with mongomock_store.transaction():
                 s.follows.add(follower, followee)
                 s.users.add_to_counter(follower, "following_count", 1)
-                s.posts.add_to_like_count(post, 1)
+                s.posts.add_to_counter(post, "like_count", 1)
                 raise RuntimeError("undo")
 
         self.both(fail)

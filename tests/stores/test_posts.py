@@ -71,9 +71,9 @@ class TestPostStore:
 
     def test_like_count_moves_atomically(self, store, ids):
         post_id = self.post(store, ids)
-        assert store.add_to_like_count(post_id, 1)["like_count"] == 1
-        assert store.add_to_like_count(post_id, -1)["like_count"] == 0
-        assert store.add_to_like_count(ids.next_id(), 1) is None
+        assert store.add_to_counter(post_id, "like_count", 1)["like_count"] == 1
+        assert store.add_to_counter(post_id, "like_count", -1)["like_count"] == 0
+        assert store.add_to_counter(ids.next_id(), "like_count", 1) is None
 
     def test_comments_fill_the_post_then_buckets_in_order(self, store, ids, settings):
         post_id = self.post(store, ids)
