@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 
 import anyio
 from starlette.applications import Starlette
@@ -36,6 +37,7 @@ from socialapp.services.streaming import (
     Refused,
 )
 
+log = logging.getLogger(__name__)
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"private, no-store"),
@@ -60,6 +62,7 @@ def create_app(hub: Hub) -> Starlette:
             return
         await socket.accept(subprotocol=protocol if protocol == token else None)
         connection = await hub.open(caller, [first] if first in STREAMS else [])
+        connection.writer = asyncio.current_task()
         sender = asyncio.create_task(_send(socket, connection))
         try:
             while True:
@@ -69,6 +72,9 @@ def create_app(hub: Hub) -> Starlette:
                     await socket.send_text(json.dumps(reply))
         except WebSocketDisconnect:
             pass
+        except asyncio.CancelledError:
+            if not _dropped(connection):
+                raise
         finally:
             sender.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -128,6 +134,7 @@ class EventStream:
             await answer(scope, receive, send)
             return
         connection = await self._hub.open(caller, [self._stream])
+        connection.writer = asyncio.current_task()
         watcher = asyncio.ensure_future(_until_disconnect(receive, connection))
         try:
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -143,10 +150,24 @@ class EventStream:
                     _, event, payload = found
                     await _body(send, f"event: {event}\ndata: {payload}\n\n".encode())
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if not _dropped(connection):
+                raise
+            # The response is left unfinished: uvicorn closes the connection.
         finally:
             watcher.cancel()
             with anyio.CancelScope(shield=True):
                 await self._hub.close(connection)
+
+
+def _dropped(connection) -> bool:
+    """Whether the hub cancelled this stream's task to drop it (a slow consumer): then the
+    cancellation ends the stream, not the server."""
+    if not connection.aborted:
+        return False
+    asyncio.current_task().uncancel()
+    log.warning("streaming: stream of %s dropped: %s", connection.reader, connection.closed)
+    return True
 
 
 async def _body(send, chunk: bytes) -> None:

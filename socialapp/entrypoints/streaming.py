@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import resource
+import socket
 
 import uvicorn
 from redis import asyncio as redis_async
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from socialapp.api.streaming import create_app
 from socialapp.config import ConfigError, Settings
@@ -25,6 +27,8 @@ from socialapp.stores.timelines import TimelineStore
 
 log = logging.getLogger(__name__)
 WS_PING_SECONDS = 20.0
+BACKLOG = 4096  # connections waiting to be accepted: thousands of apps reconnect at once
+SEND_BUFFER = 64 * 1024  # bytes of kernel send buffer per stream
 
 
 def build_app(settings: Settings) -> tuple[object, Hub]:
@@ -53,18 +57,21 @@ def run(settings: Settings, fd: int | None = None) -> int:
     """Serve until SIGTERM or SIGINT, on ``fd`` or on ``SOCIALAPP_STREAMING_PORT``."""
     raise_open_files_limit()
     app, hub = build_app(settings)
-    where = {"fd": fd} if fd is not None else {"host": settings.host}
     if fd is None:
-        where["port"] = settings.streaming_port or 4000
+        where = (settings.host, settings.streaming_port or 4000)
+        listener = socket.create_server(where, backlog=BACKLOG)
+    else:
+        listener = socket.socket(fileno=fd)
     config = uvicorn.Config(
         app,
-        **where,
+        fd=listener.fileno(),
+        http=Protocol,
         ws="websockets-sansio",
         ws_ping_interval=WS_PING_SECONDS,
         ws_ping_timeout=WS_PING_SECONDS,
         log_config=None,
         access_log=False,
-        backlog=4096,
+        backlog=BACKLOG,
         timeout_graceful_shutdown=5,
     )
     Server(config, hub).run()
@@ -82,6 +89,19 @@ class Server(uvicorn.Server):
     async def shutdown(self, sockets=None) -> None:
         self._hub.close_all()
         await super().shutdown(sockets)
+
+
+class Protocol(HttpToolsProtocol):
+    """uvicorn's HTTP protocol, each connection's kernel send buffer set to ``SEND_BUFFER``
+    (Linux doubles it): left to autotuning, a client that stops reading lets the kernel
+    hold up to 4 MiB for it before its stream's own buffer fills (a WebSocket keeps the
+    socket its upgrade came on)."""
+
+    def connection_made(self, transport) -> None:
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+        super().connection_made(transport)
 
 
 def raise_open_files_limit() -> None:

@@ -133,18 +133,24 @@ def _bearer(token: str) -> dict:
 
 
 HEARTBEAT = ("", "", None)  # an item of a stream's buffer: time for a heartbeat
+# A full buffer drops a stream whose writer is stuck writing to its client; one waiting for
+# a status to render (the API slow for everyone) is dropped only at this many buffers.
+STALLED = 4
 
 
 @dataclasses.dataclass(eq=False)
 class Connection:
     """One open stream (an SSE response or a WebSocket): its events wait in a bounded
-    buffer; a consumer that lets it fill is disconnected. The hub's ticks ask for a
-    heartbeat where nothing was sent since the last one (no timer per stream)."""
+    buffer; a consumer that lets it fill is disconnected (``STALLED``). The hub's ticks ask
+    for a heartbeat where nothing was sent since the last one (no timer per stream)."""
 
     caller: Caller
     buffer: int
     streams: set[str] = dataclasses.field(default_factory=set)
     closed: str | None = None  # why, once closed
+    aborted: bool = False  # closed while its writer may be stuck: the writer was cancelled
+    writing: bool = False  # the writer took an event and is writing it to the client
+    writer: asyncio.Task | None = None  # the task writing the stream, cancelled on abort
     _events: collections.deque = dataclasses.field(init=False, default_factory=collections.deque)
     _waiter: asyncio.Future | None = dataclasses.field(init=False, default=None)
     _quiet: bool = dataclasses.field(init=False, default=True)  # nothing sent since the tick
@@ -158,8 +164,9 @@ class Connection:
         renders it."""
         if self.closed or stream not in self.streams:
             return
-        if len(self._events) >= self.buffer:
-            self.close("slow consumer: the stream's buffer is full")
+        waiting = len(self._events)
+        if waiting >= self.buffer and (self.writing or waiting >= STALLED * self.buffer):
+            self.abort("slow consumer: the stream's buffer is full")
             return
         self._events.append((stream, event, payload))
         self._wake()
@@ -177,6 +184,14 @@ class Connection:
             self._events.clear()
             self._wake()
 
+    def abort(self, reason: str) -> None:
+        """Close it and cancel its writer, which may wait for a client that reads nothing:
+        the connection is dropped, not kept with what it holds."""
+        self.close(reason)
+        self.aborted = True
+        if self.writer is not None and not self.writer.done():
+            self.writer.cancel()
+
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
@@ -184,6 +199,7 @@ class Connection:
     async def next_event(self) -> tuple[str, str, str] | None:
         """The next event with its payload rendered, or None for a heartbeat; raises
         ``ConnectionClosed`` once the hub closed it."""
+        self.writing = False  # back for more: the last event left
         while True:
             if self.closed:
                 raise ConnectionClosed(self.closed)
@@ -200,8 +216,10 @@ class Connection:
             stream, event, payload = item
             if isinstance(payload, asyncio.Future):
                 payload = await payload
+                if self.closed:  # while it rendered
+                    raise ConnectionClosed(self.closed)
             if payload is not None:
-                self._quiet = False
+                self._quiet, self.writing = False, True
                 return stream, event, payload
 
 
