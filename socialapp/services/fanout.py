@@ -85,16 +85,32 @@ class Fanout:
         The post document carries ``fanout_pending`` from its insert on, so a post
         acknowledged to its author is never lost: only its delivery may be late.
         """
-        try:
-            entry = entry_of(post)
-            self.feeds.publish(entry)
-            self.queue.send(DELIVER, *_task_args(entry))
-        except Unavailable as error:
+        error = self._publish(post)
+        if error is not None:
             log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
 
     def before_post_deleted(self, post: dict) -> None:
         """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
         self.feeds.withdraw(entry_of(post))
+
+    def on_delete_failed(self, post: dict) -> None:
+        """The post was withdrawn from its author's outbox, then not deleted (MongoDB, or the
+        embedded store's journal, refused the write): it is still stored and acknowledged, so
+        it goes back in the outbox and is delivered again (delivery is idempotent). Left out,
+        every home rebuilt from the outbox would miss it for good."""
+        error = self._publish(post)
+        if error is not None:
+            log.warning("post %s not deleted, and not published again: %r", post["_id"], error)
+
+    def _publish(self, post: dict) -> Unavailable | None:
+        """Put the post in its author's outbox and queue its delivery; what was unavailable."""
+        try:
+            entry = entry_of(post)
+            self.feeds.publish(entry)
+            self.queue.send(DELIVER, *_task_args(entry))
+        except Unavailable as error:
+            return error
+        return None
 
     def on_post_deleted(self, post: dict) -> None:
         """Bury the deleted post in the cache, then retract it from followers' timelines.

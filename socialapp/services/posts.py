@@ -97,7 +97,11 @@ def delete_post(
         raise Forbidden("only the author can delete a post")
     fanout.before_post_deleted(post)
     jitter.pause("delete_post.withdrawn")
-    post = uow.run(lambda session: _delete_counted(uow, post_id, session))
+    try:
+        post = uow.run(lambda session: _delete_counted(uow, post_id, session))
+    except Unavailable:
+        fanout.on_delete_failed(post)
+        raise
     try:  # outside the transaction: a popular post has more likes than one should hold
         uow.likes.delete_for_post(post_id)
     except Unavailable as error:  # the post is gone: nothing can reach its likes any more

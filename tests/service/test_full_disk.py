@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+import redis
 
 from socialapp import create_app
 from socialapp.embedded import mongomock_store
@@ -56,3 +57,25 @@ def test_writes_are_503_while_the_disk_is_full_and_taken_again_after(durable):
     assert durable.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
     posts = durable.get(f"/v1/users/{ada.id}/posts?limit=100").json["items"]
     assert set(acknowledged) <= {post["id"] for post in posts}
+
+
+def test_a_delete_refused_by_a_full_disk_leaves_the_post_in_every_timeline(durable, settings):
+    """A DELETE takes the post out of its author's outbox before deleting it; refused by the
+    full disk (503), the post is still there, so it goes back in the outbox: a follower's
+    home rebuilt from it later (a lost Redis key, a reader coming back) still shows it."""
+    ada, bob = Account(durable, "ada"), Account(durable, "bob")
+    assert durable.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
+    post = durable.post("/v1/posts", json={"text": "stays"}, headers=ada.headers).json
+    disk(full=True)
+    for n in range(60):  # what is left of the database's last pages fills within a few posts
+        filler = {"text": f"{n} " + "x" * 400}
+        if durable.post("/v1/posts", json=filler, headers=bob.headers).status_code == 503:
+            break
+    deleted = durable.delete(f"/v1/posts/{post['id']}", headers=ada.headers)
+    assert deleted.status_code == 503 and deleted.json["code"] == 503
+    disk(full=False)
+    wait_for(lambda: mongomock_store._durable.journal.failing is None, "the journal to catch up")
+    redis.Redis.from_url(settings.redis_url).delete(f"home:{{{bob.id}}}")  # rebuilt on read
+    home = durable.get("/v1/timeline/home", headers=bob.headers).json["items"]
+    assert post["id"] in [item["id"] for item in home]
+    assert durable.get(f"/v1/posts/{post['id']}").status_code == 200
