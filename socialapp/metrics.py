@@ -251,3 +251,34 @@ class _Tallied:
 
     def __getattr__(self, name: str):  # the rest of the counter's interface (collect, ...)
         return getattr(self._counter, name)
+
+
+class StreamingMetrics:
+    """The streaming process's ``/metrics``, read from its hub at scrape time: streams and
+    readers connected, events queued on streams by kind, streams dropped as slow consumers."""
+
+    def __init__(self, figures) -> None:
+        self._figures = figures  # () -> (streams, readers, counts): Hub.figures
+        self._registry = CollectorRegistry(auto_describe=True)
+        self._registry.register(self)
+
+    def collect(self):
+        streams, readers, counts = self._figures()
+        yield GaugeMetricFamily("socialapp_streams_open", "Streams open here", value=streams)
+        yield GaugeMetricFamily(
+            "socialapp_stream_readers", "Readers with a stream open here", value=readers
+        )
+        events = CounterMetricFamily(
+            "socialapp_stream_events", "Events queued on open streams", labels=["event"]
+        )
+        for event in ("update", "delete", "notification"):
+            events.add_metric([event], counts[event])
+        yield events
+        yield CounterMetricFamily(
+            "socialapp_streams_dropped",
+            "Streams dropped as slow consumers",
+            value=counts["dropped"],
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self._registry)

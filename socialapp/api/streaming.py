@@ -21,12 +21,14 @@ import json
 import logging
 
 import anyio
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from socialapp.metrics import StreamingMetrics
 from socialapp.services.streaming import (
     NOTIFICATION,
     STREAMS,
@@ -95,11 +97,17 @@ def create_app(hub: Hub) -> Starlette:
                     json.dumps({"stream": [stream], "event": event, "payload": payload})
                 )
 
+    metrics = StreamingMetrics(hub.figures)
+
+    async def scrape(request: Request):
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
     async def not_found(request, error):
         return JSONResponse({"error": "Not Found"}, 404)
 
     routes = [
         Route("/api/v1/streaming/health", health),
+        Route("/metrics", scrape),
         Route("/api/v1/streaming/user", EventStream(hub, USER), methods=["GET"]),
         Route(
             "/api/v1/streaming/user/notification", EventStream(hub, NOTIFICATION), methods=["GET"]

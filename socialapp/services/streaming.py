@@ -258,10 +258,13 @@ class ReaderView:
     def hides(self, author: int, now: float) -> bool:
         return self.hidden.get(author, 0) > now
 
-    def offer(self, streams: Iterable[str], event: str, payload) -> None:
+    def offer(self, streams: Iterable[str], event: str, payload) -> int:
+        """Queue the event on every connection subscribed to one of ``streams``; to how
+        many connections."""
         for connection in list(self.connections):
             for stream in streams:
                 connection.offer(stream, event, payload)
+        return len(self.connections)
 
 
 class Hub:
@@ -289,6 +292,8 @@ class Hub:
         self._heartbeat = heartbeat
         self._clock = clock
         self._views: dict[int, ReaderView] = {}
+        # Events queued on streams by kind, and streams dropped as slow consumers: /metrics
+        self.counts: collections.Counter = collections.Counter()
         self._by_author: dict[int, set[int]] = collections.defaultdict(set)
         self._rendered: collections.OrderedDict[int, asyncio.Future] = collections.OrderedDict()
         self._lock = asyncio.Lock()  # subscriptions change one reader at a time
@@ -321,6 +326,10 @@ class Hub:
         for view in self._views.values():
             for connection in view.connections:
                 connection.close("the streaming server is stopping")
+
+    def figures(self) -> tuple[int, int, collections.Counter]:
+        """Streams open, readers they belong to, and ``counts``: what /metrics shows."""
+        return self.connections, len(self._views), self.counts
 
     @property
     def connections(self) -> int:
@@ -357,6 +366,7 @@ class Hub:
         return connection
 
     async def close(self, connection: Connection) -> None:
+        self.counts["dropped"] += connection.aborted
         connection.close(connection.closed or "closed")
         async with self._lock:
             view = self._views.get(connection.reader)
@@ -412,10 +422,13 @@ class Hub:
         if event == "update":
             self._update(view, message["post_id"], message["author_id"], message)
         elif event == "delete":
-            view.offer([USER], "delete", str(message["post_id"]))
+            self.counts["delete"] += view.offer([USER], "delete", str(message["post_id"]))
         elif event == "notification":
             rendered = self._notification(view.token, message["notification_id"])
-            view.offer([USER, NOTIFICATION], "notification", asyncio.ensure_future(rendered))
+            rendered = asyncio.ensure_future(rendered)
+            self.counts["notification"] += view.offer(
+                [USER, NOTIFICATION], "notification", rendered
+            )
         elif event == "refresh":
             async with self._lock:
                 if view.reader in self._views:
@@ -437,7 +450,7 @@ class Hub:
             or not view.first_time(boost_of)
         ):
             return
-        view.offer([USER], "update", self._render(post_id))
+        self.counts["update"] += view.offer([USER], "update", self._render(post_id))
 
     def _render(self, post_id: int) -> asyncio.Future:
         """The post as a Status, rendered once for every stream it reaches."""

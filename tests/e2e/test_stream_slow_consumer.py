@@ -76,6 +76,8 @@ def test_a_stream_nobody_reads_is_dropped_and_the_others_go_on(server):
             wait_for(live.updates, "the live copy", until=lambda u: posted[-1] in u)
         dropped = [line for line in server.process.log().splitlines() if "dropped" in line]
         assert len(dropped) == 1 and slow in dropped[0] and "slow consumer" in dropped[0]
+        metrics = httpx.get(f"{streaming_base(server)}/metrics").text
+        assert "socialapp_streams_dropped_total 1.0" in metrics
         last = post(server, author_token, "after the drop")
         wait_for(live.updates, "every post on the live stream", until=lambda u: last in u)
         assert sorted(live.updates()) == sorted([*posted, last])  # each once

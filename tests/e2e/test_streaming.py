@@ -419,6 +419,10 @@ def test_the_api_server_sends_streaming_paths_to_the_streaming_server(server):
     assert answer.status_code == 301
     assert answer.headers["location"] == f"{streaming_base(server)}/api/v1/streaming/user?x=1"
     assert httpx.get(f"{streaming_base(server)}/api/v1/streaming/health").text == "OK"
+    metrics = httpx.get(f"{streaming_base(server)}/metrics").text
+    for name in ("socialapp_streams_open", "socialapp_stream_readers"):
+        assert f"# TYPE {name} gauge" in metrics
+    assert 'socialapp_stream_events_total{event="update"}' in metrics
     v1 = server.call("GET", "/api/v1/instance")[0]["urls"]["streaming_api"]
     assert v1 == streaming_base(server).replace("http://", "ws://")
 

@@ -97,6 +97,9 @@ def test_every_process_serving_metrics_is_scraped(services):
     jobs = {job["job_name"]: job for job in scrape_config()["scrape_configs"]}
     api = jobs["api"]["static_configs"][0]["targets"]
     assert api == [f"api:{ports(services['api'])[0][2]}"]
+    streaming = jobs["streaming"]["static_configs"][0]["targets"]
+    port = environment(services["streaming"])["SOCIALAPP_STREAMING_PORT"]
+    assert streaming == [f"streaming:{port}"]  # socialapp stream's own /metrics
     serving = {
         name
         for name, service in services.items()
