@@ -174,17 +174,16 @@ def _journaled_write(method):
 def _kept_if_declared(create_index):
     """``create_index`` of an index declared already, with the same options, changes nothing
     and checks nothing, as on MongoDB (mongomock checked a unique index's keys across the
-    whole collection again: seconds, at every start of a loaded store)."""
+    whole collection again: seconds, at every start of a loaded store; and for a partial
+    unique index it checked every document, not those the filter selects, so a restart of
+    a store holding two posts by one author failed on ``boost_of_author_unique``)."""
+    kept = ("sparse", "unique", "expireAfterSeconds", "partialFilterExpression")
 
     @functools.wraps(create_index)
     def create(self, keys, **options):
-        if set(options) <= {"name", "unique", "sparse", "expireAfterSeconds"}:
+        if set(options) <= {"name", *kept}:
             index = {"key": mongomock.helpers.create_index_list(keys)}
-            index.update(
-                (option, options[option])
-                for option in ("sparse", "unique", "expireAfterSeconds")
-                if options.get(option)
-            )
+            index.update((option, options[option]) for option in kept if options.get(option))
             name = options.get("name") or mongomock.helpers.gen_index_name(index["key"])
             if self._store.indexes.get(name) == index:
                 return name

@@ -87,6 +87,28 @@ def test_indexes_declared_before_loading_serve_and_still_hold_after_a_restart(tm
         db.people.create_index([("handle", 1)], name="handle")
 
 
+def test_a_partial_unique_index_declared_again_after_a_restart_changes_nothing(tmp_path, opened):
+    """Declared again at every start, on the loaded documents: the filter's documents only
+    are unique (posts' ``boost_of_author_unique``), not every post of an author."""
+
+    def declare(db):
+        db.shares.create_index(
+            [("boost_of", 1), ("author_id", 1)],
+            unique=True,
+            partialFilterExpression={"boost_of": {"$gt": 0}},
+            name="boost_of_author_unique",
+        )
+
+    db = opened(tmp_path, before=declare)
+    db.shares.insert_many([{"_id": n, "author_id": 1} for n in range(1, 4)])  # no boost_of
+    db.shares.insert_one({"_id": 4, "author_id": 1, "boost_of": 2})
+    db = opened(tmp_path, before=declare)
+    assert declare(db) is None  # as create_app declares every index again
+    with pytest.raises(pymongo.errors.DuplicateKeyError):
+        db.shares.insert_one({"_id": 5, "author_id": 1, "boost_of": 2})
+    db.shares.insert_one({"_id": 6, "author_id": 1})
+
+
 def test_a_write_returns_only_once_it_is_on_disk(tmp_path, opened):
     db = opened(tmp_path)
     db.marks.insert_one({"_id": 1, "post_id": 5})
