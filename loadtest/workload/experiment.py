@@ -7,13 +7,12 @@ their home once, so the cells start warm (homes and outboxes built, every user a
 as when everyone has read within the inactivity window). Reconciliation after a switch is
 a one-off cost and is not measured here.
 
-Adaptive mode decides from what it measured, so before each of its cells it learns that
-cell's mix, unmeasured (``learn``): a slice of the same mix (other draws, as many operations
-as a cell) is replayed while its meters count, then one round of decisions looks at every
-author, and its changes are reconciled. The cell is then measured with those decisions.
-Rounds are not run during the measured replay: at this scale one round over every author
-costs more CPU than a whole cell, where in production one round of 1,000 authors runs once a
-minute; their cost is reported apart.
+Adaptive mode decides from what it measured: its rounds run in a thread of this process,
+on its interval, through set-up, warm-up and cells alike, so what they cost (and the
+reconciliations they start) is in the cells' cost. Before each of its cells it replays
+``WARM_UP`` slices of the same mix, unmeasured (other draws, as many operations as a cell),
+as a fixed strategy's settled switch is not measured either. ``shifting`` replays a mix
+that changes ratio mid-run, slice by slice, to show how fast adaptive follows.
 """
 
 from __future__ import annotations

@@ -147,8 +147,8 @@ def _adaptive(f: dict) -> str:
         f"constant {settings['adaptive_rate_window_seconds']:g} s (cost ratio H/L "
         f"{Settings.adaptive_cost_ratio:g}, hysteresis {Settings.adaptive_hysteresis:.0%}: the "
         "defaults); their CPU, and that of the reconciliations they started, is in the cells' "
-        f"cost. Before each cell, a warm-up slice of the same mix ({size['operations']} other "
-        "draws at the same rate, rounds running) was replayed unmeasured, decisions carried "
+        f"cost. Before each cell, two warm-up slices of the same mix ({size['operations']} other "
+        "draws at the same rate, rounds running) were replayed unmeasured, decisions carried "
         "from one cell to the next as a mix that shifts would carry them. The paired "
         "columns divide adaptive's cost by the cheapest fixed strategy's round by round "
         "(median, then the range over rounds); deciding is the share of the cell's CPU that "
@@ -379,17 +379,23 @@ METHOD = """\
   scripts (a delivery's script runs several).
 - **Adaptive**: every world runs with adaptive mode's settings on the experiment's time
   scale (in force in the adaptive world only): meters with a time constant of
-  {rate_window_s:g} s, at least {round_interval_s:g} s between rounds and as the least
-  time a decision lasts, and rounds that look at every author and may change every decision.
-  The worker's timer, which asks for sweeps and rounds, is quiet in every world: the
-  experiment runs the rounds itself. Adaptive's learning phase, not measured, as a fixed
-  strategy's mode switch is not: before each cell, {operations} operations of the same mix
-  (other draws of the same weights and ratio) are replayed like a cell, its meters counting
-  their reads and posts; then, once its round's turn has come, one round of decisions
-  (`services.adaptive.adapt`) over every author, in the replaying thread; then its changes
-  are reconciled (the world settles). Then the cell is replayed and measured as for every
-  strategy, with no round during it: its meters count, and their cost is in the cell's.
-  The rounds' own cost is reported apart.
+  {rate_window_s:g} s, a round every {round_interval_s:g} s (also the least time a decision
+  lasts) looking at up to {authors_per_round} authors who posted since the last look and
+  about {revisits_per_round} others in turn; the other settings are the defaults (a tenth
+  of reads and posts counted). The worker's timer, which asks for sweeps and rounds, is
+  quiet in every world: a thread of the measuring process runs the rounds
+  (`services.adaptive.adapt`) on that interval, from the end of set-up on, so their CPU, and
+  the reconciliations they start, are in the cells' cost. Seeding is not traffic: the
+  meters start afresh after it. Before each cell, two slices of the same mix (other draws
+  of the same weights and ratio, as many operations as a cell) are replayed unmeasured,
+  rounds running, as a fixed strategy's settled mode switch is not measured either.
+  Deciding's share counts the rounds' own thread CPU, the meters' calls where they ran,
+  and Redis's side of both (a meter count and a meter read each at its unit cost, timed on
+  the idle server after the cells).
+- **Shifting mix**: adaptive and the cheapest fixed strategies before and after the shift,
+  each in a fresh world, replay {shift_slices[0]} slices at the first ratio and
+  {shift_slices[1]} at the second, {slice_operations} operations each, back to back
+  (each slice waits for its deliveries, as a cell does).
 - **Latency**: home read = the `read_home` call; post-to-visible = from the `create_post`
   call until the post's last delivery chunk is done when it is pushed, or until
   `create_post` returns when readers pull it (it is in the author's outbox then).
