@@ -23,6 +23,7 @@ from socialapp.services.forecast import Forecaster
 from socialapp.services.notifications import Notifier
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.audit import AuditStore
+from socialapp.stores.boosts import BoostStore
 from socialapp.stores.fanout_changes import FanoutChangeLog
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.fanout_state import FanoutState
@@ -57,6 +58,7 @@ class Components:
     hidden: HiddenAccounts
     posts: PostStore
     likes: LikeStore
+    boosts: BoostStore
     notifications: NotificationStore
     idempotency: IdempotencyStore
     oauth: OAuthStore
@@ -81,7 +83,15 @@ class Components:
     streams: Streams
 
     def ensure_indexes(self) -> None:
-        stores = (self.users, self.follows, self.filters, self.posts, self.likes, self.idempotency)
+        stores = (
+            self.users,
+            self.follows,
+            self.filters,
+            self.posts,
+            self.likes,
+            self.boosts,
+            self.idempotency,
+        )
         others = (self.notifications, self.fanout_settings, self.oauth, self.fanout_changes)
         for store in (*stores, *others):
             store.ensure_indexes()
@@ -100,6 +110,7 @@ def build(settings: Settings) -> Components:
     follows = FollowStore(db, settings)
     posts = PostStore(db, settings)
     likes = LikeStore(db, settings)
+    boosts = BoostStore(db, settings)
     notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
@@ -137,6 +148,7 @@ def build(settings: Settings) -> Components:
         hidden=hidden,
         posts=posts,
         likes=likes,
+        boosts=boosts,
         notifications=notifications,
         idempotency=idempotency,
         oauth=OAuthStore(db, settings),
@@ -146,7 +158,7 @@ def build(settings: Settings) -> Components:
         post_cache=post_cache,
         fanout_state=fanout_state,
         audits=audits,
-        uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters),
+        uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters, boosts),
         sources=sources,
         home=home,
         feeds=feeds,

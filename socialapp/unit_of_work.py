@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from pymongo.client_session import ClientSession
 
+from socialapp.stores.boosts import BoostStore
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
@@ -34,6 +35,7 @@ class UnitOfWork:
         likes: LikeStore,
         idempotency: IdempotencyStore,
         filters: FilterStore,
+        boosts: BoostStore,
     ) -> None:
         self._transactions = transactions
         self.users = users
@@ -42,6 +44,7 @@ class UnitOfWork:
         self.likes = likes
         self.idempotency = idempotency
         self.filters = filters
+        self.boosts = boosts
 
     def run(self, work: Callable[[ClientSession | None], T]) -> T:
         """``work(session)`` in one transaction: all of its writes land, or none."""

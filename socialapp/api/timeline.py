@@ -60,7 +60,7 @@ class Home(MethodView):
         }
         # The posts come as the JSON PostSchema renders (cached so): joined, not re-rendered,
         # each with whether the caller boosted the post it shows.
-        mine = boosts.boosted_among(c.posts, caller_id(), page.shows)
+        mine = boosts.boosted_among(c.boosts, caller_id(), page.shows)
         shown = zip(page.posts, page.shows, strict=True)
         items = ", ".join(with_boosted(item, shows in mine) for item, shows in shown)
         next_max_id = json.dumps(None if page.next_max_id is None else str(page.next_max_id))

@@ -176,7 +176,8 @@ def _kept_if_declared(create_index):
     and checks nothing, as on MongoDB (mongomock checked a unique index's keys across the
     whole collection again: seconds, at every start of a loaded store; and for a partial
     unique index it checked every document, not those the filter selects, so a restart of
-    a store holding two posts by one author failed on ``boost_of_author_unique``)."""
+    a store holding two posts by one author failed on posts' ``boost_of_author_unique``, as
+    boosts were first kept)."""
     kept = ("sparse", "unique", "expireAfterSeconds", "partialFilterExpression")
 
     @functools.wraps(create_index)

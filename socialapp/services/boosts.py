@@ -15,6 +15,7 @@ from socialapp.errors import Forbidden, NotFound
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
 from socialapp.services.posts import delete_post, get_post
+from socialapp.stores.boosts import BoostStore
 from socialapp.stores.posts import PostStore, new_boost
 from socialapp.unit_of_work import UnitOfWork
 
@@ -41,8 +42,9 @@ def boost(
     made = new_boost(ids.next_id(), user_id, original)
 
     def store(session) -> bool:
-        if not uow.posts.create_boost(made, session=session):
+        if not uow.boosts.add(original["_id"], user_id, made["_id"], session=session):
             return False  # boosted already
+        uow.posts.create(made, session=session)
         if uow.posts.add_to_counter(original["_id"], "boost_count", 1, session=session) is None:
             raise NotFound("post not found")  # deleted meanwhile: the boost is not kept
         if uow.users.add_to_counter(user_id, "post_count", 1, session=session) is None:
@@ -55,10 +57,8 @@ def boost(
         if notifier is not None:
             notifier.boosted(user_id, original["_id"])
         return made
-    found = uow.posts.boost_by(original["_id"], user_id)
-    if found is None:  # unboosted meanwhile
-        raise NotFound("boost not found")
-    return found
+    found = uow.boosts.boost_id(original["_id"], user_id)
+    return get_post(uow.posts, found if found is not None else 0)  # 404: unboosted meanwhile
 
 
 def unboost(
@@ -67,10 +67,10 @@ def unboost(
     """Take back the user's boost of the post (nothing if there is none), and its
     notification; the boosted post."""
     original = boosted_post(uow, post_id)
-    found = uow.posts.boost_by(original["_id"], user_id)
+    found = uow.boosts.boost_id(original["_id"], user_id)
     if found is not None:
         with contextlib.suppress(NotFound):  # a concurrent unboost won
-            delete_post(uow, fanout, found["_id"], user_id, notifier)
+            delete_post(uow, fanout, found, user_id, notifier)
     return original
 
 
@@ -82,6 +82,6 @@ def originals(posts: PostStore, records: list[dict]) -> dict[int, dict]:
     return found | posts.get_many(missing) if missing else found
 
 
-def boosted_among(posts: PostStore, viewer: int | None, post_ids: list[int]) -> set[int]:
+def boosted_among(boosts: BoostStore, viewer: int | None, post_ids: list[int]) -> set[int]:
     """Which of ``post_ids`` the viewer has boosted (none for an anonymous viewer)."""
-    return set() if viewer is None else posts.boosted_among(viewer, post_ids)
+    return set() if viewer is None else boosts.boosted_among(viewer, post_ids)

@@ -124,9 +124,9 @@ def delete_post(
 def delete_boosts_of(uow: UnitOfWork, fanout: Fanout, post_id: int) -> int:
     """Delete every boost of a deleted post (a task, retried); how many."""
     deleted = 0
-    for boost in uow.posts.boosts_of(post_id):
+    for booster, boost_id in uow.boosts.of_post(post_id):
         with contextlib.suppress(NotFound):  # unboosted meanwhile
-            delete_post(uow, fanout, boost["_id"], boost["author_id"])
+            delete_post(uow, fanout, boost_id, booster)
             deleted += 1
     return deleted
 
@@ -137,6 +137,7 @@ def _delete_counted(uow: UnitOfWork, post_id: int, session) -> dict:
         raise NotFound("post not found")
     uow.users.add_to_counter(post["author_id"], "post_count", -1, session=session)
     if post.get("boost_of"):
+        uow.boosts.remove(post["boost_of"], post["author_id"], session=session)
         uow.posts.add_to_counter(post["boost_of"], "boost_count", -1, session=session)
     return post
 

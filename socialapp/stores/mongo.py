@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 MAJORITY = WriteConcern(w="majority", wtimeout=5000)
 # Collections whose writes must survive a primary failover.
-MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "comment_ids", "likes")
+MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts")
 
 
 def connect(settings: Settings) -> Database:

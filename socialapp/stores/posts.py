@@ -21,7 +21,7 @@ from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
 from socialapp.domain.timeline import Entry
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, insert_if_absent, insert_unordered
+from socialapp.stores.mongo import collection, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
 NEWEST_FIRST = [("_id", DESCENDING)]
@@ -101,15 +101,9 @@ class PostStore:
             partialFilterExpression={"fanout_pending": True},
             name="fanout_pending_partial",
         )
-        with contextlib.suppress(OperationFailure):  # IndexNotFound: nothing to replace
-            self._posts.drop_index("fanout_pending")
-        # Boosts only: one boost per (post, user), and every boost of a post for its delete.
-        self._posts.create_index(
-            [("boost_of", ASCENDING), ("author_id", ASCENDING)],
-            unique=True,
-            partialFilterExpression={"boost_of": {"$gt": 0}},
-            name="boost_of_author_unique",
-        )
+        for replaced in ("fanout_pending", "boost_of_author_unique"):  # now in ``boosts``
+            with contextlib.suppress(OperationFailure):  # IndexNotFound: nothing to replace
+                self._posts.drop_index(replaced)
         self._overflow.create_index(
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
         )
@@ -121,16 +115,6 @@ class PostStore:
         post["fanout_pending"] = True  # durable intent: cleared once delivery has finished
         self._posts.insert_one(post, session=session)
         return post
-
-    def create_boost(self, boost: dict, session=None) -> bool:
-        """Insert a boost made by ``new_boost`` unless the user boosted that post already
-        (one boost per post and user); True if inserted, its fan-out marked pending."""
-        key = {"boost_of": boost["boost_of"], "author_id": boost["author_id"]}
-        fields = {k: v for k, v in boost.items() if k not in key} | {"fanout_pending": True}
-        inserted = insert_if_absent(self._posts, key, fields, session)
-        if inserted:
-            boost["fanout_pending"] = True
-        return inserted
 
     def finish_fanout(self, post_id: int) -> None:
         self._posts.update_one({"_id": post_id}, {"$unset": {"fanout_pending": ""}})
@@ -207,21 +191,6 @@ class PostStore:
             {"author_id": author_id}, projection=ENTRY_FIELDS, sort=NEWEST_FIRST, limit=limit
         )
         return [entry_of(post) for post in posts]
-
-    def boost_by(self, post_id: int, user_id: int, session=None) -> dict | None:
-        """The user's boost of the post, if any."""
-        return self._posts.find_one({"boost_of": post_id, "author_id": user_id}, session=session)
-
-    def boosts_of(self, post_id: int) -> list[dict]:
-        """Every boost of the post (to delete them with it)."""
-        return list(self._posts.find({"boost_of": post_id}, projection=ENTRY_FIELDS))
-
-    def boosted_among(self, user_id: int, post_ids: list[int]) -> set[int]:
-        """Which of ``post_ids`` the user has boosted, in one query (a page's ``boosted``)."""
-        if not post_ids:
-            return set()
-        query = {"boost_of": {"$in": list(post_ids)}, "author_id": user_id}
-        return {post["boost_of"] for post in self._posts.find(query, projection={"boost_of": 1})}
 
     def add_to_counter(self, post_id: int, field: str, delta: int, session=None) -> dict | None:
         """Add ``delta`` to the post's ``like_count`` or ``boost_count`` atomically; the

@@ -18,6 +18,7 @@ import pytest
 
 from socialapp.config import Settings
 from socialapp.stores import (
+    boosts,
     fanout_changes,
     fanout_settings,
     filters,
@@ -44,6 +45,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "comment_overflow": posts.overflow_schema(settings.comment_bucket_size),
         "comment_ids": posts.COMMENT_ID_SCHEMA,
         "likes": likes.SCHEMA,
+        "boosts": boosts.SCHEMA,
         "notifications": notifications.SCHEMA,
         "idempotency_keys": idempotency.SCHEMA,
         "settings": fanout_settings.SCHEMA,

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
+from socialapp.stores.boosts import BoostStore
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
@@ -23,8 +24,8 @@ from socialapp.stores.users import UserStore
 MAX_INDEXES = 10
 DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
-    "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "idempotency_keys",
-    "settings", "oauth_apps", "oauth_tokens", "notifications",
+    "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
+    "idempotency_keys", "settings", "oauth_apps", "oauth_tokens", "notifications",
 )  # fmt: skip
 
 
@@ -69,10 +70,6 @@ HOT_QUERIES = [
     Query("posts", PostStore.by_author, ("author_id",), "_id"),
     Query("posts", PostStore.page_by_authors, ("author_id",), "_id"),
     Query("posts", PostStore.latest_entries_by_author, ("author_id",), "_id"),
-    Query("posts", PostStore.create_boost, ("boost_of", "author_id")),
-    Query("posts", PostStore.boost_by, ("boost_of", "author_id")),
-    Query("posts", PostStore.boosts_of, ("boost_of",)),
-    Query("posts", PostStore.boosted_among, ("boost_of", "author_id")),
     Query("posts", PostStore.pending_fanouts, ("fanout_pending",), "_id"),
     Query("posts", PostStore.finish_fanout, ("_id",)),
     Query("comment_overflow", PostStore.comments_page, ("post_id",), "bucket"),
@@ -88,6 +85,11 @@ HOT_QUERIES = [
     Query("users", UserStore.search, ("handle",)),
     Query("users", UserStore.search, ("name_key",)),
     Query("likes", LikeStore.add, ("post_id", "user_id")),
+    Query("boosts", BoostStore.add, ("post_id", "user_id")),
+    Query("boosts", BoostStore.remove, ("post_id", "user_id")),
+    Query("boosts", BoostStore.boost_id, ("post_id", "user_id")),
+    Query("boosts", BoostStore.boosted_among, ("post_id", "user_id")),
+    Query("boosts", BoostStore.of_post, ("post_id",)),
     Query("likes", LikeStore.remove, ("post_id", "user_id")),
     Query("likes", LikeStore.has_liked, ("post_id", "user_id")),
     Query("likes", LikeStore.liked_among, ("post_id", "user_id")),

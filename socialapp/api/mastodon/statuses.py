@@ -84,7 +84,7 @@ def render(records: list[dict], viewer: int | None, reply_to: dict | None = None
         return [entities.status(r, a, False, reply_to) for r, a, _ in _with_authors(records)]
     originals = boosts.originals(c.posts, records)
     shown = posts.with_authors(c.users, c.likes, [*records, *originals.values()], viewer)
-    mine = boosts.boosted_among(c.posts, viewer, [r["_id"] for r, _, _ in shown])
+    mine = boosts.boosted_among(c.boosts, viewer, [r["_id"] for r, _, _ in shown])
     by_id = {r["_id"]: entities.status(r, a, ok, None, r["_id"] in mine) for r, a, ok in shown}
     statuses = []
     for record in records:
