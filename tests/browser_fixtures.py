@@ -39,8 +39,11 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium per test module: Playwright's sync API keeps its event loop running in
+    the main thread while it is open, and asyncio.run() in a later test would refuse to
+    start beside it."""
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
         yield chromium

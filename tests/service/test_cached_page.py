@@ -13,9 +13,13 @@ def home(client, account) -> dict:
     return response.json
 
 
-def rendered_from_the_store(components, page: dict) -> dict:
-    posts = components.posts.get_many([int(post["id"]) for post in page["items"]])
-    documents = [posts[int(post["id"])] for post in page["items"]]
+def rendered_from_the_store(components, page: dict, reader) -> dict:
+    """The page as PostSchema renders the stored posts, each with whether the reader boosted
+    it."""
+    ids = [int(post["id"]) for post in page["items"]]
+    posts = components.posts.get_many(ids)
+    boosted = components.boosts.boosted_among(int(reader.id), ids)
+    documents = [{**posts[i], "boosted": i in boosted} for i in ids]
     next_max_id = page["next_max_id"] and int(page["next_max_id"])
     return PostPageSchema().dump({"items": documents, "next_max_id": next_max_id})
 
@@ -34,7 +38,7 @@ def test_a_warm_page_is_what_the_schema_renders_and_follows_changes(
     settle()
     cold = home(client, bob)
     warm = home(client, bob)  # every post from the cache now
-    assert warm == cold == rendered_from_the_store(components, warm)
+    assert warm == cold == rendered_from_the_store(components, warm, bob)
     assert [post["id"] for post in warm["items"]] == ids[::-1]
 
     liked, commented, deleted = ids
@@ -46,7 +50,7 @@ def test_a_warm_page_is_what_the_schema_renders_and_follows_changes(
     assert client.delete(f"/v1/posts/{deleted}", headers=ada.headers).status_code == 204
     settle()
     page = home(client, bob)
-    assert page == rendered_from_the_store(components, page)
+    assert page == rendered_from_the_store(components, page, bob)
     by_id = {post["id"]: post for post in page["items"]}
     assert deleted not in by_id
     assert by_id[liked]["like_count"] == 1
@@ -77,7 +81,7 @@ def test_posts_read_with_the_page_are_the_ones_it_shows(client, signup, componen
     c.redis.delete(post_key(int(evicted)))
     assert client.delete(f"/v1/me/following/{dan.id}", headers=bob.headers).status_code == 204
     page = home(client, bob)  # dan's posts may still sit in the home: filtered out
-    assert page == rendered_from_the_store(components, page)
+    assert page == rendered_from_the_store(components, page, bob)
     authors = {post["author_id"] for post in page["items"]}
     assert authors == {ada.id, cid.id}
     assert evicted in {post["id"] for post in page["items"]}
