@@ -15,7 +15,9 @@ import redis
 from loadtest.processes import wait_until
 from socialapp import create_app
 from socialapp.config import Settings
+from socialapp.domain.fanout import MODES
 from socialapp.queue import broker_url
+from socialapp.services import operators
 from socialapp.stores import mongo
 from tests.browser_fixtures import *  # noqa: F403
 from tests.redis_fixtures import *  # noqa: F403
@@ -204,3 +206,12 @@ def real_mongodb(monkeypatch, redis_server):
     monkeypatch.setenv("SOCIALAPP_OPERATOR_PASSWORD", "operator-pass")
     monkeypatch.setenv("SOCIALAPP_ARGON2_MEMORY_KIB", "64")
     return server
+
+
+@pytest.fixture(params=MODES)
+def each_mode(request, components, settle) -> str:
+    """The test once in each fan-out mode, switched and settled first (celebrities from 2
+    followers, so hybrid pulls some authors)."""
+    operators.change_fanout(components.fanout, mode=request.param, celebrity_threshold=2)
+    settle()
+    return request.param

@@ -58,7 +58,9 @@ def boost(
             notifier.boosted(user_id, original["_id"])
         return made
     found = uow.boosts.boost_id(original["_id"], user_id)
-    return get_post(uow.posts, found if found is not None else 0)  # 404: unboosted meanwhile
+    if found is None:  # unboosted meanwhile
+        raise NotFound("boost not found")
+    return get_post(uow.posts, found)
 
 
 def unboost(

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from socialapp.domain.fanout import MODES
-from socialapp.services import graph, operators
+from socialapp.services import graph
 
 UNKNOWN_ID = "123456789"
 
@@ -51,15 +50,8 @@ def get(client, post_id: str) -> dict:
     return client.get(f"/v1/posts/{post_id}").json
 
 
-@pytest.fixture(params=MODES)
-def mode(request, components, settle):
-    operators.change_fanout(components.fanout, mode=request.param, celebrity_threshold=2)
-    settle()
-    return request.param
-
-
 @pytest.fixture
-def world(client, signup, settle, mode):
+def world(client, signup, settle, each_mode):
     """ada follows bob and cyd; dan, whom ada does not follow, has posted."""
     ada, bob, cyd, dan = (signup(name) for name in ("ada", "bob", "cyd", "dan"))
     follow(client, ada, bob)

@@ -7,8 +7,7 @@ import time
 
 import pytest
 
-from socialapp.domain.fanout import MODES
-from socialapp.services import filters, operators
+from socialapp.services import filters
 from tests.waiting import wait_for
 
 UNKNOWN_ID = "123456789"
@@ -43,15 +42,8 @@ def counters(client, account) -> tuple[int, int]:
     return found["followers_count"], found["following_count"]
 
 
-@pytest.fixture(params=MODES)
-def mode(request, components, settle):
-    operators.change_fanout(components.fanout, mode=request.param, celebrity_threshold=2)
-    settle()
-    return request.param
-
-
 @pytest.fixture
-def world(client, signup, settle, mode):
+def world(client, signup, settle, each_mode):
     """ada follows bob and cyd; bob and cyd have posted; ada has read her home."""
     ada, bob, cyd = signup("ada"), signup("bob"), signup("cyd")
     for other in (bob, cyd):
