@@ -8,6 +8,12 @@ post (with its deliveries) and of one read. Silberstein et al. (SIGMOD 2010) pus
 least H / L, the cost of one push delivery over the cost of pulling one producer at a read:
 from the fits, H = (a_write - a_read) / deliveries per post and
 L = (b_read - b_write) / followees per read.
+
+The same fits bound what any choice of push and pull could save (``perfect_choice``): the
+cost of the mix when every post costs ``a_read``, every read ``b_write``, and each follow
+edge adds the cheaper of pushing it (H per post of its producer) and pulling it (L per read
+of its consumer), decided per author, per reader or per pair with the true rates and for
+free. No adaptive mode can do better than the per-pair figure.
 """
 
 from __future__ import annotations
@@ -108,7 +114,12 @@ def feeding_frenzy(cells: list[dict], graph: Graph, weights, ratios) -> dict:
         "pull_ms": rounded(pull_ms, 4),
     }
     if push_ms <= 0 or pull_ms <= 0:
-        return found | {"threshold": None, "predicted_crossover": None, "pushed_pairs": {}}
+        return found | {
+            "threshold": None,
+            "predicted_crossover": None,
+            "pushed_pairs": {},
+            "perfect_choice": {},
+        }
     index = {a["_id"]: i for i, a in enumerate(graph.accounts)}
     edges = [(index[f], index[p]) for f, p in graph.edges]
     threshold = push_ms / pull_ms  # push a pair when reads/posts of its two ends >= this
@@ -124,7 +135,47 @@ def feeding_frenzy(cells: list[dict], graph: Graph, weights, ratios) -> dict:
         "threshold": rounded(threshold, 3),
         "pushed_pairs": pushed,
         "predicted_crossover": rounded(predicted, 3),
+        "perfect_choice": perfect_choice(
+            (read["per_post_ms"], write["per_read_ms"], push_ms, pull_ms),
+            edges,
+            weights,
+            ratios,
+        ),
     }
+
+
+def perfect_choice(costs: tuple, edges: list[tuple[int, int]], weights, ratios) -> dict:
+    """By ratio, what each choice costs by the fitted model, over the cheaper of ``write``
+    and ``read`` (1.0: no saving): ``per_author`` pushes or pulls all of an author's edges,
+    ``per_reader`` all of a reader's, ``per_pair`` each edge on its own. ``costs`` is
+    ``(a post without deliveries, a read without pulls, H, L)`` in ms; ``edges`` are
+    ``(follower, followee)`` indexes into ``weights``' rates."""
+    post_ms, read_ms, push_ms, pull_ms = costs
+    found = {}
+    for ratio in ratios:
+        posts, reads = 1 / (1 + ratio), ratio / (1 + ratio)  # per operation
+        push = [push_ms * weights.post[p] * posts for _, p in edges]
+        pull = [pull_ms * weights.read[f] * reads for f, _ in edges]
+        base = post_ms * posts + read_ms * reads
+        best_global = base + min(sum(push), sum(pull))
+        found[ratio] = {
+            "write": (base + sum(push)) / best_global,
+            "read": (base + sum(pull)) / best_global,
+            "per_author": (base + _grouped(edges, push, pull, side=1)) / best_global,
+            "per_reader": (base + _grouped(edges, push, pull, side=0)) / best_global,
+            "per_pair": (base + sum(map(min, push, pull))) / best_global,
+        }
+    return {ratio: {k: rounded(v, 4) for k, v in row.items()} for ratio, row in found.items()}
+
+
+def _grouped(edges, push: list[float], pull: list[float], side: int) -> float:
+    """The cheaper side chosen for all the edges of each ``edges[i][side]``, summed."""
+    groups: dict[int, list[float]] = {}
+    for edge, one, other in zip(edges, push, pull, strict=True):
+        sums = groups.setdefault(edge[side], [0.0, 0.0])
+        sums[0] += one
+        sums[1] += other
+    return sum(min(sums) for sums in groups.values())
 
 
 def decision_cost(cell: dict) -> dict:
