@@ -75,8 +75,8 @@ class FeedManager:
         outbox = self._sources.outbox(author_id)
         jitter.pause("merge.outbox_read")  # a post or delete of the author may land here
         for follower_ids in follower_chunks:
-            for follower_id in self._state.active_among(follower_ids, self._inactive_after):
-                self._timelines.backfill_home(follower_id, outbox.entries, outbox.floor)
+            active = self._state.active_among(follower_ids, self._inactive_after)
+            self._timelines.backfill_homes(active, outbox.entries, outbox.floor)
 
     def unmerge(self, follower_id: int, author_id: int) -> None:
         """Take every post of ``author_id`` out of the home (an unfollow)."""

@@ -177,7 +177,12 @@ class TimelineStore:
 
     def backfill_home(self, user_id: int, entries: Iterable[Entry], floor: int) -> None:
         """Add a followee's entries and raise the home floor to at least ``floor``."""
-        self._one("add", home_key(user_id), self._home_cap, floor, entries)
+        self.backfill_homes([user_id], entries, floor)
+
+    def backfill_homes(self, user_ids: Iterable[int], entries: Iterable[Entry], floor: int):
+        """``backfill_home`` for the existing homes among ``user_ids``, in one round trip."""
+        args = _add_args(self._home_cap, floor, entries)
+        self._run(self._calls("add", [home_key(user_id) for user_id in user_ids], args))
 
     def remove_from_homes(self, user_ids: Iterable[int], entry: Entry) -> None:
         pipe = self._client.pipeline(transaction=False)

@@ -135,6 +135,14 @@ class TestTimelineStore:
         assert [e.post_id for e in home.entries] == [150, 140, 130, 120, 110]
         assert home.floor == 100  # trimming 10 and 20 left it where it was
 
+    def test_a_backfill_of_many_homes_fills_those_that_exist(self, store):
+        store.create_home(1, [Entry(10, 2)], floor=0)
+        store.create_home(3, [], floor=0)
+        store.backfill_homes([1, 2, 3], [Entry(30, 4), Entry(20, 4)], floor=15)
+        assert store.read_home(1) == ([Entry(30, 4), Entry(20, 4), Entry(10, 2)], 15)
+        assert store.read_home(3) == ([Entry(30, 4), Entry(20, 4)], 15)
+        assert not store.home_exists(2)
+
     def test_writes_to_unknown_sets_are_no_ops(self, store, client):
         store.add_to_homes([1, 2, 3], Entry(10, 4))
         store.add_to_outbox(4, Entry(10, 4))
