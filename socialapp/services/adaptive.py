@@ -8,7 +8,8 @@ author as moved (``HomeReader.read_page``, ``Fanout.deliver_post``). Once per
 rates may have moved, never at every author: those who posted since a round last looked at
 them (up to ``adaptive_authors_per_round``), and about ``adaptive_revisits_per_round``
 others in turn (an author who stopped posting, or whose readers changed pace, is seen again
-within a few rounds), all read from the hot-path copies in Redis. For each author without
+within a few rounds), all read from the hot-path copies in Redis; and every author when the
+population's rates cross the rule (``_follow_the_population``). For each author without
 an operator's override, their posting rate and a sample of their followers' reading rates,
 each estimated from evidence (``socialapp.domain.adaptive.estimate``: thin counts lean on
 the population's rate), go through ``socialapp.domain.adaptive.Rule``. A changed decision
@@ -47,8 +48,9 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     now = clock()
     if now - since < settings.adaptive_interval_seconds:
         return 0  # the first round only starts the meters' clock
-    authors, cursor = _looked_at(fanout, after)
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
+    _follow_the_population(fanout, rule, since, now)
+    authors, cursor = _looked_at(fanout, after)
     changed = 0
     for author, rates in zip(authors, measure(fanout, authors, since, now), strict=True):
         if changed == settings.adaptive_changes_per_round:
@@ -58,6 +60,23 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
             changed += lean(fanout, author["_id"], leaning, now)
     state.end_adaptive_round(cursor)
     return changed
+
+
+def _follow_the_population(fanout: Fanout, rule: Rule, since: float, now: float) -> None:
+    """When the population's rates move a typical author (one follower, the population's
+    posting and reading rates) to the other side of the rule, every author is looked at
+    in the next rounds rather than in their turn: an author with little evidence of their
+    own is judged at the population's rates, so a shift of the whole mix moves all of them
+    at once, not one turn at a time."""
+    post_prior, read_prior = priors(fanout, since, now)
+    if post_prior == 0 and read_prior == 0:
+        return  # nothing measured yet
+    typical = Rates(posts=post_prior, reads=read_prior, active_followers=1.0)
+    before = fanout.state.population_leaning()
+    leaning = rule.leaning(typical, before)
+    if leaning != before:
+        fanout.state.set_population_leaning(leaning)
+        fanout.state.mark_every_author_moved()
 
 
 def _looked_at(fanout: Fanout, cursor: int) -> tuple[list[dict], int]:

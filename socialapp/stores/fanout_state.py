@@ -351,6 +351,22 @@ class FanoutState:
         cursor, found = self._redis.hscan(FOLLOWERS, cursor, count=count)
         return [int(a) for a in found if a != LOADED], int(cursor)
 
+    def mark_every_author_moved(self, batch: int = 10_000) -> None:
+        """Every author is looked at by the next rounds (the population's rates moved)."""
+        cursor = None
+        while cursor != 0:
+            cursor, found = self._redis.hscan(FOLLOWERS, cursor or 0, count=batch)
+            authors = [a for a in found if a != LOADED]
+            if authors:
+                self._redis.sadd(MOVED, *authors)
+
+    def population_leaning(self) -> str | None:
+        """Which side adaptive mode's rule puts a typical author on (None: not yet judged)."""
+        return self._redis.hget(ADAPTIVE, "leaning")
+
+    def set_population_leaning(self, leaning: str) -> None:
+        self._redis.hset(ADAPTIVE, "leaning", leaning)
+
     def moved_authors(self, count: int) -> list[int]:
         """Up to ``count`` authors who posted since a round last looked at them, taken out
         of the set (the others wait for the next round)."""

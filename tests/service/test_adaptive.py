@@ -229,6 +229,7 @@ def test_an_author_not_seen_posting_is_pulled_where_posts_outnumber_reads(compon
 def test_a_round_looks_at_the_authors_who_posted_and_the_next_in_turn(components, settle):
     world = World(components, settle)
     assert world.adapt() == 0
+    components.fanout_state.set_population_leaning("push")  # as the reads below make it
     world.read_everyone(10)
     world.post(world.chatty, 1)
     assert world.adapt(adaptive_revisits_per_round=0) == 1  # chatty posted; quiet did not
@@ -236,4 +237,24 @@ def test_a_round_looks_at_the_authors_who_posted_and_the_next_in_turn(components
     assert world.adapt(adaptive_revisits_per_round=0) == 0  # nobody posted since
     assert world.adapt(adaptive_revisits_per_round=1) == 1  # quiet's turn
     assert world.leaning(world.quiet) == "push"
+    world.check_homes()
+
+
+def test_when_the_population_crosses_the_rule_every_author_is_looked_at(components, settle):
+    """Reads outnumber posts: a typical author is pushed. Only the chatty author posted,
+    and no author is in turn, yet the quiet one is decided in the same round."""
+    world = World(components, settle)
+    assert world.adapt() == 0
+    world.read_everyone(10)
+    world.post(world.chatty, 1)
+    assert world.adapt(adaptive_revisits_per_round=0) == 2
+    assert components.fanout_state.population_leaning() == "push"
+    assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "push")
+    world.check_homes()
+
+    world.post(world.chatty, 30)  # now posts outnumber reads: the population crosses back
+    assert world.adapt(adaptive_revisits_per_round=0) == 1
+    assert components.fanout_state.population_leaning() == "pull"
+    # The quiet author's readers were seen reading often: their own evidence keeps them.
+    assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "pull")
     world.check_homes()
