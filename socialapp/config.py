@@ -66,7 +66,7 @@ class Settings:
     sweep_interval_seconds: float = 30.0  # how often a sweeper looks for stuck fan-outs
     sweep_after_seconds: float = 60.0  # a fan-out pending this long is enqueued again
     # Adaptive mode (socialapp.domain.adaptive): measured rates decide push or pull per author
-    adaptive_cost_ratio: float = 4.8  # H/L, one push delivery over one pull: `make workload`
+    adaptive_cost_ratio: float = 3.0  # H/L, one push delivery over one pull: `make workload`
     adaptive_hysteresis: float = 0.5  # flip once the side in force costs 1.5x the other
     adaptive_rate_window_seconds: float = 3600.0  # rates decay by e over this time
     adaptive_interval_seconds: float = 60.0  # one round of decisions per interval
