@@ -77,13 +77,16 @@ class FilterStore:
         return self._blocks.find_one(edge, projection={"_id": 1}) is not None
 
     def blocks_either(self, account_id: int, other_id: int, session=None) -> bool:
-        """Whether either account blocks the other."""
-        either = [
-            {"account_id": account_id, "target_id": other_id},
-            {"account_id": other_id, "target_id": account_id},
-        ]
-        found = self._blocks.find_one({"$or": either}, projection={"_id": 1}, session=session)
-        return found is not None
+        """Whether either account blocks the other: one lookup of the unique index each way
+        (an ``$or`` of the two is not served by the embedded store's indexes)."""
+        either = ((account_id, other_id), (other_id, account_id))
+        return any(
+            self._blocks.find_one(
+                {"account_id": one, "target_id": other}, projection={"_id": 1}, session=session
+            )
+            is not None
+            for one, other in either
+        )
 
     def blocked_ids(self, account_id: int, after: int | None = None, limit: int = 0):
         """The accounts ``account_id`` blocks, ascending, above ``after``."""
