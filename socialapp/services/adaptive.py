@@ -50,7 +50,7 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
         return 0  # the first round only starts the meters' clock
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     _follow_the_population(fanout, rule, since, now)
-    authors, cursor = _looked_at(fanout, after)
+    authors, turn = _looked_at(fanout, after)
     changed = 0
     for author, rates in zip(authors, measure(fanout, authors, since, now), strict=True):
         if changed == settings.adaptive_changes_per_round:
@@ -58,7 +58,7 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
         leaning = rule.leaning(rates, author["fanout_leaning"])
         if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
             changed += lean(fanout, author["_id"], leaning, now)
-    state.end_adaptive_round(cursor)
+    state.end_adaptive_round(turn)
     return changed
 
 
@@ -79,14 +79,14 @@ def _follow_the_population(fanout: Fanout, rule: Rule, since: float, now: float)
         fanout.state.mark_every_author_moved()
 
 
-def _looked_at(fanout: Fanout, cursor: int) -> tuple[list[dict], int]:
+def _looked_at(fanout: Fanout, turn: str) -> tuple[list[dict], str]:
     """The authors this round looks at: who posted since the last look, then the next ones
-    in turn from ``cursor``, as ``{_id, followers_count, fanout_leaning}`` from the hot-path
+    in turn from ``turn``, as ``{_id, followers_count, fanout_leaning}`` from the hot-path
     copies (no pass over the store of record), less those an operator's override decides;
-    and the cursor the next round's turn goes on from."""
+    and where the next round's turn goes on."""
     settings, state = fanout.config, fanout.state
     moved = state.moved_authors(settings.adaptive_authors_per_round)
-    in_turn, cursor = state.authors_in_turn(cursor, settings.adaptive_revisits_per_round)
+    in_turn, turn = state.authors_in_turn(turn, settings.adaptive_revisits_per_round)
     ids = list(dict.fromkeys(moved + in_turn))
     found = []
     for author_id, (followers, strategy, _) in fanout.sources.authors(ids).items():
@@ -95,7 +95,7 @@ def _looked_at(fanout: Fanout, cursor: int) -> tuple[list[dict], int]:
             found.append(
                 {"_id": author_id, "followers_count": followers, "fanout_leaning": leaning}
             )
-    return found, cursor
+    return found, turn
 
 
 def _dwelt(fanout: Fanout, author_id: int, now: float) -> bool:

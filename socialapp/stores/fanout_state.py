@@ -343,13 +343,19 @@ class FanoutState:
             pipe.set(_sample(author_id), _joined(sample), ex=max(1, round(seconds)))
         pipe.execute()
 
-    def authors_in_turn(self, cursor: int, count: int) -> tuple[list[int], int]:
-        """About ``count`` authors from the follower counts' copy, in its scan order from
-        ``cursor`` (0: the start), and the cursor to go on from (0: the end was reached)."""
+    def authors_in_turn(self, turn: str, count: int) -> tuple[list[int], str]:
+        """At most ``count`` authors from the follower counts' copy, in its scan order from
+        ``turn`` ('': the start), and the turn to go on from ('': the end was reached). A
+        hash small enough to be stored compactly answers a scan whole, whatever the count:
+        then the next turn goes on within that answer."""
         if count <= 0:
-            return [], cursor
-        cursor, found = self._redis.hscan(FOLLOWERS, cursor, count=count)
-        return [int(a) for a in found if a != LOADED], int(cursor)
+            return [], turn
+        cursor, _, skip = (turn or "0").partition(":")
+        following, found = self._redis.hscan(FOLLOWERS, int(cursor), count=count)
+        authors = [int(a) for a in found if a != LOADED][int(skip or 0) :]
+        if len(authors) > count:
+            return authors[:count], f"{cursor}:{int(skip or 0) + count}"
+        return authors, "" if int(following) == 0 else str(following)
 
     def mark_every_author_moved(self, batch: int = 10_000) -> None:
         """Every author is looked at by the next rounds (the population's rates moved)."""
@@ -372,18 +378,18 @@ class FanoutState:
         of the set (the others wait for the next round)."""
         return [int(m) for m in self._redis.spop(MOVED, count) or []]
 
-    def adaptive_round(self, seconds: float) -> tuple[float, int] | None:
+    def adaptive_round(self, seconds: float) -> tuple[float, str] | None:
         """Claim adaptive mode's next round (one process per ``seconds``): since when it has
-        been measuring, and where its turn of authors goes on (``authors_in_turn``'s cursor);
+        been measuring, and where its turn of authors goes on (``authors_in_turn``'s turn);
         None if not our turn."""
         if not self._redis.set(ADAPTIVE_LOCK, "1", nx=True, px=int(seconds * 1000)):
             return None
         self._redis.hsetnx(ADAPTIVE, "since", self._clock())
         since, after = self._redis.hmget(ADAPTIVE, "since", "after")
-        return float(since), int(after or 0)
+        return float(since), after or ""
 
-    def end_adaptive_round(self, after: int) -> None:
-        """Record where the next round's turn goes on (0: from the start again)."""
+    def end_adaptive_round(self, after: str) -> None:
+        """Record where the next round's turn goes on ('': from the start again)."""
         self._redis.hset(ADAPTIVE, "after", after)
 
     def stop_measuring(self) -> None:

@@ -59,15 +59,31 @@ def test_a_clock_behind_the_last_count_does_not_grow_the_meter(state, clock):
 
 def test_one_round_per_interval_resuming_where_the_last_ended(state, clock, timeline_client):
     since, after = state.adaptive_round(60)
-    assert (since, after) == (clock.now, 0)
+    assert (since, after) == (clock.now, "")
     assert state.adaptive_round(60) is None  # another process: not its turn
-    state.end_adaptive_round(42)
+    state.end_adaptive_round("42:10")
     timeline_client.delete("fanout:adaptive:lock")  # the interval has passed
     clock.now += 60
-    assert state.adaptive_round(60) == (since, 42)  # measuring since the first round
+    assert state.adaptive_round(60) == (since, "42:10")  # measuring since the first round
     state.stop_measuring()
     timeline_client.delete("fanout:adaptive:lock")
-    assert state.adaptive_round(60) == (clock.now, 0)
+    assert state.adaptive_round(60) == (clock.now, "")
+
+
+@pytest.mark.parametrize("authors", [100, 2000])  # a compact hash is scanned whole at once
+def test_turns_take_at_most_their_count_and_see_every_author_once(state, authors):
+    state.set_followers_many({author: 1 for author in range(1, authors + 1)})
+    state.load_authors([])  # the copy is marked loaded: the sentinel is no author
+    seen, turn, turns = [], "", 0
+    while True:
+        found, turn = state.authors_in_turn(turn, 30)
+        assert len(found) <= 30
+        seen += found
+        turns += 1
+        if not turn:
+            break
+    assert sorted(seen) == list(range(1, authors + 1))
+    assert turns <= authors // 30 * 2 + 2  # whole turns, not one author at a time
 
 
 def test_every_count_also_counts_into_the_population_and_posts_mark_their_author(state, clock):
