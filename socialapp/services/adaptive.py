@@ -6,16 +6,18 @@ weighing its inverse), each also into the population's meter, and a counted post
 author as moved (``HomeReader.read_page``, ``Fanout.deliver_post``). Once per
 ``adaptive_interval_seconds`` one process runs a round. It looks only at authors whose
 rates may have moved, never at every author: those who posted since a round last looked at
-them (up to ``adaptive_authors_per_round``), and about ``adaptive_revisits_per_round``
-others in turn (an author who stopped posting, or whose readers changed pace, is seen again
-within a few rounds), all read from the hot-path copies in Redis; and every author when the
-population's rates cross the rule (``_follow_the_population``). For each author without
-an operator's override, their posting rate and a sample of their followers' reading rates,
-each estimated from evidence (``socialapp.domain.adaptive.estimate``: thin counts lean on
-the population's rate), go through ``socialapp.domain.adaptive.Rule``. A changed decision
-is stored on the author and reconciled exactly like an operator's override
-(``Fanout.on_strategy_changed``); at most ``adaptive_changes_per_round`` change per round,
-and none within ``adaptive_min_dwell_seconds`` of the author's last change.
+them (up to ``adaptive_authors_per_round``), and others in turn, one for each read
+counted since the last round, up to ``adaptive_revisits_per_round`` (an author who stopped
+posting, or whose readers changed pace, is seen again within a few rounds; with nothing
+read, nothing else moved, and a round costs next to nothing), all read from the hot-path
+copies in Redis; and every author when the population's rates cross the rule
+(``_follow_the_population``). For each author without an operator's override, their
+posting rate and a sample of their followers' reading rates, each estimated from evidence
+(``socialapp.domain.adaptive.estimate``: thin counts lean on the population's rate), go
+through ``socialapp.domain.adaptive.Rule``. A changed decision is stored on the author and
+reconciled exactly like an operator's override (``Fanout.on_strategy_changed``); at most
+``adaptive_changes_per_round`` change per round (the rest wait for the next), and none
+within ``adaptive_min_dwell_seconds`` of the author's last change.
 """
 
 from __future__ import annotations
@@ -44,17 +46,19 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     claimed = state.adaptive_round(settings.adaptive_interval_seconds)
     if claimed is None:
         return 0
-    since, after = claimed
+    since, after, reads = claimed
     now = clock()
     if now - since < settings.adaptive_interval_seconds:
         return 0  # the first round only starts the meters' clock
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     _follow_the_population(fanout, rule, since, now)
-    authors, turn = _looked_at(fanout, after)
+    authors, turn = _looked_at(fanout, after, min(reads, settings.adaptive_revisits_per_round))
     changed = 0
-    for author, rates in zip(authors, measure(fanout, authors, since, now), strict=True):
+    measured = measure(fanout, authors, since, now)
+    for n, (author, rates) in enumerate(zip(authors, measured, strict=True)):
         if changed == settings.adaptive_changes_per_round:
-            break  # the rest: at their next post, or their next turn
+            state.mark_moved([a["_id"] for a in authors[n:]])  # the rest: the next round
+            break
         leaning = rule.leaning(rates, author["fanout_leaning"])
         if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
             changed += lean(fanout, author["_id"], leaning, now)
@@ -79,14 +83,14 @@ def _follow_the_population(fanout: Fanout, rule: Rule, since: float, now: float)
         fanout.state.mark_every_author_moved()
 
 
-def _looked_at(fanout: Fanout, turn: str) -> tuple[list[dict], str]:
-    """The authors this round looks at: who posted since the last look, then the next ones
-    in turn from ``turn``, as ``{_id, followers_count, fanout_leaning}`` from the hot-path
-    copies (no pass over the store of record), less those an operator's override decides;
-    and where the next round's turn goes on."""
+def _looked_at(fanout: Fanout, turn: str, revisits: int) -> tuple[list[dict], str]:
+    """The authors this round looks at: who posted since the last look, then the next
+    ``revisits`` in turn from ``turn``, as ``{_id, followers_count, fanout_leaning}`` from
+    the hot-path copies (no pass over the store of record), less those an operator's
+    override decides; and where the next round's turn goes on."""
     settings, state = fanout.config, fanout.state
     moved = state.moved_authors(settings.adaptive_authors_per_round)
-    in_turn, turn = state.authors_in_turn(turn, settings.adaptive_revisits_per_round)
+    in_turn, turn = state.authors_in_turn(turn, revisits)
     ids = list(dict.fromkeys(moved + in_turn))
     found = []
     for author_id, (followers, strategy, _) in fanout.sources.authors(ids).items():

@@ -32,6 +32,7 @@ SWEEP_LOCK = "fanout:sweep"
 ADAPTIVE = "fanout:adaptive"  # adaptive mode's rounds: since when it measures, next author
 ADAPTIVE_LOCK = "fanout:adaptive:lock"
 MOVED = "fanout:adaptive:moved"  # authors who posted since a round last looked at them
+READS_SINCE = "reads"  # field of ADAPTIVE: reads counted since the last round was claimed
 POPULATION = "all"  # every account's events together: fanout:rates:{all}
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 FOLLOWING_TTL_SECONDS = 24 * 3600
@@ -273,21 +274,27 @@ class FanoutState:
     def count(self, user_id: int, meter: str, time_constant: float, weight: float = 1) -> None:
         """Count an event of ``weight`` (``reads`` of a reader, ``posts`` of an author) into
         the user's decaying meter and the population's; it expires once idle for ten time
-        constants. A post also marks its author as moved: the next round looks at them."""
+        constants. A post also marks its author as moved (the next round looks at them), and
+        a read counts towards the next round's turn (``adaptive_round``)."""
         ttl = max(1, round(10 * time_constant))
         args = [meter, self._clock(), time_constant, ttl, weight]
         keys = [_meters(user_id), _meters(POPULATION)]
         if not self._single_server:  # the keys span hash slots: one call each
             for key in keys:
                 self._scripts["meter"](keys=[key], args=args)
-            if meter == "posts":
-                self._redis.sadd(MOVED, user_id)
+            self._moved(self._redis, user_id, meter)
             return
         pipe = self._redis.pipeline(transaction=False)
         self._scripts["meter"](keys=keys, args=args, client=pipe)
-        if meter == "posts":
-            pipe.sadd(MOVED, user_id)
+        self._moved(pipe, user_id, meter)
         pipe.execute()
+
+    @staticmethod
+    def _moved(client, user_id: int, meter: str) -> None:
+        if meter == "posts":
+            client.sadd(MOVED, user_id)
+        else:
+            client.hincrby(ADAPTIVE, READS_SINCE, 1)
 
     def meters(self, user_ids: list[int], meter: str, time_constant: float, now: float):
         """Each user's meter value decayed to ``now`` (0 for a user never counted)."""
@@ -357,14 +364,17 @@ class FanoutState:
             return authors[:count], f"{cursor}:{int(skip or 0) + count}"
         return authors, "" if int(following) == 0 else str(following)
 
+    def mark_moved(self, author_ids: list[int]) -> None:
+        """These authors are looked at by the next round."""
+        if author_ids:
+            self._redis.sadd(MOVED, *author_ids)
+
     def mark_every_author_moved(self, batch: int = 10_000) -> None:
         """Every author is looked at by the next rounds (the population's rates moved)."""
         cursor = None
         while cursor != 0:
             cursor, found = self._redis.hscan(FOLLOWERS, cursor or 0, count=batch)
-            authors = [a for a in found if a != LOADED]
-            if authors:
-                self._redis.sadd(MOVED, *authors)
+            self.mark_moved([a for a in found if a != LOADED])
 
     def population_leaning(self) -> str | None:
         """Which side adaptive mode's rule puts a typical author on (None: not yet judged)."""
@@ -378,15 +388,18 @@ class FanoutState:
         of the set (the others wait for the next round)."""
         return [int(m) for m in self._redis.spop(MOVED, count) or []]
 
-    def adaptive_round(self, seconds: float) -> tuple[float, str] | None:
+    def adaptive_round(self, seconds: float) -> tuple[float, str, int] | None:
         """Claim adaptive mode's next round (one process per ``seconds``): since when it has
-        been measuring, and where its turn of authors goes on (``authors_in_turn``'s turn);
-        None if not our turn."""
+        been measuring, where its turn of authors goes on (``authors_in_turn``'s turn), and
+        how many reads were counted since the last round claimed; None if not our turn."""
         if not self._redis.set(ADAPTIVE_LOCK, "1", nx=True, px=int(seconds * 1000)):
             return None
-        self._redis.hsetnx(ADAPTIVE, "since", self._clock())
-        since, after = self._redis.hmget(ADAPTIVE, "since", "after")
-        return float(since), after or ""
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.hsetnx(ADAPTIVE, "since", self._clock())
+        pipe.hmget(ADAPTIVE, "since", "after", READS_SINCE)
+        pipe.hset(ADAPTIVE, READS_SINCE, 0)
+        _, (since, after, reads), _ = pipe.execute()
+        return float(since), after or "", int(reads or 0)
 
     def end_adaptive_round(self, after: str) -> None:
         """Record where the next round's turn goes on ('': from the start again)."""

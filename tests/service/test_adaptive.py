@@ -132,6 +132,7 @@ def test_a_decision_lasts_at_least_the_dwell_time(world):
     world.read_everyone(200)  # chatty's readers now read far more than chatty posts
     assert world.adapt(adaptive_min_dwell_seconds=3600) == 0
     assert world.leaning(world.chatty) == "pull"
+    world.read_everyone(1)  # reads since the last round: the authors' turn comes again
     assert world.adapt() == 1
     assert world.leaning(world.chatty) == "push"
     world.check_homes()
@@ -235,7 +236,9 @@ def test_a_round_looks_at_the_authors_who_posted_and_the_next_in_turn(components
     assert world.adapt(adaptive_revisits_per_round=0) == 1  # chatty posted; quiet did not
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == (None, "push")
     assert world.adapt(adaptive_revisits_per_round=0) == 0  # nobody posted since
-    assert world.adapt(adaptive_revisits_per_round=1) == 1  # quiet's turn
+    assert world.adapt(adaptive_revisits_per_round=1) == 0  # nobody read since: no turn
+    world.read(world.readers[0])
+    assert world.adapt(adaptive_revisits_per_round=1) == 1  # a read since: quiet's turn
     assert world.leaning(world.quiet) == "push"
     world.check_homes()
 

@@ -58,16 +58,21 @@ def test_a_clock_behind_the_last_count_does_not_grow_the_meter(state, clock):
 
 
 def test_one_round_per_interval_resuming_where_the_last_ended(state, clock, timeline_client):
-    since, after = state.adaptive_round(60)
-    assert (since, after) == (clock.now, "")
+    since, after, reads = state.adaptive_round(60)
+    assert (since, after, reads) == (clock.now, "", 0)
     assert state.adaptive_round(60) is None  # another process: not its turn
     state.end_adaptive_round("42:10")
+    state.count(7, "reads", WINDOW)
+    state.count(8, "reads", WINDOW)
+    state.count(7, "posts", WINDOW)  # a post marks its author instead
     timeline_client.delete("fanout:adaptive:lock")  # the interval has passed
     clock.now += 60
-    assert state.adaptive_round(60) == (since, "42:10")  # measuring since the first round
+    assert state.adaptive_round(60) == (since, "42:10", 2)  # measuring since the first round
+    timeline_client.delete("fanout:adaptive:lock")
+    assert state.adaptive_round(60) == (since, "42:10", 0)  # the reads were taken
     state.stop_measuring()
     timeline_client.delete("fanout:adaptive:lock")
-    assert state.adaptive_round(60) == (clock.now, "")
+    assert state.adaptive_round(60) == (clock.now, "", 0)
 
 
 @pytest.mark.parametrize("authors", [100, 2000])  # a compact hash is scanned whole at once
