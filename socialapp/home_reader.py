@@ -69,6 +69,8 @@ class HomeReader:
         self._inactive_after = settings.inactive_after_seconds
         self._rate_window = settings.adaptive_rate_window_seconds
         self._meter_share = settings.adaptive_meter_share
+        self._leaning_seconds = settings.settings_refresh_seconds
+        self._leaning: tuple[float, str | None] = (-math.inf, None)  # (read at, leaning)
 
     def read_page(
         self,
@@ -90,7 +92,7 @@ class HomeReader:
         """
         if counted and policy.measures_rates and (weight := sampled(self._meter_share)):
             self._state.count(reader, "reads", self._rate_window, weight)
-        if policy.pulls_everyone:
+        if self._pulls_everyone(policy):
             fetch = self._pulling_everyone(reader)
         else:
             fetch = self._pulling_some(reader, policy)
@@ -104,6 +106,25 @@ class HomeReader:
             since_id,
         )
         return self._page(stream, limit, rendered)
+
+    def _pulls_everyone(self, policy: FanoutSettings) -> bool:
+        """Whether the page merges every followee's outbox: in ``read`` mode (in force or
+        pending), and in adaptive mode while the population's rates put a typical author on
+        the pulled side, when most followees are pulled and reading each outbox's head first
+        costs less than reading every pulled outbox whole. The page is the same either way:
+        every outbox holds its author's posts, pushed or not."""
+        if policy.pulls_everyone:
+            return True
+        return policy.current.mode == "adaptive" and self._population_leaning() == "pull"
+
+    def _population_leaning(self) -> str | None:
+        """Adaptive mode's population leaning, read at most once per settings refresh."""
+        read_at, leaning = self._leaning
+        now = time.monotonic()
+        if now - read_at >= self._leaning_seconds:
+            leaning = self._state.population_leaning()
+            self._leaning = (now, leaning)
+        return leaning
 
     def _page(self, stream: _EntryStream, limit: int, rendered: bool) -> HomePage:
         """The first ``limit`` entries of ``stream`` that the boost rule shows, hydrated."""
