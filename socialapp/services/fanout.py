@@ -169,14 +169,8 @@ class Fanout:
         self.streams.publish_refresh(user_ids)
 
     def on_settings_changed(self, generation: int) -> None:
-        self._reconcile_later(RECONCILE, generation)
-
-    def _reconcile_later(self, task: str, subject: int) -> None:
-        """Send a reconciliation due once every process has seen the change: the broker
-        holds it until then (a countdown), so no worker thread sleeps the delay away; the
-        task still waits out whatever is left of it (``not_before``)."""
-        delay = self.settle_delay()
-        self.queue.send(task, subject, time.time() + delay, queue=FEED, countdown=delay)
+        not_before = time.time() + self.settle_delay()
+        self.queue.send(RECONCILE, generation, not_before, queue=FEED)
 
     def _followers_changed(self, author: dict, before: int) -> None:
         after, strategy = author["followers_count"], strategy_of(author)
@@ -192,7 +186,8 @@ class Fanout:
         """Reconcile the author: meanwhile their readers pull them and delivery pushes them,
         so neither a pull-to-push nor a push-to-pull change hides a post."""
         self.state.mark_unsettled(author_id)
-        self._reconcile_later(RECONCILE_AUTHOR, author_id)
+        not_before = time.time() + self.settle_delay()
+        self.queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
 
     def _pulled_sets_stale(self, policy: FanoutSettings, author: dict) -> bool:
         """Whether the followers' pulled sets disagree with what the policy says of the
@@ -372,7 +367,8 @@ class Fanout:
             if self.state.settle(author_id, changes):
                 return True
         log.info("author %s kept changing while reconciled; reconciling again", author_id)
-        self._reconcile_later(RECONCILE_AUTHOR, author_id)
+        not_before = time.time() + self.settle_delay()
+        self.queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
         return False
 
 
