@@ -22,7 +22,6 @@ within ``adaptive_min_dwell_seconds`` of the author's last change.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import time
 
@@ -69,8 +68,7 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
 
 def _follow_the_population(fanout: Fanout, rule: Rule, since: float, now: float) -> None:
     """When the population's rates move a typical author (one follower, the population's
-    posting and reading rates) to the other side of the rule, past twice its hysteresis
-    band (every author may follow, and each flip costs a backfill), every author is looked at
+    posting and reading rates) to the other side of the rule, every author is looked at
     in the next rounds rather than in their turn: an author with little evidence of their
     own is judged at the population's rates, so a shift of the whole mix moves all of them
     at once, not one turn at a time."""
@@ -79,7 +77,7 @@ def _follow_the_population(fanout: Fanout, rule: Rule, since: float, now: float)
         return  # nothing measured yet
     typical = Rates(posts=post_prior, reads=read_prior, active_followers=1.0)
     before = fanout.state.population_leaning()
-    leaning = dataclasses.replace(rule, hysteresis=2 * rule.hysteresis).leaning(typical, before)
+    leaning = rule.leaning(typical, before)
     if leaning != before:
         fanout.state.set_population_leaning(leaning)
         fanout.state.mark_every_author_moved()
