@@ -51,10 +51,11 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     if now - since < settings.adaptive_interval_seconds:
         return 0  # the first round only starts the meters' clock
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
-    _follow_the_population(fanout, rule, since, now)
+    prior = priors(fanout, since, now)  # read once: the population's check and measure's
+    _follow_the_population(fanout, rule, prior)
     authors, turn = _looked_at(fanout, after, min(reads, settings.adaptive_revisits_per_round))
     changed = 0
-    measured = measure(fanout, authors, since, now)
+    measured = measure(fanout, authors, since, now, prior)
     for n, (author, rates) in enumerate(zip(authors, measured, strict=True)):
         if changed == settings.adaptive_changes_per_round:
             state.mark_moved([a["_id"] for a in authors[n:]])  # the rest: the next round
@@ -66,13 +67,13 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     return changed
 
 
-def _follow_the_population(fanout: Fanout, rule: Rule, since: float, now: float) -> None:
+def _follow_the_population(fanout: Fanout, rule: Rule, prior: tuple[float, float]) -> None:
     """When the population's rates move a typical author (one follower, the population's
     posting and reading rates) to the other side of the rule, every author is looked at
     in the next rounds rather than in their turn: an author with little evidence of their
     own is judged at the population's rates, so a shift of the whole mix moves all of them
     at once, not one turn at a time."""
-    post_prior, read_prior = priors(fanout, since, now)
+    post_prior, read_prior = prior
     if post_prior == 0 and read_prior == 0:
         return  # nothing measured yet
     typical = Rates(posts=post_prior, reads=read_prior, active_followers=1.0)
@@ -121,7 +122,9 @@ def lean(fanout: Fanout, author_id: int, leaning: str, now: float) -> bool:
     return True
 
 
-def measure(fanout: Fanout, authors: list[dict], since: float, now: float) -> list[Rates]:
+def measure(
+    fanout: Fanout, authors: list[dict], since: float, now: float, prior=None
+) -> list[Rates]:
     """Each author's estimated rates: their posts, and their followers' reads and activity
     scaled up from a sample (``follower_samples``). Every estimate leans on the
     population's rate as far as its own counts are thin (``estimate``)."""
@@ -130,7 +133,7 @@ def measure(fanout: Fanout, authors: list[dict], since: float, now: float) -> li
     state, settings = fanout.state, fanout.config
     window = settings.adaptive_rate_window_seconds
     held, share = span(now - since, window), settings.adaptive_meter_share
-    post_prior, read_prior = priors(fanout, since, now)
+    post_prior, read_prior = prior or priors(fanout, since, now)
     posted = state.meters([a["_id"] for a in authors], "posts", window, now)
     samples = follower_samples(fanout, [a["_id"] for a in authors])
     sampled = sorted({f for sample in samples for f in sample})
