@@ -16,11 +16,9 @@ host shares: the operator's console at ``/admin`` charts them without a Promethe
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import logging
 import os
-import threading
 import time
 
 from prometheus_client import (
@@ -33,8 +31,8 @@ from prometheus_client import (
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from socialapp.batched import Batched
 from socialapp.domain.ids import id_time_ms
-from socialapp.errors import Unavailable
 from socialapp.stores.series import step_of
 
 log = logging.getLogger(__name__)
@@ -202,37 +200,21 @@ class _AuditTotals:
 
 
 class Tally:
-    """Counts of this process on their way to the shared series (a ``SeriesStore``): summed
-    per step in memory and written together at most ``delay`` seconds after the first, so a
-    delivery or a read pays no Redis round trip of its own. With no series, nothing."""
+    """Counts of this process on their way to the shared series (a ``SeriesStore``),
+    summed per step (``Batched``): a delivery or a read pays no Redis round trip of its
+    own. With no series, nothing."""
 
     def __init__(self, series, delay: float = 1.0, clock=time.time) -> None:
-        self._series = series
-        self._delay = delay
         self._clock = clock
-        self._lock = threading.Lock()
-        self._pending: collections.Counter = collections.Counter()
-        self._timer: threading.Timer | None = None
+        self._batched = series and Batched(series.add, delay, "console series")
 
     def add(self, field: str, amount: float = 1) -> None:
-        if self._series is None:
-            return
-        with self._lock:
-            self._pending[(step_of(self._clock()), field)] += amount
-            if self._timer is None:
-                self._timer = threading.Timer(self._delay, self.flush)
-                self._timer.daemon = True
-                self._timer.start()
+        if self._batched:
+            self._batched.add((step_of(self._clock()), field), amount)
 
     def flush(self) -> None:
-        with self._lock:
-            pending, self._pending, self._timer = self._pending, collections.Counter(), None
-        if not pending:
-            return
-        try:
-            self._series.add(pending)
-        except Unavailable as error:  # Redis down: these counts are lost to the charts only
-            log.warning("console series not written: %r", error)
+        if self._batched:
+            self._batched.flush()
 
 
 class _Tallied:
