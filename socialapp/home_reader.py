@@ -17,7 +17,6 @@ import time
 
 from socialapp import jitter
 from socialapp.config import Settings
-from socialapp.domain.adaptive import sampled
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry, SourceRead, deduplicated, merge, top_reads
 from socialapp.errors import Unavailable
@@ -90,8 +89,8 @@ class HomeReader:
         the reader's pulled set: its cost is the page and those authors, never the accounts
         followed. In ``read`` mode (or while switching from or to it) every followee is pulled.
         """
-        if counted and policy.measures_rates and (weight := sampled(self._meter_share)):
-            self._state.count(reader, "reads", self._rate_window, weight)
+        if counted and policy.measures_rates:
+            self._state.meter(reader, "reads", self._rate_window, self._meter_share)
         if self._pulls_everyone(policy):
             fetch = self._pulling_everyone(reader)
         else:

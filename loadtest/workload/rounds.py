@@ -5,7 +5,8 @@ here a thread of the measuring process runs ``services.adaptive.adapt`` on the s
 while traffic is replayed, so a round's CPU lands in the cell's cost (the process's CPU less
 the replaying thread: the worker's share) and the reconciliations it starts are delivered by
 the world's worker within the cell. The thread also times itself (``time.thread_time``), and
-the meters' calls are timed where they run (``FanoutState.count``, wrapped), so the report
+the meters' calls are timed where they run (``FanoutState.count`` and
+``count_population``, wrapped), so the report
 can say what deciding cost apart from the rest.
 """
 
@@ -50,17 +51,19 @@ class Rounds:
     def running(self):
         """Rounds run, and meters are timed, inside the block."""
         state = self._fanout.state
-        count = state.count
 
-        def timed(*args, **kwargs):
-            began = time.thread_time()
-            try:
-                return count(*args, **kwargs)
-            finally:
-                spent = time.thread_time() - began
-                with self._lock:
-                    self.meter_calls += 1
-                    self.meter_cpu_s += spent
+        def timed(count):
+            def counting(*args, **kwargs):
+                began = time.thread_time()
+                try:
+                    return count(*args, **kwargs)
+                finally:
+                    spent = time.thread_time() - began
+                    with self._lock:
+                        self.meter_calls += 1
+                        self.meter_cpu_s += spent
+
+            return counting
 
         meters = state.meters
 
@@ -69,7 +72,10 @@ class Rounds:
                 self.meters_read += len(user_ids)
             return meters(user_ids, *args, **kwargs)
 
-        state.count = timed  # one FanoutState serves the reader and the engine
+        # One FanoutState serves the reader and the engine: a user's sampled count, and
+        # the population's counts written together (``FanoutState.meter``).
+        state.count = timed(state.count)
+        state.count_population = timed(state.count_population)
         state.meters = read
         self._stopped.clear()
         self._thread = threading.Thread(target=self._run, name="adaptive-rounds", daemon=True)
@@ -79,7 +85,7 @@ class Rounds:
         finally:
             self._stopped.set()
             self._thread.join()
-            del state.count, state.meters
+            del state.count, state.count_population, state.meters
 
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):

@@ -52,53 +52,77 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
         return 0  # the first round only starts the meters' clock
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     prior = priors(fanout, since, now)  # read once: the population's check and measure's
-    _follow_the_population(fanout, rule, prior)
+    population = _follow_the_population(fanout, rule, prior)
     authors, turn = _looked_at(fanout, after, min(reads, settings.adaptive_revisits_per_round))
     changed = 0
     measured = measure(fanout, authors, since, now, prior)
     for n, (author, rates) in enumerate(zip(authors, measured, strict=True)):
         if changed == settings.adaptive_changes_per_round:
-            state.mark_moved([a["_id"] for a in authors[n:]])  # the rest: the next round
+            for crossed in (False, True):  # the rest: the next round
+                state.mark_moved(
+                    [a["_id"] for a in authors[n:] if a["crossed"] == crossed], crossed
+                )
             break
-        leaning = rule.leaning(rates, author["fanout_leaning"])
+        leaning = rule.leaning(rates, _held(author, population))
         if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
             changed += lean(fanout, author["_id"], leaning, now)
     state.end_adaptive_round(turn)
     return changed
 
 
-def _follow_the_population(fanout: Fanout, rule: Rule, prior: tuple[float, float]) -> None:
-    """When the population's rates move a typical author (one follower, the population's
-    posting and reading rates) to the other side of the rule, every author is looked at
-    in the next rounds rather than in their turn: an author with little evidence of their
-    own is judged at the population's rates, so a shift of the whole mix moves all of them
-    at once, not one turn at a time."""
+def _follow_the_population(fanout: Fanout, rule: Rule, prior: tuple[float, float]) -> str | None:
+    """The side a typical author (one follower, the population's posting and reading
+    rates) is on (None: nothing measured yet). When the population's rates move them to
+    the other side of the rule, every author is looked at in the next rounds rather than in
+    their turn, from the population's new side (``_held``): an author with little evidence
+    of their own is judged at the population's rates, so a shift of the whole mix moves all
+    of them at once, not one turn at a time."""
     post_prior, read_prior = prior
-    if post_prior == 0 and read_prior == 0:
-        return  # nothing measured yet
-    typical = Rates(posts=post_prior, reads=read_prior, active_followers=1.0)
     before = fanout.state.population_leaning()
+    if post_prior == 0 and read_prior == 0:
+        return before  # nothing measured yet
+    typical = Rates(posts=post_prior, reads=read_prior, active_followers=1.0)
     leaning = rule.leaning(typical, before)
     if leaning != before:
         fanout.state.set_population_leaning(leaning)
-        fanout.state.mark_every_author_moved()
+        fanout.state.mark_every_author_crossed()
+    return leaning
+
+
+def _held(author: dict, population: str | None) -> str | None:
+    """The decision the rule's hysteresis band holds for the author: their own, or the
+    population's side where they have none or the population's rates crossed the rule
+    since (``crossed``). Then the author leaves the population's side only where their own
+    rates beat it by the band: a decision made on the rates before the crossing is not
+    held against it, and the noise of the population's rates from one round to the next
+    does not split authors whose own evidence is thin."""
+    if author["crossed"] or author["fanout_leaning"] is None:
+        return population
+    return author["fanout_leaning"]
 
 
 def _looked_at(fanout: Fanout, turn: str, revisits: int) -> tuple[list[dict], str]:
-    """The authors this round looks at: who posted since the last look, then the next
-    ``revisits`` in turn from ``turn``, as ``{_id, followers_count, fanout_leaning}`` from
-    the hot-path copies (no pass over the store of record), less those an operator's
-    override decides; and where the next round's turn goes on."""
+    """The authors this round looks at: those the population's crossing marked, who posted
+    since the last look (up to ``adaptive_authors_per_round`` of both), then the next
+    ``revisits`` in turn from ``turn``, as ``{_id, followers_count, fanout_leaning,
+    crossed}`` from the hot-path copies (no pass over the store of record), less those an
+    operator's override decides; and where the next round's turn goes on."""
     settings, state = fanout.config, fanout.state
-    moved = state.moved_authors(settings.adaptive_authors_per_round)
+    crossed = state.moved_authors(settings.adaptive_authors_per_round, crossed=True)
+    moved = state.moved_authors(settings.adaptive_authors_per_round - len(crossed))
     in_turn, turn = state.authors_in_turn(turn, revisits)
-    ids = list(dict.fromkeys(moved + in_turn))
+    ids = list(dict.fromkeys(crossed + moved + in_turn))
+    marked = set(crossed)
     found = []
     for author_id, (followers, strategy, _) in fanout.sources.authors(ids).items():
         if followers > 0 and strategy in LEANING:
-            leaning = LEANING[strategy]
             found.append(
-                {"_id": author_id, "followers_count": followers, "fanout_leaning": leaning}
+                {
+                    "_id": author_id,
+                    "followers_count": followers,
+                    "fanout_leaning": LEANING[strategy],
+                    "crossed": author_id in marked,
+                }
             )
     return found, turn
 
@@ -177,6 +201,7 @@ def priors(fanout: Fanout, since: float, now: float) -> tuple[float, float]:
     second, measured since ``since``."""
     settings = fanout.config
     window = settings.adaptive_rate_window_seconds
+    fanout.state.flush_population()  # this process's counts: the others' are due within
     posts, reads, authors, readers = fanout.state.population(
         window, now, settings.inactive_after_seconds
     )

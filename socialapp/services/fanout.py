@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator
 
 from socialapp import jitter
 from socialapp.config import Settings
-from socialapp.domain.adaptive import sampled
 from socialapp.domain.fanout import FanoutSettings, strategy_of
 from socialapp.domain.ids import first_id_at
 from socialapp.domain.timeline import Entry
@@ -230,8 +229,12 @@ class Fanout:
         policy = self.fanout_settings.current()
         # Once per post, for the streams that pull the author (pushed ones: deliver_chunk).
         self.streams.publish_post(post_id, author_id, policy.pulls_everyone, *entry[2:])
-        if policy.measures_rates and (weight := sampled(self.config.adaptive_meter_share)):
-            self.state.count(author_id, "posts", self.config.adaptive_rate_window_seconds, weight)
+        if policy.measures_rates:
+            window, share = (
+                self.config.adaptive_rate_window_seconds,
+                self.config.adaptive_meter_share,
+            )
+            self.state.meter(author_id, "posts", window, share)
         chunks = iter(())
         if unsettled or policy.delivery_pushes(followers, strategy):
             chunks = iter(self.follows.follower_chunks(author_id))

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from redis.cluster import RedisCluster
 
-from socialapp.domain.adaptive import decayed
+from socialapp.batched import Batched
+from socialapp.domain.adaptive import decayed, sampled
 from socialapp.domain.fanout import strategy_of
 from socialapp.stores.unavailable import REDIS, translates
 
@@ -32,6 +33,7 @@ SWEEP_LOCK = "fanout:sweep"
 ADAPTIVE = "fanout:adaptive"  # adaptive mode's rounds: since when it measures, next author
 ADAPTIVE_LOCK = "fanout:adaptive:lock"
 MOVED = "fanout:adaptive:moved"  # authors who posted since a round last looked at them
+CROSSED = "fanout:adaptive:crossed"  # authors to judge from the population's new side
 READS_SINCE = "reads"  # field of ADAPTIVE: reads counted since the last round was claimed
 POPULATION = "all"  # every account's events together: fanout:rates:{all}
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
@@ -55,6 +57,10 @@ def _sample(author_id: int) -> str:
     return f"fanout:sample:{{{author_id}}}"
 
 
+def _meter_ttl(time_constant: float) -> int:
+    return max(1, round(10 * time_constant))
+
+
 def _in_flight(post_id: int, attempt: str) -> str:
     return f"fanout:inflight:{{{post_id}}}:{attempt}"
 
@@ -65,9 +71,12 @@ def _chunks_done(post_id: int, attempt: str) -> str:
 
 @translates(REDIS)
 class FanoutState:
-    def __init__(self, client, clock=time.time) -> None:
+    def __init__(self, client, clock=time.time, population_delay: float = 0.5) -> None:
         self._redis = client
         self._clock = clock
+        self._population = Batched(  # late-bound: `make workload` times count_population
+            lambda counts: self.count_population(counts), population_delay, "population"
+        )
         # Scripts that answer with one string for many ids: a reply of thousands of items
         # costs far more to parse. ``authors`` spans hash slots: a single server only.
         self._single_server = not isinstance(client, RedisCluster)
@@ -271,23 +280,40 @@ class FanoutState:
         return [int(user_id) for user_id in text.split(",")] if text else []
 
     # Adaptive mode: rate meters and rounds ------------------------------------------------
+    def meter(self, user_id: int, meter: str, time_constant: float, share: float) -> None:
+        """Count an event (``reads`` of a reader, ``posts`` of an author) for adaptive mode:
+        into the population's meter, every event (summed in this process and written within
+        ``population_delay``: one crossing of the population's rates moves every author, so
+        it rests on every event), and with probability ``share`` into the user's own
+        (``count``, weighing ``1 / share``: ``sampled``)."""
+        self._population.add((meter, time_constant))
+        if weight := sampled(share):
+            self.count(user_id, meter, time_constant, weight)
+
     def count(self, user_id: int, meter: str, time_constant: float, weight: float = 1) -> None:
-        """Count an event of ``weight`` (``reads`` of a reader, ``posts`` of an author) into
-        the user's decaying meter and the population's; it expires once idle for ten time
-        constants. A post also marks its author as moved (the next round looks at them), and
-        a read counts towards the next round's turn (``adaptive_round``)."""
-        ttl = max(1, round(10 * time_constant))
-        args = [meter, self._clock(), time_constant, ttl, weight]
-        keys = [_meters(user_id), _meters(POPULATION)]
+        """Count an event of ``weight`` into the user's decaying meter; it expires once idle
+        for ten time constants. A post also marks its author as moved (the next round looks
+        at them), and a read counts towards the next round's turn (``adaptive_round``)."""
+        args = [meter, self._clock(), time_constant, _meter_ttl(time_constant), weight]
         if not self._single_server:  # the keys span hash slots: one call each
-            for key in keys:
-                self._scripts["meter"](keys=[key], args=args)
+            self._scripts["meter"](keys=[_meters(user_id)], args=args)
             self._moved(self._redis, user_id, meter)
             return
         pipe = self._redis.pipeline(transaction=False)
-        self._scripts["meter"](keys=keys, args=args, client=pipe)
+        self._scripts["meter"](keys=[_meters(user_id)], args=args, client=pipe)
         self._moved(pipe, user_id, meter)
         pipe.execute()
+
+    def flush_population(self) -> None:
+        """Write this process's pending population counts now (``meter``)."""
+        self._population.flush()
+
+    def count_population(self, counts: Mapping[tuple[str, float], float]) -> None:
+        """Count ``{(meter, time constant): events}`` into the population's meters (a call
+        each: two at most)."""
+        for (meter, time_constant), events in counts.items():
+            args = [meter, self._clock(), time_constant, _meter_ttl(time_constant), events]
+            self._scripts["meter"](keys=[_meters(POPULATION)], args=args)
 
     @staticmethod
     def _moved(client, user_id: int, meter: str) -> None:
@@ -364,17 +390,19 @@ class FanoutState:
             return authors[:count], f"{cursor}:{int(skip or 0) + count}"
         return authors, "" if int(following) == 0 else str(following)
 
-    def mark_moved(self, author_ids: list[int]) -> None:
-        """These authors are looked at by the next round."""
+    def mark_moved(self, author_ids: list[int], crossed: bool = False) -> None:
+        """These authors are looked at by the next round (``crossed``: from the population's
+        side, ``mark_every_author_crossed``)."""
         if author_ids:
-            self._redis.sadd(MOVED, *author_ids)
+            self._redis.sadd(CROSSED if crossed else MOVED, *author_ids)
 
-    def mark_every_author_moved(self, batch: int = 10_000) -> None:
-        """Every author is looked at by the next rounds (the population's rates moved)."""
+    def mark_every_author_crossed(self, batch: int = 10_000) -> None:
+        """Every author is looked at by the next rounds from the population's side: its
+        rates crossed adaptive mode's rule."""
         cursor = None
         while cursor != 0:
             cursor, found = self._redis.hscan(FOLLOWERS, cursor or 0, count=batch)
-            self.mark_moved([a for a in found if a != LOADED])
+            self.mark_moved([a for a in found if a != LOADED], crossed=True)
 
     def population_leaning(self) -> str | None:
         """Which side adaptive mode's rule puts a typical author on (None: not yet judged)."""
@@ -383,10 +411,13 @@ class FanoutState:
     def set_population_leaning(self, leaning: str) -> None:
         self._redis.hset(ADAPTIVE, "leaning", leaning)
 
-    def moved_authors(self, count: int) -> list[int]:
-        """Up to ``count`` authors who posted since a round last looked at them, taken out
-        of the set (the others wait for the next round)."""
-        return [int(m) for m in self._redis.spop(MOVED, count) or []]
+    def moved_authors(self, count: int, crossed: bool = False) -> list[int]:
+        """Up to ``count`` authors who posted since a round last looked at them (``crossed``:
+        marked by the population's crossing), taken out of the set (the others wait for the
+        next round)."""
+        if count <= 0:
+            return []
+        return [int(m) for m in self._redis.spop(CROSSED if crossed else MOVED, count) or []]
 
     def adaptive_round(self, seconds: float) -> tuple[float, str, int] | None:
         """Claim adaptive mode's next round (one process per ``seconds``): since when it has
@@ -407,7 +438,7 @@ class FanoutState:
 
     def stop_measuring(self) -> None:
         """Adaptive mode is off: the next time it is on, it measures from then."""
-        self._redis.delete(ADAPTIVE, MOVED)
+        self._redis.delete(ADAPTIVE, MOVED, CROSSED)
 
     # Deliveries in flight ----------------------------------------------------------------
     def start_delivery(self, post_id: int, attempt: str, chunks: int) -> None:

@@ -272,3 +272,17 @@ def test_when_the_population_crosses_the_rule_every_author_is_looked_at(componen
     # The quiet author's readers were seen reading often: their own evidence keeps them.
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "pull")
     world.check_homes()
+
+
+def test_a_decision_made_before_the_population_crossed_is_not_held_by_the_band(world):
+    """Chatty was pulled while the population leaned to pull. Then its followers read 75
+    times each for its 20 posts: pushing it is cheaper, by 1.25x, less than the band (1.5x)
+    that would hold chatty's own decision. The population crosses to push, so chatty is
+    judged from the population's new side, and their rates do not beat it by the band."""
+    world.adapt()
+    assert world.leaning(world.chatty) == "pull"
+    world.read_everyone(65)
+    world.adapt(adaptive_revisits_per_round=0)
+    assert world.c.fanout_state.population_leaning() == "push"
+    assert world.leaning(world.chatty) == "push"
+    world.check_homes()

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from socialapp.stores.fanout_state import FanoutState
+from tests.waiting import wait_for
 
 WINDOW = 100.0
 
@@ -91,20 +92,51 @@ def test_turns_take_at_most_their_count_and_see_every_author_once(state, authors
     assert turns <= authors // 30 * 2 + 2  # whole turns, not one author at a time
 
 
-def test_every_count_also_counts_into_the_population_and_posts_mark_their_author(state, clock):
-    state.count(1, "reads", WINDOW)
+def test_every_event_counts_into_the_population_a_share_into_the_user(state, clock):
+    for _ in range(1000):
+        state.meter(1, "reads", WINDOW, share=0.1)
+    state.meter(2, "posts", WINDOW, share=1.0)
+    state.meter(3, "posts", WINDOW, share=0.0)
+    state.set_followers(9, 1)  # one author known
+    assert state.population(WINDOW, clock.now, 3600)[:2] == (0.0, 0.0)  # not written yet
+    state.flush_population()
+    posts, reads, authors, readers = state.population(WINDOW, clock.now, 3600)
+    assert (posts, reads) == (pytest.approx(2.0), pytest.approx(1000.0))
+    assert authors == 1 and readers == 0
+    [sampled] = state.meters([1], "reads", WINDOW, clock.now)
+    assert sampled % 10 == pytest.approx(0) and 500 < sampled < 1500  # ~100 events of 10
+    assert state.meters([2, 3], "posts", WINDOW, clock.now) == [pytest.approx(1.0), 0.0]
+
+
+def test_a_counted_post_marks_its_author(state):
     state.count(2, "posts", WINDOW, weight=10)
     state.count(3, "posts", WINDOW)
-    state.set_followers(9, 1)  # one author known
-    posts, reads, authors, readers = state.population(WINDOW, clock.now, 3600)
-    assert (posts, reads) == (pytest.approx(11.0), pytest.approx(1.0))
-    assert authors == 1 and readers == 0
-    assert state.meters([2], "posts", WINDOW, clock.now) == [pytest.approx(10.0)]
+    state.count(4, "reads", WINDOW)
     assert sorted(state.moved_authors(10)) == [2, 3]
     assert state.moved_authors(10) == []  # taken: the next round looks at new posters only
+
+
+def test_population_counts_are_written_within_their_delay(timeline_client, clock):
+    state = FanoutState(timeline_client, clock=clock, population_delay=0.05)
+    state.meter(1, "posts", WINDOW, share=0.0)
+    found = wait_for(lambda: state.population(WINDOW, clock.now, 3600)[0], "the flush")
+    assert found == pytest.approx(1.0)
 
 
 def test_follower_samples_are_kept_for_a_while(state):
     assert state.follower_samples([4, 5]) == [None, None]
     state.keep_follower_samples({4: [10, 11], 5: []}, seconds=60)
     assert state.follower_samples([4, 5, 6]) == [[10, 11], [], None]
+
+
+def test_the_populations_crossing_marks_every_author_apart_from_the_posters(state):
+    for author in (7, 8, 9):
+        state.set_followers(author, 1)
+    state.count(7, "posts", WINDOW)
+    state.mark_every_author_crossed()
+    taken = state.moved_authors(2, crossed=True) + state.moved_authors(2, crossed=True)
+    assert sorted(taken) == [7, 8, 9]
+    assert state.moved_authors(10) == [7]  # still marked as a poster
+    state.mark_moved([8], crossed=True)
+    state.stop_measuring()
+    assert state.moved_authors(10, crossed=True) == []
