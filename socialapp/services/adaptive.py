@@ -1,23 +1,25 @@
 """Adaptive mode's rounds: measure the rates of the authors that moved, decide push or pull.
 
-While adaptive mode is in force (or pending), a share of page reads counts into the
-reader's meter and a share of posts into the author's (``adaptive_meter_share``, each
-weighing its inverse), each also into the population's meter, and a counted post marks its
-author as moved (``HomeReader.read_page``, ``Fanout.deliver_post``). Once per
+While adaptive mode is in force (or pending), every page read and every post counts into
+the population's meter, and a share of them into the reader's or the author's own
+(``adaptive_meter_share``, each weighing its inverse); a counted post marks its author as
+moved (``FanoutState.meter``, from ``HomeReader.read_page`` and ``Fanout.deliver_post``).
+Once per
 ``adaptive_interval_seconds`` one process runs a round. It looks only at authors whose
 rates may have moved, never at every author: those who posted since a round last looked at
 them (up to ``adaptive_authors_per_round``), and others in turn, one for each read
 counted since the last round, up to ``adaptive_revisits_per_round`` (an author who stopped
 posting, or whose readers changed pace, is seen again within a few rounds; with nothing
 read, nothing else moved, and a round costs next to nothing), all read from the hot-path
-copies in Redis; and every author when the population's rates cross the rule
-(``_follow_the_population``). For each author without an operator's override, their
-posting rate and a sample of their followers' reading rates, each estimated from evidence
-(``socialapp.domain.adaptive.estimate``: thin counts lean on the population's rate), go
-through ``socialapp.domain.adaptive.Rule``. A changed decision is stored on the author and
-reconciled exactly like an operator's override (``Fanout.on_strategy_changed``); at most
-``adaptive_changes_per_round`` change per round (the rest wait for the next), and none
-within ``adaptive_min_dwell_seconds`` of the author's last change.
+copies in Redis; and every author, from the population's new side, when the population's
+rates cross the rule (``_follow_the_population``). For each author without an operator's
+override, their posting rate and a sample of their followers' reading rates, each
+estimated from evidence (``socialapp.domain.adaptive.estimate``: thin counts lean on the
+population's rate), go through ``socialapp.domain.adaptive.Rule``. A changed decision is
+stored on the author and reconciled exactly like an operator's override
+(``Fanout.on_strategy_changed``); at most ``adaptive_changes_per_round`` change per round
+(the rest wait for the next), and none within ``adaptive_min_dwell_seconds`` of the
+author's last change.
 """
 
 from __future__ import annotations
@@ -201,7 +203,7 @@ def priors(fanout: Fanout, since: float, now: float) -> tuple[float, float]:
     second, measured since ``since``."""
     settings = fanout.config
     window = settings.adaptive_rate_window_seconds
-    fanout.state.flush_population()  # this process's counts: the others' are due within
+    fanout.state.flush_population()  # this process's pending counts; others' follow soon
     posts, reads, authors, readers = fanout.state.population(
         window, now, settings.inactive_after_seconds
     )
