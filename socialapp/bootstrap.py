@@ -178,7 +178,7 @@ def build(settings: Settings) -> Components:
             config=settings,
         ),
         notifier=Notifier(notifications, filters, likes, posts, ids, queue, streams),
-        forecaster=Forecaster(users, follows, posts, fanout_state, timelines, settings),
+        forecaster=Forecaster(users, follows, posts, fanout_state, timelines, series, settings),
         auditor=Auditor(home, fanout_state, posts, fanout_settings, audits, queue, settings),
         queue=queue,
         metrics=metrics,

@@ -5,7 +5,12 @@ per active follower) and pulls one at or above it (each read of a follower merge
 outbox). Given the authors' follower counts and posting rates, the share of readers who are
 active, and the followees of a sample of active readers, :func:`forecast` answers what a
 threshold means now: who is pushed and pulled, deliveries per post and per second, the
-memory of the home timelines, and how many outboxes a typical read merges. Plain Python.
+memory of the home timelines, how many outboxes a typical read merges, and, from the
+measured reading rate, the fan-out work per second: deliveries weighted by ``cost_ratio``
+(one push delivery over pulling one outbox at one read, as ``make workload`` fits it) plus
+the outboxes reads merge. Storing a post and rendering a page cost the same at every
+threshold and are left out, so the work compares thresholds: the least is the cheapest for
+the mix measured now. Plain Python.
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ class Graph:
     timeline_cap: int
     outbox_cap: int
     entry_bytes: float  # Redis memory per home-timeline entry
+    reads_per_hour: float = 0.0  # home reads, measured over ``reads_window_hours``
+    reads_window_hours: float = 0.0
+    cost_ratio: float = 3.0  # one push delivery over pulling one outbox at one read
 
 
 def percentiles(values: Sequence[float], weights: Sequence[float] | None = None) -> dict:
@@ -74,14 +82,22 @@ def forecast(threshold: int, graph: Graph) -> dict:
     entries = sum(min(a.posts, graph.outbox_cap) * cost[a.id] for a in pushed)
     entries = min(entries, graph.active_readers * graph.timeline_cap)
     merged = [1 + sum(1 for f in followees if f in pulled) for followees in graph.sampled_followees]
+    posts_per_second = sum(a.posts_per_hour for a in authors) / 3600
+    reads_per_second = graph.reads_per_hour / 3600
+    mean_merged = sum(merged) / len(merged) if merged else 1.0
+    work = graph.cost_ratio * per_second + reads_per_second * mean_merged
+    reads_per_post = reads_per_second / posts_per_second if posts_per_second else None
     return {
         "threshold": threshold,
         "authors_pushed": len(pushed),
         "authors_pulled": len(pulled),
         "deliveries_per_post": {k: round(v, 1) for k, v in per_post.items()},
         "deliveries_per_post_basis": "posts in the window" if measured else "authors",
-        "posts_per_second": round(sum(a.posts_per_hour for a in authors) / 3600, 4),
+        "posts_per_second": round(posts_per_second, 4),
+        "reads_per_second": round(reads_per_second, 4),
+        "reads_per_post": reads_per_post and round(reads_per_post, 2),
         "deliveries_per_second": round(per_second, 4),
+        "fanout_work_per_second": round(work, 4),
         "timeline_entries": math.floor(entries),
         "timeline_memory_bytes": math.floor(entries * graph.entry_bytes),
         "timeline_entry_bytes": round(graph.entry_bytes, 1),
@@ -89,6 +105,8 @@ def forecast(threshold: int, graph: Graph) -> dict:
         "readers_sampled": len(merged),
         "active_readers": graph.active_readers,
         "window_hours": graph.window_hours,
+        "reads_window_hours": graph.reads_window_hours,
+        "cost_ratio": graph.cost_ratio,
     }
 
 

@@ -9,13 +9,16 @@ import time
 from socialapp.config import Settings
 from socialapp.domain import forecast as model
 from socialapp.domain.ids import first_id_at
+from socialapp.metrics import BUILT
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.posts import PostStore
+from socialapp.stores.series import KEEP_SECONDS, STEP_SECONDS, SeriesStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
 WINDOW_HOURS = 1.0  # posting rates are measured over the last hour of posts
+READS_WINDOW_STEPS = KEEP_SECONDS // STEP_SECONDS - 1  # home reads: the series' whole ring
 READER_SAMPLE = 200  # active readers whose followees say how many outboxes a read merges
 # Redis memory per home-timeline entry when no sampled home holds one to measure: what
 # `make benchmark` measured (reports/benchmark).
@@ -25,13 +28,15 @@ ENTRY_BYTES = 113
 @dataclasses.dataclass(frozen=True)
 class Forecaster:
     """The forecast and what it reads: the graph and posts of record, readers' activity
-    (``state``) and the timelines' memory."""
+    (``state``), the timelines' memory and the home reads every process counted
+    (``series``)."""
 
     users: UserStore
     follows: FollowStore
     posts: PostStore
     state: FanoutState
     timelines: TimelineStore
+    series: SeriesStore
     config: Settings
 
     def threshold(self, threshold: int, clock=time.time) -> dict:
@@ -77,7 +82,18 @@ class Forecaster:
             timeline_cap=self.config.timeline_cap,
             outbox_cap=self.config.outbox_cap,
             entry_bytes=_entry_bytes(self.timelines, sample),
+            reads_per_hour=_reads_per_hour(self.series, clock()),
+            reads_window_hours=READS_WINDOW_STEPS * STEP_SECONDS / 3600,
+            cost_ratio=self.config.adaptive_cost_ratio,
         )
+
+
+def _reads_per_hour(series: SeriesStore, now: float) -> float:
+    """Home reads per hour over the series' last ``READS_WINDOW_STEPS`` steps, however
+    each page was built."""
+    steps = series.window(now, READS_WINDOW_STEPS)
+    reads = sum(fields.get(f"reads:{how}", 0) for _, fields in steps for how in BUILT)
+    return reads * 3600 / (READS_WINDOW_STEPS * STEP_SECONDS)
 
 
 def _entry_bytes(timelines: TimelineStore, readers: list[int]) -> float:

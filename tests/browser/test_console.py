@@ -94,7 +94,7 @@ def test_an_operator_signs_in_reads_the_figures_and_changes_the_threshold(
     compare = page.locator("table.compare")
     expect(compare.locator("tr", has_text="authors pushed")).to_contain_text("1 / 0")
     expect(compare.locator("tr", has_text="authors pushed")).to_contain_text("0 / 1")
-    expect(page.locator("#confirm figure.chart")).to_have_count(3)
+    expect(page.locator("#confirm figure.chart")).to_have_count(4)
     expect(page.locator("#confirm text.marker-label.marker-1").first).to_have_text("proposed")
     page.screenshot(path=shots / "confirm.png", full_page=True)
     assert components.fanout_settings.read().current.celebrity_threshold == 10_000

@@ -110,7 +110,7 @@ def test_a_change_is_forecast_confirmed_applied_and_recorded(operator, component
     text = confirm.get_data(as_text=True)
     assert confirm.status_code == 200
     assert "to hybrid / 42?" in text and "today" in text and "proposed" in text
-    assert text.count("<svg") == 3  # memory, deliveries, merged outboxes across thresholds
+    assert text.count("<svg") == 4  # memory, deliveries, merged outboxes, work: by threshold
     assert components.fanout_settings.read().current.celebrity_threshold == 10_000  # not yet
 
     form = {"mode": "hybrid", "celebrity_threshold": "42", "csrf_token": csrf(confirm)}

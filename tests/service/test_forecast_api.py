@@ -1,9 +1,12 @@
 """GET /v1/admin/fanout/forecast on a small live graph, and who may ask."""
 
+import time
+
 import pytest
 
 from socialapp.entrypoints import cli
 from socialapp.services import forecast
+from socialapp.stores import series
 from tests.conftest import with_operator
 
 
@@ -42,6 +45,25 @@ def test_the_forecast_reads_the_live_graph(client, signup, operator_headers, com
     assert (everyone["authors_pushed"], everyone["authors_pulled"]) == (2, 0)
     assert everyone["merged_authors_per_read"]["p50"] == 1
     assert everyone["deliveries_per_second"] > result["deliveries_per_second"]
+
+
+def test_the_forecast_weighs_the_home_reads_every_process_counted(client, signup, components):
+    """Reads come from the console's series, which every process writes to, in whole steps:
+    30 reads of one post, so pushing its author costs less than pulling them."""
+    ada, star = signup("ada"), signup("star")
+    assert client.put(f"/v1/me/following/{star.id}", headers=ada.headers).status_code == 204
+    assert client.post("/v1/posts", json={"text": "hi"}, headers=star.headers).status_code == 201
+    for _ in range(30):
+        assert client.get("/v1/timeline/home", headers=ada.headers).status_code == 200
+    components.metrics.tally.flush()
+    after_this_step = lambda: time.time() + series.STEP_SECONDS  # noqa: E731
+    pushed = components.forecaster.threshold(1000, clock=after_this_step)
+    pulled = components.forecaster.threshold(1, clock=after_this_step)
+    window = forecast.READS_WINDOW_STEPS * series.STEP_SECONDS
+    assert pushed["reads_per_second"] == pytest.approx(30 / window, abs=1e-4)
+    assert pushed["reads_per_post"] == pytest.approx(30 * 3600 / window, rel=0.05)
+    assert pushed["cost_ratio"] == components.settings.adaptive_cost_ratio
+    assert pulled["fanout_work_per_second"] > pushed["fanout_work_per_second"]
 
 
 def test_only_operators_ask_and_the_threshold_is_a_positive_integer(

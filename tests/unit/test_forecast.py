@@ -57,6 +57,22 @@ def test_without_measured_posts_authors_weigh_equally():
     assert result["deliveries_per_post"] == {"p50": 10.0, "p99": 30.0, "max": 30.0}
 
 
+def test_the_work_weighs_deliveries_by_the_cost_ratio_and_adds_the_outboxes_reads_merge():
+    """6 posts and 36 reads an hour. At 500, SMALL's 2 posts/h reach 5 active followers
+    (10 deliveries/h) and reads merge 2, 2 and 1 outboxes (5/3 each); at 1, every author is
+    pulled: no delivery, and reads merge 3, 2 and 2 (7/3 each)."""
+    measured = graph(reads_per_hour=36.0, reads_window_hours=0.25, cost_ratio=3.0)
+    some, everyone = forecast(500, measured), forecast(1, measured)
+    assert some["reads_per_second"] == round(36 / 3600, 4)
+    assert some["reads_per_post"] == 6.0
+    assert some["fanout_work_per_second"] == round((3.0 * 10 + 36 * 5 / 3) / 3600, 4)
+    assert everyone["fanout_work_per_second"] == round(36 * 7 / 3 / 3600, 4)
+    pushed_all = forecast(1001, measured)  # 510 deliveries/h at 3 each: dearer than pulling
+    assert pushed_all["fanout_work_per_second"] > everyone["fanout_work_per_second"]
+    assert forecast(500, graph())["reads_per_post"] == 0.0  # no read measured
+    assert forecast(500, graph(authors=[Author(1, followers=3)]))["reads_per_post"] is None
+
+
 def test_percentiles_and_rates():
     assert percentiles([]) == {"p50": 0, "p99": 0, "max": 0}
     assert percentiles([3, 1, 2]) == {"p50": 2, "p99": 3, "max": 3}

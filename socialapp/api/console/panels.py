@@ -46,8 +46,9 @@ def forecast_for(curve: list[dict], mode: str, threshold: int) -> dict:
 
 
 def forecast(curve: list[dict], current: int, proposed: int | None) -> list[Markup]:
-    """Memory, deliveries per post and outboxes merged per read across the curve's
-    thresholds, with ``current`` (and ``proposed``, if any) marked."""
+    """Memory, deliveries per post, outboxes merged per read and the fan-out work they add
+    up to across the curve's thresholds, with ``current`` (and ``proposed``, if any)
+    marked."""
     markers = [("now", current)] + ([("proposed", proposed)] if proposed is not None else [])
 
     def line(label, key, part=None):
@@ -74,5 +75,9 @@ def forecast(curve: list[dict], current: int, proposed: int | None) -> list[Mark
                 line("p50", "merged_authors_per_read", "p50"),
                 line("p99", "merged_authors_per_read", "p99"),
             ],
+        ),
+        draw(
+            "Fan-out work per second, in outboxes pulled (least: cheapest now)",
+            [line("work", "fanout_work_per_second")],
         ),
     ]
