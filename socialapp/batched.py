@@ -38,7 +38,12 @@ class Batched:
                 self._timer.start()
 
     def flush(self) -> None:
+        """Write what is pending now; the pending timer, if any, is called off (a timer
+        left to run would find the next timer's place free, and each early write would
+        start another chain of them)."""
         with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()  # no-op if it is the one running this
             pending, self._pending, self._timer = self._pending, collections.Counter(), None
         if not pending:
             return

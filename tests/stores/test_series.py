@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from socialapp.batched import Batched
 from socialapp.metrics import Metrics, Tally
 from socialapp.stores.series import KEEP_SECONDS, STEP_SECONDS, SeriesStore, step_of
 from tests.waiting import wait_for
@@ -71,3 +72,20 @@ def test_without_a_series_nothing_is_tallied():
     tally = Tally(None)
     tally.add("deliveries")
     tally.flush()  # nothing pending, nothing to write to
+
+
+def test_writing_early_does_not_multiply_the_timed_writes():
+    """A write asked for early (as each adaptive round asks for the population's counts)
+    takes the pending timer's place: that timer does not write too and start another chain
+    of timers, so later the writes come once per delay, however many were asked for."""
+    writes: list[float] = []
+    batched = Batched(lambda pending: writes.append(time.monotonic()), delay=0.05)
+    for _ in range(20):
+        batched.add("reads")
+        batched.flush()  # early
+    began = time.monotonic()
+    while time.monotonic() - began < 0.5:
+        batched.add("reads")
+        time.sleep(0.001)
+    later = [at for at in writes if at >= began]
+    assert 1 <= len(later) <= 0.5 / 0.05 + 2  # one chain of timers: not 21
