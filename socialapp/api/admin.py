@@ -120,7 +120,19 @@ class ForecastSchema(ma.Schema):
         metadata={"description": "weighted by 'posts in the window', else by 'authors'"}
     )
     posts_per_second = fields.Float(metadata={"description": "measured over the window"})
+    reads_per_second = fields.Float(
+        metadata={"description": "home reads, measured over reads_window_hours"}
+    )
+    reads_per_post = fields.Float(
+        allow_none=True, metadata={"description": "null with no post in the window"}
+    )
     deliveries_per_second = fields.Float(metadata={"description": "at the measured post rate"})
+    fanout_work_per_second = fields.Float(
+        metadata={
+            "description": "deliveries weighted by cost_ratio plus the outboxes reads merge, "
+            "in outboxes pulled at a read: the least is the cheapest threshold now"
+        }
+    )
     timeline_entries = fields.Integer(metadata={"description": "home-timeline entries held"})
     timeline_memory_bytes = fields.Integer()
     timeline_entry_bytes = fields.Float(
@@ -132,6 +144,10 @@ class ForecastSchema(ma.Schema):
     readers_sampled = fields.Integer()
     active_readers = fields.Integer()
     window_hours = fields.Float()
+    reads_window_hours = fields.Float()
+    cost_ratio = fields.Float(
+        metadata={"description": "one push delivery over pulling one outbox at one read"}
+    )
 
 
 @blp.route("/fanout/forecast")

@@ -168,8 +168,12 @@ class Fanout:
         self.streams.publish_refresh(user_ids)
 
     def on_settings_changed(self, generation: int) -> None:
-        not_before = time.time() + self.settle_delay()
-        self.queue.send(RECONCILE, generation, not_before, queue=FEED)
+        self._reconcile_later(RECONCILE, generation)
+
+    def _reconcile_later(self, task: str, subject: int) -> None:
+        """Send a reconciliation due once every process has seen the change: the task
+        waits out the settle delay (``not_before``)."""
+        self.queue.send(task, subject, time.time() + self.settle_delay(), queue=FEED)
 
     def _followers_changed(self, author: dict, before: int) -> None:
         after, strategy = author["followers_count"], strategy_of(author)
@@ -185,8 +189,7 @@ class Fanout:
         """Reconcile the author: meanwhile their readers pull them and delivery pushes them,
         so neither a pull-to-push nor a push-to-pull change hides a post."""
         self.state.mark_unsettled(author_id)
-        not_before = time.time() + self.settle_delay()
-        self.queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
+        self._reconcile_later(RECONCILE_AUTHOR, author_id)
 
     def _pulled_sets_stale(self, policy: FanoutSettings, author: dict) -> bool:
         """Whether the followers' pulled sets disagree with what the policy says of the
@@ -230,11 +233,10 @@ class Fanout:
         # Once per post, for the streams that pull the author (pushed ones: deliver_chunk).
         self.streams.publish_post(post_id, author_id, policy.pulls_everyone, *entry[2:])
         if policy.measures_rates:
-            window, share = (
-                self.config.adaptive_rate_window_seconds,
-                self.config.adaptive_meter_share,
+            config = self.config
+            self.state.meter(
+                author_id, "posts", config.adaptive_rate_window_seconds, config.adaptive_meter_share
             )
-            self.state.meter(author_id, "posts", window, share)
         chunks = iter(())
         if unsettled or policy.delivery_pushes(followers, strategy):
             chunks = iter(self.follows.follower_chunks(author_id))
@@ -370,8 +372,7 @@ class Fanout:
             if self.state.settle(author_id, changes):
                 return True
         log.info("author %s kept changing while reconciled; reconciling again", author_id)
-        not_before = time.time() + self.settle_delay()
-        self.queue.send(RECONCILE_AUTHOR, author_id, not_before, queue=FEED)
+        self._reconcile_later(RECONCILE_AUTHOR, author_id)
         return False
 
 

@@ -45,6 +45,13 @@ def test_the_forecast_reads_the_live_graph(client, signup, operator_headers, com
     assert (everyone["authors_pushed"], everyone["authors_pulled"]) == (2, 0)
     assert everyone["merged_authors_per_read"]["p50"] == 1
     assert everyone["deliveries_per_second"] > result["deliveries_per_second"]
+    # The answer carries the mix and its work (reads count in whole 5 s steps: ada's one
+    # read may not be in yet; test_the_forecast_weighs_the_home_reads... checks them).
+    assert result["cost_ratio"] == components.settings.adaptive_cost_ratio
+    assert result["reads_window_hours"] == pytest.approx(0.25, abs=0.01)
+    assert result["reads_per_second"] >= 0 and result["reads_per_post"] is not None
+    pushing = result["cost_ratio"] * result["deliveries_per_second"]
+    assert result["fanout_work_per_second"] >= pushing - 2e-4  # both rounded to 4 places
 
 
 def test_the_forecast_weighs_the_home_reads_every_process_counted(client, signup, components):
@@ -73,7 +80,8 @@ def test_only_operators_ask_and_the_threshold_is_a_positive_integer(
     path = "/v1/admin/fanout/forecast?threshold=10"
     assert client.get(path).status_code == 401
     assert client.get(path, headers=ada.headers).status_code == 403
-    for bad in ("threshold=0", "threshold=-1", "threshold=abc", "threshold=1.5", "", "x=1"):
+    huge = f"threshold={2**31 + 1}"
+    for bad in ("threshold=0", "threshold=-1", "threshold=abc", "threshold=1.5", "", "x=1", huge):
         answer = client.get(f"/v1/admin/fanout/forecast?{bad}", headers=operator_headers)
         assert answer.status_code == 422, (bad, answer.json)
 
