@@ -69,7 +69,7 @@ def app(settings):
     yield app
     # Counts still on their way to Redis go now, to this test's database, which the next
     # test empties: not half a second into the next test.
-    app.extensions["socialapp"].fanout_state.flush_population()
+    app.extensions["socialapp"].fanout_state.flush_meters()
     mongo.reset_embedded()
 
 

@@ -181,11 +181,11 @@ def _grouped(edges, push: list[float], pull: list[float], side: int) -> float:
 def decision_cost(cell: dict) -> dict:
     """What adaptive mode's meters and rounds cost in a cell, CPU seconds, and their share
     of the cell's: the rounds' own thread, the meters' calls where they ran, and Redis's
-    side of both (each meter count and each meter read at its unit cost, timed apart)."""
+    side of both (each meter counted and each meter read at its unit cost, timed apart)."""
     d = cell["decisions"]
     unit = d["redis_us"]
     rounds = d["round_cpu_s"] + d["meters_read"] * unit["read_us"] / 1e6
-    meters = d["meter_cpu_s"] + d["meter_calls"] * unit["count_us"] / 1e6
+    meters = d["meter_cpu_s"] + d["meters_counted"] * unit["count_us"] / 1e6
     return {
         "rounds_cpu_s": rounds,
         "meters_cpu_s": meters,

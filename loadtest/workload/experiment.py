@@ -167,7 +167,7 @@ def _decisions(found: dict) -> str:
     return (
         f"{found['rounds']} rounds changed {found['changed']}: {found['pushed']} pushed, "
         f"{found['pulled']} pulled (rounds {found['round_cpu_s']:.2f} s CPU, "
-        f"{found['meter_calls']} meter counts)"
+        f"{found['meter_calls']} meter writes)"
     )
 
 

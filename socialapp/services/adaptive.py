@@ -7,7 +7,7 @@ moved (``FanoutState.meter``, from ``HomeReader.read_page`` and ``Fanout.deliver
 Once per
 ``adaptive_interval_seconds`` one process runs a round. It looks only at authors whose
 rates may have moved, never at every author: those who posted since a round last looked at
-them (up to ``adaptive_authors_per_round``), and others in turn, one for each read
+them (up to ``adaptive_authors_per_round``), and others in turn, one for each reader
 counted since the last round, up to ``adaptive_revisits_per_round`` (an author who stopped
 posting, or whose readers changed pace, is seen again within a few rounds; with nothing
 read, nothing else moved, and a round costs next to nothing), all read from the hot-path
@@ -45,6 +45,7 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
         if not policy.measures_rates:
             state.stop_measuring()  # measured afresh when adaptive mode is on again
         return 0
+    state.flush_meters()  # this process's pending counts (others' follow within their delay)
     claimed = state.adaptive_round(settings.adaptive_interval_seconds)
     if claimed is None:
         return 0
@@ -203,7 +204,6 @@ def priors(fanout: Fanout, since: float, now: float) -> tuple[float, float]:
     second, measured since ``since``."""
     settings = fanout.config
     window = settings.adaptive_rate_window_seconds
-    fanout.state.flush_population()  # this process's pending counts; others' follow soon
     posts, reads, authors, readers = fanout.state.population(
         window, now, settings.inactive_after_seconds
     )

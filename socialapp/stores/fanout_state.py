@@ -34,7 +34,7 @@ ADAPTIVE = "fanout:adaptive"  # adaptive mode's rounds: since when it measures, 
 ADAPTIVE_LOCK = "fanout:adaptive:lock"
 MOVED = "fanout:adaptive:moved"  # authors who posted since a round last looked at them
 CROSSED = "fanout:adaptive:crossed"  # authors to judge from the population's new side
-READS_SINCE = "reads"  # field of ADAPTIVE: reads counted since the last round was claimed
+READS_SINCE = "reads"  # field of ADAPTIVE: readers counted since the last round was claimed
 POPULATION = "all"  # every account's events together: fanout:rates:{all}
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 FOLLOWING_TTL_SECONDS = 24 * 3600
@@ -71,11 +71,11 @@ def _chunks_done(post_id: int, attempt: str) -> str:
 
 @translates(REDIS)
 class FanoutState:
-    def __init__(self, client, clock=time.time, population_delay: float = 0.5) -> None:
+    def __init__(self, client, clock=time.time, meter_delay: float = 0.5) -> None:
         self._redis = client
         self._clock = clock
-        self._population = Batched(  # late-bound: `make workload` times count_population
-            lambda counts: self.count_population(counts), population_delay, "population"
+        self._counts = Batched(  # late-bound: `make workload` times count_many
+            lambda counts: self.count_many(counts), meter_delay, "rate meters"
         )
         # Scripts that answer with one string for many ids: a reply of thousands of items
         # costs far more to parse. ``authors`` spans hash slots: a single server only.
@@ -282,45 +282,42 @@ class FanoutState:
     # Adaptive mode: rate meters and rounds ------------------------------------------------
     def meter(self, user_id: int, meter: str, time_constant: float, share: float) -> None:
         """Count an event (``reads`` of a reader, ``posts`` of an author) for adaptive mode:
-        into the population's meter, every event (summed in this process and written within
-        ``population_delay``: one crossing of the population's rates moves every author, so
-        it rests on every event), and with probability ``share`` into the user's own
-        (``count``, weighing ``1 / share``: ``sampled``)."""
-        self._population.add((meter, time_constant))
+        into the population's meter, every event (one crossing of the population's rates
+        moves every author, so it rests on every event), and with probability ``share``
+        into the user's own (weighing ``1 / share``: ``sampled``). Counts are summed in this
+        process and written together within ``meter_delay`` (``count_many``): the page read
+        or the post that counts pays no round trip of its own."""
+        self._counts.add((POPULATION, meter, time_constant))
         if weight := sampled(share):
-            self.count(user_id, meter, time_constant, weight)
+            self._counts.add((user_id, meter, time_constant), weight)
 
     def count(self, user_id: int, meter: str, time_constant: float, weight: float = 1) -> None:
-        """Count an event of ``weight`` into the user's decaying meter; it expires once idle
-        for ten time constants. A post also marks its author as moved (the next round looks
-        at them), and a read counts towards the next round's turn (``adaptive_round``)."""
-        args = [meter, self._clock(), time_constant, _meter_ttl(time_constant), weight]
-        if not self._single_server:  # the keys span hash slots: one call each
-            self._scripts["meter"](keys=[_meters(user_id)], args=args)
-            self._moved(self._redis, user_id, meter)
-            return
-        pipe = self._redis.pipeline(transaction=False)
-        self._scripts["meter"](keys=[_meters(user_id)], args=args, client=pipe)
-        self._moved(pipe, user_id, meter)
-        pipe.execute()
+        """Count an event of ``weight`` into the user's meter now (``count_many``)."""
+        self.count_many({(user_id, meter, time_constant): weight})
 
-    def flush_population(self) -> None:
-        """Write this process's pending population counts now (``meter``)."""
-        self._population.flush()
+    def flush_meters(self) -> None:
+        """Write this process's pending counts now (``meter``)."""
+        self._counts.flush()
 
-    def count_population(self, counts: Mapping[tuple[str, float], float]) -> None:
-        """Count ``{(meter, time constant): events}`` into the population's meters (a call
-        each: two at most)."""
-        for (meter, time_constant), events in counts.items():
-            args = [meter, self._clock(), time_constant, _meter_ttl(time_constant), events]
-            self._scripts["meter"](keys=[_meters(POPULATION)], args=args)
-
-    @staticmethod
-    def _moved(client, user_id: int, meter: str) -> None:
-        if meter == "posts":
-            client.sadd(MOVED, user_id)
-        else:
-            client.hincrby(ADAPTIVE, READS_SINCE, 1)
+    def count_many(self, counts: Mapping[tuple[int | str, str, float], float]) -> None:
+        """Count ``{(user or POPULATION, meter, time constant): weight}`` into decaying
+        meters, in one round trip on one server; a meter expires once idle for ten time
+        constants. A counted post also marks its author as moved (the next round looks at
+        them), and each reader counted adds one to the next round's turn
+        (``adaptive_round``)."""
+        now = self._clock()
+        posters = [user for user, meter, _ in counts if meter == "posts" and user != POPULATION]
+        readers = sum(meter == "reads" and user != POPULATION for user, meter, _ in counts)
+        client = self._redis.pipeline(transaction=False) if self._single_server else self._redis
+        for (user, meter, time_constant), weight in counts.items():
+            args = [meter, now, time_constant, _meter_ttl(time_constant), weight]
+            self._scripts["meter"](keys=[_meters(user)], args=args, client=client)
+        if posters:
+            client.sadd(MOVED, *posters)
+        if readers:
+            client.hincrby(ADAPTIVE, READS_SINCE, readers)
+        if self._single_server:  # across hash slots: one call each on a cluster
+            client.execute()
 
     def meters(self, user_ids: list[int], meter: str, time_constant: float, now: float):
         """Each user's meter value decayed to ``now`` (0 for a user never counted)."""
@@ -422,7 +419,7 @@ class FanoutState:
     def adaptive_round(self, seconds: float) -> tuple[float, str, int] | None:
         """Claim adaptive mode's next round (one process per ``seconds``): since when it has
         been measuring, where its turn of authors goes on (``authors_in_turn``'s turn), and
-        how many reads were counted since the last round claimed; None if not our turn."""
+        how many readers were counted since the last round claimed; None if not our turn."""
         if not self._redis.set(ADAPTIVE_LOCK, "1", nx=True, px=int(seconds * 1000)):
             return None
         pipe = self._redis.pipeline(transaction=True)

@@ -98,14 +98,18 @@ def test_every_event_counts_into_the_population_a_share_into_the_user(state, clo
     state.meter(2, "posts", WINDOW, share=1.0)
     state.meter(3, "posts", WINDOW, share=0.0)
     state.set_followers(9, 1)  # one author known
-    assert state.population(WINDOW, clock.now, 3600)[:2] == (0.0, 0.0)  # not written yet
-    state.flush_population()
+    assert state.population(WINDOW, clock.now, 3600)[:2] == (0.0, 0.0)  # not written yet...
+    assert state.meters([1, 2], "reads", WINDOW, clock.now) == [0.0, 0.0]
+    assert state.moved_authors(10) == []
+    state.flush_meters()  # ...until the batch is (one round trip)
     posts, reads, authors, readers = state.population(WINDOW, clock.now, 3600)
     assert (posts, reads) == (pytest.approx(2.0), pytest.approx(1000.0))
     assert authors == 1 and readers == 0
     [sampled] = state.meters([1], "reads", WINDOW, clock.now)
     assert sampled % 10 == pytest.approx(0) and 500 < sampled < 1500  # ~100 events of 10
     assert state.meters([2, 3], "posts", WINDOW, clock.now) == [pytest.approx(1.0), 0.0]
+    assert state.moved_authors(10) == [2]  # the counted post marks its author
+    assert state.adaptive_round(60)[2] == 1  # one reader counted: one author in turn
 
 
 def test_a_counted_post_marks_its_author(state):
@@ -117,7 +121,7 @@ def test_a_counted_post_marks_its_author(state):
 
 
 def test_population_counts_are_written_within_their_delay(timeline_client, clock):
-    state = FanoutState(timeline_client, clock=clock, population_delay=0.05)
+    state = FanoutState(timeline_client, clock=clock, meter_delay=0.05)
     state.meter(1, "posts", WINDOW, share=0.0)
     found = wait_for(lambda: state.population(WINDOW, clock.now, 3600)[0], "the flush")
     assert found == pytest.approx(1.0)
