@@ -322,8 +322,10 @@ def _cells(f: dict) -> str:
         "Figures of the round of median cost; cost is followed by the range over rounds. "
         "CPU columns are cores busy (CPU seconds per wall second of the cell, replay and "
         "draining); Redis MB is `used_memory` after the cell less that of the empty server "
-        "(timelines, outboxes, post cache and fan-out state); cost is CPU seconds per 1,000 "
-        "operations.\n\n" + "\n".join(table(header, rows))
+        "(timelines, outboxes, post cache and fan-out state): adaptive's world also holds "
+        "the posts of its warm-up slices (twice as many as its cells made), which its homes "
+        "hold once it pushes; cost is CPU seconds per 1,000 operations.\n\n"
+        + "\n".join(table(header, rows))
     )
 
 
