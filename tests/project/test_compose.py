@@ -33,7 +33,8 @@ INSTALL_HINT = (
 )
 SECRET_KEY = "compose-test-secret-key-0123456789abcdefghij"
 OPERATOR_PASSWORD = "compose-test-operator-password"
-REQUIRED = {"SOCIALAPP_SECRET_KEY": SECRET_KEY}
+GRAFANA_PASSWORD = "compose-test-grafana-password"
+REQUIRED = {"SOCIALAPP_SECRET_KEY": SECRET_KEY, "GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD}
 APP_SERVICES = ("api", "worker", "worker-large")
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|TOKEN|_KEY$|AUTH")
 REFERENCE = re.compile(r"^\$\{[A-Z0-9_]+(:-|:\?[^}]*)?\}$")
@@ -140,11 +141,14 @@ def test_the_stack_validates_with_and_without_the_load_profile(compose):
     assert result.returncode == 0, result.stderr
 
 
-def test_the_secret_key_is_required(compose):
-    result = compose.run("config", environ={})
+@pytest.mark.parametrize("secret", sorted(REQUIRED))
+def test_each_secret_is_required(compose, secret):
+    """Compose refuses to start without it: no service runs on a default that anyone who
+    read this file knows (Grafana's own is admin/admin)."""
+    result = compose.run("config", environ={k: v for k, v in REQUIRED.items() if k != secret})
 
     assert result.returncode != 0
-    assert "set SOCIALAPP_SECRET_KEY" in result.stdout + result.stderr
+    assert f"set {secret}" in result.stdout + result.stderr
 
 
 def test_the_broker_never_evicts_and_persists_tasks(compose):
@@ -274,6 +278,7 @@ def test_no_service_holds_a_secret(compose):
         env = environment(service)
         assert (SECRET_KEY in text) == (env.get("SOCIALAPP_SECRET_KEY") == SECRET_KEY), name
         assert text.count(OPERATOR_PASSWORD) == (1 if name == "api" else 0), name
+        assert text.count(GRAFANA_PASSWORD) == (1 if name == "grafana" else 0), name
 
 
 def test_the_env_file_is_neither_committed_nor_built_into_the_image():
