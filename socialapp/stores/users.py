@@ -40,8 +40,15 @@ SCHEMA = schema.document(
         "fanout_leaning_at": schema.DATE,
         "created_at": schema.DATE,
         "last_status_at": schema.DATE,  # when the user last posted
+        "console_signed_out_at": schema.DATE,  # console sessions signed in before it are over
     },
-    optional=("fanout_leaning", "fanout_leaning_at", "name_key", "last_status_at"),
+    optional=(
+        "fanout_leaning",
+        "fanout_leaning_at",
+        "name_key",
+        "last_status_at",
+        "console_signed_out_at",
+    ),
 )
 
 
@@ -128,6 +135,10 @@ class UserStore:
             {"$set": {"fanout_leaning": leaning, "fanout_leaning_at": at}},
             return_document=ReturnDocument.BEFORE,
         )
+
+    def sign_out_of_console(self, user_id: int, at: dt.datetime) -> None:
+        """End every console session the operator signed in to before ``at``."""
+        self._users.update_one({"_id": user_id}, {"$set": {"console_signed_out_at": at}})
 
     def count_leanings(self) -> dict[str, int]:
         """How many authors adaptive mode has decided to push and to pull:

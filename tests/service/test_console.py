@@ -86,6 +86,23 @@ def test_a_demoted_operator_is_out_at_once(operator, components):
     assert operator.get("/admin").status_code == 403
 
 
+def test_signing_out_ends_the_session_on_the_server_not_only_in_the_browser(app, operator):
+    """A copy of the cookie kept past sign-out (another tab, a stolen one) opens nothing;
+    signing in again opens a new session."""
+    kept = operator.get_cookie(session.COOKIE, path=session.PATH).value
+    signed_out = operator.post("/admin/logout", data={"csrf_token": csrf(operator.get("/admin"))})
+    assert signed_out.status_code == 303 and signed_out.headers["Location"].endswith("/login")
+    assert operator.get("/admin").status_code == 303
+
+    other = app.test_client()
+    other.set_cookie(session.COOKIE, kept, path=session.PATH)
+    assert other.get("/admin").status_code == 303
+    assert other.get("/admin/status", headers={"HX-Request": "true"}).status_code == 401
+
+    assert sign_in(operator).status_code == 303
+    assert operator.get("/admin").status_code == 200
+
+
 def test_every_change_needs_the_sessions_csrf_token(operator, components, signup):
     bob = signup("bob_author")
     changes = [

@@ -156,7 +156,7 @@ def sign_in_post():
 @blp.post("/logout")
 @operator_page
 def sign_out():
-    session.sign_out()
+    session.sign_out(g.operator)
     return redirect(url_for(".sign_in"), 303)
 
 

@@ -6,12 +6,15 @@ own, so no /v1 token or other cookie can stand in for it. It is ``HttpOnly``,
 ``SameSite=Strict``, scoped to ``/admin``, and ``Secure`` whenever the request came over
 TLS (directly, or through a proxy gunicorn trusts with ``X-Forwarded-Proto``). A session
 lasts ``MAX_AGE_SECONDS``; every request reads the account again, so an operator demoted or
-deleted is out at once. A form that changes anything carries the session's CSRF token
-(``csrf_token``, or the ``X-CSRF-Token`` header), compared in constant time.
+deleted is out at once, and so is every session they signed in to before they last signed
+out (``console_signed_out_at``): a copy of the cookie kept past sign-out opens nothing. A
+form that changes anything carries the session's CSRF token (``csrf_token``, or the
+``X-CSRF-Token`` header), compared in constant time.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hmac
 import secrets
 import time
@@ -60,13 +63,23 @@ def csrf_token() -> str:
 def operator() -> dict:
     """The signed-in operator; ``SignInRequired`` without a session, 403 for an account that
     is not (or no longer) an operator."""
-    uid = current().get("uid")
+    data = current()
+    uid = data.get("uid")
     user = components().users.get(uid) if isinstance(uid, int) else None
-    if user is None:
+    if user is None or _signed_out_since(user, data.get("at")):
         raise SignInRequired()
     if not is_operator(user):
         raise Forbidden("operator role required")
     return user
+
+
+def _signed_out_since(user: dict, signed_in_at) -> bool:
+    signed_out = user.get("console_signed_out_at")
+    if signed_out is None:
+        return False
+    if signed_out.tzinfo is None:  # MongoDB hands datetimes back naive, in UTC
+        signed_out = signed_out.replace(tzinfo=dt.UTC)
+    return not isinstance(signed_in_at, int | float) or signed_in_at <= signed_out.timestamp()
 
 
 def sign_in(user: dict) -> None:
@@ -75,7 +88,9 @@ def sign_in(user: dict) -> None:
     g.console_session_changed = True
 
 
-def sign_out() -> None:
+def sign_out(user: dict) -> None:
+    """End this session and every other the operator signed in to until now."""
+    components().users.sign_out_of_console(user["_id"], dt.datetime.now(dt.UTC))
     g.console_session = {"csrf": secrets.token_urlsafe(32)}
     g.console_session_changed = True
 
