@@ -129,6 +129,7 @@ class UserPosts(MethodView):
 class Like(MethodView):
     @limits.writes
     @blp.response(204)
+    @blp.alt_response(403, schema=ErrorSchema, description="A block stands between you")
     @blp.errors(401, 404, 429, 503)
     @blp.doc(**BEARER)
     def put(self, post_id):
@@ -180,6 +181,7 @@ class Comments(MethodView):
     @blp.arguments(NewTextSchema)
     @blp.arguments(IdempotencyHeaders, location="headers")
     @blp.response(201, CommentSchema)
+    @blp.alt_response(403, schema=ErrorSchema, description="A block stands between you")
     @blp.errors(400, 401, 404, 413, 422, 429, 503)
     @blp.doc(**BEARER)
     def post(self, body, headers, post_id):

@@ -11,10 +11,10 @@ from __future__ import annotations
 import contextlib
 
 from socialapp.domain.ids import IdGenerator
-from socialapp.errors import Forbidden, NotFound
+from socialapp.errors import NotFound
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
-from socialapp.services.posts import delete_post, get_post
+from socialapp.services.posts import delete_post, get_post, refuse_across_block
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.posts import PostStore, new_boost
 from socialapp.unit_of_work import UnitOfWork
@@ -37,8 +37,7 @@ def boost(
     """The user's boost of the post, made, delivered and notified unless it exists (then
     nothing changes and the existing boost is returned). Across a block either way: 403."""
     original = boosted_post(uow, post_id)
-    if uow.filters.blocks_either(user_id, original["author_id"]):
-        raise Forbidden("you cannot boost a post of an account that blocks you or you block")
+    refuse_across_block(uow, user_id, original, "boost")
     made = new_boost(ids.next_id(), user_id, original)
 
     def store(session) -> bool:

@@ -106,6 +106,23 @@ def muted_page(
     return [{**a, "mute_expires_at": ends[a["_id"]]} for a in accounts], next_cursor
 
 
+def blocked_by_any(filters: FilterStore, viewer_id: int | None, author_ids: list[int]) -> bool:
+    """Whether any of these authors blocks the viewer (an anonymous reader: never): a
+    blocker's statuses are not shown to whom they block, even by their id."""
+    return viewer_id is not None and any(filters.blocks(a, viewer_id) for a in set(author_ids))
+
+
+def without_hidden(
+    filters: FilterStore, viewer_id: int | None, records: list[dict], clock=time.time
+) -> list[dict]:
+    """``records`` (posts or comments) less those by accounts hidden from the viewer: whom
+    they block, who blocks them and whom they mute now (an anonymous reader: none hidden)."""
+    if viewer_id is None or not records:
+        return records
+    hidden = filters.hiding(viewer_id, dt.datetime.fromtimestamp(clock(), dt.UTC))
+    return [r for r in records if r["author_id"] not in hidden]
+
+
 def _other(users: UserStore, account_id: int, target_id: int) -> dict:
     if account_id == target_id:
         raise Invalid("you cannot block or mute yourself")

@@ -76,6 +76,15 @@ def create_post(
     return post
 
 
+def refuse_across_block(uow: UnitOfWork, user_id: int, post: dict, what: str) -> None:
+    """403 when the user blocks the post's author or is blocked by them (for a boost, its
+    booster's and the boosted post's author alike): a block ends every interaction between
+    the two accounts, either way."""
+    authors = {post["author_id"], post.get("boost_of_author") or post["author_id"]}
+    if any(uow.filters.blocks_either(user_id, author) for author in authors):
+        raise Forbidden(f"you cannot {what} a post of an account that blocks you or you block")
+
+
 def get_post(posts: PostStore, post_id: int) -> dict:
     post = posts.get(post_id)
     if post is None:
@@ -189,7 +198,8 @@ def like(
     uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int, notifier: Notifier | None = None
 ) -> None:
     """Idempotent: the post's like count moves, and its author is notified, only when the
-    like is new."""
+    like is new. Across a block either way: 403 (taking a like back stays open)."""
+    refuse_across_block(uow, user_id, get_post(uow.posts, post_id), "like")
     added = uow.run(lambda session: _change_like(uow, post_id, user_id, +1, session))
     if added and notifier is not None:
         notifier.favourited(user_id, post_id)
@@ -228,10 +238,11 @@ def add_comment(
     notifier: Notifier | None = None,
 ) -> dict:
     """Reserve the comment's position, then store and count it in one transaction; the
-    post's author is notified (a ``mention``).
+    post's author is notified (a ``mention``). Across a block either way: 403.
 
     With an ``idempotency_key`` used before for this comment, the earlier one is returned.
     """
+    refuse_across_block(uow, author_id, get_post(uow.posts, post_id), "comment on")
     comment = uow.posts.reserve_comment(post_id, ids.next_id(), author_id, text)
     if comment is None:
         raise NotFound("post not found")

@@ -29,6 +29,57 @@ def test_a_block_shows_on_both_sides_and_ends_the_follows(client, masto):
     assert unblocked.status_code == 200 and not unblocked.json["blocking"]
 
 
+def comment(client, user, status_id: str) -> str:
+    response = client.post(
+        f"/v1/posts/{status_id}/comments", json={"text": f"by {user.handle}"}, headers=user.headers
+    )
+    assert response.status_code == 201, response.json
+    return response.json["id"]
+
+
+def descendants(client, status_id: str, user=None) -> list[str]:
+    headers = user.headers if user else {}
+    response = client.get(f"/api/v1/statuses/{status_id}/context", headers=headers)
+    assert response.status_code == 200, response.json
+    return [status["account"]["id"] for status in response.json["descendants"]]
+
+
+def test_a_blockers_statuses_are_hidden_from_whom_they_block(client, masto):
+    """As Mastodon answers: the blocked reader gets 404 for the blocker's status and its
+    context, an empty page of their statuses, and 403 for a favourite; the blocker's context
+    leaves out the blocked account's comments; other readers see everything."""
+    ada, bob, cyd = masto(), masto(), masto()
+    status = client.post("/api/v1/statuses", data={"status": "by ada"}, headers=ada.headers)
+    status_id = status.json["id"]
+    for who in (bob, cyd):
+        comment(client, who, status_id)
+    assert client.post(f"/api/v1/accounts/{bob.id}/block", headers=ada.headers).status_code == 200
+
+    assert client.get(f"/api/v1/statuses/{status_id}", headers=bob.headers).status_code == 404
+    hidden = client.get(f"/api/v1/statuses/{status_id}/context", headers=bob.headers)
+    assert hidden.status_code == 404 and hidden.json["error"]
+    assert client.get(f"/api/v1/accounts/{ada.id}/statuses", headers=bob.headers).json == []
+    refused = client.post(f"/api/v1/statuses/{status_id}/favourite", headers=bob.headers)
+    assert refused.status_code == 403 and refused.json["error"]
+    assert client.get(f"/api/v1/statuses/{status_id}").json["favourites_count"] == 0
+
+    assert descendants(client, status_id, ada) == [cyd.id]
+    assert descendants(client, status_id, cyd) == descendants(client, status_id) == [bob.id, cyd.id]
+    seen = client.get(f"/api/v1/accounts/{ada.id}/statuses", headers=cyd.headers).json
+    assert [s["id"] for s in seen] == [status_id]
+
+
+def test_a_muted_accounts_comments_leave_the_muters_context(client, masto):
+    ada, bob, cyd = masto(), masto(), masto()
+    status = client.post("/api/v1/statuses", data={"status": "x"}, headers=ada.headers)
+    status_id = status.json["id"]
+    comment(client, bob, status_id)
+    assert client.post(f"/api/v1/accounts/{bob.id}/mute", headers=cyd.headers).status_code == 200
+    assert descendants(client, status_id, cyd) == []
+    assert descendants(client, status_id, ada) == [bob.id]
+    assert client.get(f"/api/v1/statuses/{status_id}", headers=cyd.headers).status_code == 200
+
+
 def test_a_mute_reports_its_notifications_and_its_end(client, masto):
     ada, bob = masto(), masto()
     muted = client.post(

@@ -78,6 +78,28 @@ def test_neither_side_may_follow_while_a_block_stands(client, world):
     assert counters(client, ada) == (0, 1) and counters(client, bob) == (0, 0)
 
 
+def test_a_block_refuses_likes_and_comments_either_way_and_changes_nothing(client, signup):
+    ada, bob = signup("ada"), signup("bob")
+    mine, theirs = post(client, ada, "by ada"), post(client, bob, "by bob")
+    assert client.put(f"/v1/posts/{mine}/like", headers=bob.headers).status_code == 204
+    assert put(client, ada, "blocks", bob).status_code == 204
+
+    for who, post_id in ((bob, mine), (ada, theirs)):  # the blocked, and the blocker
+        liked = client.put(f"/v1/posts/{post_id}/like", headers=who.headers)
+        comment = {"text": "across the block"}
+        commented = client.post(f"/v1/posts/{post_id}/comments", json=comment, headers=who.headers)
+        for refused in (liked, commented):
+            assert refused.status_code == 403 and "block" in refused.json["message"]
+    found = client.get(f"/v1/posts/{theirs}").json
+    assert (found["like_count"], found["comment_count"]) == (0, 0)
+    assert client.get(f"/v1/posts/{theirs}/comments").json["items"] == []
+
+    assert client.delete(f"/v1/posts/{mine}/like", headers=bob.headers).status_code == 204
+    assert client.get(f"/v1/posts/{mine}").json["like_count"] == 0  # taking back stays open
+    assert delete(client, ada, "blocks", bob).status_code == 204
+    assert client.put(f"/v1/posts/{theirs}/like", headers=ada.headers).status_code == 204
+
+
 def test_unblocking_restores_nothing_by_itself(client, world, settle):
     ada, bob, _, posts = world
     put(client, ada, "blocks", bob)

@@ -15,6 +15,7 @@ from socialapp.api.mastodon.statuses import READ_NOTE, render, viewer_id
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import accounts, graph
+from socialapp.services.filters import blocked_by_any
 from socialapp.services.posts import user_posts
 
 blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
@@ -123,16 +124,19 @@ def show(account_id: str):
     description=READ_NOTE,
 )
 def statuses(account_id: str):
-    """``pinned`` and ``only_media`` answer what is pinned or has media: nothing here."""
+    """``pinned`` and ``only_media`` answer what is pinned or has media: nothing here; an
+    account that blocks the viewer shows them none, as on Mastodon."""
     args = params(StatusPageArgs())
     c = components()
     cursors = {name: args[name] for name in ("max_id", "since_id", "min_id")}
-    page = user_posts(c.users, c.posts, _account_id(account_id), args["limit"], **cursors)
-    items = [] if args["pinned"] or args["only_media"] else page["items"]
+    author, reader = _account_id(account_id), viewer_id()
+    page = user_posts(c.users, c.posts, author, args["limit"], **cursors)
+    hidden = args["pinned"] or args["only_media"] or blocked_by_any(c.filters, reader, [author])
+    items = [] if hidden else page["items"]
     if not items:
         return jsonify([])
     headers = paging.link(next_max_id=page["next_max_id"], prev_min_id=items[0]["_id"])
-    return jsonify(render(items, viewer_id())), 200, headers
+    return jsonify(render(items, reader)), 200, headers
 
 
 class FollowArgs(Schema):

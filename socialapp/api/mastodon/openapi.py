@@ -21,6 +21,7 @@ BODY_TYPES = ("application/json", "application/x-www-form-urlencoded", "multipar
 BODY_NOTE = "Form-encoded or JSON; the same parameters are also read from the query string."
 AUTHORIZED = {401: "No valid bearer token", 403: "The token does not grant the scope"}
 NOT_FOUND = {404: "Record not found"}
+BLOCKED = {403: "The token does not grant the scope, or a block stands between caller and author"}
 INVALID = {422: "A parameter is invalid"}
 LIMITED = {429: "Rate limited (Retry-After says when to retry)"}
 MALFORMED_BODY = {400: "The body is not a JSON object", 413: "The body is over 64 KiB"}

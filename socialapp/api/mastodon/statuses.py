@@ -13,6 +13,7 @@ from socialapp.api.fields import Text, id_from_path
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import (
     AUTHORIZED,
+    BLOCKED,
     INVALID,
     LIMITED,
     NOT_FOUND,
@@ -21,7 +22,7 @@ from socialapp.api.mastodon.openapi import (
 from socialapp.api.mastodon.parsing import Schema, params
 from socialapp.api.posts import IdempotencyHeaders
 from socialapp.errors import Forbidden, Invalid, NotFound
-from socialapp.services import boosts, posts
+from socialapp.services import boosts, filters, posts
 
 blp = Blueprint("mastodon_statuses", __name__, url_prefix="/api/v1")
 
@@ -158,7 +159,17 @@ def create():
 )
 def show(status_id: str):
     record, reply_to = posts.get_status(components().posts, _post(status_id))
-    return jsonify(one(record, viewer_id(), reply_to=reply_to))
+    viewer = viewer_id()
+    _not_blocked(viewer, record, reply_to)
+    return jsonify(one(record, viewer, reply_to=reply_to))
+
+
+def _not_blocked(viewer: int | None, *records: dict | None) -> None:
+    """404, as Mastodon answers, when the author of any of these (a boost's original
+    included) blocks the viewer."""
+    authors = [a for r in records if r for a in (r["author_id"], r.get("boost_of_author")) if a]
+    if filters.blocked_by_any(components().filters, viewer, authors):
+        raise NotFound("Record not found")
 
 
 @blp.delete("/statuses/<status_id>")
@@ -184,7 +195,7 @@ def delete(status_id: str):
 @documented(
     "Favourite a status",
     "The Status",
-    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    {**AUTHORIZED, **BLOCKED, **NOT_FOUND, **LIMITED},
     scopes=("write:favourites",),
 )
 @limits.writes
@@ -217,7 +228,7 @@ def _set_favourite(status_id: str, change):
 @documented(
     "Boost a status to the caller's followers (again: the existing boost)",
     "The boost: a Status whose reblog is the boosted status",
-    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    {**AUTHORIZED, **BLOCKED, **NOT_FOUND, **LIMITED},
     scopes=("write:statuses",),
 )
 @limits.writes
@@ -253,11 +264,14 @@ def unreblog(status_id: str):
 def context(status_id: str):
     """A post: no ancestors (it replies to nothing), its comments, overflow included, as
     descendants, oldest first, up to Mastodon's own cap. A comment: its post as the one
-    ancestor, and no descendants (nothing replies to a comment)."""
+    ancestor, and no descendants (nothing replies to a comment). A signed-in reader sees no
+    comment by an account they block, that blocks them or that they mute."""
     c = components()
     record, reply_to = posts.get_status(c.posts, _post(status_id))
     viewer = viewer_id()
+    _not_blocked(viewer, record, reply_to)
     if reply_to is not None:
         return jsonify({"ancestors": render([reply_to], viewer), "descendants": []})
     comments = posts.first_comments(c.posts, record["_id"], DESCENDANTS_LIMIT)
+    comments = filters.without_hidden(c.filters, viewer, comments)
     return jsonify({"ancestors": [], "descendants": render(comments, viewer, reply_to=record)})
