@@ -104,27 +104,40 @@ def _change_edge(uow: UnitOfWork, follower_id: int, followee_id: int, delta: int
 def relationship(
     follows: FollowStore, filters: FilterStore, user_id: int, other_id: int
 ) -> Relationship:
-    edge = follows.edge(user_id, other_id)
-    now = dt.datetime.now(dt.UTC)
-    mute = filters.mutes(user_id, [other_id], now).get(other_id)
-    return Relationship(
-        other_id,
-        edge is not None,
-        follows.exists(other_id, user_id),
-        blocking=filters.blocks(user_id, other_id),
-        blocked_by=filters.blocks(other_id, user_id),
-        muting=mute is not None,
-        muting_notifications=mute is not None and mute["notifications"],
-        showing_reblogs=edge is not None and edge.get("reblogs", True),
-    )
+    [found] = _relationships(follows, filters, user_id, [other_id])
+    return found
 
 
 def relationships(
     users: UserStore, follows: FollowStore, filters: FilterStore, user_id: int, other_ids: list[int]
 ) -> list[Relationship]:
-    """The user's relationships with the accounts among ``other_ids`` that exist."""
-    known = [other["_id"] for other in users.get_many(other_ids)]
-    return [relationship(follows, filters, user_id, other_id) for other_id in known]
+    """The user's relationships with the accounts among ``other_ids`` that exist, in their
+    order: six queries however many there are."""
+    known = {other["_id"] for other in users.get_many(other_ids)}
+    return _relationships(follows, filters, user_id, [i for i in other_ids if i in known])
+
+
+def _relationships(
+    follows: FollowStore, filters: FilterStore, user_id: int, other_ids: list[int]
+) -> list[Relationship]:
+    if not other_ids:
+        return []
+    edges, followers = follows.edges_with(user_id, other_ids)
+    blocking, blocked_by = filters.blocks_with(user_id, other_ids)
+    mutes = filters.mutes(user_id, other_ids, dt.datetime.now(dt.UTC))
+    return [
+        Relationship(
+            other_id,
+            other_id in edges,
+            other_id in followers,
+            blocking=other_id in blocking,
+            blocked_by=other_id in blocked_by,
+            muting=other_id in mutes,
+            muting_notifications=other_id in mutes and mutes[other_id]["notifications"],
+            showing_reblogs=other_id in edges and edges[other_id].get("reblogs", True),
+        )
+        for other_id in other_ids
+    ]
 
 
 def followers_page(

@@ -88,6 +88,14 @@ class FilterStore:
             for one, other in either
         )
 
+    def blocks_with(self, account_id: int, other_ids: list[int]) -> tuple[set[int], set[int]]:
+        """Which of ``other_ids`` the account blocks, and which block it: a query on each
+        of the two indexes."""
+        among = {"$in": other_ids}
+        blocking = self._blocks.find({"account_id": account_id, "target_id": among})
+        blocked_by = self._blocks.find({"target_id": account_id, "account_id": among})
+        return {e["target_id"] for e in blocking}, {e["account_id"] for e in blocked_by}
+
     def blocked_ids(self, account_id: int, after: int | None = None, limit: int = 0):
         """The accounts ``account_id`` blocks, ascending, above ``after``."""
         return self._walk(self._blocks, {"account_id": account_id}, after, limit)

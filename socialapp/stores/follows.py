@@ -72,13 +72,20 @@ class FollowStore:
         edge = {"follower_id": follower_id, "followee_id": followee_id}
         return self._follows.delete_one(edge, session=session).deleted_count == 1
 
-    def exists(self, follower_id: int, followee_id: int) -> bool:
-        return self.edge(follower_id, followee_id) is not None
-
-    def edge(self, follower_id: int, followee_id: int) -> dict | None:
-        """The edge (``reblogs`` False when the follower hides the followee's boosts)."""
-        edge = {"follower_id": follower_id, "followee_id": followee_id}
-        return self._follows.find_one(edge, projection={"_id": 0, "reblogs": 1})
+    def edges_with(self, user_id: int, other_ids: list[int]) -> tuple[dict[int, dict], set[int]]:
+        """The user's edges to any of ``other_ids`` by followee (``reblogs`` False where the
+        user hides the followee's boosts), and which of them follow the user: a query on
+        each of the two indexes."""
+        among = {"$in": other_ids}
+        out = self._follows.find(
+            {"follower_id": user_id, "followee_id": among},
+            projection={"_id": 0, "followee_id": 1, "reblogs": 1},
+        )
+        into = self._follows.find(
+            {"followee_id": user_id, "follower_id": among}, projection={"_id": 0, "follower_id": 1}
+        )
+        edges = {edge.pop("followee_id"): edge for edge in out}
+        return edges, {edge["follower_id"] for edge in into}
 
     def set_reblogs(self, follower_id: int, followee_id: int, shown: bool) -> bool:
         """Show or hide the followee's boosts to the follower; True if that changed."""

@@ -80,6 +80,33 @@ def test_a_muted_accounts_comments_leave_the_muters_context(client, masto):
     assert client.get(f"/api/v1/statuses/{status_id}", headers=cyd.headers).status_code == 200
 
 
+def test_relationships_of_many_accounts_in_one_call_keep_each_apart(client, masto):
+    ada, bob, cyd, dan, eve = (masto() for _ in range(5))
+    actions = [
+        (ada, f"{bob.id}/follow", {"reblogs": "false"}),  # ada follows bob, boosts hidden
+        (cyd, f"{ada.id}/follow", {}),
+        (ada, f"{dan.id}/block", {}),
+        (eve, f"{ada.id}/block", {}),
+        (ada, f"{cyd.id}/mute", {"notifications": "false"}),
+    ]
+    for who, action, form in actions:
+        response = client.post(f"/api/v1/accounts/{action}", data=form, headers=who.headers)
+        assert response.status_code == 200, response.json
+    asked = [eve.id, UNKNOWN_ID, dan.id, cyd.id, bob.id]
+    query = "&".join(f"id[]={i}" for i in asked)
+    found = client.get(f"/api/v1/accounts/relationships?{query}", headers=ada.headers).json
+
+    assert [r["id"] for r in found] == [eve.id, dan.id, cyd.id, bob.id]  # as asked, known only
+    flags = ("following", "showing_reblogs", "followed_by", "blocking", "blocked_by", "muting")
+    assert {r["id"]: {f for f in flags if r[f]} for r in found} == {
+        eve.id: {"blocked_by"},
+        dan.id: {"blocking"},
+        cyd.id: {"followed_by", "muting"},
+        bob.id: {"following"},
+    }
+    assert not any(r["muting_notifications"] for r in found)
+
+
 def test_a_mute_reports_its_notifications_and_its_end(client, masto):
     ada, bob = masto(), masto()
     muted = client.post(
