@@ -43,14 +43,24 @@ class MutedPageSchema(ma.Schema):
     next_cursor = fields.String(allow_none=True)
 
 
+def _changes_filter(*errors: int):
+    """The responses of a block's or mute's change: 204, 404 for an unknown user, 422 for
+    yourself, and ``errors`` (one stack for the four routes)."""
+
+    def decorate(view):
+        view = blp.errors(*errors)(view)
+        view = blp.alt_response(422, schema=ErrorSchema, **YOURSELF)(view)
+        view = blp.alt_response(404, schema=ErrorSchema, **UNKNOWN)(view)
+        return blp.response(204)(view)
+
+    return decorate
+
+
 @blp.route("/me/blocks/<user_id>")
 class Block(MethodView):
     @limits.writes
     @blp.doc(**BEARER)
-    @blp.response(204)
-    @blp.alt_response(404, schema=ErrorSchema, **UNKNOWN)
-    @blp.alt_response(422, schema=ErrorSchema, **YOURSELF)
-    @blp.errors(401, 429, 503)
+    @_changes_filter(401, 429, 503)
     def put(self, user_id):
         """Block a user (idempotent): each of you leaves the other's home, and the follows
         between you end"""
@@ -59,10 +69,7 @@ class Block(MethodView):
 
     @limits.writes
     @blp.doc(**BEARER)
-    @blp.response(204)
-    @blp.alt_response(404, schema=ErrorSchema, **UNKNOWN)
-    @blp.alt_response(422, schema=ErrorSchema, **YOURSELF)
-    @blp.errors(401, 429, 503)
+    @_changes_filter(401, 429, 503)
     def delete(self, user_id):
         """Unblock a user (idempotent; restores no follow)"""
         c = components()
@@ -74,10 +81,7 @@ class Mute(MethodView):
     @limits.writes
     @blp.doc(**BEARER)
     @blp.arguments(MuteSchema)
-    @blp.response(204)
-    @blp.alt_response(404, schema=ErrorSchema, **UNKNOWN)
-    @blp.alt_response(422, schema=ErrorSchema, **YOURSELF)
-    @blp.errors(400, 401, 413, 429, 503)
+    @_changes_filter(400, 401, 413, 429, 503)
     def put(self, body, user_id):
         """Mute a user (again: the new duration replaces the old); you keep following them"""
         c = components()
@@ -85,10 +89,7 @@ class Mute(MethodView):
 
     @limits.writes
     @blp.doc(**BEARER)
-    @blp.response(204)
-    @blp.alt_response(404, schema=ErrorSchema, **UNKNOWN)
-    @blp.alt_response(422, schema=ErrorSchema, **YOURSELF)
-    @blp.errors(401, 429, 503)
+    @_changes_filter(401, 429, 503)
     def delete(self, user_id):
         """Unmute a user (idempotent): their posts are back in your home"""
         c = components()
