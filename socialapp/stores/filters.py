@@ -15,7 +15,7 @@ from pymongo import ASCENDING
 
 from socialapp.config import Settings
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection
+from socialapp.stores.mongo import collection, ids_after
 from socialapp.stores.unavailable import MONGODB, translates
 
 BLOCK_SCHEMA = schema.document(
@@ -98,7 +98,7 @@ class FilterStore:
 
     def blocked_ids(self, account_id: int, after: int | None = None, limit: int = 0):
         """The accounts ``account_id`` blocks, ascending, above ``after``."""
-        return self._walk(self._blocks, {"account_id": account_id}, after, limit)
+        return ids_after(self._blocks, {"account_id": account_id}, "target_id", after, limit)
 
     def blocker_ids(self, target_id: int) -> list[int]:
         """The accounts that block ``target_id``."""
@@ -149,14 +149,6 @@ class FilterStore:
             end = mute["expires_at"].timestamp() if "expires_at" in mute else math.inf
             until[mute["target_id"]] = max(until.get(mute["target_id"], 0.0), end)
         return until
-
-    def _walk(self, edges, query: dict, after: int | None, limit: int) -> list[int]:
-        if after is not None:
-            query = {**query, "target_id": {"$gt": after}}
-        found = edges.find(
-            query, projection={"target_id": 1}, sort=[("target_id", ASCENDING)], limit=limit
-        )
-        return [edge["target_id"] for edge in found]
 
 
 def _live(now: dt.datetime) -> dict:

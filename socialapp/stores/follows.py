@@ -11,7 +11,7 @@ from pymongo import ASCENDING, DESCENDING
 
 from socialapp.config import Settings
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, insert_if_absent, insert_unordered
+from socialapp.stores.mongo import collection, ids_after, insert_if_absent, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
 SCHEMA = schema.document(
@@ -104,7 +104,7 @@ class FollowStore:
         self, followee_id: int, after: int | None = None, limit: int = 1000
     ) -> list[int]:
         """Followers of ``followee_id`` with ids above ``after``, ascending."""
-        return self._walk("followee_id", followee_id, "follower_id", after, limit)
+        return ids_after(self._follows, {"followee_id": followee_id}, "follower_id", after, limit)
 
     def follower_chunks(self, followee_id: int, size: int | None = None) -> Iterator[list[int]]:
         """Every follower of ``followee_id``, ascending, in lists of ``size`` (by default
@@ -128,7 +128,7 @@ class FollowStore:
         self, follower_id: int, after: int | None = None, limit: int | None = None
     ) -> list[int]:
         """Accounts ``follower_id`` follows with ids above ``after``, ascending (all by default)."""
-        return self._walk("follower_id", follower_id, "followee_id", after, limit)
+        return ids_after(self._follows, {"follower_id": follower_id}, "followee_id", after, limit)
 
     def follower_edges(
         self,
@@ -176,18 +176,6 @@ class FollowStore:
 
     def count_followees(self, user_id: int) -> int:
         return self._follows.count_documents({"follower_id": user_id})
-
-    def _walk(self, key: str, value: int, other: str, after: int | None, limit: int | None):
-        query = {key: value}
-        if after is not None:
-            query[other] = {"$gt": after}
-        edges = self._follows.find(
-            query,
-            projection={other: 1, "_id": 0},
-            sort=[(other, ASCENDING)],
-            limit=limit or 0,
-        )
-        return [edge[other] for edge in edges]
 
     def add_many(self, edges: list[tuple[int, int]], on_batch=None) -> None:
         """Create new ``(follower_id, followee_id)`` edges in unordered bulk writes.

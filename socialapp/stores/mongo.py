@@ -68,6 +68,17 @@ def insert_if_absent(coll, key: dict, fields: dict, session=None) -> bool:
     return result.upserted_id is not None
 
 
+def ids_after(coll, query: dict, field: str, after: int | None, limit: int | None) -> list[int]:
+    """``field`` of the documents ``query`` matches, ascending, above ``after``: a page of
+    an edge collection walked by an id its index sorts (``limit`` None or 0: every one)."""
+    if after is not None:
+        query = {**query, field: {"$gt": after}}
+    found = coll.find(
+        query, projection={field: 1, "_id": 0}, sort=[(field, pymongo.ASCENDING)], limit=limit or 0
+    )
+    return [document[field] for document in found]
+
+
 def ping(db: Database) -> None:
     """Raise ``pymongo.errors.PyMongoError`` when the server cannot be reached."""
     db.command("ping")
