@@ -57,7 +57,7 @@ class Followers(MethodView):
     def get(self, args, user_id):
         """Who follows a user"""
         c = components()
-        page = graph.followers_page(c.users, c.follows, user_id_from_path(user_id), **args)
+        page = graph.edges_page(c.users, c.follows.follower_ids, user_id_from_path(user_id), **args)
         return _page(page)
 
 
@@ -69,7 +69,7 @@ class Followees(MethodView):
     def get(self, args, user_id):
         """Whom a user follows"""
         c = components()
-        page = graph.following_page(c.users, c.follows, user_id_from_path(user_id), **args)
+        page = graph.edges_page(c.users, c.follows.followee_ids, user_id_from_path(user_id), **args)
         return _page(page)
 
 

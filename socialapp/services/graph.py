@@ -140,21 +140,12 @@ def _relationships(
     ]
 
 
-def followers_page(
-    users: UserStore, follows: FollowStore, user_id: int, limit: int, cursor: str | None
-) -> Page:
-    """Followers of ``user_id`` in a stable order, ``limit`` at a time."""
+def edges_page(users: UserStore, edge_ids, user_id: int, limit: int, cursor: str | None) -> Page:
+    """The accounts on the other end of ``user_id``'s edges in a stable order, ``limit`` at
+    a time: ``edge_ids`` is ``FollowStore.follower_ids`` (followers) or ``followee_ids``
+    (whom they follow)."""
     get_user(users, user_id)
-    ids = follows.follower_ids(user_id, after=decode_cursor(cursor), limit=limit + 1)
-    return page_of(users, ids, limit)
-
-
-def following_page(
-    users: UserStore, follows: FollowStore, user_id: int, limit: int, cursor: str | None
-) -> Page:
-    """Accounts ``user_id`` follows in a stable order, ``limit`` at a time."""
-    get_user(users, user_id)
-    ids = follows.followee_ids(user_id, after=decode_cursor(cursor), limit=limit + 1)
+    ids = edge_ids(user_id, after=decode_cursor(cursor), limit=limit + 1)
     return page_of(users, ids, limit)
 
 
