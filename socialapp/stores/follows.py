@@ -72,6 +72,10 @@ class FollowStore:
         edge = {"follower_id": follower_id, "followee_id": followee_id}
         return self._follows.delete_one(edge, session=session).deleted_count == 1
 
+    def exists(self, follower_id: int, followee_id: int) -> bool:
+        edge = {"follower_id": follower_id, "followee_id": followee_id}
+        return self._follows.find_one(edge, projection={"_id": 1}) is not None
+
     def edges_with(self, user_id: int, other_ids: list[int]) -> tuple[dict[int, dict], set[int]]:
         """The user's edges to any of ``other_ids`` by followee (``reblogs`` False where the
         user hides the followee's boosts), and which of them follow the user: a query on

@@ -49,7 +49,7 @@ HOT_QUERIES = [
     Query("follows", FollowStore.add, ("follower_id", "followee_id")),
     Query("follows", FollowStore.remove, ("follower_id", "followee_id")),
     Query("follows", FollowStore.exists, ("follower_id", "followee_id")),
-    Query("follows", FollowStore.edge, ("follower_id", "followee_id")),
+    Query("follows", FollowStore.edges_with, ("follower_id", "followee_id")),  # both ways
     Query("follows", FollowStore.set_reblogs, ("follower_id", "followee_id")),
     Query("follows", FollowStore.boosts_hidden, ("follower_id",)),
     Query("follows", FollowStore.follower_ids, ("followee_id",), "follower_id"),
