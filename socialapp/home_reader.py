@@ -305,9 +305,10 @@ class HomeReader:
         found.update(get([i for i in post_ids if i not in values and i not in found]))
         missing = [i for i in post_ids if i not in found]
         if missing:
+            began = self._cache.clock()
             loaded = self._posts.get_many(missing)
-            jitter.pause("hydrate.loaded")  # a delete may land here: the cache refuses it
-            self._cache.put_many(loaded)
+            jitter.pause("hydrate.loaded")  # a delete or a like may land here: the cache
+            self._cache.put_many(loaded, began)  # refuses what loaded before it
             if rendered:
                 loaded = {i: self._cache.render(post) for i, post in loaded.items()}
             found.update(loaded)

@@ -15,12 +15,19 @@ key holds a tombstone for as long as an entry would live, and a read's write nev
 an existing value (``SET NX``). A timeline entry left behind by a delivery that raced the
 delete then finds the tombstone, or nothing, and MongoDB does not have the post: no read
 that begins after the delete returned shows it.
+
+A like, a comment or a boost changes a post in MongoDB the same way: a read may load the
+post before the change and write it after the change dropped the cached one, which left
+the old counts for a day. So a change leaves a *mark* with the time it was made (the cache
+server's clock), and a read's write goes through only where the load began after the mark
+(``clock`` before loading, ``put_many`` after); the first such read caches the new post.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from bson import json_util
 from redis.cluster import RedisCluster
@@ -30,6 +37,8 @@ from socialapp.stores.unavailable import REDIS, translates
 
 DEFAULT_TTL_SECONDS = 24 * 3600
 TOMBSTONE = "-"  # a buried post's value: no response form, no document, reads as missing
+CHANGED = "~"  # a changed post's value starts with it, then when: reads as missing
+LUA = Path(__file__).parent / "lua"
 JSON_OPTIONS = json_util.LEGACY_JSON_OPTIONS.with_options(tz_aware=True, tzinfo=dt.UTC)
 
 
@@ -47,7 +56,10 @@ class PostCache:
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
     ) -> None:
         self._client = client
-        self._mget = client.mget_nonatomic if isinstance(client, RedisCluster) else client.mget
+        self._single_server = not isinstance(client, RedisCluster)
+        self._mget = client.mget if self._single_server else client.mget_nonatomic
+        self._put = client.register_script((LUA / "cache_put.lua").read_text())
+        self._changed = client.register_script((LUA / "cache_changed.lua").read_text())
         self.render = render
         self.ttl_seconds = ttl_seconds
 
@@ -87,19 +99,32 @@ class PostCache:
         # One MGET on one server; a cluster client splits it by slot (one call per node).
         return dict(zip(post_ids, self._mget(keys), strict=True))
 
-    def put_many(self, posts: dict[int, dict]) -> None:
+    def clock(self) -> int:
+        """The cache server's clock (microseconds): read it before loading posts from
+        MongoDB, and hand it to ``put_many``."""
+        seconds, microseconds = self._client.time()
+        return seconds * 1_000_000 + microseconds
+
+    def put_many(self, posts: dict[int, dict], loaded_since: int) -> None:
+        """Cache posts loaded from MongoDB since ``loaded_since`` (``clock``), each unless
+        something is cached for it already, or it changed (or was deleted) since."""
         if not posts:
             return
-        pipe = self._client.pipeline(transaction=False)
-        for post_id, post in posts.items():
-            document = json_util.dumps(post, json_options=JSON_OPTIONS)
-            value = f"{self.render(post)}\n{document}"
-            pipe.set(post_key(post_id), value, ex=self.ttl_seconds, nx=True)
-        pipe.execute()
+        keys = [post_key(post_id) for post_id in posts]
+        values = [
+            f"{self.render(post)}\n{json_util.dumps(post, json_options=JSON_OPTIONS)}"
+            for post in posts.values()
+        ]
+        if self._single_server:
+            self._put(keys=keys, args=[loaded_since, self.ttl_seconds, *values])
+            return
+        for key, value in zip(keys, values, strict=True):  # the keys span hash slots
+            self._put(keys=[key], args=[loaded_since, self.ttl_seconds, value])
 
     def invalidate(self, post_id: int) -> None:
-        """Drop a changed post: the next read loads it again."""
-        self._client.delete(post_key(post_id))
+        """A post changed: a load that began before this cannot cache it, the next one
+        caches it again."""
+        self._changed(keys=[post_key(post_id)], args=[self.ttl_seconds])
 
     def bury(self, post_id: int) -> None:
         """Mark a deleted post: a read that loaded it before the delete cannot cache it."""
@@ -113,7 +138,7 @@ def _parsed(values: dict[int, str | None]) -> dict[int, tuple[str | None, str]]:
     """``(response form or None, document)`` of each value found."""
     found = {}
     for post_id, raw in values.items():
-        if raw is not None and raw != TOMBSTONE:
+        if raw is not None and raw != TOMBSTONE and not raw.startswith(CHANGED):
             rendered, newline, document = raw.partition("\n")
             found[post_id] = (rendered, document) if newline else (None, raw)
     return found

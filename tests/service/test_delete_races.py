@@ -1,6 +1,6 @@
 """A delete racing a read or a delivery, each interleaving forced at its pause point
 (``socialapp.jitter``): once the delete has returned, no read shows the post, and nothing
-the race left behind brings it back."""
+the race left behind brings it back. A like racing a read leaves no old count cached."""
 
 from __future__ import annotations
 
@@ -78,6 +78,39 @@ def test_a_read_that_loaded_the_post_before_the_delete_cannot_cache_it(
     assert seen and gone in seen[0]  # the read began before the delete: it may show it
     assert gone not in home_ids(client, bob)  # the retraction is still queued: nothing shows it
     assert gone not in home_ids(client, bob)
+
+
+def home_like_counts(client, account) -> dict[int, int]:
+    response = client.get("/v1/timeline/home", headers=account.headers)
+    assert response.status_code == 200, response.json
+    return {int(post["id"]): post["like_count"] for post in response.json["items"]}
+
+
+def test_a_read_that_loaded_the_post_before_a_like_cannot_cache_the_old_count(
+    app, client, components, pair, signup
+):
+    """The like is stored and acknowledged while the read holds the post as it was: the
+    read may show the old count, but it cannot leave it in the cache for the next ones."""
+    c, (ada, bob) = components, pair
+    operators.change_fanout(c.fanout, mode="write")
+    liked = post(client, ada, "soon liked")
+    c.feeds.push(Entry(liked, int(ada.id)), [int(bob.id)])
+    c.redis.delete(post_key(liked))  # not cached: the read loads it from MongoDB
+    hold = HoldAt("hydrate.loaded", "reader")
+    seen: list[dict[int, int]] = []
+    reader = threading.Thread(
+        target=lambda: seen.append(home_like_counts(app.test_client(), bob)), name="reader"
+    )
+    with jitter.installed(hold):
+        reader.start()
+        assert hold.reached.wait(WAIT), "the read never loaded the post from MongoDB"
+        fan = signup()
+        assert client.put(f"/v1/posts/{liked}/like", headers=fan.headers).status_code == 204
+        hold.release.set()
+        reader.join(WAIT)
+    assert seen == [{liked: 0}]  # the read began before the like
+    assert home_like_counts(client, bob) == {liked: 1}  # loaded again, and cached
+    assert home_like_counts(client, bob) == {liked: 1}
 
 
 def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(

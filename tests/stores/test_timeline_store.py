@@ -461,7 +461,7 @@ class TestPostCache:
         posts = {
             post_id: {"id": str(post_id), "text": f"post {post_id} ✓"} for post_id in range(1, 200)
         }
-        cache.put_many(posts)
+        cache.put_many(posts, cache.clock())
         assert cache.get_many([*posts, 999_999]) == posts
         assert cache.get_many([]) == {}
 
@@ -470,7 +470,7 @@ class TestPostCache:
 
         post = new_post(2**53 - 1, 2**52, "dated ✓")
         post["comments"] = [{"id": 7, "created_at": dt.datetime(2026, 1, 2, 3, 4, 5, 6000, dt.UTC)}]
-        cache.put_many({1: post})
+        cache.put_many({1: post}, cache.clock())
         assert cache.get_many([1]) == {1: post}
         assert cache.get_many([1])[1]["created_at"].tzinfo is not None
         relaxed = json_util.RELAXED_JSON_OPTIONS.with_options(tz_aware=True)
@@ -478,18 +478,30 @@ class TestPostCache:
         assert cache.get_many([2]) == {2: post}  # written before legacy dates: still read
 
     def test_the_response_form_is_kept_beside_the_document(self, cache, timeline_client):
-        cache.put_many({1: {"text": "a\nb"}, 2: {"text": "c"}})
+        cache.put_many({1: {"text": "a\nb"}, 2: {"text": "c"}}, cache.clock())
         assert cache.get_rendered_many([1, 2, 3]) == {1: '{"text": "a\\nb"}', 2: '{"text": "c"}'}
         assert cache.get_many([1]) == {1: {"text": "a\nb"}}
         timeline_client.set(post_key(2), '{"text": "c"}')  # written without the response form
         assert cache.get_rendered_many([2]) == {}
         assert cache.get_many([2]) == {2: {"text": "c"}}
 
-    def test_invalidate(self, cache):
-        cache.put_many({1: {"text": "a"}, 2: {"text": "b"}})
+    def test_a_change_refuses_posts_loaded_before_it_until_one_loaded_after(self, cache):
+        cache.put_many({1: {"text": "a"}, 2: {"text": "b"}}, cache.clock())
+        loaded_before = cache.clock()
         cache.invalidate(1)
-        assert cache.get_many([1, 2]) == {2: {"text": "b"}}
+        assert cache.get_many([1, 2]) == {2: {"text": "b"}}  # 1 reads as missing
+        cache.put_many({1: {"text": "old a"}, 2: {"text": "new b"}}, loaded_before)
+        assert cache.get_many([1, 2]) == {2: {"text": "b"}}  # neither the stale 1 nor over 2
+        cache.put_many({1: {"text": "new a"}}, cache.clock())
+        assert cache.get_many([1]) == {1: {"text": "new a"}}
+
+    def test_a_change_to_a_buried_post_leaves_it_buried(self, cache):
+        cache.bury(1)
+        cache.invalidate(1)
+        assert cache.buried(1)
+        cache.put_many({1: {"text": "a"}}, cache.clock())
+        assert cache.buried(1) and cache.get_many([1]) == {}
 
     def test_entries_expire(self, cache, timeline_client):
-        cache.put_many({1: {"text": "a"}})
+        cache.put_many({1: {"text": "a"}}, cache.clock())
         assert 0 < timeline_client.ttl(post_key(1)) <= 600
