@@ -20,6 +20,7 @@ from socialapp.domain.timeline import Entry
 from socialapp.queue import FEED
 from socialapp.services import audit, operators
 from socialapp.stores.audit import ROUND_LOCK
+from socialapp.stores.post_cache import post_key
 from socialapp.stores.timelines import home_key
 from tests.conftest import with_operator
 from tests.waiting import wait_for
@@ -136,8 +137,8 @@ def test_a_corrupted_timeline_is_caught_on_the_second_look(
     c.fanout_state.add_followee(reader, int(dan.id))
     # deleted: a deleted post left behind in the home and in the post cache
     c.redis.zadd(home_of_bob, {f"{deleted}:{ada.id}": deleted})
-    c.post_cache.invalidate(deleted)  # its tombstone
-    c.post_cache.put_many({deleted: document})
+    c.redis.delete(post_key(deleted))  # its tombstone, gone
+    c.post_cache.put_many({deleted: document}, c.post_cache.clock())
     assert home(client, bob) == [str(unfollowed), str(deleted), str(kept)]
 
     queue = SentTasks()
