@@ -449,3 +449,43 @@ def test_cors_answers_only_the_listed_origins(settings):
     unlisted = create_app(settings).test_client()
     response = unlisted.options("/v1/posts", headers={"Origin": "https://app.example", **preflight})
     assert not [name for name, _ in response.headers if name.startswith("Access-Control-")]
+
+
+def test_a_blocked_account_finds_no_way_around_the_block(client, world, signup, state):
+    """Bob, blocked by Ada, tries her post directly, through Cyd's boost of it, with an
+    idempotency key he used before the block, and through the Mastodon API: every write is
+    403 and writes nothing, every Mastodon read of her status is 404."""
+    ada, bob, cyd = world["ada"], world["other"], signup("cyd")
+    post_id = world["ids"]["{post_id}"]
+    key = {"Idempotency-Key": "bob-comment-1"}
+    first = client.post(
+        f"/v1/posts/{post_id}/comments", json={"text": "before"}, headers={**bob.headers, **key}
+    )
+    assert first.status_code == 201
+    boost_id = client.put(f"/v1/posts/{post_id}/boost", headers=cyd.headers).json["id"]
+    assert client.put(f"/v1/me/blocks/{bob.id}", headers=ada.headers).status_code == 204
+    before = state()
+
+    writes = [
+        ("PUT", f"/v1/posts/{post_id}/like", None, {}),
+        ("PUT", f"/v1/posts/{boost_id}/like", None, {}),
+        ("POST", f"/v1/posts/{post_id}/comments", {"text": "after"}, key),
+        ("POST", f"/v1/posts/{boost_id}/comments", {"text": "after"}, {}),
+        ("PUT", f"/v1/posts/{boost_id}/boost", None, {}),
+        ("POST", f"/api/v1/statuses/{post_id}/favourite", None, {}),
+        ("POST", f"/api/v1/statuses/{boost_id}/favourite", None, {}),
+        ("POST", f"/api/v1/statuses/{boost_id}/reblog", None, {}),
+    ]
+    for method, path, body, headers in writes:
+        response = client.open(path, method=method, json=body, headers={**bob.headers, **headers})
+        assert response.status_code == 403, (path, response.status_code)
+        assert response.is_json and response.json, path
+    for path in (f"/api/v1/statuses/{post_id}", f"/api/v1/statuses/{first.json['id']}/context"):
+        assert client.get(path, headers=bob.headers).status_code == 404, path
+    assert client.get(f"/api/v1/accounts/{ada.id}/statuses", headers=bob.headers).json == []
+    assert state() == before
+    # the same token reaches the same routes where no block stands
+    assert (
+        client.post(f"/api/v1/statuses/{boost_id}/favourite", headers=cyd.headers).status_code
+        == 200
+    )
