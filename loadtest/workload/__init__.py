@@ -4,8 +4,8 @@
 (``socialapp.services.seed``), gives every user a skewed posting rate and reading rate, and
 replays the same operations through the real services, with a real Celery worker on a real
 redis-server, for each strategy (``write``, ``read``, ``hybrid`` at several thresholds, and
-``adaptive``, which first learns each cell's mix: ``experiment.learn``) at each read:write
-ratio of a sweep. It measures Redis commands
+``adaptive``) at each read:write ratio of a sweep, each cell after unmeasured warm-up
+slices of its mix that adaptive learns from (``experiment.measure``). It measures Redis commands
 and CPU, the CPU of the replaying thread and of the worker, Redis memory, home-read latency
 and post-to-visible latency, and writes a report folder (summary.md, figures.json, plots).
 It asserts nothing.

@@ -42,7 +42,7 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     chosen, notes = strategies.choose(followers, size.threshold_percentiles)
     weights = traffic.rates(followers, mix)
     schedule = {r: traffic.operations(weights, r, size.operations, mix.seed) for r in size.ratios}
-    learning = {  # what adaptive mode learns from before each cell: the same mix, other draws
+    warm_ups = {  # replayed before each cell, adaptive learns from them: the mix, other draws
         r: traffic.operations(weights, r, size.operations, f"{mix.seed}:learning")
         for r in size.ratios
     }
@@ -63,7 +63,7 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
             for strategy in chosen[round_:] + chosen[:round_]:  # drift spread over all
                 log(f"[{size.name}] round {round_ + 1}/{size.rounds}: {strategy.name}")
                 found = experiment.measure(
-                    server.url, size, mix, strategy, graph, schedule, log, learning
+                    server.url, size, mix, strategy, graph, schedule, warm_ups, log
                 )
                 figures["setup_s"].setdefault(strategy.name, []).append(found["setup_s"])
                 runs += [analysis.add_costs(cell) | {"round": round_} for cell in found["cells"]]

@@ -7,12 +7,14 @@ their home once, so the cells start warm (homes and outboxes built, every user a
 as when everyone has read within the inactivity window). Reconciliation after a switch is
 a one-off cost and is not measured here.
 
-Adaptive mode decides from what it measured: its rounds run in a thread of this process,
-on its interval, through set-up, warm-up and cells alike, so what they cost (and the
-reconciliations they start) is in the cells' cost. Before each of its cells it replays
-``WARM_UP`` slices of the same mix, unmeasured (other draws, as many operations as a cell),
-as a fixed strategy's settled switch is not measured either. ``shifting`` replays a mix
-that changes ratio mid-run, slice by slice, to show how fast adaptive follows.
+Before each cell every strategy replays ``WARM_UP`` slices of the same mix, unmeasured
+(other draws, as many operations as a cell), so that every world holds the same posts when
+a cell starts. Adaptive mode learns from them: it replays them at the cell's rate, and its
+rounds run in a thread of this process, on its interval, through set-up, warm-up and cells
+alike, so what they cost (and the reconciliations they start) is in the cells' cost. A
+fixed strategy has nothing to learn, so it replays them as fast as they go. ``shifting``
+replays a mix that changes ratio mid-run, slice by slice, to show how fast adaptive
+follows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import math
 import random
 import time
 
@@ -32,7 +35,7 @@ from loadtest.workload.strategies import ADAPTIVE, Strategy
 from loadtest.workload.visibility import Visibility
 from socialapp.services import adaptive, operators, seed, timeline
 
-WARM_UP = 2  # slices of a cell's mix adaptive replays before the cell: its meters' window
+WARM_UP = 2  # slices of a cell's mix replayed before the cell: adaptive's meters' window
 # is a few seconds here, and the population's rates settle within about three of them
 
 
@@ -80,6 +83,7 @@ class Running:
         before = self.decider.readings() if self.decider else None
         found = replay.cell(self.world, self.client, self.visibility, self.user_ids, ops, rate)
         found["memory_over_empty"] = found["used_memory"] - self.empty_memory
+        found["posts_stored"] = self.world.c.posts.count()
         if self.decider:
             found["decisions"] = {
                 **difference(before, self.decider.readings()),
@@ -118,18 +122,20 @@ def measure(
     strategy: Strategy,
     graph: seed.Graph,
     schedule: dict[float, list],
+    warm_ups: dict[float, list],
     log,
-    learning: dict[float, list] | None = None,
 ) -> dict:
-    """Every cell of one strategy, and what setting its world up took; adaptive mode first
-    warms up on each cell's mix from ``learning`` (the same ratios), and its rounds run
-    during the warm-up and the cell alike."""
+    """Every cell of one strategy, and what setting its world up took; each cell follows
+    ``WARM_UP`` replays of its ratio's ``warm_ups``, at the cell's rate for adaptive mode
+    (its rounds running) and as fast as they go for a fixed strategy."""
     cells = []
     with running(server_url, size, mix, strategy, graph, log) as run:
+        warm_up_rate = size.rate if run.decider else math.inf
         for ratio, ops in schedule.items():
-            for _ in range(WARM_UP if run.decider else 0):  # unmeasured, rounds running
-                warm = run.cell(learning[ratio], size.rate)
-                log(f"    {ratio:g}:1 warm-up {_decisions(warm['decisions'])}")
+            for _ in range(WARM_UP):  # unmeasured
+                warm = run.cell(warm_ups[ratio], warm_up_rate)
+                if run.decider:
+                    log(f"    {ratio:g}:1 warm-up {_decisions(warm['decisions'])}")
             found = run.cell(ops, size.rate)
             if run.decider:
                 log(f"    {ratio:g}:1 {_decisions(found['decisions'])}")

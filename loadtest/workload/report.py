@@ -169,7 +169,9 @@ def _adaptive(f: dict) -> str:
         f"{Settings.adaptive_cost_ratio:g}, hysteresis {Settings.adaptive_hysteresis:.0%}: the "
         "defaults); their CPU, and that of the reconciliations they started, is in the cells' "
         f"cost. Before each cell, two warm-up slices of the same mix ({size['operations']} other "
-        "draws at the same rate, rounds running) were replayed unmeasured, decisions carried "
+        "draws at the same rate, rounds running) were replayed unmeasured (every strategy "
+        "replays them, a fixed one as fast as it goes, so every world holds the same posts), "
+        "decisions carried "
         "from one cell to the next as a mix that shifts would carry them. The paired "
         "columns divide adaptive's cost by the cheapest fixed strategy's round by round "
         "(median, then the range over rounds); deciding is the share of the cell's CPU that "
@@ -322,9 +324,8 @@ def _cells(f: dict) -> str:
         "Figures of the round of median cost; cost is followed by the range over rounds. "
         "CPU columns are cores busy (CPU seconds per wall second of the cell, replay and "
         "draining); Redis MB is `used_memory` after the cell less that of the empty server "
-        "(timelines, outboxes, post cache and fan-out state): adaptive's world also holds "
-        "the posts of its warm-up slices (twice as many as its cells made), which its homes "
-        "hold once it pushes; cost is CPU seconds per 1,000 operations.\n\n"
+        "(timelines, outboxes, post cache and fan-out state; every world also holds the posts "
+        "of the warm-up slices); cost is CPU seconds per 1,000 operations.\n\n"
         + "\n".join(table(header, rows))
     )
 

@@ -87,6 +87,10 @@ class PostStore:
         self._embedded = settings.embedded_comments
         self._bucket_size = settings.comment_bucket_size
 
+    def count(self) -> int:
+        """Posts and boosts stored (from the collection's metadata: no scan)."""
+        return self._posts.estimated_document_count()
+
     def ensure_indexes(self) -> None:
         schema.apply(self._posts, post_schema(self._embedded))
         schema.apply(self._overflow, overflow_schema(self._bucket_size))

@@ -53,6 +53,22 @@ def test_every_cell_ran_and_cost_something(report):
         assert cell["visible_latency"]["samples"] == cell["posts"]
 
 
+def test_every_world_holds_the_same_posts_when_a_cell_ends(report):
+    """Every strategy replays the same warm-up slices before a cell, adaptive or fixed, so
+    no world's cost owes anything to holding more posts than another's."""
+    _, figures = report
+    stored = {}
+    for cell in figures["runs"]:
+        stored.setdefault((cell["round"], cell["ratio"]), set()).add(cell["posts_stored"])
+    assert len(stored) == SIZES["smoke"].rounds * len(SIZES["smoke"].ratios)
+    assert all(len(counts) == 1 for counts in stored.values()), stored
+    first = min(SIZES["smoke"].ratios)
+    seeded = figures["graph"]["accounts"] * SIZES["smoke"].posts_per_user
+    [made] = stored[(0, first)]
+    cell = next(c for c in figures["runs"] if c["ratio"] == first)
+    assert made >= seeded + cell["posts"] * 3  # two warm-up slices and the cell, at least
+
+
 def test_pushing_delivers_and_pulling_does_not(report):
     _, figures = report
     delivered = {(c["strategy"], c["ratio"]): c["deliveries"] for c in figures["cells"]}
