@@ -119,8 +119,16 @@ def without_hidden(
     they block, who blocks them and whom they mute now (an anonymous reader: none hidden)."""
     if viewer_id is None or not records:
         return records
-    hidden = filters.hiding(viewer_id, dt.datetime.fromtimestamp(clock(), dt.UTC))
+    hidden = hidden_from(filters, viewer_id, clock)
     return [r for r in records if r["author_id"] not in hidden]
+
+
+def hidden_from(filters: FilterStore, viewer_id: int | None, clock=time.time) -> set[int]:
+    """The accounts hidden from the viewer now: whom they block, who blocks them and whom
+    they mute (an anonymous reader: none)."""
+    if viewer_id is None:
+        return set()
+    return set(filters.hiding(viewer_id, dt.datetime.fromtimestamp(clock(), dt.UTC)))
 
 
 def _other(users: UserStore, account_id: int, target_id: int) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Collection
 
 from socialapp import jitter
 from socialapp.domain.ids import IdGenerator
@@ -159,16 +160,18 @@ def user_posts(
     max_id: int | None = None,
     since_id: int | None = None,
     min_id: int | None = None,
+    not_boosting: Collection[int] = (),
 ) -> dict:
     """A page of the user's posts, newest first: ``{items, next_max_id}``. ``since_id``
     keeps the newest ones above it; ``min_id`` takes the ones just above it (the page
-    before), where ``next_max_id`` is the page's last post whenever it has one."""
+    before), where ``next_max_id`` is the page's last post whenever it has one. Boosts of
+    posts by the accounts ``not_boosting`` names are left out (the page is full still)."""
     if users.get(user_id) is None:
         raise NotFound("user not found")
     if min_id is not None:
-        items = posts.by_author_after(user_id, min_id, max_id, limit)[::-1]
+        items = posts.by_author_after(user_id, min_id, max_id, limit, not_boosting)[::-1]
         return {"items": items, "next_max_id": items[-1]["_id"] if items else None}
-    items = posts.by_author(user_id, max_id=max_id, limit=limit + 1)
+    items = posts.by_author(user_id, max_id, limit + 1, not_boosting)
     if since_id is not None:
         items = [post for post in items if post["_id"] > since_id]
     more = len(items) > limit

@@ -13,6 +13,7 @@ by id): one small document per comment naming its post and position, so the comm
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Collection
 
 from pymongo import ASCENDING, DESCENDING, ReturnDocument
 from pymongo.errors import OperationFailure
@@ -159,20 +160,32 @@ class PostStore:
         )
         return [post["author_id"] for post in found]
 
-    def by_author(self, author_id: int, max_id: int | None = None, limit: int = 20) -> list[dict]:
-        """The author's posts older than ``max_id``, newest first."""
-        query: dict = {"author_id": author_id}
+    def by_author(
+        self,
+        author_id: int,
+        max_id: int | None = None,
+        limit: int = 20,
+        not_boosting: Collection[int] = (),
+    ) -> list[dict]:
+        """The author's posts older than ``max_id``, newest first, but for boosts of posts
+        by the accounts ``not_boosting`` names."""
+        query = _by_author(author_id, not_boosting)
         if max_id is not None:
             query["_id"] = {"$lt": max_id}
         return list(self._posts.find(query, sort=NEWEST_FIRST, limit=limit))
 
     def by_author_after(
-        self, author_id: int, min_id: int, max_id: int | None, limit: int
+        self,
+        author_id: int,
+        min_id: int,
+        max_id: int | None,
+        limit: int,
+        not_boosting: Collection[int] = (),
     ) -> list[dict]:
         """The author's posts just newer than ``min_id`` (and older than ``max_id``), oldest
-        first: the page above another (Mastodon's ``min_id``)."""
-        ids = {"$gt": min_id, **({"$lt": max_id} if max_id is not None else {})}
-        query = {"author_id": author_id, "_id": ids}
+        first: the page above another (Mastodon's ``min_id``); ``not_boosting`` as above."""
+        query = _by_author(author_id, not_boosting)
+        query["_id"] = {"$gt": min_id, **({"$lt": max_id} if max_id is not None else {})}
         return list(self._posts.find(query, sort=[("_id", ASCENDING)], limit=limit))
 
     def page_by_authors(
@@ -364,3 +377,12 @@ def entry_of(post: dict) -> Entry:
 
 def _in_order(comment: dict) -> dict:
     return {"$each": [comment], "$sort": {"seq": 1}}
+
+
+def _by_author(author_id: int, not_boosting: Collection[int]) -> dict:
+    """The author's posts, less boosts of the posts of ``not_boosting`` (a post that is not
+    a boost has no ``boost_of_author``, which ``$nin`` lets through)."""
+    query: dict = {"author_id": author_id}
+    if not_boosting:
+        query["boost_of_author"] = {"$nin": sorted(not_boosting)}
+    return query

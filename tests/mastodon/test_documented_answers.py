@@ -7,11 +7,7 @@ import datetime as dt
 import re
 
 from tests.mastodon.oauth_flow import bearer, new_app, password_token
-
-
-def link(response, rel: str) -> str | None:
-    found = re.search(rf'<([^>]+)>; rel="{rel}"', response.headers.get("Link", ""))
-    return found.group(1).removeprefix("http://localhost") if found else None
+from tests.mastodon.paging import link
 
 
 def ids(response) -> list[str]:

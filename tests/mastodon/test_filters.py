@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from socialapp.services import filters
+from tests.mastodon.paging import link
 
 UNKNOWN_ID = "123456789"
 
@@ -67,6 +68,45 @@ def test_a_blockers_statuses_are_hidden_from_whom_they_block(client, masto):
     assert descendants(client, status_id, cyd) == descendants(client, status_id) == [bob.id, cyd.id]
     seen = client.get(f"/api/v1/accounts/{ada.id}/statuses", headers=cyd.headers).json
     assert [s["id"] for s in seen] == [status_id]
+
+
+def test_an_accounts_boosts_of_hidden_accounts_leave_its_page_which_stays_full(client, masto):
+    """As Mastodon's account page: a boost of a post by an account the reader blocks, is
+    blocked by or mutes is left out, in the query, so a page of ``limit`` is full and its
+    Link reaches the rest; whoever hides nothing sees every boost."""
+    ada, bob, cyd, dan, eve = (masto() for _ in range(5))
+
+    def status(user, text: str) -> str:
+        made = client.post("/api/v1/statuses", data={"status": text}, headers=user.headers)
+        assert made.status_code == 200, made.json
+        return made.json["id"]
+
+    def boost(user, status_id: str) -> str:
+        made = client.post(f"/api/v1/statuses/{status_id}/reblog", headers=user.headers)
+        assert made.status_code == 200, made.json
+        return made.json["id"]
+
+    by_bob, by_cyd, by_eve = status(bob, "b"), status(cyd, "c"), status(eve, "e")
+    older = status(ada, "older")
+    boosts = [boost(ada, by_bob), boost(ada, by_cyd), boost(ada, by_eve)]
+    newer = status(ada, "newer")
+    assert client.post(f"/api/v1/accounts/{dan.id}/block", headers=bob.headers).status_code == 200
+    assert client.post(f"/api/v1/accounts/{cyd.id}/mute", headers=dan.headers).status_code == 200
+    assert client.post(f"/api/v1/accounts/{eve.id}/block", headers=dan.headers).status_code == 200
+
+    def page(user, limit: int) -> list[str]:
+        """Every status of ada's the user sees, ``limit`` a page, by the Link rel="next"."""
+        url, seen = f"/api/v1/accounts/{ada.id}/statuses?limit={limit}", []
+        while url:
+            response = client.get(url, headers=user.headers)
+            assert response.status_code == 200, response.json
+            seen += [s["id"] for s in response.json]
+            url = link(response, "next")
+            assert len(response.json) == limit or url is None
+        return seen
+
+    assert page(dan, 2) == [newer, older]
+    assert page(ada, 2) == [newer, *boosts[::-1], older]
 
 
 def test_a_muted_accounts_comments_leave_the_muters_context(client, masto):

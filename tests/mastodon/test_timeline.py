@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import re
 import time
 
 import pytest
 
 from socialapp.services import operators, timeline
 from socialapp.stores.series import STEP_SECONDS
-
-
-def link(response, rel: str) -> str | None:
-    found = re.search(rf'<([^>]+)>; rel="{rel}"', response.headers.get("Link", ""))
-    return found.group(1) if found else None
+from tests.mastodon.paging import link
 
 
 def ids(response) -> list[str]:

@@ -15,7 +15,7 @@ from socialapp.api.mastodon.statuses import READ_NOTE, render, viewer_id
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import accounts, graph
-from socialapp.services.filters import blocked_by_any
+from socialapp.services.filters import blocked_by_any, hidden_from
 from socialapp.services.posts import user_posts
 
 blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
@@ -125,12 +125,14 @@ def show(account_id: str):
 )
 def statuses(account_id: str):
     """``pinned`` and ``only_media`` answer what is pinned or has media: nothing here; an
-    account that blocks the viewer shows them none, as on Mastodon."""
+    account that blocks the viewer shows them none, and its boosts of posts by accounts
+    hidden from the viewer (blocked either way, or muted) are left out, as on Mastodon."""
     args = params(StatusPageArgs())
     c = components()
     cursors = {name: args[name] for name in ("max_id", "since_id", "min_id")}
     author, reader = _account_id(account_id), viewer_id()
-    page = user_posts(c.users, c.posts, author, args["limit"], **cursors)
+    unseen = hidden_from(c.filters, reader)
+    page = user_posts(c.users, c.posts, author, args["limit"], **cursors, not_boosting=unseen)
     hidden = args["pinned"] or args["only_media"] or blocked_by_any(c.filters, reader, [author])
     items = [] if hidden else page["items"]
     if not items:
