@@ -26,7 +26,7 @@ from socialapp.embedded import covered, index_keys, indexed_client, indexes, mon
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
-from socialapp.stores.posts import PostStore, new_post
+from socialapp.stores.posts import PostStore, new_boost, new_post
 from socialapp.stores.users import COUNTERS, UserStore
 
 EXAMPLES = int(os.environ.get("SOCIALAPP_DIFFERENTIAL_EXAMPLES", "50"))
@@ -150,6 +150,12 @@ class SameAnswers(RuleBasedStateMachine):
 
         self.both(create)
 
+    @rule(boost=post_ids, booster=user_ids, post=post_ids, author=user_ids)
+    def create_boost(self, boost, booster, post, author):
+        """A boost document (the store does not check that the boosted post exists)."""
+        original = {"_id": post, "author_id": author}
+        self.both(lambda s: s.posts.create(new_boost(boost, booster, original)))
+
     @rule(posts=st.lists(st.tuples(post_ids, user_ids), max_size=4))
     def create_posts(self, posts):
         self.both(lambda s: s.posts.create_many([(p, a, "bulk") for p, a in posts]))
@@ -179,6 +185,7 @@ class SameAnswers(RuleBasedStateMachine):
         ids = [e.post_id for e in self.plain.posts.latest_entries_by_author(author, 100)]
         max_id, before = data.draw(boundary(ids, maybe)), data.draw(boundary(ids, maybe))
         self.both(lambda s: s.posts.by_author(author, max_id, limit))
+        self.both(lambda s: s.posts.by_author(author, max_id, limit, not_boosting=authors))
         self.both(lambda s: s.posts.latest_entries_by_author(author, limit))
         self.both(lambda s: s.posts.page_by_authors(sorted(authors), max_id, before, limit))
         self.both(lambda s: s.posts.pending_fanouts(before or 1013, limit))
