@@ -93,8 +93,12 @@ class FilterStore:
         of the two indexes."""
         among = {"$in": other_ids}
         blocking = self._blocks.find({"account_id": account_id, "target_id": among})
-        blocked_by = self._blocks.find({"target_id": account_id, "account_id": among})
-        return {e["target_id"] for e in blocking}, {e["account_id"] for e in blocked_by}
+        return {e["target_id"] for e in blocking}, self.blockers_among(account_id, other_ids)
+
+    def blockers_among(self, target_id: int, account_ids: list[int]) -> set[int]:
+        """Which of ``account_ids`` block ``target_id``: one query."""
+        query = {"target_id": target_id, "account_id": {"$in": account_ids}}
+        return {e["account_id"] for e in self._blocks.find(query, projection={"account_id": 1})}
 
     def blocked_ids(self, account_id: int, after: int | None = None, limit: int = 0):
         """The accounts ``account_id`` blocks, ascending, above ``after``."""
