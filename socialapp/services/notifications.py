@@ -134,7 +134,7 @@ class Notifier:
         if recipient_id == actor_id:
             return False
         filters = self.filters
-        if filters.blocks(recipient_id, actor_id) or filters.blocks(actor_id, recipient_id):
+        if filters.blocks_either(recipient_id, actor_id):
             return False
         mute = filters.mutes(recipient_id, [actor_id], dt.datetime.now(dt.UTC)).get(actor_id)
         if mute is not None and mute["notifications"]:

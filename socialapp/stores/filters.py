@@ -72,10 +72,6 @@ class FilterStore:
         edge = {"account_id": account_id, "target_id": target_id}
         return self._blocks.delete_one(edge).deleted_count == 1
 
-    def blocks(self, account_id: int, target_id: int) -> bool:
-        edge = {"account_id": account_id, "target_id": target_id}
-        return self._blocks.find_one(edge, projection={"_id": 1}) is not None
-
     def blocks_either(self, account_id: int, other_id: int, session=None) -> bool:
         """Whether either account blocks the other: one lookup of the unique index each way
         (an ``$or`` of the two is not served by the embedded store's indexes)."""
