@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark stream-benchmark workload reliability load stress lock
+.PHONY: setup run test lint format system-deps benchmark stream-benchmark workload workload-paired reliability load stress lock
 
 setup: system-deps $(STAMP)
 
@@ -60,10 +60,15 @@ benchmark: setup
 stream-benchmark: setup
 	$(PY) -m loadtest.streaming --size $(SIZE) $(if $(OUT),--out $(OUT))
 
-# What write, read, hybrid (and adaptive, once built) cost at read:write ratios from 1:10 to
-# 100:1, and where they cross: reports/workload/ (`make workload SIZE=smoke`: workload-smoke/).
+# What write, read, hybrid and adaptive cost at read:write ratios from 1:10 to 100:1, and
+# where they cross: reports/workload/ (`make workload SIZE=smoke`: workload-smoke/).
 workload: setup
 	$(PY) -m loadtest.workload --size $(SIZE) $(if $(OUT),--out $(OUT))
+
+# Adaptive against write and read in worlds run at the same time, paired round by round:
+# reports/workload/paired/ (`SIZE=smoke`: workload-smoke/paired/).
+workload-paired: setup
+	$(PY) -m loadtest.workload --paired --size $(SIZE) $(if $(OUT),--out $(OUT))
 
 # Load with a worker SIGKILLed and the timelines and broker Redis crashed, then proof that no
 # acknowledged post was lost or duplicated: reports/reliability/ (MINUTES=M, OUT=DIR).

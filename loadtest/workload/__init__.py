@@ -9,6 +9,10 @@ slices of its mix that adaptive learns from (``experiment.measure``). It measure
 and CPU, the CPU of the replaying thread and of the worker, Redis memory, home-read latency
 and post-to-visible latency, and writes a report folder (summary.md, figures.json, plots).
 It asserts nothing.
+
+``--paired`` runs adaptive, ``write`` and ``read`` instead in worlds that replay the same
+slices at the same moment, each in a process of its own (``paired``), so that a round's
+pair shares the machine's conditions: precise enough to tell a few percent apart.
 """
 
 from __future__ import annotations

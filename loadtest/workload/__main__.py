@@ -1,4 +1,5 @@
-"""``python -m loadtest.workload [--size smoke|full] [--out DIR]``: run the sweep, report."""
+"""``python -m loadtest.workload [--size smoke|medium|full] [--paired] [--out DIR]``: run the
+sweep (or with ``--paired`` the paired experiment, ``paired.py``) and write its report."""
 
 from __future__ import annotations
 
@@ -9,14 +10,27 @@ import sys
 from pathlib import Path
 
 from loadtest import environment
-from loadtest.workload import SIZES, Size, analysis, experiment, report, strategies, traffic
+from loadtest.workload import (
+    SIZES,
+    Size,
+    analysis,
+    experiment,
+    paired,
+    paired_report,
+    report,
+    strategies,
+    traffic,
+)
 from socialapp.embedded.redis_server import RedisServer
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m loadtest.workload", description=__doc__)
     parser.add_argument("--size", choices=sorted(SIZES), default="full")
-    parser.add_argument("--out", type=Path, help="default: reports/workload[-SIZE]")
+    parser.add_argument("--out", type=Path, help="default: reports/workload[-SIZE][/paired]")
+    parser.add_argument(
+        "--paired", action="store_true", help="adaptive, write and read in worlds run at once"
+    )
     defaults = traffic.Mix()
     for field in dataclasses.fields(traffic.Mix):
         default = getattr(defaults, field.name)
@@ -28,34 +42,24 @@ def main(argv: list[str] | None = None) -> int:
     suffix = "" if args.size == "full" else f"-{args.size}"
     out = args.out or environment.REPO / "reports" / f"workload{suffix}"
     logging.basicConfig(level=logging.WARNING)
-    figures = run(SIZES[args.size], mix, log=lambda message: print(message, flush=True))
-    report.write(figures, out)
-    print("\n".join(report.headlines(figures)))
+    log = lambda message: print(message, flush=True)  # noqa: E731
+    if args.paired:
+        out = args.out or out / "paired"
+        figures = run_paired(SIZES[args.size], mix, log)
+        paired_report.write(figures, out)
+        print("\n".join(paired_report.headlines(figures)))
+    else:
+        figures = run(SIZES[args.size], mix, log)
+        report.write(figures, out)
+        print("\n".join(report.headlines(figures)))
     print(f"report: {out}")
     return 0
 
 
 def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     """Every strategy at every ratio against one redis-server; the figures as one dict."""
-    graph = experiment.plan(size, mix)
-    followers = [account["followers_count"] for account in graph.accounts]
-    chosen, notes = strategies.choose(followers, size.threshold_percentiles)
-    weights = traffic.rates(followers, mix)
-    schedule = {r: traffic.operations(weights, r, size.operations, mix.seed) for r in size.ratios}
-    warm_ups = {  # replayed before each cell, adaptive learns from them: the mix, other draws
-        r: traffic.operations(weights, r, size.operations, f"{mix.seed}:learning")
-        for r in size.ratios
-    }
-    figures: dict = {
-        "environment": environment.describe(),
-        "size": dataclasses.asdict(size),
-        "mix": dataclasses.asdict(mix),
-        "graph": report.graph_summary(graph, weights),
-        "strategies": [dataclasses.asdict(s) for s in chosen],
-        "settings": experiment.settings(size),
-        "notes": notes,
-        "setup_s": {},
-    }
+    graph, weights, chosen, notes, schedule, warm_ups = _plan(size, mix)
+    figures = _described(size, mix, graph, weights, chosen) | {"notes": notes, "setup_s": {}}
     runs = []
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
@@ -79,6 +83,51 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     figures["adaptive"] = analysis.adaptive_verdict(cells, runs, best)
     figures["shift"] = shift(size, mix, graph, weights, chosen, figures["cheapest"], log)
     return figures
+
+
+def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
+    """Adaptive, ``write`` and ``read`` in worlds run at once (``paired``), every ratio, in
+    ``size.rounds`` rounds; the figures as one dict."""
+    graph, weights, chosen, _, schedule, warm_ups = _plan(size, mix)
+    chosen = [s for s in chosen if s.name in PAIRED]
+    figures = _described(size, mix, graph, weights, chosen)
+    with RedisServer() as server:
+        figures["environment"]["redis"] = environment.redis_version(server.url)
+    runs = paired.measure(size, mix, chosen, schedule, warm_ups, log)
+    figures["environment"]["load_average_end"] = environment.load_average()
+    figures["runs"] = runs
+    figures["paired"] = paired.verdict(runs, [name for name in PAIRED if name != ADAPTIVE])
+    return figures
+
+
+PAIRED = ("write", "read", strategies.ADAPTIVE)
+ADAPTIVE = strategies.ADAPTIVE
+
+
+def _plan(size: Size, mix: traffic.Mix):
+    """The graph, the users' rates, the strategies (and notes on them), and each ratio's
+    cell and warm-up operations."""
+    graph = experiment.plan(size, mix)
+    followers = [account["followers_count"] for account in graph.accounts]
+    chosen, notes = strategies.choose(followers, size.threshold_percentiles)
+    weights = traffic.rates(followers, mix)
+    schedule = {r: traffic.operations(weights, r, size.operations, mix.seed) for r in size.ratios}
+    warm_ups = {  # replayed before each cell, adaptive learns from them: the mix, other draws
+        r: traffic.operations(weights, r, size.operations, f"{mix.seed}:learning")
+        for r in size.ratios
+    }
+    return graph, weights, chosen, notes, schedule, warm_ups
+
+
+def _described(size: Size, mix: traffic.Mix, graph, weights, chosen) -> dict:
+    return {
+        "environment": environment.describe(),
+        "size": dataclasses.asdict(size),
+        "mix": dataclasses.asdict(mix),
+        "graph": report.graph_summary(graph, weights),
+        "strategies": [dataclasses.asdict(s) for s in chosen],
+        "settings": experiment.settings(size),
+    }
 
 
 def shift(size: Size, mix, graph, weights, chosen, cheapest: dict, log) -> dict:

@@ -1,0 +1,159 @@
+"""Adaptive against fixed strategies in worlds that run at the same time.
+
+In the sweep (``experiment.measure``) the strategies run in turn, each through every ratio,
+and a cell's CPU on this shared machine moves by 20-40% from one minute to the next: too
+much to tell a few percent apart. Here each strategy's world runs in a process of its own
+(its own redis-server, embedded store, Celery worker and adaptive rounds), and every world
+replays the same slice at the same moment: the warm-up slices, then the cell, at the cell's
+rate, all worlds together. A pair's cells share the machine's same seconds, so whatever
+slows the machine down slows both. Each round starts fresh worlds, and a world's CPU is its
+own process's and its own redis-server's, so none is charged for another's.
+
+Adaptive replays the same slices as always (it learns from the warm-ups), and so do the
+fixed strategies, so every world holds the same posts when a cell starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import statistics
+
+from loadtest.workload import Size, analysis, experiment, traffic
+from loadtest.workload.strategies import ADAPTIVE, Strategy
+from socialapp.embedded.redis_server import RedisServer
+
+READY_TIMEOUT_S = 600.0
+
+
+def _serve(conn, size: Size, mix: traffic.Mix, strategy: Strategy) -> None:
+    """A world's process: set the world up, then replay each ``(ops, rate)`` it is sent and
+    send the cell's figures back, until it is sent ``None``."""
+    logging.basicConfig(level=logging.WARNING)
+    graph = experiment.plan(size, mix)
+    with (
+        RedisServer() as server,
+        experiment.running(server.url, size, mix, strategy, graph, lambda message: None) as run,
+    ):
+        conn.send(run.setup_s)
+        while (asked := conn.recv()) is not None:
+            ops, rate = asked
+            conn.send(run.cell(ops, rate))
+
+
+class Worlds:
+    """One process per strategy, each with its world set up; ``cell`` replays the same
+    slice in all of them at once."""
+
+    def __init__(self, size: Size, mix: traffic.Mix, chosen: list[Strategy]) -> None:
+        context = multiprocessing.get_context("spawn")  # no threads of this process copied
+        self.names = [strategy.name for strategy in chosen]
+        self._conns, self._processes = [], []
+        for strategy in chosen:
+            ours, theirs = context.Pipe()
+            process = context.Process(
+                target=_serve, args=(theirs, size, mix, strategy), name=f"world-{strategy.name}"
+            )
+            process.start()
+            theirs.close()
+            self._conns.append(ours)
+            self._processes.append(process)
+        self.setup_s = dict(zip(self.names, self._answers(READY_TIMEOUT_S), strict=True))
+
+    def cell(self, ops: list, rate: float) -> dict[str, dict]:
+        """Replay ``ops`` in every world at once; each world's figures, by strategy."""
+        for conn in self._conns:
+            conn.send((ops, rate))
+        return dict(zip(self.names, self._answers(READY_TIMEOUT_S), strict=True))
+
+    def _answers(self, timeout: float) -> list:
+        found = []
+        for conn, process in zip(self._conns, self._processes, strict=True):
+            if not conn.poll(timeout):
+                raise RuntimeError(f"{process.name} did not answer within {timeout:.0f} s")
+            found.append(conn.recv())
+        return found
+
+    def close(self) -> None:
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                conn.send(None)
+        for process in self._processes:
+            process.join(60)
+            if process.is_alive():
+                process.terminate()
+                process.join()
+
+
+def measure(size: Size, mix: traffic.Mix, chosen: list[Strategy], schedule, warm_ups, log):
+    """Every round: fresh worlds for ``chosen``, then, ratio by ratio, ``WARM_UP`` replays of
+    its warm-up slice and its cell, in all worlds at once; every cell's figures."""
+    runs = []
+    for round_ in range(size.rounds):
+        log(f"[{size.name}] paired round {round_ + 1}/{size.rounds}: {', '.join(_names(chosen))}")
+        worlds = Worlds(size, mix, chosen)
+        try:
+            for ratio, ops in schedule.items():
+                for _ in range(experiment.WARM_UP):
+                    worlds.cell(warm_ups[ratio], size.rate)
+                found = worlds.cell(ops, size.rate)
+                runs += [
+                    analysis.add_costs(cell) | {"strategy": name, "ratio": ratio, "round": round_}
+                    for name, cell in found.items()
+                ]
+                log(f"    {ratio:g}:1 " + " ".join(_cost(name, found[name]) for name in found))
+        finally:
+            worlds.close()
+    return runs
+
+
+def verdict(runs: list[dict], fixed: list[str]) -> list[dict]:
+    """Per ratio, adaptive over the cheaper of ``fixed`` in the same round (the pair ran at
+    once), and each fixed strategy over the other ones, round by round: the median and the
+    range, and which fixed strategy was the cheaper in how many rounds."""
+    by = {(c["strategy"], c["ratio"], c["round"]): c for c in runs}
+    rows = []
+    for ratio in sorted({c["ratio"] for c in runs}):
+        rounds = sorted({c["round"] for c in runs if c["ratio"] == ratio})
+        over, cheaper, parts = [], [], []
+        for r in rounds:
+            mine = by[(ADAPTIVE, ratio, r)]
+            best = min((by[(name, ratio, r)] for name in fixed), key=_cost_of)
+            over.append(_cost_of(mine) / _cost_of(best) - 1)
+            cheaper.append(best["strategy"])
+            parts.append({part: mine[part] - best[part] for part in PARTS})
+        rows.append(
+            {
+                "ratio": ratio,
+                "over": sorted(over),
+                "over_median": statistics.median(over),
+                "cheaper": {name: cheaper.count(name) for name in fixed},
+                "parts_median_s": {
+                    part: statistics.median(p[part] for p in parts) for part in PARTS
+                },
+                "commands_over": statistics.median(
+                    by[(ADAPTIVE, ratio, r)]["redis_commands"]
+                    / min(by[(n, ratio, r)]["redis_commands"] for n in fixed)
+                    - 1
+                    for r in rounds
+                ),
+                "decisions": by[(ADAPTIVE, ratio, rounds[0])].get("decisions", {}),
+            }
+        )
+    return rows
+
+
+PARTS = ("redis_cpu_s", "server_cpu_s", "worker_cpu_s")
+
+
+def _cost_of(cell: dict) -> float:
+    return cell["cost_per_1000_ops"]
+
+
+def _names(chosen: list[Strategy]) -> list[str]:
+    return [strategy.name for strategy in chosen]
+
+
+def _cost(name: str, cell: dict) -> str:
+    return f"{name} {analysis.add_costs(cell)['cost_per_1000_ops']:.2f}"

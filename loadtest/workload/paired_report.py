@@ -1,0 +1,120 @@
+"""The paired experiment's report folder: figures.json, summary.md and paired.png."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from loadtest.environment import run_line
+from loadtest.load.report import table
+
+PLOT = "paired.png"
+
+
+def write(figures: dict, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
+    plot(figures, out / PLOT)
+    (out / "summary.md").write_text(summary(figures))
+
+
+def headlines(f: dict) -> list[str]:
+    return [
+        f"adaptive at {r['ratio']:g}:1: {r['over_median']:+.1%} against the cheaper of "
+        f"{_names(r)} (rounds {_range(r['over'])})"
+        for r in f["paired"]
+    ]
+
+
+def summary(f: dict) -> str:
+    size, rows = f["size"], f["paired"]
+    intro = (
+        f"# Adaptive against write and read, run at once\n\n{run_line(f['environment'])}\n\n"
+        f"The workload's mix ({f['graph']['accounts']:,} accounts, {f['graph']['follows']:,} "
+        f"follows; `{size['name']}` size) in {size['rounds']} rounds. In each round three "
+        "fresh worlds, `adaptive`, `write` and `read`, each in a process of its own with its "
+        "own redis-server and Celery worker, replay the same operations at the same moment: "
+        f"at each ratio two warm-up slices, then the measured cell ({size['operations']} "
+        f"operations at {size['rate']:g}/s). A world's cost is its own process's CPU and its "
+        "own redis-server's (CPU seconds per 1,000 operations). Adaptive's cost is divided by "
+        "the cheaper of `write` and `read` in the same round: a pair ran in the same seconds, "
+        "so the machine's drift, which moves a cell's CPU by 20-40% from one minute to the "
+        "next, moves both.\n"
+    )
+    header = [
+        "reads:posts",
+        "adaptive over the cheaper",
+        "range over rounds",
+        "cheaper in rounds",
+        "Redis / process CPU over (s)",
+        "Redis commands over",
+        "pushed / pulled",
+    ]
+    table_rows = [
+        [
+            f"{r['ratio']:g}:1",
+            f"{r['over_median']:+.1%}",
+            _range(r["over"]),
+            _names(r),
+            _parts(r["parts_median_s"]),
+            f"{r['commands_over']:+.1%}",
+            f"{r['decisions'].get('pushed', '-')} / {r['decisions'].get('pulled', '-')}",
+        ]
+        for r in rows
+    ]
+    not_dearer = [f"{r['ratio']:g}:1" for r in rows if r["over_median"] <= 0]
+    verdict = (
+        f"By the median of rounds adaptive cost no more than the cheaper fixed strategy at "
+        f"{len(not_dearer)} of {len(rows)} ratios ({', '.join(not_dearer) or 'none'}).\n"
+    )
+    return "\n".join(
+        [
+            intro,
+            "\n".join(table(header, table_rows)) + "\n",
+            verdict,
+            f"![adaptive over the cheaper fixed strategy, round by round]({PLOT})\n",
+        ]
+    )
+
+
+def plot(f: dict, path: Path) -> None:
+    rows = f["paired"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for r in rows:
+        ax.scatter([r["ratio"]] * len(r["over"]), [100 * o for o in r["over"]], color="grey")
+    ax.plot(
+        [r["ratio"] for r in rows],
+        [100 * r["over_median"] for r in rows],
+        marker="o",
+        color="black",
+        linewidth=2,
+        label="median of rounds",
+    )
+    ax.axhline(0, color="tab:green", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("home reads per post (read:write ratio)")
+    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same round (%)")
+    ax.set_title("Adaptive against the cheaper fixed strategy, run at the same time")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _range(over: list[float]) -> str:
+    return f"{over[0]:+.1%} to {over[-1]:+.1%}"
+
+
+def _names(row: dict) -> str:
+    return ", ".join(f"`{name}` {n}" for name, n in row["cheaper"].items() if n)
+
+
+def _parts(parts: dict) -> str:
+    process = parts["server_cpu_s"] + parts["worker_cpu_s"]
+    return f"{parts['redis_cpu_s']:+.2f} / {process:+.2f}"

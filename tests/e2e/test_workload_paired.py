@@ -1,0 +1,96 @@
+"""The paired experiment at its smoke size: adaptive, write and read in worlds that run at
+the same time, each in its own process; its report, and a verdict that pairs each round.
+
+No timing is asserted: costs are compared with each other, within one run.
+"""
+
+import json
+
+import pytest
+
+from loadtest.workload import SIZES, paired
+from loadtest.workload import __main__ as workload
+from loadtest.workload.strategies import ADAPTIVE
+
+SIZE = SIZES["smoke"]
+NAMES = {"write", "read", ADAPTIVE}
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("paired")
+    assert workload.main(["--size", "smoke", "--paired", "--out", str(out)]) == 0
+    return out, json.loads((out / "figures.json").read_text())
+
+
+def test_every_part_of_the_report_is_written(report):
+    out, _ = report
+    for name in ("summary.md", "figures.json", "paired.png"):
+        assert (out / name).stat().st_size > 0, name
+    summary = (out / "summary.md").read_text()
+    assert "paired.png" in summary and "adaptive over the cheaper" in summary
+
+
+def test_every_world_ran_every_cell_and_held_the_same_posts(report):
+    """The three worlds replayed the same warm-ups and cells, so when a cell ends they
+    hold the same posts: a pair's costs owe nothing to one world holding more."""
+    _, figures = report
+    runs = figures["runs"]
+    assert {(c["strategy"], c["ratio"], c["round"]) for c in runs} == {
+        (name, ratio, round_)
+        for name in NAMES
+        for ratio in SIZE.ratios
+        for round_ in range(SIZE.rounds)
+    }
+    stored = {}
+    for cell in runs:
+        stored.setdefault((cell["round"], cell["ratio"]), set()).add(cell["posts_stored"])
+        assert cell["posts"] + cell["reads"] == cell["operations"] > 0
+    assert all(len(counts) == 1 for counts in stored.values()), stored
+
+
+def test_each_world_is_charged_its_own_process_and_server(report):
+    """A world's CPU is its own process's, by thread: adaptive's rounds appear only in its
+    own; Redis's time is its own server's, by command."""
+    _, figures = report
+    for cell in figures["runs"]:
+        threads = cell["cpu_s_by_thread"]
+        process = cell["server_cpu_s"] + cell["worker_cpu_s"]
+        assert sum(threads.values()) == pytest.approx(process, abs=0.01)
+        assert threads["MainThread"] == pytest.approx(cell["server_cpu_s"], abs=0.005)
+        assert ("adaptive-rounds" in threads) == (cell["strategy"] == ADAPTIVE)
+        assert cell["redis_s_by_command"] and cell["redis_cpu_s"] > 0
+
+
+def test_the_verdict_pairs_adaptive_with_the_cheaper_fixed_strategy_of_each_round(report):
+    _, figures = report
+    by = {(c["strategy"], c["ratio"], c["round"]): c["cost_per_1000_ops"] for c in figures["runs"]}
+    rows = figures["paired"]
+    assert [row["ratio"] for row in rows] == sorted(SIZE.ratios)
+    for row in rows:
+        expected = sorted(
+            by[(ADAPTIVE, row["ratio"], r)]
+            / min(by[("write", row["ratio"], r)], by[("read", row["ratio"], r)])
+            - 1
+            for r in range(SIZE.rounds)
+        )
+        assert row["over"] == pytest.approx(expected)
+        assert sum(row["cheaper"].values()) == SIZE.rounds
+
+
+def test_the_verdict_takes_the_median_of_rounds_and_the_parts_of_the_gap():
+    runs = [
+        {"strategy": name, "ratio": 1.0, "round": r, "cost_per_1000_ops": cost,
+         "redis_cpu_s": cost / 10, "server_cpu_s": 0.0, "worker_cpu_s": 0.0,
+         "redis_commands": 100}
+        for name, r, cost in [
+            ("write", 0, 5.0), ("read", 0, 4.0), (ADAPTIVE, 0, 4.4),
+            ("write", 1, 3.0), ("read", 1, 4.0), (ADAPTIVE, 1, 3.0),
+            ("write", 2, 6.0), ("read", 2, 5.0), (ADAPTIVE, 2, 5.5),
+        ]
+    ]  # fmt: skip
+    [row] = paired.verdict(runs, ["write", "read"])
+    assert row["over"] == [pytest.approx(0.0), pytest.approx(0.1), pytest.approx(0.1)]
+    assert row["over_median"] == pytest.approx(0.1)
+    assert row["cheaper"] == {"write": 1, "read": 2}
+    assert row["parts_median_s"]["redis_cpu_s"] == pytest.approx(0.04)
