@@ -70,6 +70,7 @@ class Settings:
     adaptive_hysteresis: float = 0.5  # flip once the side in force costs 1.5x the other
     adaptive_rate_window_seconds: float = 3600.0  # rates decay by e over this time
     adaptive_interval_seconds: float = 60.0  # one round of decisions per interval
+    adaptive_max_backoff: int = 8  # rounds that change nothing come up to N intervals apart
     adaptive_authors_per_round: int = 1000  # authors who posted that a round looks at
     adaptive_revisits_per_round: int = 100  # other authors a round looks at, in turn
     adaptive_changes_per_round: int = 100  # decisions a round may change

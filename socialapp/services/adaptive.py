@@ -4,12 +4,12 @@ While adaptive mode is in force (or pending), every page read and every post cou
 the population's meter, and a share of them into the reader's or the author's own
 (``adaptive_meter_share``, each weighing its inverse); a counted post marks its author as
 moved (``FanoutState.meter``, from ``HomeReader.read_page`` and ``Fanout.deliver_post``).
-Once per
-``adaptive_interval_seconds`` one process runs a round. It looks only at authors whose
-rates may have moved, never at every author: those who posted since a round last looked at
-them (up to ``adaptive_authors_per_round``), and others in turn, one for each reader
-counted since the last round, up to ``adaptive_revisits_per_round`` (an author who stopped
-posting, or whose readers changed pace, is seen again within a few rounds; with nothing
+Once per ``adaptive_interval_seconds`` one process runs a round (rounds that change nothing
+come further apart, up to ``adaptive_max_backoff`` intervals: ``rest``). It looks only at
+authors whose rates may have moved, never at every author: those who posted since a round
+last looked at them (up to ``adaptive_authors_per_round``), and others in turn, one for
+each reader counted since the last round, up to ``adaptive_revisits_per_round`` (an author
+who stopped posting, or whose readers changed pace, is seen again within a few rounds; with nothing
 read, nothing else moved, and a round costs next to nothing), all read from the hot-path
 copies in Redis; and every author, from the population's new side, when the population's
 rates cross the rule (``_follow_the_population``). For each author without an operator's
@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 
+from socialapp.config import Settings
 from socialapp.domain.adaptive import Rates, Rule, estimate, rate, span
 from socialapp.domain.fanout import strategy_of
 from socialapp.services.fanout import Fanout
@@ -49,47 +50,60 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     claimed = state.adaptive_round(settings.adaptive_interval_seconds)
     if claimed is None:
         return 0
-    since, after, reads = claimed
+    since, after, reads, quiet = claimed
     now = clock()
     if now - since < settings.adaptive_interval_seconds:
         return 0  # the first round only starts the meters' clock
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     prior = priors(fanout, since, now)  # read once: the population's check and measure's
-    population = _follow_the_population(fanout, rule, prior)
+    population, crossed = _follow_the_population(fanout, rule, prior)
     authors, turn = _looked_at(fanout, after, min(reads, settings.adaptive_revisits_per_round))
-    changed = 0
+    changed, held_over = 0, False
     measured = measure(fanout, authors, since, now, prior)
     for n, (author, rates) in enumerate(zip(authors, measured, strict=True)):
         if changed == settings.adaptive_changes_per_round:
-            for crossed in (False, True):  # the rest: the next round
-                state.mark_moved(
-                    [a["_id"] for a in authors[n:] if a["crossed"] == crossed], crossed
-                )
+            for marked in (False, True):  # the rest: the next round
+                state.mark_moved([a["_id"] for a in authors[n:] if a["crossed"] == marked], marked)
+            held_over = True
             break
         leaning = rule.leaning(rates, _held(author, population))
         if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
             changed += lean(fanout, author["_id"], leaning, now)
-    state.end_adaptive_round(turn)
+    quiet = 0 if changed or crossed or held_over else quiet + 1
+    state.end_adaptive_round(turn, quiet, rest(settings, quiet))
     return changed
 
 
-def _follow_the_population(fanout: Fanout, rule: Rule, prior: tuple[float, float]) -> str | None:
+def rest(settings: Settings, quiet: int) -> float:
+    """How long after a round the next waits once ``quiet`` rounds in a row changed
+    nothing: the interval, doubled for each of them, up to ``adaptive_max_backoff``
+    intervals (0: the claim's own lock, one interval, stands). A round costs about the
+    same whatever traffic it looks at, so while the rates hold still fewer rounds keep
+    deciding a small share of the work; the first change or crossing brings them back to
+    one per interval."""
+    factor = min(2 ** min(quiet, 30), settings.adaptive_max_backoff)
+    return settings.adaptive_interval_seconds * factor if factor > 1 else 0.0
+
+
+def _follow_the_population(
+    fanout: Fanout, rule: Rule, prior: tuple[float, float]
+) -> tuple[str | None, bool]:
     """The side a typical author (one follower, the population's posting and reading
-    rates) is on (None: nothing measured yet). When the population's rates move them to
-    the other side of the rule, every author is looked at in the next rounds rather than in
-    their turn, from the population's new side (``_held``): an author with little evidence
-    of their own is judged at the population's rates, so a shift of the whole mix moves all
-    of them at once, not one turn at a time."""
+    rates) is on (None: nothing measured yet), and whether it crossed just now. When the
+    population's rates move them to the other side of the rule, every author is looked at
+    in the next rounds rather than in their turn, from the population's new side
+    (``_held``): an author with little evidence of their own is judged at the population's
+    rates, so a shift of the whole mix moves all of them at once, not one turn at a time."""
     post_prior, read_prior = prior
     before = fanout.state.population_leaning()
     if post_prior == 0 and read_prior == 0:
-        return before  # nothing measured yet
+        return before, False  # nothing measured yet
     typical = Rates(posts=post_prior, reads=read_prior, active_followers=1.0)
     leaning = rule.leaning(typical, before)
     if leaning != before:
         fanout.state.set_population_leaning(leaning)
         fanout.state.mark_every_author_crossed()
-    return leaning
+    return leaning, leaning != before
 
 
 def _held(author: dict, population: str | None) -> str | None:

@@ -35,6 +35,7 @@ ADAPTIVE_LOCK = "fanout:adaptive:lock"
 MOVED = "fanout:adaptive:moved"  # authors who posted since a round last looked at them
 CROSSED = "fanout:adaptive:crossed"  # authors to judge from the population's new side
 READS_SINCE = "reads"  # field of ADAPTIVE: readers counted since the last round was claimed
+QUIET = "quiet"  # field of ADAPTIVE: rounds in a row that changed nothing
 POPULATION = "all"  # every account's events together: fanout:rates:{all}
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 FOLLOWING_TTL_SECONDS = 24 * 3600
@@ -416,26 +417,35 @@ class FanoutState:
             return []
         return [int(m) for m in self._redis.spop(CROSSED if crossed else MOVED, count) or []]
 
-    def adaptive_round(self, seconds: float) -> tuple[float, str, int] | None:
-        """Claim adaptive mode's next round (one process per ``seconds``): since when it has
-        been measuring, where its turn of authors goes on (``authors_in_turn``'s turn), and
-        how many readers were counted since the last round claimed; None if not our turn."""
+    def adaptive_round(self, seconds: float) -> tuple[float, str, int, int] | None:
+        """Claim adaptive mode's next round (one process per ``seconds``, or per the rest
+        the last round asked for): since when it has been measuring, where its turn of
+        authors goes on (``authors_in_turn``'s turn), how many readers were counted since
+        the last round claimed, and how many rounds in a row changed nothing; None if not
+        our turn."""
         if not self._redis.set(ADAPTIVE_LOCK, "1", nx=True, px=int(seconds * 1000)):
             return None
         pipe = self._redis.pipeline(transaction=True)
         pipe.hsetnx(ADAPTIVE, "since", self._clock())
-        pipe.hmget(ADAPTIVE, "since", "after", READS_SINCE)
+        pipe.hmget(ADAPTIVE, "since", "after", READS_SINCE, QUIET)
         pipe.hset(ADAPTIVE, READS_SINCE, 0)
-        _, (since, after, reads), _ = pipe.execute()
-        return float(since), after or "", int(reads or 0)
+        _, (since, after, reads, quiet), _ = pipe.execute()
+        return float(since), after or "", int(reads or 0), int(quiet or 0)
 
-    def end_adaptive_round(self, after: str) -> None:
-        """Record where the next round's turn goes on ('': from the start again)."""
-        self._redis.hset(ADAPTIVE, "after", after)
+    def end_adaptive_round(self, after: str, quiet: int = 0, rest: float = 0) -> None:
+        """Record where the next round's turn goes on ('': from the start again) and how
+        many rounds in a row changed nothing; with ``rest``, no round is claimed for that
+        many seconds from now."""
+        pipe = self._redis.pipeline(transaction=False)  # two hash slots on a cluster
+        pipe.hset(ADAPTIVE, mapping={"after": after, QUIET: quiet})
+        if rest > 0:
+            pipe.set(ADAPTIVE_LOCK, "1", px=int(rest * 1000))
+        pipe.execute()
 
     def stop_measuring(self) -> None:
-        """Adaptive mode is off: the next time it is on, it measures from then."""
-        self._redis.delete(ADAPTIVE, MOVED, CROSSED)
+        """Adaptive mode is off: the next time it is on, it measures from then, and its
+        first round is not held off by the last one's rest."""
+        self._redis.delete(ADAPTIVE, MOVED, CROSSED, ADAPTIVE_LOCK)
 
     # Deliveries in flight ----------------------------------------------------------------
     def start_delivery(self, post_id: int, attempt: str, chunks: int) -> None:

@@ -19,6 +19,7 @@ def settings(settings):
     return dataclasses.replace(
         settings,
         adaptive_interval_seconds=INTERVAL,
+        adaptive_max_backoff=1,  # a round per interval, quiet or not (one test backs off)
         adaptive_min_dwell_seconds=0,
         adaptive_meter_share=1.0,  # every read and post counted: the counts are the test's
         settings_refresh_seconds=0.01,
@@ -67,9 +68,9 @@ class World:
 
     def lean_population(self, leaning: str) -> None:
         """Set the population's leaning, and let pages see it (they read it at most once
-        per settings refresh)."""
+        per adaptive interval)."""
         self.c.fanout_state.set_population_leaning(leaning)
-        time.sleep(2 * self.c.settings.settings_refresh_seconds)  # a cache's age, not a race
+        time.sleep(2 * INTERVAL)  # a cache's age, not a race
 
     def leaning(self, author: int) -> str | None:
         return self.c.users.get(author).get("fanout_leaning")
@@ -147,6 +148,39 @@ def test_a_decision_lasts_at_least_the_dwell_time(world):
     assert world.adapt() == 1
     assert world.leaning(world.chatty) == "push"
     world.check_homes()
+
+
+def test_rounds_that_change_nothing_come_further_apart_until_one_does(world, monkeypatch):
+    """A quiet round rests twice as long as the one before, up to the backoff's cap; a
+    round that changes a decision brings them back to one per interval. (The rest holding
+    every process off: ``tests/stores/test_rate_meters.py``.)"""
+    state, lock = world.c.fanout_state, "fanout:adaptive:lock"
+    client = redis.Redis.from_url(world.c.settings.redis_url)
+    ended = []
+    end = state.end_adaptive_round
+    monkeypatch.setattr(
+        state, "end_adaptive_round", lambda *args: ended.append(args[1:]) or end(*args)
+    )
+    assert world.adapt(adaptive_max_backoff=4) == 2
+    for _ in range(3):  # nothing moves: every round is quiet
+        client.delete(lock)  # the rests are what is checked here, not waited out
+        assert world.adapt(adaptive_max_backoff=4) == 0
+    world.read_everyone(200)  # chatty's readers now read far more than chatty posts
+    client.delete(lock)
+    assert world.adapt(adaptive_max_backoff=4) == 1
+    assert world.leaning(world.chatty) == "push"
+    assert ended == [
+        (0, 0), (1, 2 * INTERVAL), (2, 4 * INTERVAL), (3, 4 * INTERVAL), (0, 0)
+    ]  # fmt: skip
+    world.check_homes()
+
+
+def test_a_round_rests_the_interval_doubled_per_quiet_round_up_to_the_cap(settings):
+    backing_off = dataclasses.replace(settings, adaptive_max_backoff=8)
+    assert [adaptive.rest(backing_off, quiet) for quiet in (0, 1, 2, 3, 4, 99)] == [
+        0, 2 * INTERVAL, 4 * INTERVAL, 8 * INTERVAL, 8 * INTERVAL, 8 * INTERVAL
+    ]  # fmt: skip
+    assert adaptive.rest(settings, 5) == 0  # a cap of one interval: no rest beyond it
 
 
 def test_other_modes_measure_nothing(components, settle, settings):

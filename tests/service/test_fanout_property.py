@@ -66,6 +66,7 @@ def settings(settings):
         fanout_celebrity_chunk_size=2,
         settings_refresh_seconds=0.01,  # one process: only shortens reconciliation's wait
         adaptive_interval_seconds=0.001,  # a round whenever the machine asks for one
+        adaptive_max_backoff=1,  # ...even after rounds that changed nothing
         adaptive_min_dwell_seconds=0,
         adaptive_meter_share=1.0,
         adaptive_cost_ratio=1.0,  # authors flip as the random reads and posts shift

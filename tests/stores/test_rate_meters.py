@@ -59,8 +59,8 @@ def test_a_clock_behind_the_last_count_does_not_grow_the_meter(state, clock):
 
 
 def test_one_round_per_interval_resuming_where_the_last_ended(state, clock, timeline_client):
-    since, after, reads = state.adaptive_round(60)
-    assert (since, after, reads) == (clock.now, "", 0)
+    since, after, reads, quiet = state.adaptive_round(60)
+    assert (since, after, reads, quiet) == (clock.now, "", 0, 0)
     assert state.adaptive_round(60) is None  # another process: not its turn
     state.end_adaptive_round("42:10")
     state.count(7, "reads", WINDOW)
@@ -68,12 +68,27 @@ def test_one_round_per_interval_resuming_where_the_last_ended(state, clock, time
     state.count(7, "posts", WINDOW)  # a post marks its author instead
     timeline_client.delete("fanout:adaptive:lock")  # the interval has passed
     clock.now += 60
-    assert state.adaptive_round(60) == (since, "42:10", 2)  # measuring since the first round
+    assert state.adaptive_round(60) == (since, "42:10", 2, 0)  # measuring since the first
     timeline_client.delete("fanout:adaptive:lock")
-    assert state.adaptive_round(60) == (since, "42:10", 0)  # the reads were taken
+    assert state.adaptive_round(60) == (since, "42:10", 0, 0)  # the reads were taken
     state.stop_measuring()
     timeline_client.delete("fanout:adaptive:lock")
-    assert state.adaptive_round(60) == (clock.now, "", 0)
+    assert state.adaptive_round(60) == (clock.now, "", 0, 0)
+
+
+def test_a_quiet_round_holds_the_next_off_for_its_rest(state, timeline_client):
+    """A round that asks for a rest keeps every process from claiming the next for that
+    long, and the next claim says how many rounds in a row were quiet; turning adaptive
+    mode off ends the rest, so its first round when it is on again is not held off."""
+    assert state.adaptive_round(0.05) is not None
+    state.end_adaptive_round("", quiet=3, rest=60)
+    assert 50_000 < timeline_client.pttl("fanout:adaptive:lock") <= 60_000
+    assert state.adaptive_round(0.05) is None
+    timeline_client.delete("fanout:adaptive:lock")
+    assert state.adaptive_round(0.05)[3] == 3
+    state.end_adaptive_round("", quiet=4, rest=60)
+    state.stop_measuring()
+    assert state.adaptive_round(0.05)[3] == 0
 
 
 @pytest.mark.parametrize("authors", [100, 2000])  # a compact hash is scanned whole at once
