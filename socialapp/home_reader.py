@@ -68,7 +68,7 @@ class HomeReader:
         self._inactive_after = settings.inactive_after_seconds
         self._rate_window = settings.adaptive_rate_window_seconds
         self._meter_share = settings.adaptive_meter_share
-        self._leaning_seconds = settings.settings_refresh_seconds
+        self._leaning_seconds = settings.adaptive_interval_seconds  # a round sets it
         self._leaning: tuple[float, str | None] = (-math.inf, None)  # (read at, leaning)
 
     def read_page(
@@ -117,7 +117,9 @@ class HomeReader:
         return policy.current.mode == "adaptive" and self._population_leaning() == "pull"
 
     def _population_leaning(self) -> str | None:
-        """Adaptive mode's population leaning, read at most once per settings refresh."""
+        """Adaptive mode's population leaning, read at most once per adaptive interval:
+        only a round changes it, and rounds come no more often (either path gives the same
+        page, so a leaning read a round late costs the page, not its content)."""
         read_at, leaning = self._leaning
         now = time.monotonic()
         if now - read_at >= self._leaning_seconds:
