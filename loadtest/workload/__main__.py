@@ -93,15 +93,28 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     figures = _described(size, mix, graph, weights, chosen)
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
+    fixed = [name for name in PAIRED if name != ADAPTIVE]
     runs = paired.measure(size, mix, chosen, schedule, warm_ups, log)
-    figures["environment"]["load_average_end"] = environment.load_average()
     figures["runs"] = runs
-    figures["paired"] = paired.verdict(runs, [name for name in PAIRED if name != ADAPTIVE])
+    figures["paired"] = paired.verdict(runs, fixed)
+    shifted = paired.shifting(size, mix, chosen, _shift_slices(size, weights, mix), log)
+    figures["shift"] = paired.shift_verdict(shifted, fixed, size)
+    figures["environment"]["load_average_end"] = environment.load_average()
     return figures
 
 
 PAIRED = ("write", "read", strategies.ADAPTIVE)
 ADAPTIVE = strategies.ADAPTIVE
+
+
+def _shift_slices(size: Size, weights, mix: traffic.Mix) -> list[tuple[float, list]]:
+    """The shifting mix's (ratio, operations) slices: ``size.shift_slices`` at each ratio."""
+    before, after = size.shift
+    ratios = [before] * size.shift_slices[0] + [after] * size.shift_slices[1]
+    return [
+        (ratio, traffic.operations(weights, ratio, size.slice_operations, f"{mix.seed}:shift:{n}"))
+        for n, ratio in enumerate(ratios)
+    ]
 
 
 def _plan(size: Size, mix: traffic.Mix):
@@ -136,11 +149,7 @@ def shift(size: Size, mix, graph, weights, chosen, cheapest: dict, log) -> dict:
     before, after = size.shift
     names = {cheapest[str(before)], cheapest[str(after)], strategies.ADAPTIVE}
     shifted = [s for s in chosen if s.name in names]
-    count = size.slice_operations
-    slices = [
-        (ratio, traffic.operations(weights, ratio, count, f"{mix.seed}:shift:{n}"))
-        for n, ratio in enumerate([before] * size.shift_slices[0] + [after] * size.shift_slices[1])
-    ]
+    slices = _shift_slices(size, weights, mix)
     runs = []
     with RedisServer() as server:
         for round_ in range(size.shift_rounds):

@@ -89,20 +89,36 @@ class Worlds:
 def measure(size: Size, mix: traffic.Mix, chosen: list[Strategy], schedule, warm_ups, log):
     """Every round: fresh worlds for ``chosen``, then, ratio by ratio, ``WARM_UP`` replays of
     its warm-up slice and its cell, in all worlds at once; every cell's figures."""
+    cells = [({"ratio": ratio}, warm_ups[ratio], ops) for ratio, ops in schedule.items()]
+    return _replayed(size, mix, chosen, size.rounds, cells, log)
+
+
+def shifting(size: Size, mix: traffic.Mix, chosen: list[Strategy], slices, log) -> list[dict]:
+    """Every round (``size.shift_rounds``): fresh worlds for ``chosen``, then the
+    ``(ratio, operations)`` slices of a mix that shifts, back to back, in all worlds at
+    once (no warm-up: adaptive starts from nothing decided); every slice's figures."""
+    cells = [({"ratio": ratio, "slice": n}, None, ops) for n, (ratio, ops) in enumerate(slices)]
+    return _replayed(size, mix, chosen, size.shift_rounds, cells, log)
+
+
+def _replayed(size: Size, mix, chosen: list[Strategy], rounds: int, cells, log) -> list[dict]:
+    """``cells`` (labels, warm-up operations or None, operations) in order, in fresh worlds
+    each round; each world's figures of each cell, labelled."""
     runs = []
-    for round_ in range(size.rounds):
-        log(f"[{size.name}] paired round {round_ + 1}/{size.rounds}: {', '.join(_names(chosen))}")
+    for round_ in range(rounds):
+        log(f"[{size.name}] paired round {round_ + 1}/{rounds}: {', '.join(_names(chosen))}")
         worlds = Worlds(size, mix, chosen)
         try:
-            for ratio, ops in schedule.items():
-                for _ in range(experiment.WARM_UP):
-                    worlds.cell(warm_ups[ratio], size.rate)
+            for labels, warm_up, ops in cells:
+                for _ in range(experiment.WARM_UP if warm_up else 0):
+                    worlds.cell(warm_up, size.rate)
                 found = worlds.cell(ops, size.rate)
                 runs += [
-                    analysis.add_costs(cell) | {"strategy": name, "ratio": ratio, "round": round_}
+                    analysis.add_costs(cell) | {"strategy": name, **labels, "round": round_}
                     for name, cell in found.items()
                 ]
-                log(f"    {ratio:g}:1 " + " ".join(_cost(name, found[name]) for name in found))
+                costs = " ".join(_cost(name, found[name]) for name in found)
+                log(f"    {labels['ratio']:g}:1 {costs}")
         finally:
             worlds.close()
     return runs
@@ -142,6 +158,39 @@ def verdict(runs: list[dict], fixed: list[str]) -> list[dict]:
             }
         )
     return rows
+
+
+def shift_verdict(runs: list[dict], fixed: list[str], size: Size) -> dict:
+    """Slice by slice through the shifting mix, adaptive over the cheaper of ``fixed`` in
+    the same slice of the same round (median and range over rounds), and how long after
+    the shift adaptive came, and stayed, within ``analysis.WITHIN`` of it."""
+    by = {(c["strategy"], c["slice"], c["round"]): c for c in runs}
+    slices = sorted({c["slice"] for c in runs})
+    rounds = sorted({c["round"] for c in runs})
+    over = [
+        sorted(
+            _cost_of(by[(ADAPTIVE, n, r)]) / min(_cost_of(by[(f, n, r)]) for f in fixed) - 1
+            for r in rounds
+        )
+        for n in slices
+    ]
+    medians = [statistics.median(o) for o in over]
+    first_after = size.shift_slices[0]
+    within = next(
+        (n for n in range(first_after, len(slices)) if max(medians[n:]) <= analysis.WITHIN),
+        None,
+    )
+    slice_s = size.slice_operations / size.rate
+    return {
+        "before": size.shift[0],
+        "after": size.shift[1],
+        "slice_s": slice_s,
+        "first_slice_after": first_after,
+        "over": over,
+        "over_median": medians,
+        "within_after_s": None if within is None else (within - first_after + 1) * slice_s,
+        "runs": runs,
+    }
 
 
 PARTS = ("redis_cpu_s", "server_cpu_s", "worker_cpu_s")

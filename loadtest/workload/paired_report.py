@@ -12,23 +12,32 @@ import matplotlib.pyplot as plt
 
 from loadtest.environment import run_line
 from loadtest.load.report import table
+from loadtest.workload.analysis import WITHIN
 
 PLOT = "paired.png"
+SHIFT_PLOT = "paired_shift.png"
 
 
 def write(figures: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
     plot(figures, out / PLOT)
+    plot_shift(figures, out / SHIFT_PLOT)
     (out / "summary.md").write_text(summary(figures))
 
 
 def headlines(f: dict) -> list[str]:
-    return [
+    lines = [
         f"adaptive at {r['ratio']:g}:1: {r['over_median']:+.1%} against the cheaper of "
         f"{_names(r)} (rounds {_range(r['over'])})"
         for r in f["paired"]
     ]
+    within = f["shift"]["within_after_s"]
+    lines.append(
+        f"shifting mix: within {WITHIN:.0%} of the cheaper "
+        + (f"from {within:g} s after the shift" if within is not None else "never, after it")
+    )
+    return lines
 
 
 def summary(f: dict) -> str:
@@ -78,7 +87,33 @@ def summary(f: dict) -> str:
             "\n".join(table(header, table_rows)) + "\n",
             verdict,
             f"![adaptive over the cheaper fixed strategy, round by round]({PLOT})\n",
+            _shift(f),
         ]
+    )
+
+
+def _shift(f: dict) -> str:
+    found, size = f["shift"], f["size"]
+    first, medians = found["first_slice_after"], found["over_median"]
+    within = found["within_after_s"]
+    settled = (
+        f"from {within:g} s after the shift on, every later slice's median was within "
+        f"{WITHIN:.0%} of the cheaper fixed strategy"
+        if within is not None
+        else f"after the shift it did not stay within {WITHIN:.0%} of the cheaper one"
+    )
+    return (
+        f"## A shifting mix\n\nThe same three worlds, fresh, replayed {len(medians)} slices of "
+        f"{size['slice_operations']} operations ({found['slice_s']:g} s each) back to back, "
+        f"{first} at {found['before']:g}:1, then {len(medians) - first} at "
+        f"{found['after']:g}:1, at once, in {size['shift_rounds']} rounds; adaptive started "
+        "from nothing decided. Adaptive over the cheaper of `write` and `read` in the same "
+        "slice, median of rounds: before the shift "
+        + ", ".join(f"{o:+.0%}" for o in medians[:first])
+        + "; after it "
+        + ", ".join(f"{o:+.0%}" for o in medians[first:])
+        + f". So {settled}.\n\n"
+        f"![adaptive over the cheaper fixed strategy, slice by slice]({SHIFT_PLOT})\n"
     )
 
 
@@ -101,6 +136,37 @@ def plot(f: dict, path: Path) -> None:
     ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same round (%)")
     ax.set_title("Adaptive against the cheaper fixed strategy, run at the same time")
     ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_shift(f: dict, path: Path) -> None:
+    found = f["shift"]
+    step = found["slice_s"]
+    seconds = [step * (n + 1) for n in range(len(found["over"]))]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for t, over in zip(seconds, found["over"], strict=True):
+        ax.scatter([t] * len(over), [100 * o for o in over], color="grey", s=12)
+    ax.plot(
+        seconds,
+        [100 * o for o in found["over_median"]],
+        marker="o",
+        color="black",
+        label="median of rounds",
+    )
+    ax.axvline(step * found["first_slice_after"], color="grey", linestyle="--")
+    ax.axhline(100 * WITHIN, color="tab:red", linewidth=1, label=f"+{WITHIN:.0%}")
+    ax.axhline(0, color="tab:green", linewidth=1)
+    ax.set_yscale("symlog", linthresh=20)
+    ax.set_xlabel(
+        f"seconds of traffic (the mix shifts from {found['before']:g}:1 to "
+        f"{found['after']:g}:1 at the dashed line)"
+    )
+    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same slice (%)")
+    ax.set_title("A shifting mix, run at the same time: how fast adaptive follows")
+    ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)

@@ -4,6 +4,7 @@ the same time, each in its own process; its report, and a verdict that pairs eac
 No timing is asserted: costs are compared with each other, within one run.
 """
 
+import dataclasses
 import json
 
 import pytest
@@ -25,10 +26,25 @@ def report(tmp_path_factory):
 
 def test_every_part_of_the_report_is_written(report):
     out, _ = report
-    for name in ("summary.md", "figures.json", "paired.png"):
+    for name in ("summary.md", "figures.json", "paired.png", "paired_shift.png"):
         assert (out / name).stat().st_size > 0, name
     summary = (out / "summary.md").read_text()
     assert "paired.png" in summary and "adaptive over the cheaper" in summary
+    assert "## A shifting mix" in summary and "paired_shift.png" in summary
+
+
+def test_the_shifting_mix_ran_in_every_world_slice_by_slice(report):
+    _, figures = report
+    shift, slices = figures["shift"], sum(SIZE.shift_slices)
+    ratios = [SIZE.shift[0]] * SIZE.shift_slices[0] + [SIZE.shift[1]] * SIZE.shift_slices[1]
+    assert {(c["strategy"], c["slice"], c["ratio"], c["round"]) for c in shift["runs"]} == {
+        (name, n, ratio, r)
+        for name in NAMES
+        for n, ratio in enumerate(ratios)
+        for r in range(SIZE.shift_rounds)
+    }
+    assert len(shift["over"]) == len(shift["over_median"]) == slices
+    assert all(len(over) == SIZE.shift_rounds for over in shift["over"])
 
 
 def test_every_world_ran_every_cell_and_held_the_same_posts(report):
@@ -76,6 +92,26 @@ def test_the_verdict_pairs_adaptive_with_the_cheaper_fixed_strategy_of_each_roun
         )
         assert row["over"] == pytest.approx(expected)
         assert sum(row["cheaper"].values()) == SIZE.rounds
+
+
+def test_adaptive_follows_the_shift_from_the_first_slice_after_which_it_stays_within():
+    size = dataclasses.replace(SIZE, shift_slices=(1, 3), slice_operations=40, rate=8.0)
+    costs = {  # slice: (write, read, adaptive), one round
+        0: (9.0, 4.0, 4.2),
+        1: (2.0, 3.0, 9.0),  # the shift: adaptive flips
+        2: (2.0, 3.0, 2.4),  # +20%
+        3: (2.0, 3.0, 2.1),  # +5%: within from here on
+    }
+    runs = [
+        {"strategy": name, "slice": n, "round": 0, "cost_per_1000_ops": cost}
+        for n, triple in costs.items()
+        for name, cost in zip(("write", "read", ADAPTIVE), triple, strict=True)
+    ]
+    found = paired.shift_verdict(runs, ["write", "read"], size)
+    assert found["over_median"] == pytest.approx([0.05, 3.5, 0.2, 0.05])
+    assert found["within_after_s"] == 3 * 5.0  # the third slice after the shift, 5 s each
+    runs[-1]["cost_per_1000_ops"] = 2.4  # +20% in the last slice too: never within
+    assert paired.shift_verdict(runs, ["write", "read"], size)["within_after_s"] is None
 
 
 def test_the_verdict_takes_the_median_of_rounds_and_the_parts_of_the_gap():
