@@ -9,9 +9,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
 
 from loadtest.environment import run_line
 from loadtest.load.report import table
+from loadtest.workload import plots
 from loadtest.workload.analysis import WITHIN
 
 PLOT = "paired.png"
@@ -135,11 +137,7 @@ def plot(f: dict, path: Path) -> None:
     ax.set_xlabel("home reads per post (read:write ratio)")
     ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same round (%)")
     ax.set_title("Adaptive against the cheaper fixed strategy, run at the same time")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save(fig, ax, path)
 
 
 def plot_shift(f: dict, path: Path) -> None:
@@ -157,20 +155,18 @@ def plot_shift(f: dict, path: Path) -> None:
         label="median of rounds",
     )
     ax.axvline(step * found["first_slice_after"], color="grey", linestyle="--")
-    ax.axhline(100 * WITHIN, color="tab:red", linewidth=1, label=f"+{WITHIN:.0%}")
+    ax.axhline(100 * WITHIN, color="tab:red", linewidth=1, label=f"+{WITHIN:.0%}: settled")
     ax.axhline(0, color="tab:green", linewidth=1)
-    ax.set_yscale("symlog", linthresh=20)
+    ax.set_yscale("symlog", linthresh=20)  # the flips' hundreds and the settled few
+    ax.set_yticks([-10, 0, 10, 20, 50, 100, 200, 500])
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+.0f}%"))
     ax.set_xlabel(
         f"seconds of traffic (the mix shifts from {found['before']:g}:1 to "
         f"{found['after']:g}:1 at the dashed line)"
     )
-    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same slice (%)")
+    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same slice")
     ax.set_title("A shifting mix, run at the same time: how fast adaptive follows")
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    plots.save(fig, ax, path)
 
 
 def _range(over: list[float]) -> str:

@@ -18,6 +18,15 @@ def colours(names: list[str]) -> dict[str, str]:
     return {name: FIXED_COLOURS.get(name) or next(hybrid) for name in names}
 
 
+def save(fig, ax, path: Path) -> None:
+    """Grid and legend on ``ax``, then ``fig`` written to ``path`` and closed."""
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def crossover(figures: dict, path: Path) -> None:
     cells = figures["cells"]
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
@@ -36,11 +45,7 @@ def crossover(figures: dict, path: Path) -> None:
     ax.set_ylabel("CPU seconds per 1,000 operations\n(Redis + server + worker)")
     ax.set_title("What each strategy costs as the mix moves from posting to reading")
     ax.set_ylim(bottom=0)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, ax, path)
 
 
 def shift(figures: dict, path: Path) -> None:
@@ -67,11 +72,7 @@ def shift(figures: dict, path: Path) -> None:
     ax.set_ylabel("CPU seconds per 1,000 operations\n(each slice)")
     ax.set_title("A shifting mix: how fast adaptive follows")
     ax.set_ylim(bottom=0)
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, ax, path)
 
 
 def latency_cost(figures: dict, path: Path) -> None:

@@ -115,14 +115,16 @@ def test_adaptive_follows_the_shift_from_the_first_slice_after_which_it_stays_wi
 
 
 def test_the_verdict_takes_the_median_of_rounds_and_the_parts_of_the_gap():
+    """Each round pairs adaptive with the fixed strategy that cost less in that round: its
+    cost, its parts and its Redis commands."""
     runs = [
         {"strategy": name, "ratio": 1.0, "round": r, "cost_per_1000_ops": cost,
          "redis_cpu_s": cost / 10, "server_cpu_s": 0.0, "worker_cpu_s": 0.0,
-         "redis_commands": 100}
-        for name, r, cost in [
-            ("write", 0, 5.0), ("read", 0, 4.0), (ADAPTIVE, 0, 4.4),
-            ("write", 1, 3.0), ("read", 1, 4.0), (ADAPTIVE, 1, 3.0),
-            ("write", 2, 6.0), ("read", 2, 5.0), (ADAPTIVE, 2, 5.5),
+         "redis_commands": commands}
+        for name, r, cost, commands in [
+            ("write", 0, 5.0, 50), ("read", 0, 4.0, 100), (ADAPTIVE, 0, 4.4, 110),
+            ("write", 1, 3.0, 50), ("read", 1, 4.0, 100), (ADAPTIVE, 1, 3.0, 55),
+            ("write", 2, 6.0, 50), ("read", 2, 5.0, 100), (ADAPTIVE, 2, 5.5, 104),
         ]
     ]  # fmt: skip
     [row] = paired.verdict(runs, ["write", "read"])
@@ -130,3 +132,4 @@ def test_the_verdict_takes_the_median_of_rounds_and_the_parts_of_the_gap():
     assert row["over_median"] == pytest.approx(0.1)
     assert row["cheaper"] == {"write": 1, "read": 2}
     assert row["parts_median_s"]["redis_cpu_s"] == pytest.approx(0.04)
+    assert row["commands_over"] == pytest.approx(0.1)  # 110/100, 55/50, 104/100
