@@ -93,7 +93,7 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     figures = _described(size, mix, graph, weights, chosen)
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
-    fixed = [name for name in PAIRED if name != ADAPTIVE]
+    fixed = [name for name in PAIRED if name != strategies.ADAPTIVE]
     runs = paired.measure(size, mix, chosen, schedule, warm_ups, log)
     figures["runs"] = runs
     figures["paired"] = paired.verdict(runs, fixed)
@@ -104,7 +104,6 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
 
 
 PAIRED = ("write", "read", strategies.ADAPTIVE)
-ADAPTIVE = strategies.ADAPTIVE
 
 
 def _shift_slices(size: Size, weights, mix: traffic.Mix) -> list[tuple[float, list]]:

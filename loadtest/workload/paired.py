@@ -59,20 +59,24 @@ class Worlds:
             theirs.close()
             self._conns.append(ours)
             self._processes.append(process)
-        self.setup_s = dict(zip(self.names, self._answers(READY_TIMEOUT_S), strict=True))
+        self.setup_s = dict(zip(self.names, self._answers(), strict=True))
 
     def cell(self, ops: list, rate: float) -> dict[str, dict]:
         """Replay ``ops`` in every world at once; each world's figures, by strategy."""
         for conn in self._conns:
             conn.send((ops, rate))
-        return dict(zip(self.names, self._answers(READY_TIMEOUT_S), strict=True))
+        return dict(zip(self.names, self._answers(), strict=True))
 
-    def _answers(self, timeout: float) -> list:
+    def _answers(self) -> list:
         found = []
         for conn, process in zip(self._conns, self._processes, strict=True):
-            if not conn.poll(timeout):
-                raise RuntimeError(f"{process.name} did not answer within {timeout:.0f} s")
-            found.append(conn.recv())
+            if not conn.poll(READY_TIMEOUT_S):
+                raise RuntimeError(f"{process.name} did not answer within {READY_TIMEOUT_S:.0f} s")
+            try:
+                found.append(conn.recv())
+            except EOFError:  # the world's process died: its traceback is on stderr
+                process.join(5)
+                raise RuntimeError(f"{process.name} exited ({process.exitcode})") from None
         return found
 
     def close(self) -> None:
@@ -113,12 +117,15 @@ def _replayed(size: Size, mix, chosen: list[Strategy], rounds: int, cells, log) 
                 for _ in range(experiment.WARM_UP if warm_up else 0):
                     worlds.cell(warm_up, size.rate)
                 found = worlds.cell(ops, size.rate)
+                costs = {name: analysis.add_costs(cell) for name, cell in found.items()}
                 runs += [
-                    analysis.add_costs(cell) | {"strategy": name, **labels, "round": round_}
-                    for name, cell in found.items()
+                    cell | {"strategy": name, **labels, "round": round_}
+                    for name, cell in costs.items()
                 ]
-                costs = " ".join(_cost(name, found[name]) for name in found)
-                log(f"    {labels['ratio']:g}:1 {costs}")
+                log(
+                    f"    {labels['ratio']:g}:1 "
+                    + " ".join(f"{name} {_cost_of(cell):.2f}" for name, cell in costs.items())
+                )
         finally:
             worlds.close()
     return runs
@@ -198,7 +205,3 @@ def _cost_of(cell: dict) -> float:
 
 def _names(chosen: list[Strategy]) -> list[str]:
     return [strategy.name for strategy in chosen]
-
-
-def _cost(name: str, cell: dict) -> str:
-    return f"{name} {analysis.add_costs(cell)['cost_per_1000_ops']:.2f}"

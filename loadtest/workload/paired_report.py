@@ -5,12 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-from matplotlib.ticker import FuncFormatter
-
 from loadtest.environment import run_line
 from loadtest.load.report import table
 from loadtest.workload import plots
@@ -23,8 +17,8 @@ SHIFT_PLOT = "paired_shift.png"
 def write(figures: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "figures.json").write_text(json.dumps(figures, indent=2) + "\n")
-    plot(figures, out / PLOT)
-    plot_shift(figures, out / SHIFT_PLOT)
+    plots.paired(figures, out / PLOT)
+    plots.paired_shift(figures, out / SHIFT_PLOT)
     (out / "summary.md").write_text(summary(figures))
 
 
@@ -117,56 +111,6 @@ def _shift(f: dict) -> str:
         + f". So {settled}.\n\n"
         f"![adaptive over the cheaper fixed strategy, slice by slice]({SHIFT_PLOT})\n"
     )
-
-
-def plot(f: dict, path: Path) -> None:
-    rows = f["paired"]
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for r in rows:
-        ax.scatter([r["ratio"]] * len(r["over"]), [100 * o for o in r["over"]], color="grey")
-    ax.plot(
-        [r["ratio"] for r in rows],
-        [100 * r["over_median"] for r in rows],
-        marker="o",
-        color="black",
-        linewidth=2,
-        label="median of rounds",
-    )
-    ax.axhline(0, color="tab:green", linewidth=1)
-    ax.set_xscale("log")
-    ax.set_xlabel("home reads per post (read:write ratio)")
-    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same round (%)")
-    ax.set_title("Adaptive against the cheaper fixed strategy, run at the same time")
-    plots.save(fig, ax, path)
-
-
-def plot_shift(f: dict, path: Path) -> None:
-    found = f["shift"]
-    step = found["slice_s"]
-    seconds = [step * (n + 1) for n in range(len(found["over"]))]
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    for t, over in zip(seconds, found["over"], strict=True):
-        ax.scatter([t] * len(over), [100 * o for o in over], color="grey", s=12)
-    ax.plot(
-        seconds,
-        [100 * o for o in found["over_median"]],
-        marker="o",
-        color="black",
-        label="median of rounds",
-    )
-    ax.axvline(step * found["first_slice_after"], color="grey", linestyle="--")
-    ax.axhline(100 * WITHIN, color="tab:red", linewidth=1, label=f"+{WITHIN:.0%}: settled")
-    ax.axhline(0, color="tab:green", linewidth=1)
-    ax.set_yscale("symlog", linthresh=20)  # the flips' hundreds and the settled few
-    ax.set_yticks([-10, 0, 10, 20, 50, 100, 200, 500])
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+.0f}%"))
-    ax.set_xlabel(
-        f"seconds of traffic (the mix shifts from {found['before']:g}:1 to "
-        f"{found['after']:g}:1 at the dashed line)"
-    )
-    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same slice")
-    ax.set_title("A shifting mix, run at the same time: how fast adaptive follows")
-    plots.save(fig, ax, path)
 
 
 def _range(over: list[float]) -> str:

@@ -1,4 +1,5 @@
-"""The report's PNG plots: cost against read:write ratio (the crossover), latency against cost."""
+"""The reports' PNG plots: cost against read:write ratio (the crossover), latency against
+cost, the shifting mix, and the paired experiment's adaptive over the cheaper strategy."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
+
+from loadtest.workload.analysis import WITHIN
 
 FIXED_COLOURS = {"write": "tab:blue", "read": "tab:orange", "adaptive": "black"}
 HYBRID_COLOURS = ("tab:green", "tab:olive", "tab:cyan", "tab:purple")
@@ -112,6 +116,56 @@ def latency_cost(figures: dict, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def paired(f: dict, path: Path) -> None:
+    rows = f["paired"]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for r in rows:
+        ax.scatter([r["ratio"]] * len(r["over"]), [100 * o for o in r["over"]], color="grey")
+    ax.plot(
+        [r["ratio"] for r in rows],
+        [100 * r["over_median"] for r in rows],
+        marker="o",
+        color="black",
+        linewidth=2,
+        label="median of rounds",
+    )
+    ax.axhline(0, color="tab:green", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("home reads per post (read:write ratio)")
+    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same round (%)")
+    ax.set_title("Adaptive against the cheaper fixed strategy, run at the same time")
+    save(fig, ax, path)
+
+
+def paired_shift(f: dict, path: Path) -> None:
+    found = f["shift"]
+    step = found["slice_s"]
+    seconds = [step * (n + 1) for n in range(len(found["over"]))]
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    for t, over in zip(seconds, found["over"], strict=True):
+        ax.scatter([t] * len(over), [100 * o for o in over], color="grey", s=12)
+    ax.plot(
+        seconds,
+        [100 * o for o in found["over_median"]],
+        marker="o",
+        color="black",
+        label="median of rounds",
+    )
+    ax.axvline(step * found["first_slice_after"], color="grey", linestyle="--")
+    ax.axhline(100 * WITHIN, color="tab:red", linewidth=1, label=f"+{WITHIN:.0%}: settled")
+    ax.axhline(0, color="tab:green", linewidth=1)
+    ax.set_yscale("symlog", linthresh=20)  # the flips' hundreds and the settled few
+    ax.set_yticks([-10, 0, 10, 20, 50, 100, 200, 500])
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+.0f}%"))
+    ax.set_xlabel(
+        f"seconds of traffic (the mix shifts from {found['before']:g}:1 to "
+        f"{found['after']:g}:1 at the dashed line)"
+    )
+    ax.set_ylabel("adaptive's CPU over the cheaper\nof write and read, same slice")
+    ax.set_title("A shifting mix, run at the same time: how fast adaptive follows")
+    save(fig, ax, path)
 
 
 def _ratio(cell: dict) -> float:

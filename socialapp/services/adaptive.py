@@ -9,13 +9,13 @@ come further apart, up to ``adaptive_max_backoff`` intervals: ``rest``). It look
 authors whose rates may have moved, never at every author: those who posted since a round
 last looked at them (up to ``adaptive_authors_per_round``), and others in turn, one for
 each reader counted since the last round, up to ``adaptive_revisits_per_round`` (an author
-who stopped posting, or whose readers changed pace, is seen again within a few rounds; with nothing
-read, nothing else moved, and a round costs next to nothing), all read from the hot-path
-copies in Redis; and every author, from the population's new side, when the population's
-rates cross the rule (``_follow_the_population``). For each author without an operator's
-override, their posting rate and a sample of their followers' reading rates, each
-estimated from evidence (``socialapp.domain.adaptive.estimate``: thin counts lean on the
-population's rate), go through ``socialapp.domain.adaptive.Rule``. A changed decision is
+who stopped posting, or whose readers changed pace, is seen again within a few rounds;
+with nothing read, nothing else moved, and a round costs next to nothing), all read from
+the hot-path copies in Redis; and every author, from the population's new side, when the
+population's rates cross the rule (``_follow_the_population``). For each author without
+an operator's override, their posting rate and a sample of their followers' reading rates,
+each estimated from evidence (``socialapp.domain.adaptive.estimate``: thin counts lean on
+the population's rate), go through ``socialapp.domain.adaptive.Rule``. A changed decision is
 stored on the author and reconciled exactly like an operator's override
 (``Fanout.on_strategy_changed``); at most ``adaptive_changes_per_round`` change per round
 (the rest wait for the next), and none within ``adaptive_min_dwell_seconds`` of the
