@@ -35,6 +35,7 @@ class Size:
     # Adaptive mode on the workload's time scale (a cell lasts operations / rate seconds)
     rate_window_s: float  # its meters' time constant: a few seconds of a cell's traffic
     round_interval_s: float  # at least this long between two of its rounds
+    max_backoff: int  # quiet rounds rest up to this many intervals (one meter window)
     authors_per_round: int  # authors who posted that a round looks at (and may change)
     revisits_per_round: int  # other authors a round looks at, in turn
     # The shifting mix: (ratio before, ratio after), slices of each, operations per slice
@@ -58,6 +59,7 @@ SIZES = {
         rounds=1,
         rate_window_s=0.1,  # cells last 0.3 s
         round_interval_s=0.05,
+        max_backoff=1,  # cells of 0.3 s leave no room to rest: a round whenever one is due
         authors_per_round=100,
         revisits_per_round=20,
         shift=(0.1, 10.0),
@@ -78,6 +80,7 @@ SIZES = {
         rounds=2,
         rate_window_s=2.0,  # cells last 5 s
         round_interval_s=0.25,
+        max_backoff=8,
         authors_per_round=200,
         revisits_per_round=10,
         shift=(0.1, 10.0),
@@ -98,6 +101,7 @@ SIZES = {
         rounds=5,  # the machine is shared: a cell's CPU moves by 20-40% from one minute to the next
         rate_window_s=4.0,  # cells last 10 s
         round_interval_s=1.0,  # a quarter of the window (by default a sixtieth of it)
+        max_backoff=4,
         authors_per_round=500,
         revisits_per_round=10,  # a shift of the whole mix looks at every author anyway
         shift=(0.1, 10.0),

@@ -47,7 +47,7 @@ def settings(size: Size) -> dict:
         sweep_interval_seconds=24 * 3600.0,
         adaptive_rate_window_seconds=size.rate_window_s,
         adaptive_interval_seconds=size.round_interval_s,
-        adaptive_max_backoff=max(1, round(size.rate_window_s / size.round_interval_s)),
+        adaptive_max_backoff=size.max_backoff,
         adaptive_min_dwell_seconds=size.round_interval_s,
         adaptive_authors_per_round=size.authors_per_round,
         adaptive_revisits_per_round=size.revisits_per_round,
