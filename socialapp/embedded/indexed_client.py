@@ -7,8 +7,8 @@ the documents in those index ranges, and with a sort the index serves and a limi
 stops at the limit. mongomock still filters, sorts and projects what was found, taken in its
 natural order, so every answer is exactly its answer (tests/stores/test_embedded_differential.py).
 A covered query (the index decides, sorts and holds the fields returned, ``_id`` left out) is
-answered from the index entries alone, as MongoDB does (``covered``), and a cursor's documents
-are sliced once, not once per document read.
+answered from the index entries alone, as MongoDB does (``covered``), a cursor's documents
+are sliced once, not once per document read, and an estimated count is the collection's size.
 A query no declared index serves is mongomock's scan of the whole collection, as slow as on
 a MongoDB without that index, and recorded (``full_scans``). Plain mongomock clients keep
 their own behaviour.
@@ -118,6 +118,7 @@ def install() -> None:
     iter_documents, get_dataset = cls._iter_documents, cls._get_dataset
     compute_results = mongomock.collection.Cursor._compute_results
     next_document = mongomock.collection.Cursor.__next__
+    estimated_count = cls.estimated_document_count
 
     @functools.wraps(iter_documents)
     def _iter_documents(self, query):
@@ -154,7 +155,14 @@ def install() -> None:
         self._emitted += 1
         return page[self._emitted - 1]
 
+    @functools.wraps(estimated_count)
+    def estimated_document_count(self, **kwargs):
+        if kwargs or not isinstance(self._store, IndexedCollectionStore):
+            return estimated_count(self, **kwargs)
+        return len(self._store)  # the collection's size, as MongoDB's metadata answers it
+
     cls._iter_documents, cls._get_dataset = _iter_documents, _get_dataset
+    cls.estimated_document_count = estimated_document_count
     cls._apply_update_document = _mirrored(cls._apply_update_document)
     cls._apply_update_pipeline = _mirrored(cls._apply_update_pipeline)
     cursor = mongomock.collection.Cursor

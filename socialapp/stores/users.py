@@ -149,7 +149,9 @@ class UserStore:
         }
 
     def count(self) -> int:
-        return self._users.count_documents({})
+        """Accounts, from the collection's metadata (a forecast's readers): counting them
+        would walk every document."""
+        return self._users.estimated_document_count()
 
     def overridden(self, limit: int) -> list[dict]:
         """Authors with an operator's override (``push`` or ``pull``), by handle."""

@@ -85,6 +85,16 @@ def test_a_query_no_declared_index_serves_is_flagged(components, scans):
     }
 
 
+def test_counting_posts_and_accounts_walks_no_collection(components, signup, scans):
+    accounts = components.users.count()
+    signup(), signup()
+    components.posts.create_many([(n, 1, f"text {n}") for n in range(1, 30)])
+
+    assert components.posts.count() == 29
+    assert components.users.count() == accounts + 2
+    assert scans() == {}
+
+
 def test_a_limit_the_index_serves_stops_the_walk(monkeypatch):
     """A page of a celebrity's followers tests the page, not every follower."""
     mongomock_store.make_atomic()
