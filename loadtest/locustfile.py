@@ -206,13 +206,19 @@ POST_TO_UPDATE: list[float] = []
 class Streamer(FeedUser):
     """Keeps the app open: the user stream (SSE) stays connected through the mixed load,
     each ``update`` timed from the post's creation to its arrival, and a dropped stream
-    opened again."""
+    opened again. A streamer follows every celebrity first (the seeded account may follow
+    none of the one posting: then its stream would time nothing)."""
 
     weight = 5
 
     def on_start(self) -> None:
         super().on_start()
         self.stream = None
+        for n in range(self.environment.parsed_options.load_celebrities):
+            found = self.call("GET", "/api/v1/accounts/lookup", "/api/v1/accounts/lookup",
+                              params={"acct": f"celeb_{n}"})  # fmt: skip
+            if found.ok:
+                self.call("PUT", f"/v1/me/following/{found.json()['id']}", "/v1/me/following")
 
     def on_stop(self) -> None:
         if self.stream is not None:
