@@ -164,6 +164,17 @@ def chunk_workers(settings, tmp_path):
         process.end()
 
 
+def held_tasks(state) -> list[tuple[str, str]]:
+    """``(name, id)`` of the requests Celery's worker state holds, reserved or running."""
+    for _ in range(3):
+        try:
+            requests = [*state.reserved_requests, *state.active_requests]
+            return sorted({(request.name, request.id) for request in requests})
+        except RuntimeError:  # a worker thread changed the sets while they were read
+            continue
+    return []
+
+
 def wait_settled(components, timeout: float = 120.0, interval: float = 0.05) -> None:
     """Wait until every queued task has run, fan-out has been reconciled and no post is
     still being delivered; name what was still busy if it does not happen in ``timeout``
@@ -179,7 +190,7 @@ def wait_settled(components, timeout: float = 120.0, interval: float = 0.05) -> 
         if depth:
             return f"tasks queued or unacknowledged: {depth}"
         if state.active_requests or state.reserved_requests:
-            return "the worker holds tasks"
+            return f"the worker holds tasks: {held_tasks(state)}"
         if not c.fanout_settings.read().settled:
             return f"a mode or threshold change is not reconciled: {c.fanout_settings.read()}"
         if unsettled := c.fanout_state.unsettled():
