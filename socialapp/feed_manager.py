@@ -61,6 +61,11 @@ class FeedManager:
             self._timelines.add_to_homes(active, entry)
         return len(active)
 
+    def drop_homes(self) -> int:
+        """Delete every home (``read`` mode reads none); each is rebuilt at its reader's
+        next page once another mode is in force."""
+        return self._timelines.drop_homes()
+
     def retract(self, entry: Entry, follower_ids: Iterable[int]) -> None:
         """Take a deleted post out of these followers' homes."""
         self._timelines.remove_from_homes(follower_ids, entry)

@@ -19,6 +19,7 @@ to one script call, which saves a round trip and a command per set.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -70,7 +71,7 @@ class PageSources(NamedTuple):
     hidden_boosters: frozenset[int] = frozenset()  # whose boosts the reader hides
 
 
-def home_key(user_id: int) -> str:
+def home_key(user_id: int | str) -> str:
     return f"home:{{{user_id}}}"
 
 
@@ -349,6 +350,17 @@ class TimelineStore:
 
     def home_exists(self, user_id: int) -> bool:
         return bool(self._client.exists(home_key(user_id)))
+
+    def drop_homes(self, batch: int = 1000) -> int:
+        """Delete every home timeline, ``batch`` keys a round trip; how many. Like an
+        eviction: fan-out skips a missing home and the reader's next page rebuilds it."""
+        dropped, found = 0, self._client.scan_iter(match=home_key("*"), count=batch)
+        while keys := list(itertools.islice(found, batch)):
+            pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
+            for key in keys:
+                pipe.unlink(key)
+            dropped += sum(pipe.execute())
+        return dropped
 
     def home_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
         """Redis memory (``MEMORY USAGE``, bytes) and entries of these readers' homes, summed

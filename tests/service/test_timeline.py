@@ -136,6 +136,35 @@ def test_inactive_readers_are_skipped_and_rebuilt_on_return(
     assert [e.post_id for e in rebuilt] == [int(second), int(first)]
 
 
+def test_read_mode_drops_the_homes_and_the_next_mode_rebuilds_them(
+    client, signup, settle, components
+):
+    """No page reads a home in ``read`` mode: once a switch to it settles, the homes are
+    gone, and in the next mode each reader's first page rebuilds theirs, missing nothing."""
+    ada, bob = signup("ada"), signup("bob")
+    client.put(f"/v1/me/following/{ada.id}", headers=bob.headers)
+    home(client, bob)
+    pushed = post(client, ada, "pushed")
+    settle()
+    assert components.timelines.home_exists(int(bob.id))
+
+    switch(components, "read")
+    settle()
+    assert not components.timelines.home_exists(int(bob.id))
+    pulled = post(client, ada, "pulled")
+    settle()
+    assert [p["id"] for p in home(client, bob).json["items"]] == [pulled, pushed]
+    assert not components.timelines.home_exists(int(bob.id))
+
+    switch(components, "write")
+    settle()
+    again = post(client, ada, "pushed again")
+    settle()
+    assert [p["id"] for p in home(client, bob).json["items"]] == [again, pulled, pushed]
+    rebuilt = components.timelines.read_home(int(bob.id), count=10).entries
+    assert [e.post_id for e in rebuilt] == [int(again), int(pulled), int(pushed)]
+
+
 def test_a_home_that_outlives_its_readers_activity_still_reads_every_post(
     client, signup, settle, components
 ):

@@ -143,6 +143,19 @@ class TestTimelineStore:
         assert store.read_home(3) == ([Entry(30, 4), Entry(20, 4)], 15)
         assert not store.home_exists(2)
 
+    def test_dropping_the_homes_keeps_every_other_set(self, store, client):
+        for user_id in (1, 2, 3, 2501):  # past one batch, across a cluster's slots
+            store.create_home(user_id, [Entry(10, 4)], floor=0)
+        store.create_outbox(4, [Entry(10, 4)], floor=0)
+        store.begin_rebuild_pulls(1)
+        store.finish_rebuild_pulls(1, [4])
+
+        assert store.drop_homes(batch=3) == 4
+        assert not any(store.home_exists(user_id) for user_id in (1, 2, 3, 2501))
+        assert store.read_outboxes([4]) == {4: ([Entry(10, 4)], 0)}
+        assert store.pulled(1) == {4}
+        assert store.drop_homes() == 0
+
     def test_writes_to_unknown_sets_are_no_ops(self, store, client):
         store.add_to_homes([1, 2, 3], Entry(10, 4))
         store.add_to_outbox(4, Entry(10, 4))
