@@ -6,7 +6,9 @@ import dataclasses
 import itertools
 import operator
 import sys
+import threading
 import time
+import traceback
 
 import mongomock
 import pytest
@@ -144,7 +146,18 @@ def worker(components, worker_queues):
     embedded = EmbeddedWorker(components, concurrency=4, queues=worker_queues).start()
     yield embedded
     # A worker left running would take the next test's tasks with this test's components.
-    assert embedded.stop(timeout=120), "the in-process worker did not stop within 120 s"
+    stopped = embedded.stop(timeout=120)
+    assert stopped, f"the in-process worker did not stop within 120 s:\n{thread_stacks()}"
+
+
+def thread_stacks() -> str:
+    """Where each thread of this process is now: what a wait that timed out was waiting on."""
+    frames = sys._current_frames()
+    return "\n".join(
+        f"--- thread {thread.name}\n" + "".join(traceback.format_stack(frames[thread.ident]))
+        for thread in threading.enumerate()
+        if thread.ident in frames
+    )
 
 
 @pytest.fixture
@@ -200,7 +213,12 @@ def wait_settled(components, timeout: float = 120.0, interval: float = 0.05) -> 
         return None
 
     # three quiet looks in a row: no task ran between two of them
-    wait_until(busy, "fan-out to settle", timeout, interval, until=operator.not_, in_a_row=3)
+    try:
+        wait_until(busy, "fan-out to settle", timeout, interval, until=operator.not_, in_a_row=3)
+    except TimeoutError as error:
+        if state.active_requests or state.reserved_requests:
+            raise TimeoutError(f"{error}\n{thread_stacks()}") from None
+        raise
 
 
 @pytest.fixture
