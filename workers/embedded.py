@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 
 import celery.worker
-from celery.bootsteps import RUN
+from celery.worker import state as worker_state
 
 from socialapp import bootstrap
 from socialapp.queue import QUEUES
@@ -92,13 +91,19 @@ class EmbeddedWorker:
     def stop(self, timeout: float = STOP_TIMEOUT_SECONDS) -> bool:
         """Stop after the running tasks end (a warm shutdown); whether it stopped within
         ``timeout`` seconds. A worker still running takes tasks from the broker with these
-        components: a caller that starts another on the same broker must wait for this."""
+        components: a caller that starts another on the same broker must wait for this.
+
+        The worker stops itself, as on SIGTERM: Celery's flag makes its own thread raise
+        ``WorkerShutdown`` at its next look (the consumer's loop, or a retry to connect),
+        whether it is running, starting or restarting. A stop called from this thread
+        instead would find a worker still starting "not fully started", mark it stopped,
+        and leave its consumer running."""
         with self._lock:
             self._stopping.set()
         self._sweeper.stop()
-        deadline = time.monotonic() + timeout
-        while self._thread.is_alive() and time.monotonic() < deadline:
-            if self._controller.blueprint.state == RUN:  # also one restarted just now
-                self._controller.stop()
-            self._thread.join(timeout=0.2)
-        return not self._thread.is_alive()
+        worker_state.should_stop = 0  # the exit code: a stop asked for, not a failure
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            return False  # the flag stays up: the worker stops at its next look
+        worker_state.should_stop = None  # for a worker started later in this process
+        return True
