@@ -25,7 +25,6 @@ author's last change.
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import time
 
 from socialapp.config import Settings
@@ -33,7 +32,6 @@ from socialapp.domain.adaptive import Rates, Rule, estimate, rate, span
 from socialapp.domain.fanout import strategy_of
 from socialapp.services.fanout import Fanout
 
-log = logging.getLogger(__name__)
 ADAPT = "socialapp.adapt"
 SAMPLE_WINDOWS = 10  # a follower sample is kept this many meter windows, as a meter is
 LEANING = {"auto": None, "auto-push": "push", "auto-pull": "pull"}  # strategy -> decision
@@ -59,8 +57,6 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     prior = priors(fanout, since, now)  # read once: the population's check and measure's
     population, crossed = _follow_the_population(fanout, rule, prior)
-    if population == "pull" and not crossed:
-        _drop_unread_homes(fanout)
     authors, turn = _looked_at(fanout, after, min(reads, settings.adaptive_revisits_per_round))
     changed, held_over = 0, False
     measured = measure(fanout, authors, since, now, prior)
@@ -108,20 +104,6 @@ def _follow_the_population(
         fanout.state.set_population_leaning(leaning)
         fanout.state.mark_every_author_crossed()
     return leaning, leaning != before
-
-
-def _drop_unread_homes(fanout: Fanout) -> None:
-    """Drop the home timelines once while the population leans to pull: its pages merge
-    every followee's outbox and read no home (``HomeReader._pulls_everyone``), and homes
-    left in Redis (from seeding, or from pushing before the crossing) would only take
-    deliveries and memory. Not in the crossing's own round: a process reads the leaning at
-    most one interval late, and its pages still read (and rebuild) homes until then. After
-    the next crossing, each reader's first page rebuilds theirs, as after an eviction."""
-    if not fanout.state.homes_dropped():
-        log.info(
-            "adaptive mode leans to pull: %s home timelines dropped", fanout.feeds.drop_homes()
-        )
-        fanout.state.mark_homes_dropped()
 
 
 def _held(author: dict, population: str | None) -> str | None:

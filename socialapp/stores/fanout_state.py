@@ -36,7 +36,6 @@ MOVED = "fanout:adaptive:moved"  # authors who posted since a round last looked 
 CROSSED = "fanout:adaptive:crossed"  # authors to judge from the population's new side
 READS_SINCE = "reads"  # field of ADAPTIVE: readers counted since the last round was claimed
 QUIET = "quiet"  # field of ADAPTIVE: rounds in a row that changed nothing
-HOMES_DROPPED = "homes_dropped"  # field of ADAPTIVE: since the population last crossed
 POPULATION = "all"  # every account's events together: fanout:rates:{all}
 IN_FLIGHT_TTL_SECONDS = 24 * 3600
 FOLLOWING_TTL_SECONDS = 24 * 3600
@@ -408,18 +407,7 @@ class FanoutState:
         return self._redis.hget(ADAPTIVE, "leaning")
 
     def set_population_leaning(self, leaning: str) -> None:
-        """Record a crossing: the homes, if dropped before it, may be read again."""
-        pipe = self._redis.pipeline(transaction=True)
-        pipe.hset(ADAPTIVE, "leaning", leaning)
-        pipe.hdel(ADAPTIVE, HOMES_DROPPED)
-        pipe.execute()
-
-    def homes_dropped(self) -> bool:
-        """Whether a round dropped the homes since the population last crossed the rule."""
-        return bool(self._redis.hexists(ADAPTIVE, HOMES_DROPPED))
-
-    def mark_homes_dropped(self) -> None:
-        self._redis.hset(ADAPTIVE, HOMES_DROPPED, 1)
+        self._redis.hset(ADAPTIVE, "leaning", leaning)
 
     def moved_authors(self, count: int, crossed: bool = False) -> list[int]:
         """Up to ``count`` authors who posted since a round last looked at them (``crossed``:

@@ -320,29 +320,3 @@ def test_a_decision_made_before_the_population_crossed_is_not_held_by_the_band(w
     assert world.c.fanout_state.population_leaning() == "push"
     assert world.leaning(world.chatty) == "push"
     world.check_homes()
-
-
-def test_while_the_population_leans_to_pull_no_home_is_kept(world):
-    """Posts outnumber reads, so a typical author is pulled and every page merges the
-    outboxes. The round after the crossing drops the homes (the crossing's own round does
-    not: pages read the leaning up to an interval late). Pages miss nothing, and once the
-    population crosses to push, each reader's first page rebuilds their home."""
-    homes = lambda: [world.c.timelines.home_exists(r) for r in world.readers]  # noqa: E731
-    world.adapt()
-    assert world.c.fanout_state.population_leaning() == "pull"
-    assert homes() == [True] * 3  # quiet is pushed: its post is in them
-    world.adapt()
-    assert homes() == [False] * 3
-    world.post(world.quiet, 1)  # pushed, but to no home
-    world.check_homes()
-    assert homes() == [False] * 3  # a page that merges every outbox rebuilds none
-
-    world.read_everyone(65)
-    world.adapt(adaptive_revisits_per_round=0)
-    assert world.c.fanout_state.population_leaning() == "push"
-    world.lean_population("push")  # as the round set it: let pages see it
-    world.check_homes()
-    assert homes() == [True] * 3
-    world.post(world.quiet, 1)  # delivered to the rebuilt homes
-    world.check_homes()
-    assert not world.c.fanout_state.homes_dropped()
