@@ -171,9 +171,12 @@ class Fanout:
         self._reconcile_later(RECONCILE, generation)
 
     def _reconcile_later(self, task: str, subject: int) -> None:
-        """Send a reconciliation due once every process has seen the change: the task
-        waits out the settle delay (``not_before``)."""
-        self.queue.send(task, subject, time.time() + self.settle_delay(), queue=FEED)
+        """Send a reconciliation due once every process has seen the change: the worker
+        holds it until then (a countdown: its timer, not a pool thread asleep, so the
+        hundred authors an adaptive round may flip delay no delivery); the task waits out
+        whatever is left of the settle delay (``not_before``), should it start early."""
+        delay = self.settle_delay()
+        self.queue.send(task, subject, time.time() + delay, queue=FEED, countdown=delay)
 
     def _followers_changed(self, author: dict, before: int) -> None:
         after, strategy = author["followers_count"], strategy_of(author)
