@@ -295,8 +295,9 @@ class Fanout:
         return delivered
 
     def sweep(self) -> int:
-        """Re-enqueue posts whose fan-out has been pending too long, and forget readers idle
-        for good (one sweeper at a time); how many posts were re-enqueued."""
+        """Re-enqueue posts whose fan-out has been pending too long and reconciliations
+        unfinished too long, and forget readers idle for good (one sweeper at a time); how
+        many posts were re-enqueued."""
         if not self.state.claim_sweep(self.config.sweep_interval_seconds):
             return 0
         self.state.forget_inactive(self.config.inactive_after_seconds)
@@ -306,7 +307,24 @@ class Fanout:
             self.queue.send(DELIVER, *_task_args(entry_of(post)))
         if pending:
             log.info("sweeper re-enqueued %d unfinished fan-outs", len(pending))
+        self._reconcile_overdue()
         return len(pending)
+
+    def _reconcile_overdue(self) -> None:
+        """Send again the reconciliations a broker that crashed may have lost (they were
+        queued, or held for their settle delay): a switch, or an author, unsettled at two
+        of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart. One that
+        is only slow runs twice meanwhile, which is safe: each settles only what is left."""
+        policy = self.fanout_settings.read()
+        unfinished = [f"author:{author_id}" for author_id in sorted(self.state.unsettled())]
+        if not policy.settled:
+            unfinished.append(f"generation:{policy.generation}")
+        after = self.config.sweep_after_seconds + self.settle_delay()
+        for name in self.state.overdue(unfinished, after):
+            kind, subject = name.split(":")
+            task = RECONCILE if kind == "generation" else RECONCILE_AUTHOR
+            log.info("sweeper re-sent the reconciliation of %s", name)
+            self.queue.send(task, int(subject), queue=FEED)  # every process saw it by now
 
     def retract_post(
         self, post_id: int, author_id: int, boost_of: int = 0, original_author: int = 0

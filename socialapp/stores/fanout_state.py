@@ -30,6 +30,7 @@ UNSETTLED = "fanout:reconciling"  # author -> changes since their reconciliation
 PULLED = "fanout:pulled"  # written and read by reconciliation only, never by a page read
 ACTIVE = "fanout:active"
 SWEEP_LOCK = "fanout:sweep"
+SWEEP_SEEN = "fanout:sweep:unsettled"  # reconciliation -> when a sweep saw it unfinished
 ADAPTIVE = "fanout:adaptive"  # adaptive mode's rounds: since when it measures, next author
 ADAPTIVE_LOCK = "fanout:adaptive:lock"
 MOVED = "fanout:adaptive:moved"  # authors who posted since a round last looked at them
@@ -469,6 +470,21 @@ class FanoutState:
     def claim_sweep(self, seconds: float) -> bool:
         """True for one caller per ``seconds`` across every process (the sweeper's turn)."""
         return bool(self._redis.set(SWEEP_LOCK, "1", nx=True, px=int(seconds * 1000)))
+
+    def overdue(self, unfinished: list[str], after: float) -> list[str]:
+        """Of ``unfinished`` (the reconciliations still to finish, by name), those the
+        sweeper first saw unfinished at least ``after`` seconds ago; their clocks start
+        again (the one sent anew gets as long), and those finished are forgotten. Only the
+        sweeper (one at a time) reads and writes this."""
+        now, seen = self._clock(), self._redis.hgetall(SWEEP_SEEN)
+        due = [name for name in unfinished if now - float(seen.get(name, now)) >= after]
+        pipe = self._redis.pipeline(transaction=True)
+        pipe.delete(SWEEP_SEEN)
+        if unfinished:
+            since = {name: seen.get(name, now) for name in unfinished}
+            pipe.hset(SWEEP_SEEN, mapping={**since, **dict.fromkeys(due, now)})
+        pipe.execute()
+        return due
 
     def set_followers_many(self, counts: dict[int, int], batch: int = 10_000) -> None:
         """``set_followers`` for many authors, ``batch`` fields per round trip."""

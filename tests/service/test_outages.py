@@ -6,6 +6,7 @@ import pytest
 
 from socialapp import create_app
 from socialapp.embedded.redis_server import RedisServer
+from socialapp.services import fanout, operators
 from socialapp.stores import mongo
 from tests.conftest import Account
 from tests.waiting import wait_for
@@ -85,6 +86,25 @@ def test_a_lost_delivery_task_is_swept_and_delivered_once(outage_app):
     home = c.timelines.read_home(int(bob.id), count=10)
     assert [e.post_id for e in home.entries] == [int(post_id)]
     assert home_ids(client, bob) == [post_id]
+
+
+def test_reconciliations_the_broker_lost_are_sent_again(outage_app):
+    """A switch and an author's override answered, and their reconciliations lost with the
+    broker (held for their settle delay when it crashed, say): the sweeper sends them again,
+    and both settle."""
+    client = outage_app.test_client()
+    c = outage_app.extensions["socialapp"]
+    ada, bob = Account(client, "ada"), Account(client, "bob")
+    client.put(f"/v1/me/following/{ada.id}", headers=bob.headers)
+    sent = []
+    c.queue.send = lambda *args, **kwargs: sent.append(args)  # the broker "loses" them
+    operators.set_author_strategy(c.fanout, int(ada.id), "pull")  # pushed until now
+    operators.change_fanout(c.fanout, mode="read")
+    assert {name for name, *_ in sent} == {fanout.RECONCILE, fanout.RECONCILE_AUTHOR}
+    assert not c.fanout_settings.read().settled and c.fanout_state.unsettled() == {int(ada.id)}
+    del c.queue.send
+    wait_for(c.fanout_settings.read, "the switch to settle", until=lambda s: s.settled)
+    wait_for(c.fanout_state.unsettled, "the author to settle", until=lambda u: not u)
 
 
 def test_a_retried_chunk_cannot_finish_a_delivery_early(components):
