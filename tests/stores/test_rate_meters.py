@@ -1,5 +1,6 @@
-"""Adaptive mode's rate meters and rounds in ``FanoutState``, on one Redis server and on a
-3-master Redis Cluster (``timeline_client`` is parametrised over both)."""
+"""Adaptive mode's rate meters and rounds in ``FanoutState``, and what the sweeper remembers
+between its looks (since when each reconciliation it saw was unfinished), on one Redis
+server and on a 3-master Redis Cluster (``timeline_client`` is parametrised over both)."""
 
 from __future__ import annotations
 
@@ -159,3 +160,35 @@ def test_the_populations_crossing_marks_every_author_apart_from_the_posters(stat
     state.mark_moved([8], crossed=True)
     state.stop_measuring()
     assert state.moved_authors(10, crossed=True) == []
+
+
+AFTER = 60.0  # the sweeper's wait before it sends a reconciliation again
+
+
+def test_a_reconciliation_is_overdue_once_seen_unfinished_for_the_whole_wait(state, clock):
+    assert state.overdue(["author:7", "generation:3"], AFTER) == []  # first seen now
+    clock.now += AFTER - 1
+    assert state.overdue(["author:7", "generation:3"], AFTER) == []
+    clock.now += 1
+    assert state.overdue(["author:7", "generation:3"], AFTER) == ["author:7", "generation:3"]
+
+
+def test_one_sent_again_gets_the_whole_wait_again(state, clock):
+    state.overdue(["author:7"], AFTER)
+    clock.now += AFTER
+    assert state.overdue(["author:7"], AFTER) == ["author:7"]
+    clock.now += AFTER - 1
+    assert state.overdue(["author:7"], AFTER) == []
+    clock.now += 1
+    assert state.overdue(["author:7"], AFTER) == ["author:7"]
+
+
+def test_a_finished_one_is_forgotten_and_starts_afresh_if_seen_again(state, clock):
+    state.overdue(["author:7", "author:8"], AFTER)
+    clock.now += AFTER / 2
+    assert state.overdue(["author:8"], AFTER) == []  # 7 settled meanwhile
+    clock.now += AFTER / 2
+    assert state.overdue(["author:7", "author:8"], AFTER) == ["author:8"]
+    assert state.overdue([], AFTER) == []
+    clock.now += AFTER
+    assert state.overdue(["author:8"], AFTER) == []  # forgotten when nothing was unfinished
