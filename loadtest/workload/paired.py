@@ -157,7 +157,12 @@ def verdict(runs: list[dict], fixed: list[str]) -> list[dict]:
                     part: statistics.median(p[part] for p in parts) for part in PARTS
                 },
                 "commands_over": statistics.median(commands),
-                "decisions": by[(ADAPTIVE, ratio, rounds[0])].get("decisions", {}),
+                "decisions": {  # each round's count after its cell, fewest first
+                    side: sorted(
+                        by[(ADAPTIVE, ratio, r)].get("decisions", {}).get(side, 0) for r in rounds
+                    )
+                    for side in ("pushed", "pulled")
+                },
             }
         )
     return rows

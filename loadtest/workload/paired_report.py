@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 from loadtest.environment import run_line
@@ -68,7 +69,7 @@ def summary(f: dict) -> str:
             _names(r),
             _parts(r["parts_median_s"]),
             f"{r['commands_over']:+.1%}",
-            f"{r['decisions'].get('pushed', '-')} / {r['decisions'].get('pulled', '-')}",
+            f"{_spread(r['decisions']['pushed'])} / {_spread(r['decisions']['pulled'])}",
         ]
         for r in rows
     ]
@@ -124,3 +125,9 @@ def _names(row: dict) -> str:
 def _parts(parts: dict) -> str:
     process = parts["server_cpu_s"] + parts["worker_cpu_s"]
     return f"{parts['redis_cpu_s']:+.2f} / {process:+.2f}"
+
+
+def _spread(counts: list[int]) -> str:
+    """A count over rounds: the median, and the range where rounds differ."""
+    median = f"{statistics.median(counts):g}"
+    return median if counts[0] == counts[-1] else f"{median} ({counts[0]}-{counts[-1]})"

@@ -127,7 +127,11 @@ def test_the_verdict_takes_the_median_of_rounds_and_the_parts_of_the_gap():
             ("write", 2, 6.0, 50), ("read", 2, 5.0, 100), (ADAPTIVE, 2, 5.5, 104),
         ]
     ]  # fmt: skip
+    adaptive_runs = [r for r in runs if r["strategy"] == ADAPTIVE]
+    for run, pushed in zip(adaptive_runs, (9, 0, 3), strict=True):
+        run["decisions"] = {"pushed": pushed, "pulled": 12 - pushed}
     [row] = paired.verdict(runs, ["write", "read"])
+    assert row["decisions"] == {"pushed": [0, 3, 9], "pulled": [3, 9, 12]}  # every round's
     assert row["over"] == [pytest.approx(0.0), pytest.approx(0.1), pytest.approx(0.1)]
     assert row["over_median"] == pytest.approx(0.1)
     assert row["cheaper"] == {"write": 1, "read": 2}
