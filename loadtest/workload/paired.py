@@ -10,12 +10,15 @@ slows the machine down slows both. Each round starts fresh worlds, and a world's
 own process's and its own redis-server's, so none is charged for another's.
 
 Adaptive replays the same slices as always (it learns from the warm-ups), and so do the
-fixed strategies, so every world holds the same posts when a cell starts.
+fixed strategies, so every world holds the same posts when a cell starts. A second ``read``
+world (``TWIN``) runs beside them: how far two equal worlds' costs differ in the same
+round is the noise a difference between strategies has to beat (an A/A comparison).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import multiprocessing
 import statistics
@@ -25,6 +28,12 @@ from loadtest.workload.strategies import ADAPTIVE, Strategy
 from socialapp.embedded.redis_server import RedisServer
 
 READY_TIMEOUT_S = 600.0
+TWIN = "read-twin"  # a second world of the strategy it copies: the A/A comparison
+
+
+def twin_of(strategy: Strategy) -> Strategy:
+    """Another world of ``strategy``, told apart by its name."""
+    return dataclasses.replace(strategy, name=TWIN)
 
 
 def _serve(conn, size: Size, mix: traffic.Mix, strategy: Strategy) -> None:
@@ -134,7 +143,8 @@ def _replayed(size: Size, mix, chosen: list[Strategy], rounds: int, cells, log) 
 def verdict(runs: list[dict], fixed: list[str]) -> list[dict]:
     """Per ratio, adaptive over the cheaper of ``fixed`` in the same round (the pair ran at
     once), and each fixed strategy over the other ones, round by round: the median and the
-    range, and which fixed strategy was the cheaper in how many rounds."""
+    range, and which fixed strategy was the cheaper in how many rounds; and where ``TWIN``
+    ran, its cost over ``read``'s in each round."""
     by = {(c["strategy"], c["ratio"], c["round"]): c for c in runs}
     rows = []
     for ratio in sorted({c["ratio"] for c in runs}):
@@ -157,6 +167,11 @@ def verdict(runs: list[dict], fixed: list[str]) -> list[dict]:
                     part: statistics.median(p[part] for p in parts) for part in PARTS
                 },
                 "commands_over": statistics.median(commands),
+                "twin_over": sorted(  # A/A: two worlds of one strategy, same round
+                    _cost_of(by[(TWIN, ratio, r)]) / _cost_of(by[("read", ratio, r)]) - 1
+                    for r in rounds
+                    if (TWIN, ratio, r) in by
+                ),
                 "decisions": {  # each round's count after its cell, fewest first
                     side: sorted(
                         by[(ADAPTIVE, ratio, r)].get("decisions", {}).get(side, 0) for r in rounds

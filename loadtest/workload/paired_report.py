@@ -42,15 +42,18 @@ def summary(f: dict) -> str:
     intro = (
         f"# Adaptive against write and read, run at once\n\n{run_line(f['environment'])}\n\n"
         f"The workload's mix ({f['graph']['accounts']:,} accounts, {f['graph']['follows']:,} "
-        f"follows; `{size['name']}` size) in {size['rounds']} rounds. In each round three "
-        "fresh worlds, `adaptive`, `write` and `read`, each in a process of its own with its "
-        "own redis-server and Celery worker, replay the same operations at the same moment: "
+        f"follows; `{size['name']}` size) in {size['rounds']} rounds. In each round four "
+        "fresh worlds, `adaptive`, `write`, `read` and a second `read` world (its twin), each "
+        "in a process of its own with its own redis-server and Celery worker, replay the same "
+        "operations at the same moment: "
         f"at each ratio two warm-up slices, then the measured cell ({size['operations']} "
         f"operations at {size['rate']:g}/s). A world's cost is its own process's CPU and its "
         "own redis-server's (CPU seconds per 1,000 operations). Adaptive's cost is divided by "
         "the cheaper of `write` and `read` in the same round: a pair ran in the same seconds, "
         "so the machine's drift, which moves a cell's CPU by 20-40% from one minute to the "
-        "next, moves both.\n"
+        "next, moves both. The twin's cost over `read`'s in the same round (A/A) is how far "
+        "two equal worlds differ: a difference between strategies within that range is "
+        "noise.\n"
     )
     header = [
         "reads:posts",
@@ -60,6 +63,7 @@ def summary(f: dict) -> str:
         "Redis / process CPU over (s)",
         "Redis commands over",
         "pushed / pulled",
+        "A/A: twin over `read`",
     ]
     table_rows = [
         [
@@ -70,6 +74,7 @@ def summary(f: dict) -> str:
             _parts(r["parts_median_s"]),
             f"{r['commands_over']:+.1%}",
             f"{_spread(r['decisions']['pushed'])} / {_spread(r['decisions']['pulled'])}",
+            _range(r["twin_over"]) if r.get("twin_over") else "-",
         ]
         for r in rows
     ]
@@ -100,8 +105,9 @@ def _shift(f: dict) -> str:
         else f"after the shift it did not stay within {WITHIN:.0%} of the cheaper one"
     )
     return (
-        f"## A shifting mix\n\nThe same three worlds, fresh, replayed {len(medians)} slices of "
-        f"{size['slice_operations']} operations ({found['slice_s']:g} s each) back to back, "
+        "## A shifting mix\n\nThree fresh worlds, `adaptive`, `write` and `read`, replayed "
+        f"{len(medians)} slices of {size['slice_operations']} operations "
+        f"({found['slice_s']:g} s each) back to back, "
         f"{first} at {found['before']:g}:1, then {len(medians) - first} at "
         f"{found['after']:g}:1, at once, in {size['shift_rounds']} rounds; adaptive started "
         "from nothing decided. Adaptive over the cheaper of `write` and `read` in the same "

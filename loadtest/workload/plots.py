@@ -121,6 +121,16 @@ def latency_cost(figures: dict, path: Path) -> None:
 def paired(f: dict, path: Path) -> None:
     rows = f["paired"]
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    twinned = [r for r in rows if r.get("twin_over")]
+    if twinned:
+        ax.fill_between(
+            [r["ratio"] for r in twinned],
+            [100 * r["twin_over"][0] for r in twinned],
+            [100 * r["twin_over"][-1] for r in twinned],
+            color="tab:blue",
+            alpha=0.15,
+            label="two read worlds (A/A): the noise",
+        )
     for r in rows:
         ax.scatter([r["ratio"]] * len(r["over"]), [100 * o for o in r["over"]], color="grey")
     ax.plot(

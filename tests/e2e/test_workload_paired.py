@@ -1,5 +1,6 @@
-"""The paired experiment at its smoke size: adaptive, write and read in worlds that run at
-the same time, each in its own process; its report, and a verdict that pairs each round.
+"""The paired experiment at its smoke size: adaptive, write, read and read's twin (A/A) in
+worlds that run at the same time, each in its own process; its report, and a verdict that
+pairs each round.
 
 No timing is asserted: costs are compared with each other, within one run.
 """
@@ -14,7 +15,7 @@ from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE
 
 SIZE = SIZES["smoke"]
-NAMES = {"write", "read", ADAPTIVE}
+NAMES = {"write", "read", ADAPTIVE}  # the shifting mix's worlds; the cells add the twin
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +31,7 @@ def test_every_part_of_the_report_is_written(report):
         assert (out / name).stat().st_size > 0, name
     summary = (out / "summary.md").read_text()
     assert "paired.png" in summary and "adaptive over the cheaper" in summary
+    assert "A/A: twin over `read`" in summary
     assert "## A shifting mix" in summary and "paired_shift.png" in summary
 
 
@@ -48,13 +50,13 @@ def test_the_shifting_mix_ran_in_every_world_slice_by_slice(report):
 
 
 def test_every_world_ran_every_cell_and_held_the_same_posts(report):
-    """The three worlds replayed the same warm-ups and cells, so when a cell ends they
+    """The four worlds replayed the same warm-ups and cells, so when a cell ends they
     hold the same posts: a pair's costs owe nothing to one world holding more."""
     _, figures = report
     runs = figures["runs"]
     assert {(c["strategy"], c["ratio"], c["round"]) for c in runs} == {
         (name, ratio, round_)
-        for name in NAMES
+        for name in NAMES | {paired.TWIN}
         for ratio in SIZE.ratios
         for round_ in range(SIZE.rounds)
     }
@@ -92,6 +94,11 @@ def test_the_verdict_pairs_adaptive_with_the_cheaper_fixed_strategy_of_each_roun
         )
         assert row["over"] == pytest.approx(expected)
         assert sum(row["cheaper"].values()) == SIZE.rounds
+        twin = sorted(
+            by[(paired.TWIN, row["ratio"], r)] / by[("read", row["ratio"], r)] - 1
+            for r in range(SIZE.rounds)
+        )
+        assert row["twin_over"] == pytest.approx(twin)
 
 
 def test_adaptive_follows_the_shift_from_the_first_slice_after_which_it_stays_within():
