@@ -171,12 +171,9 @@ class Fanout:
         self._reconcile_later(RECONCILE, generation)
 
     def _reconcile_later(self, task: str, subject: int) -> None:
-        """Send a reconciliation due once every process has seen the change: the worker
-        holds it until then (a countdown: its timer, not a pool thread asleep, so the
-        hundred authors an adaptive round may flip delay no delivery); the task waits out
-        whatever is left of the settle delay (``not_before``), should it start early."""
-        delay = self.settle_delay()
-        self.queue.send(task, subject, time.time() + delay, queue=FEED, countdown=delay)
+        """Send a reconciliation due once every process has seen the change: the task
+        waits out the settle delay (``not_before``)."""
+        self.queue.send(task, subject, time.time() + self.settle_delay(), queue=FEED)
 
     def _followers_changed(self, author: dict, before: int) -> None:
         after, strategy = author["followers_count"], strategy_of(author)
@@ -311,8 +308,8 @@ class Fanout:
         return len(pending)
 
     def _reconcile_overdue(self) -> None:
-        """Send again the reconciliations a broker that crashed may have lost (they were
-        queued, or held for their settle delay): a switch, or an author, unsettled at two
+        """Send again the reconciliations a broker that crashed may have lost (queued, not
+        yet taken by a worker), or that a worker lost: a switch, or an author, unsettled at two
         of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart. One that
         is only slow runs twice meanwhile, which is safe: each settles only what is left."""
         policy = self.fanout_settings.read()

@@ -90,8 +90,7 @@ def test_a_lost_delivery_task_is_swept_and_delivered_once(outage_app):
 
 def test_reconciliations_the_broker_lost_are_sent_again(outage_app):
     """A switch and an author's override answered, and their reconciliations lost with the
-    broker (held for their settle delay when it crashed, say): the sweeper sends them again,
-    and both settle."""
+    broker (queued when it crashed, say): the sweeper sends them again, and both settle."""
     client = outage_app.test_client()
     c = outage_app.extensions["socialapp"]
     ada, bob = Account(client, "ada"), Account(client, "bob")
