@@ -339,8 +339,9 @@ class Fanout:
 
     def reconcile(self, generation: int, not_before: float = 0) -> bool:
         """After a mode or threshold change, backfill authors that went from pulled to
-        pushed, and fill (before settling) or empty (after) the followers' pulled sets; once
-        ``read`` mode is settled, drop the homes, which it never reads."""
+        pushed, and fill (before settling) or empty (after) the followers' pulled sets; once a
+        switch to ``read`` mode is settled, drop the homes, which it never reads (a threshold
+        change within ``read`` mode finds none to drop, and does not look)."""
         _wait_until(not_before)
         policy = self.fanout_settings.read()
         if policy.generation != generation:
@@ -362,7 +363,8 @@ class Fanout:
             if self.state.reconciling(author["_id"]) is None:
                 self._sync_pulled_sets(policy, author)
         log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
-        if settled and policy.current.mode == "read":  # no page reads a home any more
+        left = {config.mode for config in policy.pending} - {"read"}
+        if settled and policy.current.mode == "read" and left:  # no page reads a home now
             log.info("read mode settled: %s home timelines dropped", self.feeds.drop_homes())
         return settled
 

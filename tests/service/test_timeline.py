@@ -165,6 +165,21 @@ def test_read_mode_drops_the_homes_and_the_next_mode_rebuilds_them(
     assert [e.post_id for e in rebuilt] == [int(again), int(pulled), int(pushed)]
 
 
+def test_only_a_switch_into_read_mode_drops_the_homes(components, settle, monkeypatch):
+    """Within ``read`` mode no home is left to drop: a threshold change does not scan Redis."""
+    dropped = []
+    drop_homes = components.timelines.drop_homes
+    monkeypatch.setattr(
+        components.timelines, "drop_homes", lambda: dropped.append(drop_homes()) or dropped[-1]
+    )
+    switch(components, "read")
+    settle()
+    assert len(dropped) == 1
+    operators.change_fanout(components.fanout, celebrity_threshold=5)
+    settle()
+    assert len(dropped) == 1
+
+
 def test_a_home_that_outlives_its_readers_activity_still_reads_every_post(
     client, signup, settle, components
 ):
