@@ -97,7 +97,8 @@ class EmbeddedWorker:
         ``WorkerShutdown`` at its next look (the consumer's loop, or a retry to connect),
         whether it is running, starting or restarting. A stop called from this thread
         instead would find a worker still starting "not fully started", mark it stopped,
-        and leave its consumer running."""
+        and leave its consumer running. The flag is the whole process's: one embedded
+        worker runs in a process at a time."""
         with self._lock:
             self._stopping.set()
         self._sweeper.stop()

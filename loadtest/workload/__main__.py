@@ -94,8 +94,7 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
     fixed = [name for name in PAIRED if name != strategies.ADAPTIVE]
-    twin = paired.twin_of(next(s for s in chosen if s.name == "read"))
-    runs = paired.measure(size, mix, [*chosen, twin], schedule, warm_ups, log)
+    runs = paired.measure(size, mix, [*chosen, paired.twin(chosen)], schedule, warm_ups, log)
     figures["runs"] = runs
     figures["paired"] = paired.verdict(runs, fixed)
     shifted = paired.shifting(size, mix, chosen, _shift_slices(size, weights, mix), log)

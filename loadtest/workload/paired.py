@@ -28,12 +28,13 @@ from loadtest.workload.strategies import ADAPTIVE, Strategy
 from socialapp.embedded.redis_server import RedisServer
 
 READY_TIMEOUT_S = 600.0
-TWIN = "read-twin"  # a second world of the strategy it copies: the A/A comparison
+TWIN_OF = "read"  # the strategy run twice: the cheaper one up to 3:1, the one with no decisions
+TWIN = f"{TWIN_OF}-twin"  # its second world: the A/A comparison
 
 
-def twin_of(strategy: Strategy) -> Strategy:
-    """Another world of ``strategy``, told apart by its name."""
-    return dataclasses.replace(strategy, name=TWIN)
+def twin(chosen: list[Strategy]) -> Strategy:
+    """A second world of ``TWIN_OF``'s strategy among ``chosen``, told apart by its name."""
+    return dataclasses.replace(next(s for s in chosen if s.name == TWIN_OF), name=TWIN)
 
 
 def _serve(conn, size: Size, mix: traffic.Mix, strategy: Strategy) -> None:
@@ -144,7 +145,7 @@ def verdict(runs: list[dict], fixed: list[str]) -> list[dict]:
     """Per ratio, adaptive over the cheaper of ``fixed`` in the same round (the pair ran at
     once), and each fixed strategy over the other ones, round by round: the median and the
     range, and which fixed strategy was the cheaper in how many rounds; and where ``TWIN``
-    ran, its cost over ``read``'s in each round."""
+    ran, its cost over ``TWIN_OF``'s in each round."""
     by = {(c["strategy"], c["ratio"], c["round"]): c for c in runs}
     rows = []
     for ratio in sorted({c["ratio"] for c in runs}):
@@ -168,7 +169,7 @@ def verdict(runs: list[dict], fixed: list[str]) -> list[dict]:
                 },
                 "commands_over": statistics.median(commands),
                 "twin_over": sorted(  # A/A: two worlds of one strategy, same round
-                    _cost_of(by[(TWIN, ratio, r)]) / _cost_of(by[("read", ratio, r)]) - 1
+                    _cost_of(by[(TWIN, ratio, r)]) / _cost_of(by[(TWIN_OF, ratio, r)]) - 1
                     for r in rounds
                     if (TWIN, ratio, r) in by
                 ),
