@@ -46,9 +46,9 @@ def register(app, components: Callable[[], Components]) -> None:
     def reconcile(generation: int, not_before: float = 0) -> bool:
         return components().fanout.reconcile(generation, not_before)
 
-    @app.task(name=fanout.RECONCILE_AUTHOR, **RETRY)
-    def reconcile_author(author_id: int, not_before: float = 0) -> bool:
-        return components().fanout.reconcile_author(author_id, not_before)
+    @app.task(name=fanout.RECONCILE_AUTHORS, **RETRY)
+    def reconcile_authors(author_ids: list[int], not_before: float = 0) -> bool:
+        return components().fanout.reconcile_authors(author_ids, not_before)
 
     @app.task(name=notifications.NOTIFY, **RETRY)
     def notify(type_: str, actor_id: int, event: dict) -> bool:

@@ -31,7 +31,7 @@ WEIGHTS = {
     "reconcile race": 5,
 }
 BURST = (3, 6)  # follow/unfollow toggles after a side change, spread over...
-BURST_GAP = (0.05, 0.35)  # ...these gaps in seconds: across reconcile_author's settle delay
+BURST_GAP = (0.05, 0.35)  # ...these gaps in seconds: across reconcile_authors' settle delay
 PACE = 0.03  # at most this long between two changes
 ERRORS_KEPT = 5
 
@@ -133,7 +133,7 @@ class Writer:
     def _lean(self, author: int | None = None) -> None:
         c, author = self.c, author or self.random.choice(self.users)
         leaning = self.random.choice(LEANINGS)
-        adaptive.lean(c.fanout, author, leaning, time.time())
+        adaptive.lean(c.fanout, {author: leaning}, time.time())
 
     def _override(self, author: int | None = None) -> None:
         c, author = self.c, author or self.random.choice(self.users)

@@ -58,17 +58,18 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     prior = priors(fanout, since, now)  # read once: the population's check and measure's
     population, crossed = _follow_the_population(fanout, rule, prior)
     authors, turn = _looked_at(fanout, after, min(reads, settings.adaptive_revisits_per_round))
-    changed, held_over = 0, False
+    decisions, held_over = {}, False
     measured = measure(fanout, authors, since, now, prior)
     for n, (author, rates) in enumerate(zip(authors, measured, strict=True)):
-        if changed == settings.adaptive_changes_per_round:
+        if len(decisions) == settings.adaptive_changes_per_round:
             for marked in (False, True):  # the rest: the next round
                 state.mark_moved([a["_id"] for a in authors[n:] if a["crossed"] == marked], marked)
             held_over = True
             break
         leaning = rule.leaning(rates, _held(author, population))
         if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
-            changed += lean(fanout, author["_id"], leaning, now)
+            decisions[author["_id"]] = leaning
+    changed = lean(fanout, decisions, now)
     quiet = 0 if changed or crossed or held_over else quiet + 1
     state.end_adaptive_round(turn, quiet, rest(settings, quiet))
     return changed
@@ -151,16 +152,21 @@ def _dwelt(fanout: Fanout, author_id: int, now: float) -> bool:
     return not at or now - at.timestamp() >= fanout.config.adaptive_min_dwell_seconds
 
 
-def lean(fanout: Fanout, author_id: int, leaning: str, now: float) -> bool:
-    """Record a decision of adaptive mode and reconcile the author as an override would;
-    False if the author is gone."""
+def lean(fanout: Fanout, decisions: dict[int, str], now: float) -> int:
+    """Record adaptive mode's decisions (author → ``push`` or ``pull``) and reconcile the
+    authors they move, together, as an override would; how many were recorded (an author
+    who is gone is not)."""
     at = dt.datetime.fromtimestamp(now, dt.UTC)
-    before = fanout.users.set_fanout_leaning(author_id, leaning, at)
-    if before is None:
-        return False
-    author = {**before, "fanout_leaning": leaning, "fanout_leaning_at": at}
-    fanout.on_strategy_changed(author, strategy_of(before))
-    return True
+    changes = []
+    try:
+        for author_id, leaning in decisions.items():
+            before = fanout.users.set_fanout_leaning(author_id, leaning, at)
+            if before is not None:
+                author = {**before, "fanout_leaning": leaning, "fanout_leaning_at": at}
+                changes.append((author, strategy_of(before)))
+    finally:  # the decisions recorded are reconciled even if a later one could not be
+        fanout.on_strategies_changed(changes)
+    return len(changes)
 
 
 def measure(

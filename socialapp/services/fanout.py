@@ -42,7 +42,7 @@ DELIVER = "socialapp.deliver_post"
 DELIVER_CHUNK = "socialapp.deliver_chunk"
 RETRACT = "socialapp.retract_post"
 RECONCILE = "socialapp.reconcile"
-RECONCILE_AUTHOR = "socialapp.reconcile_author"
+RECONCILE_AUTHORS = "socialapp.reconcile_authors"
 SWEEP = "socialapp.sweep"
 RECONCILE_ROUNDS = 5  # then an author whose status keeps changing is reconciled again later
 
@@ -146,19 +146,36 @@ class Fanout:
         self.feeds.unmerge(follower_id, followee["_id"])
 
     def on_strategy_changed(self, author: dict, before: str) -> None:
-        """An operator's override or adaptive mode's leaning changed the author's strategy
-        (``before``: the strategy until now); reconcile them if that moves them."""
-        after, count = strategy_of(author), author["followers_count"]
+        """An operator's override changed the author's strategy (``before``: the strategy
+        until now); reconcile them if that moves them."""
+        self.on_strategies_changed([(author, before)])
+
+    def on_strategies_changed(self, changes: Iterable[tuple[dict, str]]) -> None:
+        """Adaptive mode's decisions of a round, or an override, changed these authors'
+        strategies (``(author, before)`` each): reconcile those the change moves, together.
+
+        One task waits out one settle delay for all of them: a round of a hundred flips,
+        each in its own task asleep for the delay, would hold every worker thread and keep
+        deliveries waiting."""
         policy = self.fanout_settings.current()
+        moved = [author["_id"] for author, before in changes if self._moves(policy, author, before)]
+        if moved:
+            self._reconcile_later(RECONCILE_AUTHORS, moved)
+
+    def _moves(self, policy: FanoutSettings, author: dict, before: str) -> bool:
+        """Record the author's new strategy; whether it moves them (marked unsettled)."""
+        after, count = strategy_of(author), author["followers_count"]
         to_push = any(
             not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in policy.configs
         )
         reconciling = self.state.reconciling(author["_id"]) is not None
-        if to_push or reconciling or self._pulled_sets_stale(policy, author):
-            # While an earlier change is reconciled, this one counts as another: that
-            # reconciliation read the author before it, so it may not settle them.
-            self._unsettle(author["_id"])
+        # While an earlier change is reconciled, this one counts as another: that
+        # reconciliation read the author before it, so it may not settle them.
+        moves = to_push or reconciling or self._pulled_sets_stale(policy, author)
+        if moves:
+            self.state.mark_unsettled(author["_id"])
         self.state.set_strategy(author["_id"], after)
+        return moves
 
     def on_filters_changed(self, *user_ids: int) -> None:
         """A block or mute between these users changed: their pages apply it from the next
@@ -170,7 +187,7 @@ class Fanout:
     def on_settings_changed(self, generation: int) -> None:
         self._reconcile_later(RECONCILE, generation)
 
-    def _reconcile_later(self, task: str, subject: int) -> None:
+    def _reconcile_later(self, task: str, subject: int | list[int]) -> None:
         """Send a reconciliation due once every process has seen the change: the task
         waits out the settle delay (``not_before``)."""
         self.queue.send(task, subject, time.time() + self.settle_delay(), queue=FEED)
@@ -189,7 +206,7 @@ class Fanout:
         """Reconcile the author: meanwhile their readers pull them and delivery pushes them,
         so neither a pull-to-push nor a push-to-pull change hides a post."""
         self.state.mark_unsettled(author_id)
-        self._reconcile_later(RECONCILE_AUTHOR, author_id)
+        self._reconcile_later(RECONCILE_AUTHORS, [author_id])
 
     def _pulled_sets_stale(self, policy: FanoutSettings, author: dict) -> bool:
         """Whether the followers' pulled sets disagree with what the policy says of the
@@ -317,11 +334,16 @@ class Fanout:
         if not policy.settled:
             unfinished.append(f"generation:{policy.generation}")
         after = self.config.sweep_after_seconds + self.settle_delay()
+        authors = []  # re-sent together, in one task
         for name in self.state.overdue(unfinished, after):
-            kind, subject = name.split(":")
-            task = RECONCILE if kind == "generation" else RECONCILE_AUTHOR
             log.info("sweeper re-sent the reconciliation of %s", name)
-            self.queue.send(task, int(subject), queue=FEED)  # every process saw it by now
+            kind, subject = name.split(":")
+            if kind == "generation":
+                self.queue.send(RECONCILE, int(subject), queue=FEED)  # every process saw it
+            else:
+                authors.append(int(subject))
+        if authors:
+            self.queue.send(RECONCILE_AUTHORS, authors, queue=FEED)
 
     def retract_post(
         self, post_id: int, author_id: int, boost_of: int = 0, original_author: int = 0
@@ -368,7 +390,13 @@ class Fanout:
             log.info("read mode settled: %s home timelines dropped", self.feeds.drop_homes())
         return settled
 
-    def reconcile_author(self, author_id: int, not_before: float = 0) -> bool:
+    def reconcile_authors(self, author_ids: list[int], not_before: float = 0) -> bool:
+        """Reconcile each author (``reconcile_author``) once every process has seen their
+        change; whether all of them settled."""
+        _wait_until(not_before)
+        return all([self.reconcile_author(author_id) for author_id in author_ids])
+
+    def reconcile_author(self, author_id: int) -> bool:
         """After one author went from pulled to pushed or back, backfill their followers'
         homes and fill or empty their pulled sets, then settle; again while a change raced
         it. True once settled.
@@ -377,7 +405,6 @@ class Fanout:
         and their readers' pulled sets keep them: a superset of the work). An author still
         changing after ``RECONCILE_ROUNDS`` rounds is reconciled again a settle delay later,
         so every author settles once the changes stop."""
-        _wait_until(not_before)
         for _ in range(RECONCILE_ROUNDS):
             changes = self.state.reconciling(author_id)  # first: a later change shows
             author = self.users.get(author_id)
@@ -395,7 +422,7 @@ class Fanout:
             if self.state.settle(author_id, changes):
                 return True
         log.info("author %s kept changing while reconciled; reconciling again", author_id)
-        self._reconcile_later(RECONCILE_AUTHOR, author_id)
+        self._reconcile_later(RECONCILE_AUTHORS, [author_id])
         return False
 
 

@@ -229,15 +229,15 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
     def reconcile() -> None:
         dataclasses.replace(c.fanout, queue=queue).reconcile_author(author)
 
-    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), author, "pull", time.time())
+    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "pull"}, time.time())
     reconcile()  # settled as pulled: the reader's pulled set holds the author
-    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), author, "push", time.time())
+    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "push"}, time.time())
     merge, settle, posted = c.feeds.merge_into_active, c.fanout_state.settle, []
 
     def merge_then_flip(*args) -> None:
         merge(*args)
         if not posted:
-            adaptive.lean(dataclasses.replace(c.fanout, queue=queue), author, "pull", time.time())
+            adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "pull"}, time.time())
 
     def settle_then_post(*args):
         settled = settle(*args)

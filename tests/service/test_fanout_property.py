@@ -458,7 +458,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """Adaptive mode decides for an author (in force in adaptive mode only), then one of
         their followers reads at once."""
         c, author = self.c, self.user(author)
-        adaptive.lean(c.fanout, author, leaning, time.time())
+        adaptive.lean(c.fanout, {author: leaning}, time.time())
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 

@@ -99,7 +99,7 @@ def test_reconciliations_the_broker_lost_are_sent_again(outage_app):
     c.queue.send = lambda *args, **kwargs: sent.append(args)  # the broker "loses" them
     operators.set_author_strategy(c.fanout, int(ada.id), "pull")  # pushed until now
     operators.change_fanout(c.fanout, mode="read")
-    assert {name for name, *_ in sent} == {fanout.RECONCILE, fanout.RECONCILE_AUTHOR}
+    assert {name for name, *_ in sent} == {fanout.RECONCILE, fanout.RECONCILE_AUTHORS}
     assert not c.fanout_settings.read().settled and c.fanout_state.unsettled() == {int(ada.id)}
     del c.queue.send
     wait_for(c.fanout_settings.read, "the switch to settle", until=lambda s: s.settled)

@@ -37,10 +37,10 @@ def test_an_author_changing_every_round_is_reconciled_again_once_the_changes_sto
     c.fanout_state.reconciling = a_change_races_each_round
     settled = dataclasses.replace(c.fanout, queue=queue).reconcile_author(author)
     assert settled is False and author in c.fanout_state.unsettled()
-    assert [name for name, _ in queue.sent] == [fanout.RECONCILE_AUTHOR]
+    assert [(name, args[0]) for name, args in queue.sent] == [(fanout.RECONCILE_AUTHORS, [author])]
     del c.fanout_state.reconciling  # the changes stop
     (_, args), queue.sent = queue.sent[0], []
-    assert dataclasses.replace(c.fanout, queue=queue).reconcile_author(*args)
+    assert dataclasses.replace(c.fanout, queue=queue).reconcile_authors(*args)
     assert author not in c.fanout_state.unsettled() and queue.sent == []
 
 
@@ -76,9 +76,32 @@ def test_a_mode_reconciliation_leaves_the_sets_of_an_author_still_reconciled(com
     assert page() == [post]
 
     operators.change_fanout(dataclasses.replace(c.fanout, queue=queue), celebrity_threshold=2)
-    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), author, "push", time.time())
+    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "push"}, time.time())
     reconcile_mode()  # sees the author pushed now; their own reconciliation has not run
     assert page() == [post]
-    ((_, args),) = [sent for sent in queue.sent if sent[0] == fanout.RECONCILE_AUTHOR]
-    assert dataclasses.replace(c.fanout, queue=queue).reconcile_author(*args)
+    ((_, args),) = [sent for sent in queue.sent if sent[0] == fanout.RECONCILE_AUTHORS]
+    assert dataclasses.replace(c.fanout, queue=queue).reconcile_authors(*args)
     assert page() == [post] and not c.fanout_state.pulled_mark(author)
+
+
+def test_a_rounds_decisions_are_reconciled_together_in_one_task(components):
+    """Adaptive mode flips many authors in one round: one task waits out one settle delay
+    for all of them. A task per author, each asleep for the delay, held every worker thread
+    while deliveries queued behind them (``test_reconcile_batches``)."""
+    c, queue = components, RecordingQueue()
+    engine = dataclasses.replace(c.fanout, queue=queue)
+    operators.change_fanout(engine, mode="adaptive")
+    c.fanout_settings.settle(c.fanout_settings.read().generation)  # nobody to reconcile yet
+    reader, *authors = (
+        accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
+        for handle in ("reader", "flip_a", "flip_b", "flip_c", "flip_d")
+    )
+    for author in authors:
+        graph.follow(c.uow, engine, reader, author)
+    queue.sent = []
+    assert adaptive.lean(engine, {author: "pull" for author in authors}, time.time()) == 4
+    assert [(name, args[0]) for name, args in queue.sent] == [(fanout.RECONCILE_AUTHORS, authors)]
+    assert c.fanout_state.unsettled() == set(authors)
+    assert engine.reconcile_authors(*queue.sent[0][1])
+    assert not c.fanout_state.unsettled()
+    assert all(c.fanout_state.pulled_mark(author) for author in authors)
