@@ -145,7 +145,12 @@ def worker(components, worker_queues):
 
     embedded = EmbeddedWorker(components, concurrency=4, queues=worker_queues).start()
     yield embedded
-    # A worker left running would take the next test's tasks with this test's components.
+    stop_worker(embedded)
+
+
+def stop_worker(embedded) -> None:
+    """Stop an in-process worker, or fail with every thread's stack: a worker left running
+    would take the next test's tasks with this test's components."""
     stopped = embedded.stop(timeout=120)
     assert stopped, f"the in-process worker did not stop within 120 s:\n{thread_stacks()}"
 

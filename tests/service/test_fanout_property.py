@@ -43,7 +43,7 @@ from socialapp.services import (
     timeline,
 )
 from socialapp.stores import mongo
-from tests.conftest import flush_redis, wait_settled
+from tests.conftest import flush_redis, stop_worker, wait_settled
 
 MAX_USERS = 6
 PAGE = 3
@@ -486,7 +486,7 @@ class FanoutMachine(RuleBasedStateMachine):
             if self.broken:
                 with contextlib.suppress(AssertionError):
                     wait_settled(self.c, interval=0.01)  # no task may outlive it
-            self.worker.stop()
+            stop_worker(self.worker)
             mongo.reset_embedded()
 
 

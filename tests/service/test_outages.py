@@ -8,7 +8,7 @@ from socialapp import create_app
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.services import fanout, operators
 from socialapp.stores import mongo
-from tests.conftest import Account
+from tests.conftest import Account, stop_worker
 from tests.waiting import wait_for
 from workers.embedded import EmbeddedWorker
 
@@ -34,7 +34,7 @@ def outage_app(settings, own_redis):
     app = create_app(settings)
     worker = EmbeddedWorker(app.extensions["socialapp"]).start()
     yield app
-    worker.stop()
+    stop_worker(worker)
     mongo.reset_embedded()
 
 
