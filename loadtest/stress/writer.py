@@ -131,9 +131,12 @@ class Writer:
         return self.random.randint(1, len(self.readers) + 1)
 
     def _lean(self, author: int | None = None) -> None:
-        c, author = self.c, author or self.random.choice(self.users)
-        leaning = self.random.choice(LEANINGS)
-        adaptive.lean(c.fanout, {author: leaning}, time.time())
+        """Adaptive mode's decisions for the author and up to two others, reconciled together
+        as a round's are."""
+        authors = {author or self.random.choice(self.users)}
+        authors |= set(self.random.sample(self.users, self.random.randint(0, 2)))
+        decisions = {author: self.random.choice(LEANINGS) for author in sorted(authors)}
+        adaptive.lean(self.c.fanout, decisions, time.time())
 
     def _override(self, author: int | None = None) -> None:
         c, author = self.c, author or self.random.choice(self.users)
