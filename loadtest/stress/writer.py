@@ -135,7 +135,7 @@ class Writer:
         as a round's are."""
         authors = {author or self.random.choice(self.users)}
         authors |= set(self.random.sample(self.users, self.random.randint(0, 2)))
-        decisions = {author: self.random.choice(LEANINGS) for author in sorted(authors)}
+        decisions = {chosen: self.random.choice(LEANINGS) for chosen in sorted(authors)}
         adaptive.lean(self.c.fanout, decisions, time.time())
 
     def _override(self, author: int | None = None) -> None:

@@ -391,10 +391,14 @@ class Fanout:
         return settled
 
     def reconcile_authors(self, author_ids: list[int], not_before: float = 0) -> bool:
-        """Reconcile each author (``reconcile_author``) once every process has seen their
-        change; whether all of them settled."""
+        """Reconcile each author still unsettled (``reconcile_author``) once every process
+        has seen their change; whether all of them settled. One settled since needs nothing:
+        a batch retried after a failure half-way, or sent again by the sweeper, does not
+        backfill again the followers of those it settled."""
         _wait_until(not_before)
-        return all([self.reconcile_author(author_id) for author_id in author_ids])
+        unsettled = self.state.unsettled()
+        # a list, not a generator: all() would stop at the first author left unsettled
+        return all([self.reconcile_author(a) for a in author_ids if a in unsettled])
 
     def reconcile_author(self, author_id: int) -> bool:
         """After one author went from pulled to pushed or back, backfill their followers'

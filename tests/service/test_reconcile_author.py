@@ -105,3 +105,10 @@ def test_a_rounds_decisions_are_reconciled_together_in_one_task(components):
     assert engine.reconcile_authors(*queue.sent[0][1])
     assert not c.fanout_state.unsettled()
     assert all(c.fanout_state.pulled_mark(author) for author in authors)
+    read = []  # the batch again (a retry, or the sweeper's): settled authors are left alone
+    c.users.get = lambda user_id: read.append(user_id)
+    try:
+        assert engine.reconcile_authors(*queue.sent[0][1])
+    finally:
+        del c.users.get
+    assert read == []
