@@ -114,15 +114,26 @@ class FeedSources:
         """The author's whole outbox (rebuilt if lost)."""
         return self.outboxes([author_id], count=self._outbox_cap)[0]
 
-    def rebuilt_if_lost(self, found: dict, author_ids: list[int], before, since_id, count):
-        """``found`` as source reads, with the outboxes Redis had lost rebuilt and read again."""
+    def rebuilt_if_lost(
+        self, found: dict, author_ids: list[int], before, since_id, count, lower=None
+    ):
+        """``found`` as source reads, with the outboxes Redis had lost rebuilt and read again
+        (a page deep). ``lower``: the post id down to which ``found`` was read, if not a page
+        deep."""
         lost = [a for a, outbox in found.items() if outbox.floor is None]
         self.ensure_outboxes(lost)
         if lost:
             read = self._timelines.read_outboxes
             found = {**found, **read(lost, max_id=before, since_id=since_id, count=count)}
+        bound = -math.inf if lower is None else lower - 1
         return [
-            SourceRead(found[a].entries, source_floor(found[a].floor), count) for a in author_ids
+            SourceRead(
+                found[a].entries,
+                source_floor(found[a].floor),
+                count,
+                -math.inf if a in lost else bound,
+            )
+            for a in author_ids
         ]
 
     def ensure_outbox(self, author_id: int) -> None:

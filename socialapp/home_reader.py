@@ -186,7 +186,7 @@ class HomeReader:
                 reads = self._sources.outboxes(authors, before, since_id, need)
             else:
                 reads = self._sources.rebuilt_if_lost(
-                    sources.outboxes, authors, before, since_id, need
+                    sources.outboxes, authors, before, since_id, need, sources.outbox_bound
                 )
             home = SourceRead(sources.home.entries, source_floor(sources.home.floor), need)
             unfollowed = sources.unfollowed

@@ -69,6 +69,9 @@ class PageSources(NamedTuple):
     cached: dict[int, str | None] | None = None  # the likely posts' post cache values, raw
     hidden_originals: frozenset[int] = frozenset()  # authors of boosted posts not seen
     hidden_boosters: frozenset[int] = frozenset()  # whose boosts the reader hides
+    # The post id down to which ``outboxes`` were read (None: a page deep): the last entry
+    # of a full home, below which no outbox entry is on the page.
+    outbox_bound: int | None = None
 
 
 def home_key(user_id: int | str) -> str:
@@ -303,7 +306,7 @@ class TimelineStore:
             cached = dict(zip(_ids(ids), values, strict=True))
         if text in ("", INACTIVE, HIDDEN_MISSING):
             return text or MISSING
-        home, pulled, unfollowed, originals, boosters, *outboxes = text.split(";")
+        home, pulled, unfollowed, originals, boosters, bound, *outboxes = text.split(";")
         pulled_ids = _ids(pulled)
         found = None
         if self._batched:
@@ -316,6 +319,7 @@ class TimelineStore:
             cached,
             frozenset(_ids(originals)),
             frozenset(_ids(boosters)),
+            int(bound) if bound else None,
         )
 
     # The authors each reader pulls

@@ -7,7 +7,7 @@ import pytest
 
 from socialapp.domain.fanout import MODES
 from socialapp.services import fanout, operators
-from socialapp.stores.timelines import home_key
+from socialapp.stores.timelines import home_key, outbox_key
 
 
 def home(client, account, **params):
@@ -111,6 +111,45 @@ class TestSmallCaps:
         deep = home(client, readers[0], limit=5, max_id=expected[4])
         assert [p["id"] for p in deep.json["items"]] == expected[5:10]
         assert int(deep.headers["X-Timeline-From-Store"]) > 0  # past the caps: MongoDB
+
+
+@pytest.mark.parametrize("lost", [False, True])
+def test_a_full_home_bounds_the_pulled_outboxes_and_pages_on_below_it(
+    client, signup, settle, components, monkeypatch, lost
+):
+    """A page whose home holds a full page ends no lower than the home's last entry, so it
+    reads the pulled authors' outboxes down to that entry only; the next page reads on below
+    it, where the pulled author's older posts are. An outbox Redis lost is rebuilt and read
+    a page deep."""
+    switch(components, "hybrid")
+    settle()
+    reader, fan, pushed, star = signup("reader"), signup("fan"), signup("pushed"), signup("star")
+    home(client, reader)
+    for account in (reader, fan):  # two followers: pulled
+        client.put(f"/v1/me/following/{star.id}", headers=account.headers)
+    client.put(f"/v1/me/following/{pushed.id}", headers=reader.headers)
+    settle()  # the star, crossing the threshold, is pulled from here on
+    older = [post(client, star, f"star {n}") for n in range(3)]
+    newer = [post(client, pushed, f"pushed {n}") for n in range(3)]
+    newest = post(client, star, "star newest")
+    settle()
+    if lost:
+        components.redis.delete(outbox_key(int(star.id)))
+    read, found = components.timelines.read_page_sources, []
+
+    def spy(*args, **kwargs):
+        found.append(read(*args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(components.timelines, "read_page_sources", spy)
+
+    first = [p["id"] for p in home(client, reader, limit=2).json["items"]]
+
+    assert first == [newest, newer[-1]]
+    assert found[0].outbox_bound == int(newer[1])  # the home's second entry
+    star_read = found[0].outboxes[int(star.id)]
+    assert [e.post_id for e in star_read.entries] == ([] if lost else [int(newest)])
+    assert all_pages(client, reader, limit=2) == [newest, *newer[::-1], *older[::-1]]
 
 
 def test_inactive_readers_are_skipped_and_rebuilt_on_return(

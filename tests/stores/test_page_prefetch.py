@@ -1,6 +1,8 @@
 """On one server the page script also returns the cached posts of the page's likely entries:
 the newest ``count`` of its sources merged, without unfollowed authors' entries or
-duplicates. What the merge keeps is among them, so a warm page is one round trip."""
+duplicates. What the merge keeps is among them, so a warm page is one round trip. A full
+home (``count`` entries) bounds the page at its last entry: the outboxes are read down to it,
+not ``count`` deep."""
 
 from __future__ import annotations
 
@@ -19,15 +21,22 @@ HIDDEN = f"hidden:{{{READER}}}"
 ACTIVITY = ("fanout:active", 1000.0, 500.0)
 
 
-def reference(sources: list[list[Entry]], gone: set[int], count: int) -> list[int]:
-    """The newest ``count`` distinct posts among each source's newest ``count`` entries."""
+def reference(
+    home: list[Entry], outboxes: list[list[Entry]], gone: set[int], count: int
+) -> tuple[list[int], int | None]:
+    """The newest ``count`` distinct posts among the home's newest ``count`` entries and each
+    outbox's newest ``count`` at or above the bound: the last of those home entries if there
+    are ``count`` of them (the home's floor is 0), else none."""
+    newest_home = sorted(home, reverse=True)[:count]
+    bound = newest_home[-1].post_id if len(newest_home) == count else None
+    read = [[e for e in sorted(o, reverse=True) if e.post_id >= (bound or 0)] for o in outboxes]
     ids = {
         entry.post_id
-        for source in sources
-        for entry in sorted(source, reverse=True)[:count]
+        for source in [newest_home, *(o[:count] for o in read)]
+        for entry in source
         if entry.author_id not in gone
     }
-    return sorted(ids, reverse=True)[:count]
+    return sorted(ids, reverse=True)[:count], bound
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -63,6 +72,10 @@ def test_the_prefetched_posts_are_the_newest_of_the_merged_sources(redis_client,
     outboxes = [
         [Entry(p, a) for p in posts[a]] for a in [READER, *pulled] if a in followed | {READER}
     ]
-    expected = reference([home, *outboxes], gone, count)
+    expected, bound = reference(home, outboxes, gone, count)
+    assert found.outbox_bound == bound
+    assert all(
+        e.post_id >= (bound or 0) for outbox in found.outboxes.values() for e in outbox.entries
+    )
     assert list(found.cached) == expected
     assert all(found.cached[p] == f"cached {p}" for p in expected)

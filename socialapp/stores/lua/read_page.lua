@@ -10,8 +10,9 @@
 -- the followee set is missing (rebuild or reload). Else, joined by ';': the home as
 -- "floor,member,...", the pulled authors the reader still follows and sees, the authors of
 -- home entries the reader no longer follows or does not see, the authors of boosted posts
--- the reader does not see, the boosters whose boosts the reader hides, then (one server)
--- the outboxes of the reader and of each pulled author in that order. The cost is the page and the pulled
+-- the reader does not see, the boosters whose boosts the reader hides, the post id down to
+-- which the outboxes were read ('' when a page deep: see below), then (one server) the
+-- outboxes of the reader and of each pulled author in that order. The cost is the page and the pulled
 -- authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
 -- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[9]
@@ -59,10 +60,19 @@ for i, answer in ipairs(followed(candidates)) do
   if answer == 1 then pulled[#pulled + 1] = candidates[i] end
 end
 -- The outboxes first (one server), so that their boosts are checked with the home's.
-local found, outboxes = {home}, {}
+-- A full home (ARGV[3] entries above its floor) bounds the page: the merge keeps only what
+-- every source is known to hold, and the home is known only down to its last entry, so no
+-- outbox entry below it is on this page (the next read of the page goes on below it). The
+-- outboxes are read down to that entry (``bound``), not a page deep each.
+local found, outboxes, bound = {home}, {}, ''
 if here then
+  if #home - 1 >= tonumber(ARGV[3]) then
+    local last = string.match(home[#home], '^(%d+):')
+    if tonumber(last) > tonumber(home[1]) then bound = last end
+  end
+  local lower = bound ~= '' and bound or nil
   local function outbox_read(author)
-    local read_ = read(OUTBOX_PREFIX .. author .. '}')
+    local read_ = read(OUTBOX_PREFIX .. author .. '}', lower)
     outboxes[#outboxes + 1] = read_ and table.concat(read_, ',') or ''
     if read_ then found[#found + 1] = read_ end
   end
@@ -117,7 +127,7 @@ local hidden_originals = hidden_among(originals, '')
 local hidden_boosters = hidden_among(boosters, 'r')
 local out = {
   table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
-  table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','),
+  table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound,
 }
 for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
 local text = table.concat(out, ';')
