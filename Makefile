@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark stream-benchmark workload workload-paired reliability load stress lock
+.PHONY: setup run test lint format system-deps benchmark stream-benchmark workload workload-paired workload-evidence reliability load stress lock
 
 setup: system-deps $(STAMP)
 
@@ -69,6 +69,12 @@ workload: setup
 # reports/workload/paired/ (`SIZE=smoke`: workload-smoke/paired/).
 workload-paired: setup
 	$(PY) -m loadtest.workload --paired --size $(SIZE) $(if $(OUT),--out $(OUT))
+
+# Adaptive given minutes of one mix (3:1), every event counted, against write and read run
+# at the same time: reports/workload/evidence/ (medium graph; `EVIDENCE_SIZE=smoke`).
+EVIDENCE_SIZE ?= medium
+workload-evidence: setup
+	$(PY) -m loadtest.workload --evidence --size $(EVIDENCE_SIZE) $(if $(OUT),--out $(OUT))
 
 # Load with a worker SIGKILLed and the timelines and broker Redis crashed, then proof that no
 # acknowledged post was lost or duplicated: reports/reliability/ (MINUTES=M, OUT=DIR).

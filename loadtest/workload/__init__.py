@@ -43,6 +43,7 @@ class Size:
     shift_slices: tuple[int, int]
     slice_operations: int
     shift_rounds: int
+    meter_share: float = 0.1  # adaptive's share of reads and posts counted (the default)
 
 
 SIZES = {

@@ -1,5 +1,6 @@
-"""``python -m loadtest.workload [--size smoke|medium|full] [--paired] [--out DIR]``: run the
-sweep (or with ``--paired`` the paired experiment, ``paired.py``) and write its report."""
+"""``python -m loadtest.workload [--size smoke|medium|full] [--paired | --evidence] [--out DIR]``:
+run the sweep (or with ``--paired`` the paired experiment, ``paired.py``; with
+``--evidence`` adaptive given minutes of one mix, ``evidence.py``) and write its report."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from loadtest.workload import (
     SIZES,
     Size,
     analysis,
+    evidence,
     experiment,
     paired,
     paired_report,
@@ -31,6 +33,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--paired", action="store_true", help="adaptive, write and read in worlds run at once"
     )
+    parser.add_argument(
+        "--evidence",
+        action="store_true",
+        help="the same, minutes of one mix with every event counted (smoke or medium size)",
+    )
     defaults = traffic.Mix()
     for field in dataclasses.fields(traffic.Mix):
         default = getattr(defaults, field.name)
@@ -43,7 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or environment.REPO / "reports" / f"workload{suffix}"
     logging.basicConfig(level=logging.WARNING)
     log = lambda message: print(message, flush=True)  # noqa: E731
-    if args.paired:
+    if args.evidence:
+        if args.size not in evidence.SIZES:
+            parser.error(f"--evidence runs at size {' or '.join(evidence.SIZES)}")
+        out = args.out or environment.REPO / "reports" / "workload" / "evidence"
+        figures = run_evidence(evidence.sized(SIZES[args.size]), mix, log)
+        evidence.write(figures, out)
+        print(evidence.headline(figures))
+    elif args.paired:
         out = args.out or out / "paired"
         figures = run_paired(SIZES[args.size], mix, log)
         paired_report.write(figures, out)
@@ -91,8 +105,7 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     graph, weights, chosen, _, schedule, warm_ups = _plan(size, mix)
     chosen = [s for s in chosen if s.name in PAIRED]
     figures = _described(size, mix, graph, weights, chosen)
-    with RedisServer() as server:
-        figures["environment"]["redis"] = environment.redis_version(server.url)
+    figures["environment"]["redis"] = _server_version()
     fixed = [name for name in PAIRED if name != strategies.ADAPTIVE]
     runs = paired.measure(size, mix, [*chosen, paired.twin(chosen)], schedule, warm_ups, log)
     figures["runs"] = runs
@@ -104,6 +117,20 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
 
 
 PAIRED = ("write", "read", strategies.ADAPTIVE)
+
+
+def run_evidence(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
+    """Adaptive, ``write`` and ``read`` through minutes of one mix (``evidence``)."""
+    graph, weights, chosen, _, _, _ = _plan(size, mix)
+    figures = _described(size, mix, graph, weights, chosen)
+    figures["environment"]["redis"] = _server_version()
+    return figures | evidence.run(size, mix, weights, chosen, log)
+
+
+def _server_version() -> str:
+    """The version of redis-server the worlds run, each its own server."""
+    with RedisServer() as server:
+        return environment.redis_version(server.url)
 
 
 def _shift_slices(size: Size, weights, mix: traffic.Mix) -> list[tuple[float, list]]:

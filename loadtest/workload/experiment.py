@@ -52,6 +52,7 @@ def settings(size: Size) -> dict:
         adaptive_authors_per_round=size.authors_per_round,
         adaptive_revisits_per_round=size.revisits_per_round,
         adaptive_changes_per_round=size.authors_per_round,
+        adaptive_meter_share=size.meter_share,
     )
 
 
