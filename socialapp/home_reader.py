@@ -108,22 +108,24 @@ class HomeReader:
 
     def _pulls_everyone(self, policy: FanoutSettings) -> bool:
         """Whether the page merges every followee's outbox: in ``read`` mode (in force or
-        pending), and in adaptive mode while the population's rates put a typical author on
-        the pulled side, when most followees are pulled and reading each outbox's head first
-        costs less than reading every pulled outbox whole. The page is the same either way:
-        every outbox holds its author's posts, pushed or not."""
+        pending), and in adaptive mode while most decided authors are pulled (or, with none
+        decided, the population's rates put a typical author on the pulled side), when
+        most followees are pulled and reading each outbox's head first costs less than
+        reading the home and every pulled outbox. The page is the same either way: every
+        outbox holds its author's posts, pushed or not."""
         if policy.pulls_everyone:
             return True
-        return policy.current.mode == "adaptive" and self._population_leaning() == "pull"
+        return policy.current.mode == "adaptive" and self._pages_leaning() == "pull"
 
-    def _population_leaning(self) -> str | None:
-        """Adaptive mode's population leaning, read at most once per adaptive interval:
-        only a round changes it, and rounds come no more often (either path gives the same
-        page, so a leaning read a round late costs the page, not its content)."""
+    def _pages_leaning(self) -> str | None:
+        """Adaptive mode's side for pages (``FanoutState.pages_leaning``), read at most once
+        per adaptive interval: only a round changes it, and rounds come no more often
+        (either path gives the same page, so a leaning read a round late costs the page,
+        not its content)."""
         read_at, leaning = self._leaning
         now = time.monotonic()
         if now - read_at >= self._leaning_seconds:
-            leaning = self._state.population_leaning()
+            leaning = self._state.pages_leaning()
             self._leaning = (now, leaning)
         return leaning
 

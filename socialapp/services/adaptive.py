@@ -155,7 +155,9 @@ def _dwelt(fanout: Fanout, author_id: int, now: float) -> bool:
 def lean(fanout: Fanout, decisions: dict[int, str], now: float) -> int:
     """Record adaptive mode's decisions (author → ``push`` or ``pull``) and reconcile the
     authors they move, together, as an override would; how many were recorded (an author
-    who is gone is not)."""
+    who is gone is not). Pages then follow the side most decided authors are on
+    (``FanoutState.pages_leaning``): the population's side may differ, and a page that
+    merged every outbox while most authors were pushed would pay for both strategies."""
     at = dt.datetime.fromtimestamp(now, dt.UTC)
     changes = []
     try:
@@ -166,7 +168,15 @@ def lean(fanout: Fanout, decisions: dict[int, str], now: float) -> int:
                 changes.append((author, strategy_of(before)))
     finally:  # the decisions recorded are reconciled even if a later one could not be
         fanout.on_strategies_changed(changes)
+    if changes:
+        fanout.state.set_pages_leaning(majority(fanout.users.count_leanings()))
     return len(changes)
+
+
+def majority(counts: dict[str, int]) -> str | None:
+    """The side most decided authors are on (None: split evenly)."""
+    pushed, pulled = counts["pushed"], counts["pulled"]
+    return None if pushed == pulled else "push" if pushed > pulled else "pull"
 
 
 def measure(

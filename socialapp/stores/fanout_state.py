@@ -410,6 +410,20 @@ class FanoutState:
     def set_population_leaning(self, leaning: str) -> None:
         self._redis.hset(ADAPTIVE, "leaning", leaning)
 
+    def pages_leaning(self) -> str | None:
+        """The side most of adaptive mode's decided authors are on (``pull``: a page merges
+        every followee's outbox rather than the home and the pulled ones), or, where none
+        is recorded (split evenly, or none decided since adaptive mode was last on), the
+        population's leaning."""
+        pages, population = self._redis.hmget(ADAPTIVE, "pages", "leaning")
+        return pages or population
+
+    def set_pages_leaning(self, leaning: str | None) -> None:
+        if leaning is None:
+            self._redis.hdel(ADAPTIVE, "pages")
+        else:
+            self._redis.hset(ADAPTIVE, "pages", leaning)
+
     def moved_authors(self, count: int, crossed: bool = False) -> list[int]:
         """Up to ``count`` authors who posted since a round last looked at them (``crossed``:
         marked by the population's crossing), taken out of the set (the others wait for the

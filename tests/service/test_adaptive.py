@@ -107,6 +107,24 @@ def test_measured_rates_push_the_read_author_and_pull_the_chatty_one(world):
     world.check_homes()
 
 
+def test_pages_follow_the_side_most_decided_authors_are_on(world):
+    """The population leans to pull, yet its own evidence pushes most authors: a page that
+    merged every outbox would pay for the pushes and the pulls. Pages read the home and
+    the pulled outboxes while most decided authors are pushed, and merge every outbox
+    again once most are pulled; split evenly, they follow the population."""
+    world.adapt()  # quiet pushed, chatty pulled: split evenly, the population pulls
+    assert world.c.fanout_state.population_leaning() == "pull"
+    assert world.read(world.readers[0]).merged_authors == 3
+    now = time.time()
+    assert adaptive.lean(world.c.fanout, {world.chatty: "push"}, now) == 1
+    world.lean_population("pull")  # the population is unchanged; pages read their side anew
+    assert world.read(world.readers[0]).merged_authors == 1  # the home, and own outbox
+    assert adaptive.lean(world.c.fanout, {world.chatty: "pull", world.quiet: "pull"}, now) == 2
+    world.lean_population("push")
+    assert world.read(world.readers[0]).merged_authors == 3  # every outbox
+    world.check_homes()
+
+
 def test_leaving_adaptive_mode_sets_the_decisions_aside(world):
     world.adapt()
     world.lean_population("push")
