@@ -30,10 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m loadtest.workload", description=__doc__)
     parser.add_argument("--size", choices=sorted(SIZES), default="full")
     parser.add_argument("--out", type=Path, help="default: reports/workload[-SIZE][/paired]")
-    parser.add_argument(
+    experiment_kind = parser.add_mutually_exclusive_group()
+    experiment_kind.add_argument(
         "--paired", action="store_true", help="adaptive, write and read in worlds run at once"
     )
-    parser.add_argument(
+    experiment_kind.add_argument(
         "--evidence",
         action="store_true",
         help="the same, minutes of one mix with every event counted (smoke or medium size)",
@@ -51,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     log = lambda message: print(message, flush=True)  # noqa: E731
     if args.evidence:
-        if args.size not in evidence.SIZES:
-            parser.error(f"--evidence runs at size {' or '.join(evidence.SIZES)}")
+        if args.size not in evidence.OVERRIDES:
+            parser.error(f"--evidence runs at size {' or '.join(evidence.OVERRIDES)}")
         out = args.out or environment.REPO / "reports" / "workload" / "evidence"
         figures = run_evidence(evidence.sized(SIZES[args.size]), mix, log)
         evidence.write(figures, out)

@@ -25,7 +25,7 @@ from loadtest.workload.strategies import ADAPTIVE
 RATIO = 3.0  # where a per-author choice has the most room (reports/workload/README.md)
 FIXED = ("read", "write")
 SETTLED_FROM = 9  # the first slice of the medians: the split settles in the ones before
-SIZES = {  # adaptive's meters over minutes of the mix, counting every event
+OVERRIDES = {  # per size: adaptive's meters over minutes of the mix, counting every event
     "smoke": dict(rate_window_s=2.0, slice_operations=60, meter_share=1.0, shift_rounds=1),
     "medium": dict(
         rate_window_s=150.0,
@@ -42,7 +42,7 @@ SLICES = {"smoke": 3, "medium": 60}
 
 
 def sized(size: Size) -> Size:
-    return dataclasses.replace(size, **SIZES[size.name])
+    return dataclasses.replace(size, **OVERRIDES[size.name])
 
 
 def run(size: Size, mix: traffic.Mix, weights, chosen, log) -> dict:

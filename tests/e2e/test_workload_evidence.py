@@ -70,3 +70,10 @@ def test_a_size_without_evidence_settings_is_refused(capsys):
         workload.main(["--size", "full", "--evidence"])
     assert exit_.value.code == 2
     assert "--evidence runs at size" in capsys.readouterr().err
+
+
+def test_paired_and_evidence_together_are_refused(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        workload.main(["--size", "smoke", "--paired", "--evidence"])
+    assert exit_.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
