@@ -6,6 +6,7 @@ tests/stores/test_embedded_differential.py proves the answers equal plain mongom
 
 from __future__ import annotations
 
+import datetime as dt
 from operator import not_
 
 import mongomock
@@ -92,6 +93,17 @@ def test_counting_posts_and_accounts_walks_no_collection(components, signup, sca
 
     assert components.posts.count() == 29
     assert components.users.count() == accounts + 2
+    assert scans() == {}
+
+
+def test_counting_adaptive_decisions_walks_no_collection(components, signup, scans):
+    """Adaptive mode counts its decisions after every round that changes one."""
+    ada, bob, _ = signup(), signup(), signup()
+    at = dt.datetime.now(dt.UTC)
+    components.users.set_fanout_leaning(int(ada.id), "push", at)
+    components.users.set_fanout_leaning(int(bob.id), "pull", at)
+
+    assert components.users.count_leanings() == {"pushed": 1, "pulled": 1}
     assert scans() == {}
 
 
