@@ -51,6 +51,20 @@ def redis_version(url: str) -> str:
         client.close()
 
 
+def redis_server_version() -> str:
+    """The version of the installed ``redis-server`` binary (``redis-server --version``), for
+    runs whose worlds each start their own server."""
+    from socialapp.embedded.redis_server import find_redis_server
+
+    done = subprocess.run(
+        [find_redis_server() or "redis-server", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return next(field[2:] for field in done.stdout.split() if field.startswith("v="))
+
+
 def git(*args: str) -> str:
     try:
         done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)

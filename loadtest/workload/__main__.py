@@ -106,7 +106,7 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     graph, weights, chosen, _, schedule, warm_ups = _plan(size, mix)
     chosen = [s for s in chosen if s.name in PAIRED]
     figures = _described(size, mix, graph, weights, chosen)
-    figures["environment"]["redis"] = _server_version()
+    figures["environment"]["redis"] = environment.redis_server_version()
     fixed = [name for name in PAIRED if name != strategies.ADAPTIVE]
     runs = paired.measure(size, mix, [*chosen, paired.twin(chosen)], schedule, warm_ups, log)
     figures["runs"] = runs
@@ -124,14 +124,8 @@ def run_evidence(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict
     """Adaptive, ``write`` and ``read`` through minutes of one mix (``evidence``)."""
     graph, weights, chosen, _, _, _ = _plan(size, mix)
     figures = _described(size, mix, graph, weights, chosen)
-    figures["environment"]["redis"] = _server_version()
+    figures["environment"]["redis"] = environment.redis_server_version()
     return figures | evidence.run(size, mix, weights, chosen, log)
-
-
-def _server_version() -> str:
-    """The version of redis-server the worlds run, each its own server."""
-    with RedisServer() as server:
-        return environment.redis_version(server.url)
 
 
 def _shift_slices(size: Size, weights, mix: traffic.Mix) -> list[tuple[float, list]]:

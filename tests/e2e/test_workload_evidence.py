@@ -8,9 +8,11 @@ import json
 
 import pytest
 
+from loadtest import environment
 from loadtest.workload import SIZES, evidence
 from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE
+from socialapp.embedded.redis_server import RedisServer
 
 SIZE = evidence.sized(SIZES["smoke"])
 NAMES = {ADAPTIVE, *evidence.FIXED}
@@ -63,6 +65,14 @@ def test_the_summary_names_what_was_compared(report):
             in summary
         )
     assert "every read and post" in summary
+
+
+def test_the_report_names_the_version_of_redis_server_the_worlds_ran(report):
+    out, figures = report
+    with RedisServer() as server:  # what a server of the installed binary says it is
+        running = environment.redis_version(server.url)
+    assert figures["environment"]["redis"] == running
+    assert f"redis-server {running}" in (out / "summary.md").read_text()
 
 
 def test_a_size_without_evidence_settings_is_refused(capsys):
