@@ -77,7 +77,6 @@ def run(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     figures = _described(size, mix, graph, weights, chosen) | {"notes": notes, "setup_s": {}}
     runs = []
     with RedisServer() as server:
-        figures["environment"]["redis"] = environment.redis_version(server.url)
         for round_ in range(size.rounds):
             for strategy in chosen[round_:] + chosen[:round_]:  # drift spread over all
                 log(f"[{size.name}] round {round_ + 1}/{size.rounds}: {strategy.name}")
@@ -106,7 +105,6 @@ def run_paired(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     graph, weights, chosen, _, schedule, warm_ups = _plan(size, mix)
     chosen = [s for s in chosen if s.name in PAIRED]
     figures = _described(size, mix, graph, weights, chosen)
-    figures["environment"]["redis"] = environment.redis_server_version()
     fixed = [name for name in PAIRED if name != strategies.ADAPTIVE]
     runs = paired.measure(size, mix, [*chosen, paired.twin(chosen)], schedule, warm_ups, log)
     figures["runs"] = runs
@@ -123,9 +121,9 @@ PAIRED = ("write", "read", strategies.ADAPTIVE)
 def run_evidence(size: Size, mix: traffic.Mix, log=lambda message: None) -> dict:
     """Adaptive, ``write`` and ``read`` through minutes of one mix (``evidence``)."""
     graph, weights, chosen, _, _, _ = _plan(size, mix)
-    figures = _described(size, mix, graph, weights, chosen)
-    figures["environment"]["redis"] = environment.redis_server_version()
-    return figures | evidence.run(size, mix, weights, chosen, log)
+    return _described(size, mix, graph, weights, chosen) | evidence.run(
+        size, mix, weights, chosen, log
+    )
 
 
 def _shift_slices(size: Size, weights, mix: traffic.Mix) -> list[tuple[float, list]]:
@@ -154,8 +152,11 @@ def _plan(size: Size, mix: traffic.Mix):
 
 
 def _described(size: Size, mix: traffic.Mix, graph, weights, chosen) -> dict:
+    """What every workload report opens with: the machine, the versions (redis-server's too:
+    each experiment starts its own servers of the installed binary), the size, the mix, the
+    graph, the strategies and adaptive's settings."""
     return {
-        "environment": environment.describe(),
+        "environment": environment.describe() | {"redis": environment.redis_server_version()},
         "size": dataclasses.asdict(size),
         "mix": dataclasses.asdict(mix),
         "graph": report.graph_summary(graph, weights),

@@ -4,22 +4,18 @@ its report, and its figures behave as fan-out costs must.
 No timing is asserted: costs are compared with each other, within one run.
 """
 
-import json
-
 import pytest
 
 from loadtest.workload import SIZES, analysis, strategies
-from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE
+from tests.e2e.workload_smoke import smoke_report
 
 PARTS = ("summary.md", "figures.json", "crossover.png", "latency_cost.png", "shift.png")
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("workload")
-    assert workload.main(["--size", "smoke", "--out", str(out)]) == 0
-    return out, json.loads((out / "figures.json").read_text())
+    return smoke_report(tmp_path_factory, "workload")
 
 
 def test_every_part_of_the_report_is_written(report):

@@ -4,8 +4,6 @@ slices of one mix at once, adaptive's meters counting every event; its report.
 No timing is asserted: costs are compared with each other, within one run.
 """
 
-import json
-
 import pytest
 
 from loadtest import environment
@@ -13,6 +11,7 @@ from loadtest.workload import SIZES, evidence
 from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE
 from socialapp.embedded.redis_server import RedisServer
+from tests.e2e.workload_smoke import smoke_report
 
 SIZE = evidence.sized(SIZES["smoke"])
 NAMES = {ADAPTIVE, *evidence.FIXED}
@@ -20,9 +19,7 @@ NAMES = {ADAPTIVE, *evidence.FIXED}
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("evidence")
-    assert workload.main(["--size", "smoke", "--evidence", "--out", str(out)]) == 0
-    return out, json.loads((out / "figures.json").read_text())
+    return smoke_report(tmp_path_factory, "evidence", "--evidence")
 
 
 def test_every_world_replayed_every_slice_of_the_one_mix(report):

@@ -6,13 +6,12 @@ No timing is asserted: costs are compared with each other, within one run.
 """
 
 import dataclasses
-import json
 
 import pytest
 
 from loadtest.workload import SIZES, paired
-from loadtest.workload import __main__ as workload
 from loadtest.workload.strategies import ADAPTIVE
+from tests.e2e.workload_smoke import smoke_report
 
 SIZE = SIZES["smoke"]
 NAMES = {"write", "read", ADAPTIVE}  # the shifting mix's worlds; the cells add the twin
@@ -20,9 +19,7 @@ NAMES = {"write", "read", ADAPTIVE}  # the shifting mix's worlds; the cells add 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("paired")
-    assert workload.main(["--size", "smoke", "--paired", "--out", str(out)]) == 0
-    return out, json.loads((out / "figures.json").read_text())
+    return smoke_report(tmp_path_factory, "paired", "--paired")
 
 
 def test_every_part_of_the_report_is_written(report):
