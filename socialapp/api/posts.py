@@ -9,11 +9,11 @@ from marshmallow import fields, validate
 
 from socialapp.api import limits
 from socialapp.api.accounts import user_id_from_path
-from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.auth import BEARER, caller_id, components, viewer
 from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import FullMatch, Text, id_from_path, page_limit
 from socialapp.rendering import CommentSchema, Id, PostSchema, with_original
-from socialapp.services import boosts, posts
+from socialapp.services import boosts, filters, posts
 
 blp = Blueprint("posts", __name__, url_prefix="/v1", description="Posts, likes and comments")
 
@@ -69,8 +69,26 @@ class CommentPageArgs(ma.Schema):
     cursor = Cursor(attribute="after_seq", load_default=0)
 
 
+# A public read with a user's token is that user's view: nothing by whom they block, who
+# blocks them or whom they mute (the home's rules), and 404 for a post of an account that
+# blocks them, as the Mastodon API answers.
+VIEWER_DOC = {
+    "security": [{}, {"bearerAuth": []}],
+    "description": "Signed in, you see no post of an account that blocks you (404), no "
+    "comment by an account you block, that blocks you or that you mute, and no boost of "
+    "their posts on an account's page.",
+}
+POST_NOT_FOUND = "post not found"
+
+
 def post_id_from_path(raw: str) -> int:
     return id_from_path(raw, "post")
+
+
+def viewer_id() -> int | None:
+    """The reader of a public page: the caller with a user's token (a bad one is 401),
+    None without a token or with an app's."""
+    return viewer("read:statuses")
 
 
 @blp.route("/posts")
@@ -93,13 +111,20 @@ class Posts(MethodView):
 @blp.route("/posts/<post_id>")
 class Post(MethodView):
     @blp.response(200, PostSchema)
-    @blp.errors(404, 503)
+    @blp.errors(401, 403, 404, 503)
+    @blp.doc(**VIEWER_DOC)
     def get(self, post_id):
         """Get a post with its first comments (a boost with the post it boosts)"""
         c = components()
+        reader = viewer_id()
         post = posts.get_post(c.posts, post_id_from_path(post_id))
+        filters.refuse_blocked(c.filters, reader, [post], POST_NOT_FOUND)
+        hidden = filters.hidden_from(c.filters, reader)
+        post = filters.with_comments_seen(post, hidden)
         if post.get("boost_of"):
-            post = with_original(post, boosts.boosted_post(c.uow, post["_id"]), rendered=False)
+            original = boosts.boosted_post(c.uow, post["_id"])
+            original = filters.with_comments_seen(original, hidden)
+            post = with_original(post, original, rendered=False)
         return post
 
     @limits.writes
@@ -118,11 +143,14 @@ class Post(MethodView):
 class UserPosts(MethodView):
     @blp.arguments(PostPageArgs, location="query")
     @blp.response(200, PostPageSchema)
-    @blp.errors(404, 503)
+    @blp.errors(401, 403, 404, 503)
+    @blp.doc(**VIEWER_DOC)
     def get(self, args, user_id):
         """A user's posts, newest first"""
         c = components()
-        return posts.user_posts(c.users, c.posts, user_id_from_path(user_id), **args)
+        author, reader = user_id_from_path(user_id), viewer_id()
+        page, hidden = filters.account_posts(c.users, c.posts, c.filters, author, reader, **args)
+        return {**page, "items": [filters.with_comments_seen(p, hidden) for p in page["items"]]}
 
 
 @blp.route("/posts/<post_id>/like")
@@ -196,10 +224,15 @@ class Comments(MethodView):
 
     @blp.arguments(CommentPageArgs, location="query")
     @blp.response(200, CommentPageSchema)
-    @blp.errors(404, 503)
+    @blp.errors(401, 403, 404, 503)
+    @blp.doc(**VIEWER_DOC)
     def get(self, args, post_id):
         """Every comment of a post, oldest first, page by page"""
         c = components()
-        return posts.comments_page(
-            c.posts, post_id_from_path(post_id), args["after_seq"], args["limit"]
-        )
+        reader, post_id = viewer_id(), post_id_from_path(post_id)
+        if reader is not None:  # the post's author may block the reader
+            filters.refuse_blocked(
+                c.filters, reader, [posts.get_post(c.posts, post_id)], POST_NOT_FOUND
+            )
+        page = posts.comments_page(c.posts, post_id, args["after_seq"], args["limit"])
+        return {**page, "items": filters.without_hidden(c.filters, reader, page["items"])}

@@ -11,12 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from socialapp.errors import Invalid
+from socialapp.errors import Invalid, NotFound
 from socialapp.services import graph
 from socialapp.services.accounts import get_user
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
+from socialapp.services.posts import user_posts
 from socialapp.stores.filters import FilterStore
+from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
@@ -112,6 +114,45 @@ def blocked_by_any(filters: FilterStore, viewer_id: int | None, author_ids: list
     if viewer_id is None:
         return False
     return bool(filters.blockers_among(viewer_id, sorted(set(author_ids))))
+
+
+def refuse_blocked(
+    filters: FilterStore, viewer_id: int | None, records: list[dict | None], message: str
+) -> None:
+    """NotFound (``message``), as Mastodon answers, when the author of any of these records
+    (a boost's original author included) blocks the viewer."""
+    authors = [a for r in records if r for a in (r["author_id"], r.get("boost_of_author")) if a]
+    if blocked_by_any(filters, viewer_id, authors):
+        raise NotFound(message)
+
+
+def account_posts(
+    users: UserStore,
+    posts: PostStore,
+    filters: FilterStore,
+    author_id: int,
+    viewer_id: int | None,
+    limit: int,
+    **cursors,
+) -> tuple[dict, set[int]]:
+    """A page of the author's posts as the viewer sees them, as on Mastodon's account page:
+    none when the author blocks the viewer, and no boost of a post by an account hidden
+    from them (left out in the query, so the page stays full); with the accounts hidden
+    from the viewer (``hidden_from``)."""
+    hidden = hidden_from(filters, viewer_id)
+    page = user_posts(users, posts, author_id, limit, **cursors, not_boosting=hidden)
+    if blocked_by_any(filters, viewer_id, [author_id]):
+        page = {"items": [], "next_max_id": None}
+    return page, hidden
+
+
+def with_comments_seen(post: dict, hidden: set[int]) -> dict:
+    """The post with only the embedded comments of accounts not ``hidden``; its counts, which
+    every reader sees alike, stay as they are."""
+    comments = post.get("comments")
+    if not hidden or not comments:
+        return post
+    return {**post, "comments": [c for c in comments if c["author_id"] not in hidden]}
 
 
 def without_hidden(

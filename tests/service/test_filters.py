@@ -193,3 +193,94 @@ def test_a_bad_mute_duration_is_refused_and_mutes_nothing(client, signup, body):
     response = client.put(f"/v1/me/mutes/{bob.id}", json=body, headers=ada.headers)
     assert 400 <= response.status_code < 500 and response.json["code"] == response.status_code
     assert client.get("/v1/me/mutes", headers=ada.headers).json["items"] == []
+
+
+def comment_on(client, who, post_id: str) -> str:
+    made = client.post(f"/v1/posts/{post_id}/comments", json={"text": "hi"}, headers=who.headers)
+    assert made.status_code == 201, made.json
+    return made.json["author_id"]
+
+
+def test_a_blockers_posts_are_hidden_from_whom_they_block_on_every_read(client, signup):
+    """As the Mastodon API answers: signed in, the blocked reader gets 404 for the
+    blocker's post and its comments, an empty page of their posts, and 404 for a boost of
+    their post; the blocker sees no comment by the blocked account; readers outside the
+    block, signed in or not, see everything."""
+    ada, bob, cyd, dan = signup(), signup(), signup(), signup()
+    mine = post(client, ada, "by ada")
+    for who in (bob, cyd):
+        comment_on(client, who, mine)
+    boosted = client.put(f"/v1/posts/{mine}/boost", headers=dan.headers).json["id"]
+    assert put(client, ada, "blocks", bob).status_code == 204
+
+    for path in (f"/v1/posts/{mine}", f"/v1/posts/{mine}/comments", f"/v1/posts/{boosted}"):
+        refused = client.get(path, headers=bob.headers)
+        assert refused.status_code == 404 and refused.json["message"] == "post not found"
+    page = client.get(f"/v1/users/{ada.id}/posts", headers=bob.headers).json
+    assert page == {"items": [], "next_max_id": None}
+
+    def commenters(reader=None) -> tuple[list[str], list[str]]:
+        headers = reader.headers if reader else {}
+        shown = client.get(f"/v1/posts/{mine}", headers=headers).json
+        listed = client.get(f"/v1/posts/{mine}/comments", headers=headers).json["items"]
+        assert shown["comment_count"] == 2  # counts are everyone's
+        return [c["author_id"] for c in shown["comments"]], [c["author_id"] for c in listed]
+
+    assert commenters(ada) == ([cyd.id], [cyd.id])
+    assert commenters(cyd) == commenters() == ([bob.id, cyd.id], [bob.id, cyd.id])
+    boost = client.get(f"/v1/posts/{boosted}", headers=ada.headers).json
+    assert [c["author_id"] for c in boost["original"]["comments"]] == [cyd.id]
+    seen = client.get(f"/v1/users/{ada.id}/posts", headers=cyd.headers).json["items"]
+    assert [p["id"] for p in seen] == [mine]
+    assert [c["author_id"] for c in seen[0]["comments"]] == [bob.id, cyd.id]
+
+
+def test_an_accounts_boosts_of_hidden_accounts_leave_its_page_which_stays_full(client, signup):
+    """A boost of a post by an account the reader blocks, is blocked by or mutes leaves
+    the booster's page; whoever hides nothing sees every boost."""
+    ada, bob, cyd, dan = signup(), signup(), signup(), signup()
+    by_bob, by_cyd = post(client, bob, "b"), post(client, cyd, "c")
+    older = post(client, ada, "older")
+    boosts = [
+        client.put(f"/v1/posts/{p}/boost", headers=ada.headers).json["id"] for p in (by_bob, by_cyd)
+    ]
+    newer = post(client, ada, "newer")
+    assert put(client, bob, "blocks", dan).status_code == 204
+    assert put(client, dan, "mutes", cyd).status_code == 204
+
+    def every_post(reader) -> list[str]:
+        url, seen = f"/v1/users/{ada.id}/posts?limit=2", []
+        while url:
+            page = client.get(url, headers=reader.headers).json
+            seen += [p["id"] for p in page["items"]]
+            more = page["next_max_id"]
+            assert len(page["items"]) == 2 or more is None
+            url = more and f"/v1/users/{ada.id}/posts?limit=2&max_id={more}"
+        return seen
+
+    assert every_post(dan) == [newer, older]
+    assert every_post(ada) == [newer, *boosts[::-1], older]
+
+
+def test_a_muted_accounts_comments_leave_the_muters_view_of_the_post(client, signup):
+    ada, bob, cyd = signup(), signup(), signup()
+    mine = post(client, ada, "x")
+    comment_on(client, bob, mine)
+    assert put(client, cyd, "mutes", bob).status_code == 204
+    shown = client.get(f"/v1/posts/{mine}", headers=cyd.headers)
+    assert shown.status_code == 200 and shown.json["comments"] == []
+    assert client.get(f"/v1/posts/{mine}/comments", headers=cyd.headers).json["items"] == []
+    assert [c["author_id"] for c in client.get(f"/v1/posts/{mine}").json["comments"]] == [bob.id]
+
+
+@pytest.mark.parametrize(
+    "authorization", ["Bearer not-a-token", "Bearer ", "Basic YWRhOnNlY3JldA==", "Bearer a.b.c"]
+)
+def test_a_bad_token_on_a_public_read_is_401_not_an_anonymous_view(client, signup, authorization):
+    """A reader whose token is refused is told so, not served the anonymous view, which
+    would show them what a block hides."""
+    ada = signup()
+    mine = post(client, ada, "x")
+    for path in (f"/v1/posts/{mine}", f"/v1/posts/{mine}/comments", f"/v1/users/{ada.id}/posts"):
+        refused = client.get(path, headers={"Authorization": authorization})
+        assert refused.status_code == 401 and refused.json["code"] == 401, path

@@ -15,8 +15,7 @@ from socialapp.api.mastodon.statuses import READ_NOTE, render, viewer_id
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import accounts, graph
-from socialapp.services.filters import blocked_by_any, hidden_from
-from socialapp.services.posts import user_posts
+from socialapp.services.filters import account_posts
 
 blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
 RELATIONSHIPS_LIMIT = 40  # ids answered per request; the rest are left out
@@ -131,10 +130,8 @@ def statuses(account_id: str):
     c = components()
     cursors = {name: args[name] for name in ("max_id", "since_id", "min_id")}
     author, reader = _account_id(account_id), viewer_id()
-    unseen = hidden_from(c.filters, reader)
-    page = user_posts(c.users, c.posts, author, args["limit"], **cursors, not_boosting=unseen)
-    hidden = args["pinned"] or args["only_media"] or blocked_by_any(c.filters, reader, [author])
-    items = [] if hidden else page["items"]
+    page, _ = account_posts(c.users, c.posts, c.filters, author, reader, args["limit"], **cursors)
+    items = [] if args["pinned"] or args["only_media"] else page["items"]
     if not items:
         return jsonify([])
     headers = paging.link(next_max_id=page["next_max_id"], prev_min_id=items[0]["_id"])

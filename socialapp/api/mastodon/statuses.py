@@ -165,11 +165,7 @@ def show(status_id: str):
 
 
 def _not_blocked(viewer: int | None, *records: dict | None) -> None:
-    """404, as Mastodon answers, when the author of any of these (a boost's original
-    included) blocks the viewer."""
-    authors = [a for r in records if r for a in (r["author_id"], r.get("boost_of_author")) if a]
-    if filters.blocked_by_any(components().filters, viewer, authors):
-        raise NotFound("Record not found")
+    filters.refuse_blocked(components().filters, viewer, list(records), "Record not found")
 
 
 @blp.delete("/statuses/<status_id>")
