@@ -21,7 +21,7 @@ from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry, SourceRead, deduplicated, merge, top_reads
 from socialapp.errors import Unavailable
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
-from socialapp.rendering import with_original
+from socialapp.rendering import with_original, without_hidden_comments
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
@@ -104,7 +104,10 @@ class HomeReader:
             max_id,
             since_id,
         )
-        return self._page(stream, limit, rendered)
+        page = self._page(stream, limit, rendered)
+        return self._comments_seen(
+            page, rendered, lambda ids: self._sources.hidden_among(reader, ids)
+        )
 
     def _pulls_everyone(self, policy: FanoutSettings) -> bool:
         """Whether the page merges every followee's outbox: in ``read`` mode (in force or
@@ -274,7 +277,18 @@ class HomeReader:
             max_id,
             since_id,
         )
-        return self._page(stream, limit, rendered)
+        page = self._page(stream, limit, rendered)
+        return self._comments_seen(page, rendered, lambda ids: hidden.intersection(ids))
+
+    @staticmethod
+    def _comments_seen(page: HomePage, rendered: bool, hidden_among) -> HomePage:
+        """The page without the comments embedded in its posts by accounts hidden from the
+        reader, as every read of a post leaves them out (``hidden_among``: which of some
+        accounts are). Only /v1's response forms show comments: the documents a Mastodon
+        page renders are left as they are."""
+        if rendered:
+            page.posts = without_hidden_comments(page.posts, hidden_among)
+        return page
 
     def _hydrate(
         self, entries: list[Entry], rendered: bool, values: dict, stored: dict

@@ -8,6 +8,8 @@ page joins cached text instead of serialising every post again.
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Callable, Collection
 
 import marshmallow as ma
 from marshmallow import fields
@@ -84,3 +86,35 @@ def with_original(boost, original, rendered: bool):
 def with_boosted(rendered: str, boosted: bool) -> str:
     """A post's cached response form with whether the reader boosted it (home pages)."""
     return f'{{"boosted": {"true" if boosted else "false"}, {rendered[1:]}'
+
+
+def without_comments_by(post: dict, hidden: Collection[int]) -> dict:
+    """The post (a document, or a response form parsed) without the comments embedded in it
+    or in the post it boosts by the ``hidden`` accounts; its counts stay everyone's."""
+    kept = dict(post)
+    if post.get("comments"):
+        kept["comments"] = [c for c in post["comments"] if int(c["author_id"]) not in hidden]
+    if post.get("original"):
+        kept["original"] = without_comments_by(post["original"], hidden)
+    return kept
+
+
+def without_hidden_comments(forms: list[str], hidden_among: Callable[[list[int]], set]) -> list:
+    """Response forms without the comments embedded by the accounts ``hidden_among`` names
+    among their commenters (asked once, for every commenter); only a form that holds
+    comments is parsed, and only one that loses some is written again."""
+    parsed = {i: json.loads(form) for i, form in enumerate(forms) if '"comments": [{' in form}
+    by = {i: _commenters(post) for i, post in parsed.items()}
+    every = set().union(*by.values())
+    hidden = hidden_among(sorted(every)) if every else set()
+    if not hidden:
+        return forms
+    return [
+        json.dumps(without_comments_by(parsed[i], hidden)) if by.get(i, set()) & hidden else form
+        for i, form in enumerate(forms)
+    ]
+
+
+def _commenters(post: dict) -> set[int]:
+    comments = [*post.get("comments", ()), *post.get("original", {}).get("comments", ())]
+    return {int(c["author_id"]) for c in comments}

@@ -12,7 +12,7 @@ from socialapp.api.accounts import user_id_from_path
 from socialapp.api.auth import BEARER, caller_id, components, viewer
 from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import FullMatch, Text, id_from_path, page_limit
-from socialapp.rendering import CommentSchema, Id, PostSchema, with_original
+from socialapp.rendering import CommentSchema, Id, PostSchema, with_original, without_comments_by
 from socialapp.services import boosts, filters, posts
 
 blp = Blueprint("posts", __name__, url_prefix="/v1", description="Posts, likes and comments")
@@ -119,13 +119,9 @@ class Post(MethodView):
         reader = viewer_id()
         post = posts.get_post(c.posts, post_id_from_path(post_id))
         filters.refuse_blocked(c.filters, reader, [post], POST_NOT_FOUND)
-        hidden = filters.hidden_from(c.filters, reader)
-        post = filters.with_comments_seen(post, hidden)
         if post.get("boost_of"):
-            original = boosts.boosted_post(c.uow, post["_id"])
-            original = filters.with_comments_seen(original, hidden)
-            post = with_original(post, original, rendered=False)
-        return post
+            post = with_original(post, boosts.boosted_post(c.uow, post["_id"]), rendered=False)
+        return without_comments_by(post, filters.hidden_from(c.filters, reader))
 
     @limits.writes
     @blp.response(204)
@@ -150,7 +146,7 @@ class UserPosts(MethodView):
         c = components()
         author, reader = user_id_from_path(user_id), viewer_id()
         page, hidden = filters.account_posts(c.users, c.posts, c.filters, author, reader, **args)
-        return {**page, "items": [filters.with_comments_seen(p, hidden) for p in page["items"]]}
+        return {**page, "items": [without_comments_by(p, hidden) for p in page["items"]]}
 
 
 @blp.route("/posts/<post_id>/like")

@@ -146,15 +146,6 @@ def account_posts(
     return page, hidden
 
 
-def with_comments_seen(post: dict, hidden: set[int]) -> dict:
-    """The post with only the embedded comments of accounts not ``hidden``; its counts, which
-    every reader sees alike, stay as they are."""
-    comments = post.get("comments")
-    if not hidden or not comments:
-        return post
-    return {**post, "comments": [c for c in comments if c["author_id"] not in hidden]}
-
-
 def without_hidden(
     filters: FilterStore, viewer_id: int | None, records: list[dict], clock=time.time
 ) -> list[dict]:

@@ -3,6 +3,7 @@ what is refused, and bad input that changes nothing."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -284,3 +285,35 @@ def test_a_bad_token_on_a_public_read_is_401_not_an_anonymous_view(client, signu
     for path in (f"/v1/posts/{mine}", f"/v1/posts/{mine}/comments", f"/v1/users/{ada.id}/posts"):
         refused = client.get(path, headers={"Authorization": authorization})
         assert refused.status_code == 401 and refused.json["code"] == 401, path
+
+
+def test_comments_by_hidden_accounts_leave_the_posts_of_the_home_in_every_mode(
+    client, world, signup, components
+):
+    """The home's posts carry their first comments: none by an account the reader blocks,
+    is blocked by or mutes, whichever path served the page, and back once unmuted."""
+    ada, bob, cyd, posts = world
+    dan = signup()
+    for who in (dan, cyd, bob):
+        comment_on(client, who, posts["bob"])
+    assert put(client, ada, "mutes", dan).status_code == 204
+
+    def commenters_of_bobs_post(items) -> list[str]:
+        (shown,) = [item for item in items if item["id"] == posts["bob"]]
+        assert shown["comment_count"] == 3
+        return [c["author_id"] for c in shown["comments"]]
+
+    def from_redis() -> list[str]:
+        page = client.get("/v1/timeline/home", headers=ada.headers)
+        assert page.status_code == 200 and page.headers["X-Timeline-From-Store"] == "0"
+        return commenters_of_bobs_post(page.json["items"])
+
+    def from_mongodb() -> list[str]:
+        page = components.home.read_page_from_store(int(ada.id), 20, rendered=True)
+        return commenters_of_bobs_post([json.loads(form) for form in page.posts])
+
+    assert from_redis() == from_mongodb() == [cyd.id, bob.id]
+    assert put(client, ada, "blocks", cyd).status_code == 204
+    assert from_redis() == from_mongodb() == [bob.id]
+    assert delete(client, ada, "mutes", dan).status_code == 204
+    assert from_redis() == from_mongodb() == [dan.id, bob.id]
