@@ -96,6 +96,15 @@ class Components:
         for store in (*stores, *others):
             store.ensure_indexes()
 
+    def sweep(self) -> int:
+        """The sweeper's turn, one process's per ``sweep_interval_seconds``: fan-outs and
+        reconciliations left unfinished, then notification events left unapplied, sent
+        again; how many posts and events."""
+        if not self.fanout_state.claim_sweep(self.settings.sweep_interval_seconds):
+            return 0
+        after = self.settings.sweep_after_seconds
+        return self.fanout.sweep() + self.notifier.send_held(after)
+
 
 def build(settings: Settings) -> Components:
     if not settings.redis_url:
@@ -177,7 +186,7 @@ def build(settings: Settings) -> Components:
             metrics=metrics,
             config=settings,
         ),
-        notifier=Notifier(notifications, filters, likes, posts, ids, queue, streams),
+        notifier=Notifier(notifications, filters, likes, posts, ids, queue, streams, boosts),
         forecaster=Forecaster(users, follows, posts, fanout_state, timelines, series, settings),
         auditor=Auditor(home, fanout_state, posts, fanout_settings, audits, queue, settings),
         queue=queue,

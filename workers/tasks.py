@@ -40,7 +40,7 @@ def register(app, components: Callable[[], Components]) -> None:
 
     @app.task(name=fanout.SWEEP, **RETRY)
     def sweep() -> int:
-        return components().fanout.sweep()
+        return components().sweep()
 
     @app.task(name=fanout.RECONCILE, **RETRY)
     def reconcile(generation: int, not_before: float = 0) -> bool:
@@ -51,8 +51,8 @@ def register(app, components: Callable[[], Components]) -> None:
         return components().fanout.reconcile_authors(author_ids, not_before)
 
     @app.task(name=notifications.NOTIFY, **RETRY)
-    def notify(type_: str, actor_id: int, event: dict) -> bool:
-        return components().notifier.apply(type_, actor_id, event) is not None
+    def notify(type_: str, actor_id: int, event: dict, event_id: int | None = None) -> bool:
+        return components().notifier.run(type_, actor_id, event, event_id) is not None
 
     @app.task(name=adaptive.ADAPT, **RETRY)
     def adapt() -> int:

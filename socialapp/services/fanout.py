@@ -310,10 +310,8 @@ class Fanout:
 
     def sweep(self) -> int:
         """Re-enqueue posts whose fan-out has been pending too long and reconciliations
-        unfinished too long, and forget readers idle for good (one sweeper at a time); how
-        many posts were re-enqueued."""
-        if not self.state.claim_sweep(self.config.sweep_interval_seconds):
-            return 0
+        unfinished too long, and forget readers idle for good (the sweeper's turn: call only
+        once ``state.claim_sweep`` gave it); how many posts were re-enqueued."""
         self.state.forget_inactive(self.config.inactive_after_seconds)
         cutoff = first_id_at(time.time() - self.config.sweep_after_seconds)
         pending = self.posts.pending_fanouts(before_id=cutoff)

@@ -1,15 +1,18 @@
 """Notifications: telling an account that someone followed it, or favourited, boosted or
 commented on one of its posts.
 
-The services tell the ``Notifier`` once an action is stored; it queues the notification's
-creation (or its withdrawal, for an undone favourite or boost) as one task, so the request
-pays one send to the broker. The worker re-reads what it needs, creates nothing for one's own
-actions, nor between accounts where either blocks the other or where the recipient mutes the
-actor's notifications, writes the notification (once, whatever the retries), checks again
-that it still stands (an undo, a block or a delete may have landed meanwhile), tells the
-recipient's open streams (a ``notification`` event; best effort: an app catches up by
-listing) and trims the recipient's history. If the broker cannot take the task, the request
-does the same itself.
+The services tell the ``Notifier`` once an action is stored; it holds the event in MongoDB
+and queues the notification's creation (or its withdrawal, for an undone favourite or boost)
+as one task. The worker re-reads what it needs, creates nothing for one's own actions, nor
+between accounts where either blocks the other or where the recipient mutes the actor's
+notifications, writes the notification (once, whatever the retries), checks again that it
+still stands (an undo, a block or a delete may have landed meanwhile), tells the recipient's
+open streams (a ``notification`` event; best effort: an app catches up by listing), trims
+the recipient's history and releases the event. If the broker cannot take the task, the
+request does the same itself. An event still held ``sweep_after_seconds`` later (a broker
+that crashed with the task, a worker that ran out of retries) is sent again by the sweeper
+(``send_held``): applying an event again, or after a later one, changes nothing, because
+the task decides from what is stored, not from the order events come in.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import time
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from socialapp.domain.ids import IdGenerator
+from socialapp.domain.ids import IdGenerator, first_id_at
 from socialapp.errors import NotFound, Unavailable
 from socialapp.queue import FEED, TaskQueue
+from socialapp.stores.boosts import BoostStore
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.notifications import TYPES, NotificationStore, new_notification
@@ -53,6 +58,7 @@ class Notifier:
     ids: IdGenerator
     queue: TaskQueue
     streams: Streams
+    boosts: BoostStore
 
     # Called by the services once the action is stored --------------------------------------
     def followed(self, follower_id: int, followee_id: int) -> None:
@@ -85,11 +91,30 @@ class Notifier:
             self._quietly(self.notifications.remove_from, recipient_id, actor_id)
 
     def _send(self, type_: str, actor_id: int, **event) -> None:
+        event_id = self.ids.next_id()
         try:
-            self.queue.send(NOTIFY, type_, actor_id, event, queue=FEED)
+            self.notifications.hold(event_id, type_, actor_id, event)
+        except Unavailable as error:  # sent all the same, only not kept for the sweeper
+            log.warning("notification event not held: %r", error)
+        try:
+            self.queue.send(NOTIFY, type_, actor_id, event, event_id, queue=FEED)
         except Unavailable as error:  # the broker is down: done here instead
             log.warning("notification task not queued, applied in the request: %r", error)
-            self._quietly(self.apply, type_, actor_id, event)
+            self._quietly(self.run, type_, actor_id, event, event_id)
+
+    def send_held(self, older_than: float) -> int:
+        """Queue again the events held for more than ``older_than`` seconds (the sweeper);
+        how many. Each is held again under a new id first, so one still waiting in a long
+        queue is sent again once per ``older_than``, not at every sweep."""
+        held = self.notifications.held(before_id=first_id_at(time.time() - older_than))
+        for event_id, type_, actor_id, event in held:
+            again = self.ids.next_id()
+            self.notifications.hold(again, type_, actor_id, event)
+            self.notifications.release(event_id)  # its task, if it runs, releases nothing
+            self.queue.send(NOTIFY, type_, actor_id, event, again, queue=FEED)
+        if held:
+            log.info("sweeper re-sent %d held notification events", len(held))
+        return len(held)
 
     @staticmethod
     def _quietly(step, *args) -> None:
@@ -100,6 +125,14 @@ class Notifier:
             log.warning("notification step %s failed: %r", step.__name__, error)
 
     # The worker's task ---------------------------------------------------------------------
+    def run(self, type_: str, actor_id: int, event: dict, event_id: int | None = None):
+        """``apply`` the event, then release it (``event_id``; None: a task queued before
+        events were held)."""
+        made = self.apply(type_, actor_id, event)
+        if event_id is not None:
+            self.notifications.release(event_id)
+        return made
+
     def apply(self, type_: str, actor_id: int, event: dict) -> dict | None:
         """Create (or with ``undo`` withdraw) the notification an event names; the new one,
         or None when it is not wanted, not new or withdrawn. Idempotent."""
@@ -141,6 +174,8 @@ class Notifier:
             return False
         if post_id is not None and not self.posts.exists(post_id):
             return False
+        if type_ == "reblog":  # an unboost may have landed first
+            return self.boosts.boost_id(post_id, actor_id) is not None
         return type_ != "favourite" or self.likes.has_liked(post_id, actor_id)
 
 

@@ -34,6 +34,21 @@ SCHEMA = schema.document(
     optional=("status_id", "post_id"),
 )
 NEWEST_FIRST = [("_id", DESCENDING)]
+# An event a notification is made from (or withdrawn by, with ``undo``), held until the
+# task that applies it has run: the sweeper sends again what a broker or a worker lost.
+EVENT_FIELDS = ("recipient_id", "post_id", "status_id", "undo")
+EVENT_SCHEMA = schema.document(
+    {
+        "_id": schema.ID,
+        "type": {"bsonType": "string", "enum": list(TYPES)},
+        "actor_id": schema.ID,
+        "recipient_id": schema.ID,
+        "post_id": schema.ID,
+        "status_id": schema.ID,
+        "undo": schema.BOOL,
+    },
+    optional=EVENT_FIELDS,
+)
 
 
 def new_notification(
@@ -67,9 +82,11 @@ def natural_key(recipient_id: int, type_: str, actor_id: int, status_id: int | N
 class NotificationStore:
     def __init__(self, db, settings: Settings) -> None:
         self._notifications = collection(db, "notifications", settings)
+        self._events = collection(db, "notification_events", settings)
         self.kept = settings.notifications_kept
 
     def ensure_indexes(self) -> None:
+        schema.apply(self._events, EVENT_SCHEMA)
         schema.apply(self._notifications, SCHEMA)
         self._notifications.create_index(
             [("recipient_id", ASCENDING), ("_id", DESCENDING)], name="recipient_newest"
@@ -155,3 +172,22 @@ class NotificationStore:
         """Delete the recipient's notifications about ``post_id`` or its comments."""
         query = {"recipient_id": recipient_id, "post_id": post_id}
         return self._notifications.delete_many(query).deleted_count
+
+    # Events held until applied -------------------------------------------------------------
+    def hold(self, event_id: int, type_: str, actor_id: int, event: dict) -> None:
+        """Keep the event (``EVENT_FIELDS``) until ``release``: one not yet applied."""
+        fields = {name: event[name] for name in EVENT_FIELDS if event.get(name) is not None}
+        self._events.insert_one({"_id": event_id, "type": type_, "actor_id": actor_id, **fields})
+
+    def release(self, event_id: int) -> None:
+        self._events.delete_one({"_id": event_id})
+
+    def held(self, before_id: int, limit: int = 1000) -> list[tuple[int, str, int, dict]]:
+        """Events held since before ``before_id``, oldest first: ``(id, type, actor, event)``."""
+        found = self._events.find(
+            {"_id": {"$lt": before_id}}, sort=[("_id", ASCENDING)], limit=limit
+        )
+        return [
+            (e["_id"], e["type"], e["actor_id"], {n: e[n] for n in EVENT_FIELDS if n in e})
+            for e in found
+        ]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 
 import kombu.exceptions
 import pytest
 
 from socialapp.errors import Unavailable
+from socialapp.services.notifications import NOTIFY
 from socialapp.stores.streams import reader_channel
 from tests.waiting import wait_for
 
@@ -130,14 +132,14 @@ def test_a_boost_notifies_and_an_unboost_withdraws(client, signup, components, s
     ada, bob = signup("ada"), signup("bob")
     post_id = post(client, ada)
 
-    components.notifier.boosted(int(bob.id), int(post_id))
-    components.notifier.boosted(int(ada.id), int(post_id))  # your own: nothing
+    for who in (bob, ada):  # your own: nothing
+        assert client.put(f"/v1/posts/{post_id}/boost", headers=who.headers).status_code == 200
     settle()
     (reblog,) = notes(client, ada)
     assert (reblog["type"], reblog["account"]["id"], reblog["post"]["id"]) == (
         "reblog", bob.id, post_id
     )  # fmt: skip
-    components.notifier.unboosted(int(bob.id), int(post_id))
+    act(client, "DELETE", f"/v1/posts/{post_id}/boost", bob)
     settle()
     assert notes(client, ada) == []
 
@@ -257,6 +259,7 @@ def test_an_event_undone_before_the_worker_runs_makes_nothing(client, signup, co
 
     assert notifier.apply("favourite", int(bob.id), {"post_id": post_id}) is None  # unliked
     assert notifier.apply("favourite", int(bob.id), {"post_id": 12345}) is None  # no post
+    assert notifier.apply("reblog", int(bob.id), {"post_id": post_id}) is None  # unboosted
     components.filters.block(int(ada.id), int(bob.id))
     assert notifier.apply("follow", int(bob.id), {"recipient_id": int(ada.id)}) is None
     assert notes(client, ada) == []
@@ -285,3 +288,26 @@ def test_a_new_notification_is_published_to_the_readers_open_stream(
     assert notifier.apply("follow", int(cyd.id), {"recipient_id": int(ada.id)})  # kept
     assert sorted(kinds(client, ada)) == [("follow", "bob"), ("follow", "cyd")]
     listener.close()
+
+
+def test_a_held_event_is_sent_again_once_per_sweep_delay_and_applied_once(
+    client, signup, components, monkeypatch
+):
+    ada, bob = signup("ada"), signup("bob")
+    sent = []
+    monkeypatch.setattr(components.queue, "send", lambda *args, **kwargs: sent.append(args))
+    notifier, store = components.notifier, components.notifications
+    notifier.followed(int(bob.id), int(ada.id))  # its task lost with the broker
+    (lost,) = store.held(before_id=2**53)
+
+    time.sleep(0.05)  # past the millisecond its id was made in
+    assert notifier.send_held(older_than=0) == 1
+    (again,) = store.held(before_id=2**53)  # held anew, under a new id
+    assert again[0] > lost[0] and again[1:] == lost[1:]
+    assert notifier.send_held(older_than=60) == 0  # not again before the delay
+    first, resent = (args[1:] for args in sent if args[0] == NOTIFY)
+    assert resent == (*lost[1:], again[0]) and first == (*lost[1:], lost[0])
+
+    assert notifier.run(*resent)["type"] == "follow"
+    assert notifier.run(*first) is None  # the lost task, delivered late after all
+    assert store.held(before_id=2**53) == [] and len(notes(client, ada)) == 1

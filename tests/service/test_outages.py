@@ -7,6 +7,7 @@ import pytest
 from socialapp import create_app
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.services import fanout, operators
+from socialapp.services.notifications import NOTIFY
 from socialapp.stores import mongo
 from tests.conftest import Account, stop_worker
 from tests.waiting import wait_for
@@ -144,3 +145,37 @@ def test_delete_answers_204_when_the_broker_fails_after_the_delete(
     assert client.get(f"/v1/posts/{post_id}").status_code == 404
     timeline = client.get("/v1/timeline/home", headers=ada.headers).json["items"]
     assert timeline == []
+
+
+def test_notification_events_the_broker_lost_are_sent_again(outage_app):
+    """A follow, a like, a comment, and a boost taken back, answered while the broker lost
+    every task: each event was held, the sweeper sends them again, in whatever order the
+    worker runs them, and the notifications are what the stored actions call for."""
+    client = outage_app.test_client()
+    c = outage_app.extensions["socialapp"]
+    ada, bob = Account(client, "ada"), Account(client, "bob")
+    post_id = client.post("/v1/posts", json={"text": "x"}, headers=ada.headers).json["id"]
+    wait_for(lambda: c.posts.get(int(post_id)), "the post's fan-out", until=delivered)
+    sent = []
+    c.queue.send = lambda *args, **kwargs: sent.append(args)  # the broker "loses" them
+    for method, path, body in [
+        ("PUT", f"/v1/me/following/{ada.id}", None),
+        ("PUT", f"/v1/posts/{post_id}/like", None),
+        ("POST", f"/v1/posts/{post_id}/comments", {"text": "hi"}),
+        ("PUT", f"/v1/posts/{post_id}/boost", None),
+        ("DELETE", f"/v1/posts/{post_id}/boost", None),
+    ]:
+        answered = client.open(path, method=method, json=body, headers=bob.headers)
+        assert answered.status_code < 300, answered.json
+    assert [args[1] for args in sent if args[0] == NOTIFY] == [
+        "follow", "favourite", "mention", "reblog", "reblog"
+    ]  # fmt: skip
+    assert len(c.notifications.held(before_id=2**53)) == 5
+    del c.queue.send
+
+    def kinds():
+        found = client.get("/v1/me/notifications", headers=ada.headers).json["items"]
+        return sorted(n["type"] for n in found)
+
+    wait_for(lambda: not c.notifications.held(before_id=2**53), "the held events to apply")
+    assert kinds() == ["favourite", "follow", "mention"]  # the boost was taken back

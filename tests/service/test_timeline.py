@@ -325,7 +325,7 @@ def test_the_sweeper_forgets_idle_readers_who_then_get_a_rebuilt_home(
     components.redis.zadd("fanout:active", {bob.id: long_ago})
     assert client.post("/v1/posts", json={"text": "hi"}, headers=ada.headers).status_code == 201
     settle()
-    components.fanout.sweep()
+    components.sweep()
     active = components.redis.zrange("fanout:active", 0, -1)
     assert bob.id not in active and cat.id in active
     assert [p["text"] for p in home(client, bob).json["items"]] == ["hi"]  # rebuilt on return

@@ -47,6 +47,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "likes": likes.SCHEMA,
         "boosts": boosts.SCHEMA,
         "notifications": notifications.SCHEMA,
+        "notification_events": notifications.EVENT_SCHEMA,
         "idempotency_keys": idempotency.SCHEMA,
         "settings": fanout_settings.SCHEMA,
         "fanout_changes": fanout_changes.SCHEMA,

@@ -26,6 +26,7 @@ DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
     "idempotency_keys", "settings", "oauth_apps", "oauth_tokens", "notifications",
+    "notification_events",
 )  # fmt: skip
 
 
@@ -106,6 +107,8 @@ HOT_QUERIES = [
     Query("notifications", NotificationStore.clear, ("recipient_id",)),
     Query("notifications", NotificationStore.remove_from, ("recipient_id",)),
     Query("notifications", NotificationStore.remove_for_post, ("recipient_id",)),
+    Query("notification_events", NotificationStore.release, ("_id",)),
+    Query("notification_events", NotificationStore.held, (), "_id"),
     Query("idempotency_keys", IdempotencyStore.claim, ("_id",)),
     Query("settings", FanoutSettingsStore.read, ("_id",)),
     Query("settings", FanoutSettingsStore.change, ("_id",)),
