@@ -220,3 +220,29 @@ def test_a_token_without_the_scope_cannot_block_or_list(client, oauth_app, masto
         assert client.post(path, headers=headers).status_code == 403
     for path in ("/api/v1/blocks", "/api/v1/mutes"):
         assert client.get(path, headers=headers).status_code == 403
+
+
+def test_v1_public_reads_take_an_oauth_token_as_its_scopes_allow(client, oauth_app, masto):
+    """On /v1's public reads an OAuth token is a reader's view only with ``read:statuses``;
+    one without it is refused (403) rather than served anonymously, and an app's own token
+    reads anonymously."""
+    ada = masto()
+    status = client.post("/api/v1/statuses", data={"status": "x"}, headers=ada.headers)
+    paths = [f"/v1/posts/{status.json['id']}", f"/v1/users/{ada.id}/posts"]
+
+    def token(scope: str, grant: str = "password") -> dict:
+        handle = f"scoped_{scope.replace(':', '_')}"
+        client.post("/v1/users", json={"handle": handle, "password": "correct horse"})
+        form = {"grant_type": grant, "scope": scope}
+        form |= {name: oauth_app[name] for name in ("client_id", "client_secret")}
+        form |= {"username": handle, "password": "correct horse"} if grant == "password" else {}
+        found = client.post("/oauth/token", data=form).json["access_token"]
+        return {"Authorization": f"Bearer {found}"}
+
+    narrow, app = token("read:accounts"), token("read", "client_credentials")
+    reader = token("read:statuses")
+    for path in paths:
+        refused = client.get(path, headers=narrow)
+        assert refused.status_code == 403 and refused.json["code"] == 403, path
+        assert client.get(path, headers=app).status_code == 200, path
+        assert client.get(path, headers=reader).status_code == 200, path
