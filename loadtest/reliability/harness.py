@@ -22,7 +22,7 @@ from loadtest.reliability.bad_input import burst
 from loadtest.reliability.faults import Faults
 from loadtest.reliability.stack import OPERATOR, Stack
 from loadtest.reliability.traffic import Account, Driver, Journal, Watchers
-from loadtest.reliability.verify import verify
+from loadtest.reliability.verify import verify, verify_notifications
 from socialapp.services.seed import DEFAULT_PASSWORD
 
 LOCUSTFILE = ROOT / "loadtest" / "locustfile.py"
@@ -85,7 +85,10 @@ def _run(stack: Stack, options: Options, logs: Path) -> dict:
 
     acknowledged = [(line["post"], line["author"]) for line in load["lines"] if "post" in line]
     checked = verify(api, acknowledged, driver.deletes, people.sample, options.settle_timeout)
-    lost = set(checked.pop("lost_ids"))
+    lost, deleted = set(checked.pop("lost_ids")), set(checked.pop("deleted_ids"))
+    notified = verify_notifications(
+        api, driver.likes, deleted, driver.token_of, options.settle_timeout
+    )
     locust_posts = sum(1 for line in load["lines"] if "post" in line and line["source"] == "locust")
     return {
         "run": {
@@ -113,6 +116,7 @@ def _run(stack: Stack, options: Options, logs: Path) -> dict:
             "deletes_sent": len(driver.deletes),
         },
         "timelines": checked,
+        "notifications": notified,
         "watchers": {
             "pages_with_duplicates": watchers.pages_with_duplicates,
             "pages_by_mode": dict(watchers.modes),

@@ -10,10 +10,13 @@ from loadtest.reliability.figures import GRACE
 
 
 def failures(report: dict) -> list[str]:
-    """What makes the run fail: a lost or duplicated post, or a 5xx answer to bad input."""
+    """What makes the run fail: a lost or duplicated post, a lost notification, or a 5xx
+    answer to bad input."""
     timelines, bad = report["timelines"], report["bad_input"]
     checks = {
         "posts lost": timelines["posts_lost"],
+        "notifications lost": report["notifications"]["lost"],
+        "no notification checked": 0 if report["notifications"]["expected"] else 1,
         "duplicates in timelines": timelines["duplicates"]
         + report["watchers"]["pages_with_duplicates"],
         "deleted posts shown": timelines["deleted_shown"],
@@ -39,7 +42,7 @@ def _time(t: float) -> str:
 
 def markdown(report: dict) -> str:
     run, req, posts, tl = report["run"], report["requests"], report["posts"], report["timelines"]
-    lag, bad = report["delivery_lag"], report["bad_input"]
+    lag, bad, notes = report["delivery_lag"], report["bad_input"], report["notifications"]
     start = run["started"]
     verdict = "PASS" if not report["failures"] else "FAIL: " + "; ".join(report["failures"])
     lines = [
@@ -66,6 +69,9 @@ def markdown(report: dict) -> str:
         f"{posts['deletes_sent']} DELETEs (answered 5xx yet done: "
         f"{len(tl['deletes_answered_error_but_done'])}) |",
         f"| **posts lost** | **{tl['posts_lost']}** |",
+        f"| likes acknowledged by the driver, **their notifications lost** | "
+        f"{notes['likes_acknowledged']} ({notes['expected']} on posts kept), "
+        f"**{notes['lost']}** (settled in {notes['settle_seconds']} s) |",
         f"| **duplicates in timelines** | **{tl['duplicates']}** "
         f"(+ {report['watchers']['pages_with_duplicates']} pages during the load) |",
         f"| deleted / unfollowed posts shown, timelines out of order | {tl['deleted_shown']} / "

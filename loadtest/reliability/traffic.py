@@ -34,9 +34,16 @@ class Journal:
             self.lines.append({**line, **extra})
 
 
+class Like(NamedTuple):
+    post_id: str
+    liker_id: str
+    author_id: str  # whom the like notifies
+
+
 class Driver(threading.Thread):
     """Posts every ``every`` seconds as ``authors`` in turn, every fifth time as the celebrity,
-    and deletes one of its earlier posts every seventh time."""
+    deletes one of its earlier posts every seventh time, and every third time likes one of
+    them as another of its accounts (the notifications the checks then expect)."""
 
     def __init__(
         self, api: Api, journal: Journal, authors: list[Account], celebrity: Account, every: float
@@ -49,6 +56,7 @@ class Driver(threading.Thread):
         self._lock = threading.Lock()
         self.acknowledged: list[Post] = []
         self.deletes: dict[str, int] = {}  # post id -> what its DELETE was answered
+        self.likes: list[Like] = []  # answered 204
 
     def run(self) -> None:
         n = 0
@@ -57,6 +65,8 @@ class Driver(threading.Thread):
             self.post(self._celebrity if n % 5 == 0 else self._authors[n % len(self._authors)])
             if n % 7 == 0:
                 self._delete_one()
+            if n % 3 == 0:
+                self._like_one()
 
     def post(self, author: Account) -> Answer:
         text = f"reliability {random.randrange(10**9)}"
@@ -86,6 +96,22 @@ class Driver(threading.Thread):
         self._journal.record("DELETE", "/v1/posts/{id} [driver]", answer)
         with self._lock:
             self.deletes[post_id] = answer.status
+
+    def _like_one(self) -> None:
+        with self._lock:
+            recent = [post for post in self.acknowledged[-20:] if post[0] not in self.deletes]
+        if not recent:
+            return
+        post_id, author = random.choice(recent)
+        liker = random.choice([a for a in self._tokens if a != author])
+        answer = self._api.call("PUT", f"/v1/posts/{post_id}/like", token=self._tokens[liker])
+        self._journal.record("PUT", "/v1/posts/{id}/like [driver]", answer)
+        if answer.status == 204:
+            with self._lock:
+                self.likes.append(Like(post_id, liker, author))
+
+    def token_of(self, account_id: str) -> str:
+        return self._tokens[account_id]
 
     def stop(self) -> None:
         self._stopped.set()

@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 
 from loadtest.api_client import Api
-from loadtest.reliability.traffic import Account, Post
+from loadtest.reliability.traffic import Account, Like, Post
 
 
 def verify(
@@ -68,6 +68,7 @@ def verify(
         "posts_lost": len(lost),
         "lost": lost[:50],
         "lost_ids": lost,  # all of them, for the figures after each fault (not reported)
+        "deleted_ids": sorted(deleted),  # for the notifications' check (not reported)
         "readers_checked": len(sample),
         "timeline_entries_checked": sum(len(check["expected"]) for check in checks),
         "posts_checked_in_timelines": len(set().union(*(c["expected"] for c in checks))),
@@ -82,6 +83,35 @@ def verify(
             "deleted_shown": sorted(shown_deleted)[:10],
             "foreign_shown": sorted(foreign)[:10],
         },
+    }
+
+
+def verify_notifications(
+    api: Api, likes: list[Like], deleted: set[str], token_of, timeout: float
+) -> dict:
+    """Every like acknowledged (204) on a post still stored notified the post's author
+    (``token_of``: an account's token): their favourites are read until none is missing
+    or ``timeout`` has passed, after which a missing one is lost."""
+    expected = {(like.author_id, like.liker_id, like.post_id) for like in likes}
+    expected = {e for e in expected if e[2] not in deleted and e[0] != e[1]}
+    started, rounds = time.monotonic(), 0
+    while True:
+        rounds += 1
+        found = set()
+        for author in {e[0] for e in expected}:
+            items = api.pages("/v1/me/notifications?types=favourite", token=token_of(author))
+            found |= {(author, n["account"]["id"], n["post"]["id"]) for n in items if n["post"]}
+        missing = sorted(expected - found)
+        if not missing or time.monotonic() - started > timeout:
+            break
+        time.sleep(2)
+    return {
+        "likes_acknowledged": len(likes),
+        "expected": len(expected),
+        "lost": len(missing),
+        "settle_seconds": round(time.monotonic() - started, 1),
+        "rounds": rounds,
+        "examples": missing[:10],
     }
 
 

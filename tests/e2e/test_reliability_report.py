@@ -32,6 +32,9 @@ def test_a_smoke_run_loses_nothing(tmp_path):
     assert report["timelines"]["duplicates"] == 0
     assert report["timelines"]["settled"] is True
     assert report["timelines"]["timeline_entries_checked"] > 0
+    notified = report["notifications"]
+    assert notified["expected"] > 0 and notified["lost"] == 0
+    assert "their notifications lost" in (out / "report.md").read_text()
     assert report["requests"]["requests"] > 0
     assert 0 <= report["requests"]["error_ratio"] < 1
     assert [fault["fault"] for fault in report["faults"]] == [
