@@ -132,16 +132,11 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
 
         liked = bob.status_favourite(posted[2])
         assert liked.favourited and liked.favourites_count == 1
-        server.call(
-            "POST",
-            f"/v1/posts/{posted[2].id}/comments",
-            {"text": "nice"},
-            bob.access_token,
-            expect=201,
-        )
+        replied = bob.status_reply(posted[2], "nice")  # as an app replies: "@ada nice"
+        assert str(replied.in_reply_to_id) == str(posted[2].id) and "nice" in replied.content
         context = bob.status_context(posted[2])
+        assert [str(s.id) for s in context.descendants] == [str(replied.id)]
         assert [str(s.in_reply_to_id) for s in context.descendants] == [str(posted[2].id)]
-        assert "nice" in context.descendants[0].content
         # ada boosts a post of cyd's, whom bob does not follow: bob's home shows the boost
         by_cyd = cyd.status_post(f"{mode} by cyd")
         boost = ada.status_reblog(by_cyd)

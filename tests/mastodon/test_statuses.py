@@ -42,7 +42,6 @@ def test_fields_without_effect_are_ignored_those_that_matter_refused(client, mas
     refused = [
         {"visibility": "private"},
         {"visibility": "direct"},
-        {"in_reply_to_id": with_extras.json["id"]},
         {"media_ids[]": "7"},
         {"poll[options][]": "yes", "poll[expires_in]": "600"},
         {"spoiler_text": "spoilers"},
@@ -55,6 +54,72 @@ def test_fields_without_effect_are_ignored_those_that_matter_refused(client, mas
         assert response.status_code == 422, fields
         assert "not supported" in response.json["error"], fields
     assert client.get(f"/v1/users/{alice.id}").json["post_count"] == 1
+
+
+def reply(client, user, status_id: str, text: str = "a reply", **headers):
+    return client.post(
+        "/api/v1/statuses",
+        data={"status": text, "in_reply_to_id": status_id},
+        headers={**user.headers, **headers},
+    )
+
+
+def test_a_reply_is_a_comment_on_the_post_and_threads_stay_flat(client, masto, settle):
+    alice, bob = masto(), masto()
+    status = post(client, alice, "what do you think?")
+    first = reply(client, bob, status["id"], f"@{alice.handle} yes")
+    assert first.status_code == 200, first.json
+    assert (first.json["in_reply_to_id"], first.json["in_reply_to_account_id"]) == (
+        status["id"], alice.id
+    )  # fmt: skip
+    again = reply(client, alice, first.json["id"], "replying to the reply")
+    assert again.status_code == 200 and again.json["in_reply_to_id"] == status["id"]
+
+    context = client.get(f"/api/v1/statuses/{status['id']}/context").json
+    assert [d["id"] for d in context["descendants"]] == [first.json["id"], again.json["id"]]
+    assert client.get(f"/api/v1/statuses/{status['id']}").json["replies_count"] == 2
+    assert client.get(f"/v1/posts/{status['id']}/comments").json["items"][0]["text"] == (
+        f"@{alice.handle} yes"
+    )
+    settle()
+    (mention,) = client.get("/api/v1/notifications", headers=alice.headers).json
+    assert mention["type"] == "mention" and mention["status"]["id"] == first.json["id"]
+    assert client.get(f"/v1/users/{bob.id}").json["post_count"] == 0  # a comment, not a post
+
+
+def test_a_reply_to_a_boost_comments_on_the_post_it_boosts(client, masto):
+    alice, bob = masto(), masto()
+    status = post(client, alice, "boost me")
+    boost = client.post(f"/api/v1/statuses/{status['id']}/reblog", headers=bob.headers).json
+    made = reply(client, alice, boost["id"])
+    assert made.status_code == 200 and made.json["in_reply_to_id"] == status["id"]
+
+
+def test_a_bad_reply_is_refused_and_makes_nothing(client, masto):
+    alice, bob, cyd = masto(), masto(), masto()
+    status = post(client, alice, "x")
+    blank = reply(client, bob, "", "not a reply after all")
+    assert blank.status_code == 200 and blank.json["in_reply_to_id"] is None
+    for bad, code in (("123456789", 404), ("abc", 422), ("-5", 422), (" 1", 422)):
+        refused = reply(client, bob, bad)
+        assert refused.status_code == code and refused.json["error"], bad
+    assert client.post(f"/api/v1/accounts/{cyd.id}/block", headers=alice.headers).status_code == 200
+    hidden = reply(client, cyd, status["id"])  # its author blocks the replier
+    assert hidden.status_code == 404 and hidden.json["error"]
+    theirs = post(client, cyd, "by cyd")
+    across = reply(client, alice, theirs["id"])  # the replier blocks its author
+    assert across.status_code == 403 and across.json["error"]
+    for status_id in (status["id"], theirs["id"]):
+        assert client.get(f"/api/v1/statuses/{status_id}").json["replies_count"] == 0
+
+
+def test_a_reply_with_an_idempotency_key_is_made_once(client, masto):
+    alice, bob = masto(), masto()
+    status = post(client, alice, "x")
+    made = [reply(client, bob, status["id"], **{"Idempotency-Key": "r-1"}) for _ in range(2)]
+    assert made[0].status_code == made[1].status_code == 200
+    assert made[0].json["id"] == made[1].json["id"]
+    assert client.get(f"/api/v1/statuses/{status['id']}").json["replies_count"] == 1
 
 
 def test_bad_text_and_anonymous_posts_are_refused(client, masto):

@@ -19,7 +19,7 @@ from socialapp.api.mastodon.openapi import (
     NOT_FOUND,
     documented,
 )
-from socialapp.api.mastodon.parsing import Schema, params
+from socialapp.api.mastodon.parsing import IdParam, Schema, params
 from socialapp.api.posts import IdempotencyHeaders
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import boosts, filters, posts
@@ -44,12 +44,20 @@ def _refused(what: str):
     return refuse
 
 
+class ReplyTo(IdParam):
+    """``in_reply_to_id``: the status replied to, or blank for none (as Mastodon reads it)."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return None if value == "" else super()._deserialize(value, attr, data, **kwargs)
+
+
 class NewStatusSchema(Schema):
-    """Only public text. Fields without effect here (``sensitive``, ``language``) are ignored,
-    as Mastodon ignores what it does not know; fields whose loss would change what readers
-    see, or who sees it, are refused (422): replies, media, polls, content warnings,
-    scheduling, and private or direct visibility. ``unlisted`` is kept: delivered as a
-    public post (there is no public feed to leave it out of) and shown as unlisted."""
+    """Public text, or a reply (``in_reply_to_id``), made as a comment. Fields without
+    effect here (``sensitive``, ``language``) are ignored, as Mastodon ignores what it does
+    not know; fields whose loss would change what readers see, or who sees it, are refused
+    (422): media, polls, content warnings, scheduling, and private or direct visibility.
+    ``unlisted`` is kept: delivered as a public post (there is no public feed to leave it
+    out of) and shown as unlisted; a reply is public, as every comment is."""
 
     status = Text(required=True, validate=[validate.Length(max=500), _not_blank])
     visibility = ma.fields.String(
@@ -59,9 +67,7 @@ class NewStatusSchema(Schema):
             ["public", "unlisted"], error="private and direct are not supported"
         ),
     )
-    in_reply_to_id = ma.fields.Raw(
-        validate=_refused("replies (comment through /v1)"), allow_none=True
-    )
+    in_reply_to_id = ReplyTo(load_default=None, allow_none=True)
     media_ids = ma.fields.List(
         ma.fields.Raw(), allow_none=True, validate=_refused("media attachments")
     )
@@ -143,11 +149,30 @@ def create():
     key = idempotency_key()
     args = params(NewStatusSchema())
     c = components()
+    if args["in_reply_to_id"] is not None:
+        return jsonify(_reply(user_id, args["in_reply_to_id"], args["status"], key))
     visibility = args["visibility"] or "public"
     post = posts.create_post(
         c.uow, c.fanout, c.ids, user_id, args["status"], key, visibility=visibility
     )
     return jsonify(one(post, user_id))
+
+
+def _reply(user_id: int, status_id: int, text: str, key: str | None) -> dict:
+    """A reply, made as a comment on the post replied to (a boost's: on the post it boosts),
+    or on the post of the comment replied to (comments are one level deep, so a thread
+    stays flat); 404 for an unknown status or one whose author blocks the caller, 403
+    across a block the caller made."""
+    c = components()
+    record, parent = posts.get_status(c.posts, status_id)
+    _not_blocked(user_id, record, parent)
+    post = parent or record
+    if post.get("boost_of"):  # a boost shows the post it boosts: the reply is to that
+        post = posts.get_post(c.posts, post["boost_of"])
+    comment = posts.add_comment(
+        c.uow, c.post_cache, c.ids, post["_id"], user_id, text, key, c.notifier
+    )
+    return one(comment, user_id, reply_to=post)
 
 
 @blp.get("/statuses/<status_id>")
