@@ -11,6 +11,7 @@ from socialapp.services import oauth
 from socialapp.services.accounts import is_operator
 
 BEARER = {"security": [{"bearerAuth": []}]}
+SIGNED_IN_OPTIONAL = {"security": [{}, {"bearerAuth": []}]}  # a public read; signed in: yours
 OUT_OF_SCOPE = "This action is outside the authorized scopes"
 USER_REQUIRED = "This method requires an authenticated user"  # Mastodon's words (422)
 

@@ -9,10 +9,10 @@ from marshmallow import fields
 
 from socialapp.api import limits
 from socialapp.api.accounts import UserSchema, user_id_from_path
-from socialapp.api.auth import BEARER, caller_id, components
+from socialapp.api.auth import BEARER, SIGNED_IN_OPTIONAL, caller_id, components, viewer
 from socialapp.api.base import Blueprint
 from socialapp.api.fields import PageArgs
-from socialapp.services import graph
+from socialapp.services import filters, graph
 
 blp = Blueprint("graph", __name__, url_prefix="/v1", description="Follow graph")
 
@@ -49,30 +49,40 @@ class Following(MethodView):
         graph.unfollow(c.uow, c.fanout, follower_id, followee_id)
 
 
+LISTS_DOC = {
+    **SIGNED_IN_OPTIONAL,
+    "description": "Signed in, an account that blocks you shows you an empty list, as on Mastodon.",
+}
+
+
 @blp.route("/users/<user_id>/followers")
 class Followers(MethodView):
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, UserPageSchema)
-    @blp.errors(404, 503)
+    @blp.errors(401, 403, 404, 503)
+    @blp.doc(**LISTS_DOC)
     def get(self, args, user_id):
         """Who follows a user"""
         c = components()
-        page = graph.edges_page(c.users, c.follows.follower_ids, user_id_from_path(user_id), **args)
-        return _page(page)
+        return _page(c.follows.follower_ids, user_id_from_path(user_id), args)
 
 
 @blp.route("/users/<user_id>/following")
 class Followees(MethodView):
     @blp.arguments(PageArgs, location="query")
     @blp.response(200, UserPageSchema)
-    @blp.errors(404, 503)
+    @blp.errors(401, 403, 404, 503)
+    @blp.doc(**LISTS_DOC)
     def get(self, args, user_id):
         """Whom a user follows"""
         c = components()
-        page = graph.edges_page(c.users, c.follows.followee_ids, user_id_from_path(user_id), **args)
-        return _page(page)
+        return _page(c.follows.followee_ids, user_id_from_path(user_id), args)
 
 
-def _page(page: graph.Page) -> dict:
-    items, next_cursor = page
+def _page(edges, user_id: int, args: dict) -> dict:
+    """A page of the user's followers or followees (``edges``), as the reader sees it."""
+    c, reader = components(), viewer("read:accounts")
+    items, next_cursor = graph.edges_page(c.users, edges, user_id, **args)
+    if filters.blocked_by_any(c.filters, reader, [user_id]):
+        items, next_cursor = [], None
     return {"items": items, "next_cursor": next_cursor}

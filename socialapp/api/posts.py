@@ -9,7 +9,7 @@ from marshmallow import fields, validate
 
 from socialapp.api import limits
 from socialapp.api.accounts import user_id_from_path
-from socialapp.api.auth import BEARER, caller_id, components, viewer
+from socialapp.api.auth import BEARER, SIGNED_IN_OPTIONAL, caller_id, components, viewer
 from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import FullMatch, Text, id_from_path, page_limit
 from socialapp.rendering import CommentSchema, Id, PostSchema, with_original, without_comments_by
@@ -73,7 +73,7 @@ class CommentPageArgs(ma.Schema):
 # blocks them or whom they mute (the home's rules), and 404 for a post of an account that
 # blocks them, as the Mastodon API answers.
 VIEWER_DOC = {
-    "security": [{}, {"bearerAuth": []}],
+    **SIGNED_IN_OPTIONAL,
     "description": "Signed in, you see no post of an account that blocks you (404), no "
     "comment by an account you block, that blocks you or that you mute, and no boost of "
     "their posts on an account's page.",

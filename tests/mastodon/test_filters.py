@@ -246,3 +246,16 @@ def test_v1_public_reads_take_an_oauth_token_as_its_scopes_allow(client, oauth_a
         assert refused.status_code == 403 and refused.json["code"] == 403, path
         assert client.get(path, headers=app).status_code == 200, path
         assert client.get(path, headers=reader).status_code == 200, path
+
+
+def test_an_account_that_blocks_the_reader_shows_them_no_follow_lists(client, masto):
+    ada, bob, cyd = masto(), masto(), masto()
+    assert client.post(f"/api/v1/accounts/{ada.id}/follow", headers=cyd.headers).status_code == 200
+    assert client.post(f"/api/v1/accounts/{bob.id}/block", headers=ada.headers).status_code == 200
+    for what in ("followers", "following"):
+        hidden = client.get(f"/api/v1/accounts/{ada.id}/{what}", headers=bob.headers)
+        assert hidden.status_code == 200 and hidden.json == [] and "Link" not in hidden.headers
+    shown = client.get(f"/api/v1/accounts/{ada.id}/followers", headers=cyd.headers).json
+    assert [a["id"] for a in shown] == [cyd.id]
+    anonymous = client.get(f"/api/v1/accounts/{ada.id}/followers").json
+    assert [a["id"] for a in anonymous] == [cyd.id]

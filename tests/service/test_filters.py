@@ -317,3 +317,20 @@ def test_comments_by_hidden_accounts_leave_the_posts_of_the_home_in_every_mode(
     assert from_redis() == from_mongodb() == [bob.id]
     assert delete(client, ada, "mutes", dan).status_code == 204
     assert from_redis() == from_mongodb() == [dan.id, bob.id]
+
+
+def test_an_account_that_blocks_the_reader_shows_them_no_follow_lists(client, world):
+    ada, bob, cyd, _ = world  # ada follows bob and cyd; bob follows ada
+    assert put(client, cyd, "blocks", bob).status_code == 204
+
+    def listed(what: str, owner, reader=None) -> dict:
+        headers = reader.headers if reader else {}
+        answer = client.get(f"/v1/users/{owner.id}/{what}", headers=headers)
+        assert answer.status_code == 200, answer.json
+        return answer.json
+
+    for what in ("followers", "following"):
+        assert listed(what, cyd, bob) == {"items": [], "next_cursor": None}
+    assert [u["id"] for u in listed("followers", cyd, ada)["items"]] == [ada.id]
+    assert [u["id"] for u in listed("followers", cyd)["items"]] == [ada.id]
+    assert [u["id"] for u in listed("following", bob, cyd)["items"]] == [ada.id]  # the blocker sees

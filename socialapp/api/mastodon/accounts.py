@@ -15,7 +15,7 @@ from socialapp.api.mastodon.statuses import READ_NOTE, render, viewer_id
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
 from socialapp.services import accounts, graph
-from socialapp.services.filters import account_posts
+from socialapp.services.filters import account_posts, blocked_by_any
 
 blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
 RELATIONSHIPS_LIMIT = 40  # ids answered per request; the rest are left out
@@ -182,11 +182,15 @@ def unfollow(account_id: str):
 
 def _accounts_page(newest_first, account_id: str) -> tuple:
     """Followers or following (``newest_first``: the graph service's reader), paged by the
-    follows' cursors, and linked as Mastodon links them (``prev`` by ``since_id``)."""
-    viewer(*READ_ACCOUNTS)
+    follows' cursors, and linked as Mastodon links them (``prev`` by ``since_id``); none
+    for a reader the account blocks."""
+    reader = viewer(*READ_ACCOUNTS)
     args = params(AccountPageArgs())
     c = components()
-    page = newest_first(c.users, c.follows, _account_id(account_id), **args)
+    owner = _account_id(account_id)
+    page = newest_first(c.users, c.follows, owner, **args)
+    if blocked_by_any(c.filters, reader, [owner]):  # as Mastodon hides them
+        return jsonify([])
     headers = paging.link(next_max_id=page.older, prev_since_id=page.newest)
     return jsonify([entities.account(u) for u in page.accounts]), 200, headers
 
