@@ -233,3 +233,15 @@ def test_follow_relationships_and_follow_lists(client, masto):
     assert client.post("/api/v1/accounts/999/follow", headers=alice.headers).status_code == 404
     yourself = client.post(f"/api/v1/accounts/{alice.id}/follow", headers=alice.headers)
     assert yourself.status_code == 403 and yourself.json == {"error": "This action is not allowed"}
+
+
+def test_a_reply_cannot_be_favourited_or_boosted_and_says_so(client, masto):
+    alice, bob = masto(), masto()
+    status = post(client, alice, "x")
+    made = reply(client, bob, status["id"]).json
+    for action in ("favourite", "unfavourite", "reblog"):
+        refused = client.post(f"/api/v1/statuses/{made['id']}/{action}", headers=alice.headers)
+        assert refused.status_code == 422 and "a reply is not supported" in refused.json["error"]
+    unknown = client.post("/api/v1/statuses/123456789/favourite", headers=alice.headers)
+    assert unknown.status_code == 404
+    assert client.get(f"/v1/users/{alice.id}").json["post_count"] == 1  # no boost made

@@ -134,6 +134,15 @@ def _post(raw_id: str) -> int:
     return id_from_path(raw_id, "status")
 
 
+def _not_a_reply(status_id: int, action: str) -> int:
+    """The status, unless it is a reply (a comment), which cannot be favourited or boosted
+    here: 422 saying so, rather than the 404 of a status that does not exist."""
+    c = components()
+    if c.posts.get(status_id) is None and c.posts.comment(status_id) is not None:
+        raise Invalid(f"{action} a reply is not supported")
+    return status_id
+
+
 @blp.post("/statuses")
 @documented(
     "Post a status",
@@ -214,9 +223,9 @@ def delete(status_id: str):
 
 @blp.post("/statuses/<status_id>/favourite")
 @documented(
-    "Favourite a status",
+    "Favourite a status (a reply cannot be: 422)",
     "The Status",
-    {**AUTHORIZED, **BLOCKED, **NOT_FOUND, **LIMITED},
+    {**AUTHORIZED, **BLOCKED, **NOT_FOUND, **INVALID, **LIMITED},
     scopes=("write:favourites",),
 )
 @limits.writes
@@ -228,7 +237,7 @@ def favourite(status_id: str):
 @documented(
     "Undo a favourite",
     "The Status",
-    {**AUTHORIZED, **NOT_FOUND, **LIMITED},
+    {**AUTHORIZED, **NOT_FOUND, **INVALID, **LIMITED},
     scopes=("write:favourites",),
 )
 @limits.writes
@@ -240,23 +249,24 @@ def _set_favourite(status_id: str, change):
     """``change`` is ``posts.like`` or ``posts.unlike``; the status as the caller now sees it."""
     user_id = authorized("write:favourites")
     c = components()
-    post_id = _post(status_id)
+    post_id = _not_a_reply(_post(status_id), "favouriting")
     change(c.uow, c.post_cache, post_id, user_id, c.notifier)
     return jsonify(one(posts.get_post(c.posts, post_id), user_id))
 
 
 @blp.post("/statuses/<status_id>/reblog")
 @documented(
-    "Boost a status to the caller's followers (again: the existing boost)",
+    "Boost a status to the caller's followers (again: the existing boost; a reply: 422)",
     "The boost: a Status whose reblog is the boosted status",
-    {**AUTHORIZED, **BLOCKED, **NOT_FOUND, **LIMITED},
+    {**AUTHORIZED, **BLOCKED, **NOT_FOUND, **INVALID, **LIMITED},
     scopes=("write:statuses",),
 )
 @limits.writes
 def reblog(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
-    made = boosts.boost(c.uow, c.fanout, c.ids, _post(status_id), user_id, c.notifier)
+    post_id = _not_a_reply(_post(status_id), "boosting")
+    made = boosts.boost(c.uow, c.fanout, c.ids, post_id, user_id, c.notifier)
     return jsonify(one(made, user_id))
 
 
