@@ -63,8 +63,8 @@ class Settings:
     fanout_celebrity_chunk_size: int = 5000
     inactive_after_seconds: int = 30 * 24 * 3600
     settings_refresh_seconds: float = 2.0
-    sweep_interval_seconds: float = 30.0  # how often a sweeper looks for stuck fan-outs
-    sweep_after_seconds: float = 60.0  # a fan-out pending this long is enqueued again
+    sweep_interval_seconds: float = 30.0  # how often a sweeper looks for stuck work
+    sweep_after_seconds: float = 60.0  # a fan-out or notification event pending this long: again
     # Adaptive mode (socialapp.domain.adaptive): measured rates decide push or pull per author
     adaptive_cost_ratio: float = 3.0  # H/L, one push delivery over one pull: `make workload`
     adaptive_hysteresis: float = 0.5  # flip once the side in force costs 1.5x the other
