@@ -482,6 +482,12 @@ def test_a_blocked_account_finds_no_way_around_the_block(client, world, signup, 
         assert response.is_json and response.json, path
     for path in (f"/api/v1/statuses/{post_id}", f"/api/v1/statuses/{first.json['id']}/context"):
         assert client.get(path, headers=bob.headers).status_code == 404, path
+    for status_id in (post_id, boost_id, first.json["id"]):  # a reply, whatever it names
+        reply = {"status": "after", "in_reply_to_id": status_id}
+        answer = client.post("/api/v1/statuses", data=reply, headers=bob.headers)
+        assert answer.status_code == 404 and answer.json["error"], status_id
+    for path in (f"/v1/posts/{post_id}", f"/v1/posts/{post_id}/comments", f"/v1/posts/{boost_id}"):
+        assert client.get(path, headers=bob.headers).status_code == 404, path
     assert client.get(f"/api/v1/accounts/{ada.id}/statuses", headers=bob.headers).json == []
     assert state() == before
     # the same token reaches the same routes where no block stands

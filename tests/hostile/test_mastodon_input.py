@@ -41,7 +41,7 @@ def mastodon(client, world):
             "/oauth/token": {**credentials, "grant_type": "password", "username": "ada",
                              "password": "correct horse", "scope": "read"},
             "/oauth/revoke": {**credentials, "token": "unknown"},
-            "/api/v1/statuses": {"status": "hello"},
+            "/api/v1/statuses": {"status": "hello", "in_reply_to_id": status.json["id"]},
         },
     }  # fmt: skip
 
