@@ -82,7 +82,7 @@ class Followees(MethodView):
 def _page(edges, user_id: int, args: dict) -> dict:
     """A page of the user's followers or followees (``edges``), as the reader sees it."""
     c, reader = components(), viewer("read:accounts")
+    if filters.blocked_by_any(c.filters, reader, [user_id]):  # not read at all
+        return {"items": [], "next_cursor": None}
     items, next_cursor = graph.edges_page(c.users, edges, user_id, **args)
-    if filters.blocked_by_any(c.filters, reader, [user_id]):
-        items, next_cursor = [], None
     return {"items": items, "next_cursor": next_cursor}

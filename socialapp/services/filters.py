@@ -140,10 +140,9 @@ def account_posts(
     from them (left out in the query, so the page stays full); with the accounts hidden
     from the viewer (``hidden_from``)."""
     hidden = hidden_from(filters, viewer_id)
-    page = user_posts(users, posts, author_id, limit, **cursors, not_boosting=hidden)
-    if blocked_by_any(filters, viewer_id, [author_id]):
-        page = {"items": [], "next_max_id": None}
-    return page, hidden
+    if blocked_by_any(filters, viewer_id, [author_id]):  # not read at all
+        return {"items": [], "next_max_id": None}, hidden
+    return user_posts(users, posts, author_id, limit, **cursors, not_boosting=hidden), hidden
 
 
 def without_hidden(

@@ -188,9 +188,9 @@ def _accounts_page(newest_first, account_id: str) -> tuple:
     args = params(AccountPageArgs())
     c = components()
     owner = _account_id(account_id)
-    page = newest_first(c.users, c.follows, owner, **args)
-    if blocked_by_any(c.filters, reader, [owner]):  # as Mastodon hides them
+    if blocked_by_any(c.filters, reader, [owner]):  # as Mastodon hides them: not read at all
         return jsonify([])
+    page = newest_first(c.users, c.follows, owner, **args)
     headers = paging.link(next_max_id=page.older, prev_since_id=page.newest)
     return jsonify([entities.account(u) for u in page.accounts]), 200, headers
 
