@@ -10,7 +10,10 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from socialapp import bootstrap
 from socialapp.api import console, cors, limits, mastodon, register_api, request_log
 from socialapp.config import Settings
+from socialapp.embedded import mongomock_store
+from socialapp.errors import Unavailable
 from socialapp.services import accounts
+from socialapp.stores.unavailable import MONGODB, translated
 
 MAX_BODY_BYTES = 64 * 1024
 
@@ -59,5 +62,31 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
         hops = settings.trusted_proxies  # the client address and scheme they saw (TLS)
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)
     cors.configure(app, settings)
+    if settings.embedded_mongo:
+        _writes_wait_once(app)  # last: its check runs before the other after_request hooks
     logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
     return app
+
+
+def _writes_wait_once(app: Flask) -> None:
+    """A request's writes to the embedded store wait for the disk once, together, before it
+    is answered (or sooner, before anything leaves the process: ``stores.unavailable``),
+    rather than once each: a follow waited for three commits, one after another. A request
+    whose writes cannot be made durable is answered 503, as a write refused at once is."""
+    app.before_request(mongomock_store.defer_waits)
+
+    @app.after_request
+    def settled(response):
+        try:
+            with translated(MONGODB):
+                mongomock_store.settle()
+        except Unavailable as error:
+            return app.make_response(app.handle_user_exception(error))
+        return response
+
+    @app.teardown_request
+    def stop_deferring(error: BaseException | None) -> None:
+        try:
+            mongomock_store.stop_deferring()  # owed only if the answer was not made: a 500
+        except Exception:
+            logging.getLogger(__name__).exception("writes of a failed request not on disk")

@@ -67,7 +67,9 @@ _FILTERED_WRITES = (
 )  # fmt: skip
 _lock = threading.RLock()
 _journals = threading.local()  # the open transaction's journal, per thread
-_depth = threading.local()  # how many operations this thread has open (they nest)
+# Per thread: how many operations it has open (they nest); whether its writes wait for the
+# disk together (``defer_waits``), and then the journal group they are owed in.
+_depth = threading.local()
 
 
 def make_atomic() -> None:
@@ -224,7 +226,8 @@ def _writing(method):
 @contextlib.contextmanager
 def _operation(writes: bool = False):
     """Hold the store's lock; on a durable store, journal what the outermost operation of
-    this thread changed as it ends, and return once that is on disk."""
+    this thread changed as it ends, and return once that is on disk (while the thread
+    defers its waits, once it is queued: ``settle`` waits for it)."""
     durable = _durable
     group = None
     with _lock:
@@ -240,8 +243,35 @@ def _operation(writes: bool = False):
             _depth.open = depth
             if depth == 0 and durable is not None:
                 group = durable.journal_changes()
-    if group is not None:
+    if group is None:
+        return
+    if getattr(_depth, "deferring", False):
+        _depth.owed = (durable, group)  # groups are committed in order: the last covers all
+    else:
         durable.wait(group)
+
+
+def defer_waits() -> None:
+    """From now on this thread's writes do not each wait for the disk: ``settle`` waits once
+    for all of them (a request's writes, committed in one group or a few)."""
+    _depth.deferring = True
+
+
+def settle() -> None:
+    """Return once every write this thread made is on disk; ``WriteConcernError`` if the
+    journal cannot make it so in time. Called before anything leaves the process (a Redis
+    command, a task sent: ``socialapp.stores.unavailable``) and before a request is answered,
+    so nothing outside ever depends on a write a crash could still take back."""
+    owed, _depth.owed = getattr(_depth, "owed", None), None
+    if owed is not None:
+        durable, group = owed
+        durable.wait(group)
+
+
+def stop_deferring() -> None:
+    """Back to waiting for the disk at each write; what is still owed is settled first."""
+    _depth.deferring = False
+    settle()
 
 
 BATCH = 50_000  # each batch costs one scan of the collection per unique index

@@ -5,6 +5,10 @@ Every store class is decorated with the backend it talks to; its public methods 
 connection and timeout errors, so nothing above the stores imports a driver. One exception:
 a MongoDB call given a ``session`` runs inside a transaction, whose driver loop must see the
 original error to retry it; ``Transactions.run`` translates what is left at its boundary.
+
+A call to any other backend first settles the writes this thread still owes the embedded
+store's disk (``mongomock_store.settle``): what leaves the process never names a write a
+crash could take back.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import kombu.exceptions
 import pymongo.errors
 import redis.exceptions
 
+from socialapp.embedded import mongomock_store
 from socialapp.errors import Unavailable
 
 T = TypeVar("T")
@@ -27,6 +32,7 @@ T = TypeVar("T")
 class Backend(NamedTuple):
     name: str
     errors: tuple[type[BaseException], ...]
+    outside: bool = True  # not the store of record: its writes must be on disk first
 
 
 MONGODB = Backend(
@@ -36,6 +42,7 @@ MONGODB = Backend(
         pymongo.errors.ConnectionFailure,  # AutoReconnect, NotPrimaryError, server selection
         pymongo.errors.WriteConcernError,
     ),
+    outside=False,
 )
 REDIS = Backend(
     "Redis",
@@ -52,6 +59,9 @@ BROKER = Backend("the broker", (kombu.exceptions.OperationalError, *REDIS.errors
 @contextlib.contextmanager
 def translated(backend: Backend) -> Iterator[None]:
     """Raise ``Unavailable`` for ``backend``'s connection and timeout errors in the block."""
+    if backend.outside:
+        with translated(MONGODB):
+            mongomock_store.settle()
     try:
         yield
     except backend.errors as error:

@@ -1,10 +1,12 @@
-"""A full disk under the embedded store's journal: writes are answered 503 (a JSON error,
-never a 500) while it is full, reads go on, and writes are taken again by themselves once
-there is room, with nothing acknowledged lost."""
+"""The embedded store's journal under requests: a write is answered once it is on disk (a
+request's writes wait for it together), and a full disk: writes are answered 503 (a JSON
+error, never a 500) while it is full, reads go on, and writes are taken again by themselves
+once there is room, with nothing acknowledged lost."""
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import pytest
 import redis
@@ -28,6 +30,52 @@ def durable(settings, tmp_path):
     yield create_app(configured).test_client()
     mongo.reset_embedded()
     data.close()
+
+
+def test_a_request_is_answered_once_its_writes_are_on_disk(durable, monkeypatch):
+    """A sign-up's writes wait for no commit one by one (the request settles them once),
+    yet its 201 leaves only once they are on disk: with the journal's commits held, the
+    account is already readable but its sign-up not answered."""
+    monkeypatch.setattr(mongomock_store._durable, "_timeout", 60.0)  # not the fixture's 0.5 s
+    writes = mongomock_store._durable.journal
+    held, commit = threading.Event(), writes._commit
+    monkeypatch.setattr(writes, "_commit", lambda groups: held.wait() and commit(groups))
+    answers = []
+    signing_up = threading.Thread(
+        target=lambda: answers.append(
+            durable.post("/v1/users", json={"handle": "ada", "password": "a long password"})
+        )
+    )
+    signing_up.start()
+    try:
+        wait_for(
+            lambda: durable.get("/api/v1/accounts/lookup?acct=ada").status_code == 200,
+            "the account to be stored",
+        )
+        signing_up.join(0.5)
+        assert signing_up.is_alive() and not answers  # not answered: not on disk yet
+    finally:
+        held.set()
+        signing_up.join()
+    assert answers[0].status_code == 201
+    users = mongomock_store._durable.journal._connection.execute(
+        "SELECT COUNT(*) FROM documents WHERE collection = 'socialapp.users'"
+    ).fetchone()[0]
+    assert users >= 1
+
+
+def test_a_request_whose_writes_miss_the_disk_is_answered_503(durable, monkeypatch):
+    """Held past the journal's timeout (the fixture's 0.5 s), a sign-up's writes are not
+    acknowledged: 503 with the API's JSON error, as a write refused at once is."""
+    writes = mongomock_store._durable.journal
+    held, commit = threading.Event(), writes._commit
+    monkeypatch.setattr(writes, "_commit", lambda groups: held.wait() and commit(groups))
+    try:
+        answer = durable.post("/v1/users", json={"handle": "ada", "password": "a long password"})
+    finally:
+        held.set()
+    assert answer.status_code == 503 and answer.json["code"] == 503
+    assert answer.headers["Retry-After"]
 
 
 def disk(full: bool) -> None:

@@ -15,6 +15,7 @@ import pytest
 from socialapp.embedded import journal, mongomock_store
 from socialapp.embedded.data_dir import DataDir
 from socialapp.entrypoints import cli
+from socialapp.stores.unavailable import REDIS, translated
 
 
 @pytest.fixture
@@ -251,3 +252,45 @@ def test_an_error_sqlite_rolled_back_itself_is_raised_as_it_is(tmp_path):
         connection.execute("INSERT INTO t VALUES ('after')")
     assert connection.execute("SELECT x FROM t").fetchall() == [("after",)]
     connection.close()
+
+
+def test_deferred_writes_are_on_disk_before_anything_leaves_the_process(
+    tmp_path, opened, monkeypatch
+):
+    """A thread that defers its waits (a request does) writes on while its commits are
+    held; its next call to Redis or the broker first waits for them all, so nothing outside
+    the process ever names a write a crash could still take back."""
+    db = opened(tmp_path)
+    writes = mongomock_store._durable.journal
+    held, commit = threading.Event(), writes._commit
+    monkeypatch.setattr(writes, "_commit", lambda groups: held.wait() and commit(groups))
+    mongomock_store.defer_waits()
+    try:
+        db.marks.insert_one({"_id": 1})  # returns with its commit held
+        db.marks.insert_one({"_id": 2})
+        assert on_disk(tmp_path) == []
+        opening = threading.Timer(0.2, held.set)
+        opening.start()
+        with translated(REDIS):  # waits for the commits before the block runs
+            seen = on_disk(tmp_path)
+        opening.join()
+    finally:
+        held.set()
+        mongomock_store.stop_deferring()
+    assert seen == [("socialapp.marks", {"_id": 1}), ("socialapp.marks", {"_id": 2})]
+
+
+def test_a_thread_that_stops_deferring_waits_for_what_it_owes(tmp_path, opened, monkeypatch):
+    db = opened(tmp_path)
+    writes = mongomock_store._durable.journal
+    held, commit = threading.Event(), writes._commit
+    monkeypatch.setattr(writes, "_commit", lambda groups: held.wait() and commit(groups))
+    mongomock_store.defer_waits()
+    db.marks.insert_one({"_id": 1})
+    opening = threading.Timer(0.2, held.set)
+    opening.start()
+    mongomock_store.stop_deferring()
+    opening.join()
+    assert on_disk(tmp_path) == [("socialapp.marks", {"_id": 1})]
+    db.marks.insert_one({"_id": 2})  # waits at once again
+    assert len(on_disk(tmp_path)) == 2
