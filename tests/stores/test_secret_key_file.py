@@ -76,6 +76,41 @@ def test_the_first_start_draws_a_key_only_its_owner_reads_and_every_start_after_
     ]
 
 
+def test_the_rotation_command_replaces_the_key_for_the_next_start(
+    serve, monkeypatch, tmp_path, capsys
+):
+    assert serve() == 0
+    configured(monkeypatch, SOCIALAPP_DATA_DIR=str(tmp_path / "data"))
+    assert cli.main(["rotate-secret-key"]) == 0
+    out = capsys.readouterr().out
+    assert str(tmp_path / "data" / "secret_key") in out
+    assert "every /v1 token, console session and sign-in form in flight ends" in out
+    assert "restart" in out
+    assert serve() == 0
+    before, after = serve.keys
+    assert after != before and len(after) >= 32
+    key = tmp_path / "data" / "secret_key"
+    assert key.read_text().strip() == after and mode(key) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("env", "why"),
+    [
+        ({"SOCIALAPP_SECRET_KEY": ENV_KEY}, "SOCIALAPP_SECRET_KEY is set"),
+        ({"SOCIALAPP_DATA_DIR": ""}, "SOCIALAPP_DATA_DIR is empty"),
+        ({"SOCIALAPP_DATA_DIR": "missing"}, "does not exist"),
+    ],
+)
+def test_the_rotation_command_refuses_where_no_key_is_kept(monkeypatch, tmp_path, capsys, env, why):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(cli.logs, "configure", lambda *args, **kwargs: None)
+    configured(monkeypatch, **{"SOCIALAPP_DATA_DIR": str(tmp_path), **env})
+    assert cli.main(["rotate-secret-key"]) == 2
+    error = capsys.readouterr().err
+    assert why in error and "Traceback" not in error
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
 def test_the_environment_key_wins_and_no_key_is_written(serve, tmp_path):
     assert serve(SOCIALAPP_SECRET_KEY=ENV_KEY) == 0
     assert serve.keys == [ENV_KEY]
