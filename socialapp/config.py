@@ -12,6 +12,9 @@ from socialapp.domain.handles import RULE, is_handle
 
 PREFIX = "SOCIALAPP_"
 KEPT_EMPTY = ("data_dir",)  # settings an empty value turns off, rather than leaving unset
+# The signing key when SOCIALAPP_SECRET_KEY is unset: drawn once per process (forked
+# processes share it), unless ``socialapp serve`` uses the one its data directory keeps.
+PROCESS_KEY = secrets.token_urlsafe(48)
 
 
 class ConfigError(RuntimeError):
@@ -24,7 +27,7 @@ class Settings:
     env: str = "development"  # "production" refuses insecure defaults
     host: str = "127.0.0.1"
     port: int = 8000
-    secret_key: str = ""  # signs tokens; generated per process outside production
+    secret_key: str = ""  # signs tokens; unset: the data dir's (serve), else PROCESS_KEY
     cors_origins: str = ""  # comma separated; empty disables CORS
     # MongoDB: no URI means the embedded mongomock store inside this process
     mongo_uri: str = ""
@@ -109,6 +112,11 @@ class Settings:
     def embedded_mongo(self) -> bool:
         return not self.mongo_uri
 
+    @property
+    def drawn_key(self) -> bool:
+        """Whether the signing key is this process's ``PROCESS_KEY``: none was configured."""
+        return self.secret_key == PROCESS_KEY
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> Settings:
         """Build settings from ``SOCIALAPP_<FIELD>`` variables, then apply ``overrides``."""
@@ -135,7 +143,7 @@ class Settings:
             if not 0 <= getattr(self, name) < math.inf:  # NaN fails too
                 raise ConfigError(f"{PREFIX}{name.upper()} must be a finite number, 0 or more")
         if not self.secret_key:
-            return dataclasses.replace(self, secret_key=secrets.token_urlsafe(48))
+            return dataclasses.replace(self, secret_key=PROCESS_KEY)
         return self
 
 

@@ -68,6 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("directory")
     load.set_defaults(run=_import)
 
+    rotate = commands.add_parser(
+        "rotate-secret-key", help="replace the signing key kept in SOCIALAPP_DATA_DIR"
+    )
+    rotate.set_defaults(run=_rotate_secret_key)
+
     args = parser.parse_args(argv)
     logs.configure()  # JSON lines unless standard error is a terminal
     try:
@@ -248,6 +253,25 @@ def _moved(done: str, move) -> int:
     print(
         f"{done} {sum(counts.values())} documents: "
         + " ".join(f"{k}={v}" for k, v in counts.items())
+    )
+    return 0
+
+
+def _rotate_secret_key(args, settings: Settings) -> int:
+    from socialapp.embedded.data_dir import DataDir
+
+    if not settings.drawn_key:
+        raise ConfigError(
+            "SOCIALAPP_SECRET_KEY is set: the key in force is the environment's (change it "
+            "there, then restart socialapp serve)"
+        )
+    if not settings.data_dir:
+        raise ConfigError("SOCIALAPP_DATA_DIR is empty: no key is kept, each process draws its own")
+    data = DataDir(settings.data_dir)
+    data.rotate_secret_key()
+    print(
+        f"new signing key in {data.key}: every /v1 token, console session and sign-in form in "
+        "flight ends when `socialapp serve` next starts, so restart it"
     )
     return 0
 

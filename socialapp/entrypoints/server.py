@@ -3,9 +3,10 @@
 On the embedded default the store of record (mongomock) lives in the process that serves, so
 there is one gunicorn worker process, never replaced on a timer, and the app and its
 in-process Celery worker are built inside it, after the fork. The master only takes the data
-directory (``SOCIALAPP_DATA_DIR``: ``socialapp/embedded/data_dir.py``), starts the
-redis-server (when no Redis is configured, persisted there) and stops it last; the worker
-loads the store from the directory and journals every write into it.
+directory (``SOCIALAPP_DATA_DIR``: ``socialapp/embedded/data_dir.py``) and the signing key
+kept there (unless ``SOCIALAPP_SECRET_KEY`` is set), starts the redis-server (when no Redis
+is configured, persisted there) and stops it last; the worker loads the store from the
+directory and journals every write into it.
 """
 
 from __future__ import annotations
@@ -171,6 +172,8 @@ def serve(settings: Settings) -> int:
     if settings.data_dir and (settings.embedded_mongo or not settings.redis_url):
         data = DataDir(settings.data_dir).open()
         print(f"socialapp keeps its data in {data.path}", flush=True)
+        if settings.drawn_key:  # the worker, forked from here, signs with the kept key
+            settings = dataclasses.replace(settings, secret_key=data.secret_key())
     redis = None
     if not settings.redis_url:
         redis = RedisServer(**persistence(data))

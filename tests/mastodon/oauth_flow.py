@@ -44,7 +44,11 @@ def authorize_url(app: dict, **params) -> str:
 
 def form_of(page) -> dict:
     """The hidden fields the page's form posts back (CSRF token included)."""
-    text = page.get_data(as_text=True)
+    return hidden_fields(page.get_data(as_text=True))
+
+
+def hidden_fields(text: str) -> dict:
+    """The hidden fields of the form in an HTML page (its CSRF token included)."""
     fields = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', text)
     return {name: html.unescape(value) for name, value in fields}
 
