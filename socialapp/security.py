@@ -22,13 +22,16 @@ class InvalidToken(Exception):
 
 
 class Passwords:
-    """Argon2id hashing, at most ``slots`` hashes at once (default: one per CPU core).
+    """Argon2id hashing, at most ``slots`` hashes at once (default: one core fewer than the
+    machine has, at least one).
 
     Each hash holds ``argon2_memory_kib`` (19 MiB by default, OWASP's recommendation) and a
     core for ~0.02 s: a burst of sign-ins on more request threads than cores would only make
-    every hash slower (they evict each other's memory) and multiply the memory held. Extra
-    ones wait their turn. Hashes made with other parameters (earlier versions used 64 MiB and
-    3 passes) verify as they are: the parameters are part of the hash.
+    every hash slower (they evict each other's memory) and multiply the memory held, and with
+    a hash on every core every other request waits for one (on two cores, a newcomers' burst
+    of sign-ups put posts, likes and follows past 50 ms). Extra ones wait their turn. Hashes
+    made with other parameters (earlier versions used 64 MiB and 3 passes) verify as they
+    are: the parameters are part of the hash.
     """
 
     def __init__(self, settings: Settings, slots: int | None = None) -> None:
@@ -37,7 +40,7 @@ class Passwords:
             memory_cost=settings.argon2_memory_kib,
             parallelism=settings.argon2_parallelism,
         )
-        self._slots = threading.BoundedSemaphore(slots or os.cpu_count() or 1)
+        self._slots = threading.BoundedSemaphore(slots or max(1, (os.cpu_count() or 1) - 1))
         # Verified against when the handle is unknown, so both paths cost the same.
         self._decoy = self._hasher.hash("decoy password")
 

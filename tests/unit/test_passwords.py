@@ -7,6 +7,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import argon2
+import pytest
 
 from socialapp.config import Settings
 from socialapp.security import Passwords
@@ -69,3 +70,17 @@ def test_the_default_hash_meets_owasps_argon2id_recommendation():
     earlier = argon2.PasswordHasher(time_cost=3, memory_cost=65536).hash("correct horse")
     assert passwords.verify(earlier, "correct horse")
     assert not passwords.verify(earlier, "wrong horse")
+
+
+@pytest.mark.parametrize(("cores", "most"), [(2, 1), (1, 1), (4, 3)])
+def test_by_default_a_core_is_left_to_every_other_request(monkeypatch, cores, most):
+    """Two cores: one hash at a time, the other core serving the writes and pages a burst
+    of sign-ups would otherwise hold up; one core: still one."""
+    monkeypatch.setattr("os.cpu_count", lambda: cores)
+    passwords = Passwords(CHEAP)
+    stored = passwords.hash("correct horse")
+    hasher = Counting(passwords._hasher, together=most)
+    passwords._hasher = hasher
+    with ThreadPoolExecutor(6) as pool:
+        assert all(pool.map(lambda n: passwords.verify(stored, "correct horse"), range(6)))
+    assert hasher.most == most
