@@ -59,7 +59,11 @@ def follow(
     # Also when the edge existed: a retry after a Redis failure repairs the caches.
     before = followee["followers_count"] - added
     fanout.on_follow(follower_id, followee, before)
-    if uow.follows.set_reblogs(follower_id, followee_id, reblogs) or not reblogs:
+    # A new edge shows boosts already: only hiding them, or following again, writes.
+    changed = (not added or not reblogs) and uow.follows.set_reblogs(
+        follower_id, followee_id, reblogs
+    )
+    if changed or not reblogs:
         fanout.on_filters_changed(follower_id)
     return added
 
