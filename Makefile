@@ -82,9 +82,10 @@ MINUTES ?= 3
 reliability: setup
 	$(PY) -m loadtest.reliability --minutes $(MINUTES) $(if $(OUT),--out $(OUT))
 
-# The newcomer's load run (loadtest/README.md) on fresh embedded servers at each size, and the
+# The steady mix (loadtest/README.md) on fresh embedded servers at each size, and the
 # saturation point without think time: reports/load/ (SIZES=3000,30000, OUT=DIR).
-# MIX=returning: returning readers instead (loadtest/returning.py), in reports/load/returning/.
+# MIX=newcomer: new accounts' first minutes (loadtest/newcomer.py), in reports/load/newcomer/;
+# MIX=returning: returning readers (loadtest/returning.py), in reports/load/returning/.
 SIZES ?= 3000,30000
 load: setup
 	$(PY) -m loadtest.load --sizes $(SIZES) $(if $(OUT),--out $(OUT)) $(if $(MIX),--mix $(MIX))

@@ -86,21 +86,22 @@ class FeedUser(HttpUser):
     def on_start(self) -> None:
         self.sign_in(self.handle())
 
-    def sign_in(self, handle: str) -> None:
-        credentials = {"handle": handle, "password": self.environment.parsed_options.load_password}
+    def sign_in(self, handle: str, password: str | None = None) -> None:
+        password = password or self.environment.parsed_options.load_password
+        credentials = {"handle": handle, "password": password}
         self.client.headers.pop("Authorization", None)
         response = self.client.post("/v1/auth/token", json=credentials, name="/v1/auth/token")
         if response.status_code != 200:
             log.error("cannot sign in as %s: %s (seeded?)", handle, response.status_code)
             raise StopUser()
         token = response.json()
-        self.handle_in_use = handle
+        self.handle_in_use, self.password_in_use = handle, password
         self.client.headers["Authorization"] = f"Bearer {token['access_token']}"
         self.token_renewal = time.monotonic() + 0.9 * token["expires_in"]
 
     def call(self, method: str, path: str, name: str, **kwargs):
         if time.monotonic() > self.token_renewal:
-            self.sign_in(self.handle_in_use)
+            self.sign_in(self.handle_in_use, self.password_in_use)
         return self.client.request(method, path, name=name, **kwargs)
 
     def home(self, max_id: str | None = None, name: str | None = None) -> dict:

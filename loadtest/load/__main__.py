@@ -21,20 +21,12 @@ import time
 from pathlib import Path
 
 from loadtest.api_client import Api
-from loadtest.load.report import write_report
+from loadtest.load.report import MIXES, write_report
 from loadtest.processes import ROOT, clean_env, serve, socialapp_command, wait_until
 from socialapp.embedded.redis_server import free_port
 from socialapp.services.seed import DEFAULT_PASSWORD
 
 OPERATOR = "load_ops"
-MIXES = {  # the locustfile, its budgets and the report folder (under reports/load/) of each mix
-    "newcomer": {"locustfile": "locustfile.py", "budgets": "budgets.toml", "out": ""},
-    "returning": {
-        "locustfile": "returning.py",
-        "budgets": "budgets-returning.toml",
-        "out": "returning",
-    },
-}
 SETTLE_TIMEOUT = 600
 
 
@@ -46,22 +38,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", type=int, default=500, help="hybrid celebrity threshold")
     parser.add_argument("-u", "--users", type=int, default=20, help="simulated users")
     parser.add_argument("-r", "--spawn-rate", type=float, default=5)
-    parser.add_argument("-t", "--run-time", default="2m")
-    parser.add_argument("--saturation-users", default="10,20,40", help="'' to skip")
-    parser.add_argument("--saturation-time", default="40s")
+    parser.add_argument("-t", "--run-time", help="default: the mix's (2m, newcomer 90s)")
     parser.add_argument(
-        "--out", type=Path, help="default: reports/load (returning: its returning/)"
+        "--saturation-users", default="10,20,40", help="'' to skip (only the steady mix steps)"
     )
+    parser.add_argument("--saturation-time", default="40s")
+    parser.add_argument("--out", type=Path, help="default: reports/load/, the mix's folder in it")
     parser.add_argument(
         "--mix",
         choices=sorted(MIXES),
-        default="newcomer",
-        help="newcomer: loadtest/locustfile.py; returning: loadtest/returning.py for 90 s",
+        default="steady",
+        help="steady: loadtest/locustfile.py; newcomer: loadtest/newcomer.py; "
+        "returning: loadtest/returning.py",
     )
     args = parser.parse_args(argv)
-    if args.mix == "returning":
-        args.run_time, args.saturation_users = "90s", ""
-    args.out = args.out or ROOT / "reports" / "load" / MIXES[args.mix]["out"]
+    mix = MIXES[args.mix]
+    args.run_time = args.run_time or mix.run_time
+    if not mix.saturation:
+        args.saturation_users = ""
+    args.out = args.out or ROOT / "reports" / "load" / mix.out
     args.out.mkdir(parents=True, exist_ok=True)
     sizes = [int(size) for size in args.sizes.split(",")]
     runs = {}
@@ -160,8 +155,8 @@ def locust(url: str, report: Path, size: int, args, users: int, run_time: str, *
         sys.executable, str(ROOT / "loadtest" / "run.py"), "--host", url, "-u", str(users),
         "-r", str(args.spawn_rate), "-t", run_time, "--report-dir", str(report),
         "--load-users", str(size), "--load-celebrities", str(args.celebrities),
-        "--locustfile", str(ROOT / "loadtest" / mix["locustfile"]),
-        "--budgets", str(ROOT / "loadtest" / mix["budgets"]), *extra,
+        "--locustfile", str(ROOT / "loadtest" / mix.locustfile),
+        "--budgets", str(ROOT / "loadtest" / mix.budgets), *extra,
     ]  # fmt: skip
     started = time.monotonic()
     code = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL).returncode

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import itertools
 import json
 from pathlib import Path
@@ -85,27 +86,53 @@ def table(header: list[str], rows: list[list]) -> list[str]:
     ]
 
 
+@dataclasses.dataclass(frozen=True)
+class Mix:
+    """One locust mix of ``make load``: its locustfile and budgets (in loadtest/), its report
+    folder under reports/load/, and how it is run."""
+
+    locustfile: str
+    budgets: str
+    out: str
+    described: str
+    run_time: str = "2m"
+    saturation: bool = False  # then step up simulated users without think time
+
+
 MIXES = {
-    "newcomer": ("the locust mix of loadtest/README.md", "loadtest/budgets.toml"),
-    "returning": (
+    "steady": Mix(
+        "locustfile.py", "budgets.toml", "", "the locust mix of loadtest/README.md", saturation=True
+    ),
+    "newcomer": Mix(
+        "newcomer.py",
+        "budgets-newcomer.toml",
+        "newcomer",
+        "newcomers (loadtest/newcomer.py: each visit a sign-up, a sign-in, six follows, the "
+        "first home page, a post, a like and a comment)",
+        run_time="90s",
+    ),
+    "returning": Mix(
+        "returning.py",
+        "budgets-returning.toml",
+        "returning",
         "returning readers (loadtest/returning.py: each visit a sign-in, a first home page "
         "rebuilt, 30 further pages and 5 writes)",
-        "loadtest/budgets-returning.toml",
+        run_time="90s",
     ),
 }
 
 
 def markdown(sizes: list[int], summary: dict) -> str:
     options = summary["options"]
-    mix, budgets = MIXES[options.get("mix", "newcomer")]
+    mix = MIXES[options.get("mix", "steady")]
     lines = [
         "# Load report: the embedded default",
         "",
         f"`make run` defaults (gunicorn, mongomock in process, in-process worker), seeded with "
         f"{options['celebrities']} celebrities and {options['posts_per_user']} posts per user, "
-        f"hybrid mode with threshold {options['threshold']}, one warm-up home read; {mix} with "
-        f"{options['users']} simulated users for {options['run_time']}. Budgets: "
-        f"{budgets} ({'all met' if summary['budgets_met'] else 'missed'}).",
+        f"hybrid mode with threshold {options['threshold']}, one warm-up home read; "
+        f"{mix.described} with {options['users']} simulated users for {options['run_time']}. "
+        f"Budgets: loadtest/{mix.budgets} ({'all met' if summary['budgets_met'] else 'missed'}).",
         "",
     ]
     for size in sizes:

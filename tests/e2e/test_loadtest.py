@@ -134,6 +134,32 @@ def test_returning_readers_each_sign_in_as_another_account_and_read_their_first_
     assert further > visits and writes > 0
 
 
+def test_newcomers_sign_up_follow_and_read_their_first_page_as_new_accounts(seeded, tmp_path):
+    """loadtest/newcomer.py: a visit signs up a new account, signs in as it, follows six
+    generated accounts, reads its first page (filled by the follows) and writes; no request
+    fails, so every sign-up was a new handle and every follow found its account."""
+    budgets = _budgets(tmp_path / "budgets.toml", "[total]\nfail_ratio = 0.0\n")
+    report = tmp_path / "report"
+    run = _locust([
+        sys.executable, str(LOADTEST / "run.py"), "--host", seeded, "-u", "4", "-r", "4",
+        "-t", "12s", "--report-dir", str(report), "--budgets", str(budgets),
+        "--locustfile", str(LOADTEST / "newcomer.py"), "--load-users", str(USERS),
+        "--load-celebrities", str(CELEBRITIES), "--no-wait",
+    ])  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    with open(report / "stats_stats.csv", newline="") as stats_file:
+        counts = {row["Name"]: int(row["Request Count"]) for row in csv.DictReader(stats_file)}
+    sign_ups = counts["/v1/users"]
+    assert sign_ups >= 4
+    # each simulated user may be stopped anywhere in its last visit
+    assert sign_ups - 4 <= counts["/v1/auth/token"] <= sign_ups
+    assert counts["/v1/me/following/{id}"] >= 6 * (sign_ups - 4)
+    first_pages = counts["/v1/timeline/home [newcomer first]"]
+    assert sign_ups - 4 <= first_pages <= sign_ups
+    # a celebrity's posts reach every newcomer's first page, so each visit likes a post
+    assert counts["/v1/posts/{id}/like"] >= first_pages - 4 and counts["/v1/posts"] > 0
+
+
 def test_a_run_over_budget_exits_non_zero(seeded, tmp_path):
     budgets = _budgets(tmp_path / "impossible.toml", "[total]\np95_ms = 0\n")
     run = _locust([
@@ -162,3 +188,18 @@ def test_the_default_budgets_are_the_targets_of_the_embedded_default():
     ):
         assert requests[write]["p95_ms"] <= 150
     assert requests["/v1/auth/token"]["p95_ms"] <= 1000
+
+
+def test_the_newcomer_budgets_are_the_targets_of_issue_43():
+    with open(LOADTEST / "budgets-newcomer.toml", "rb") as budgets_file:
+        budgets = tomllib.load(budgets_file)
+    assert budgets["total"]["fail_ratio"] == 0.0
+    requests = budgets["requests"]
+    assert requests["/v1/timeline/home [newcomer first]"]["p99_ms"] <= 300
+    for write in (
+        "/v1/posts",
+        "/v1/posts/{id}/comments",
+        "/v1/posts/{id}/like",
+        "/v1/me/following/{id}",
+    ):
+        assert requests[write]["p95_ms"] <= 50
