@@ -10,7 +10,8 @@
 
 The token comes from the ``Authorization`` header, the ``access_token`` query parameter or,
 for a WebSocket, ``Sec-WebSocket-Protocol``; refusals are ``{"error": ...}`` with 401, as
-Mastodon's streaming server answers them.
+Mastodon's streaming server answers them (503 when the API cannot say who the token is). A
+binary message closes a WebSocket with 1003, as Mastodon closes it.
 """
 
 from __future__ import annotations
@@ -67,12 +68,14 @@ def create_app(hub: Hub) -> Starlette:
         connection.writer = asyncio.current_task()
         sender = asyncio.create_task(_send(socket, connection))
         try:
-            while True:
-                message = await socket.receive_text()
-                reply = _subscription(caller, connection.streams, message)
+            while (message := await socket.receive())["type"] != "websocket.disconnect":
+                if message.get("text") is None:
+                    await socket.close(1003, "Binary messages are not supported")
+                    break
+                reply = _subscription(caller, connection.streams, message["text"])
                 if reply:
                     await socket.send_text(json.dumps(reply))
-        except WebSocketDisconnect:
+        except WebSocketDisconnect:  # a reply or the close found the client gone
             pass
         except asyncio.CancelledError:
             if not _dropped(connection):

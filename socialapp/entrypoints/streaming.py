@@ -15,6 +15,7 @@ import socket
 import uvicorn
 from redis import asyncio as redis_async
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from socialapp.api.streaming import create_app
 from socialapp.config import ConfigError, Settings
@@ -66,7 +67,7 @@ def run(settings: Settings, fd: int | None = None) -> int:
         app,
         fd=listener.fileno(),
         http=Protocol,
-        ws="websockets-sansio",
+        ws=WebSocketProtocol,
         ws_ping_interval=WS_PING_SECONDS,
         ws_ping_timeout=WS_PING_SECONDS,
         log_config=None,
@@ -102,6 +103,20 @@ class Protocol(HttpToolsProtocol):
         if sock is not None:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
         super().connection_made(transport)
+
+
+class WebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's WebSocket protocol on websockets' sans-I/O one, sending the answer websockets
+    gives an upgrade request it cannot take (414 for a request line over 8 KiB, 431 for such
+    a header, say; or the end of the connection): uvicorn leaves it unsent, the client waits
+    for an answer that never comes and the socket stays open."""
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        refused = self.conn.handshake_exc is not None and not self.handshake_initiated
+        if refused and not self.transport.is_closing():
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.transport.close()
 
 
 def raise_open_files_limit() -> None:

@@ -27,6 +27,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Iterable
 
@@ -45,10 +46,14 @@ STREAMS = {USER: "read:statuses", NOTIFICATION: "read:notifications"}  # Mastodo
 RECENT = 1000  # post ids a reader's streams remember, to send each post once
 RENDERED = 2000  # statuses kept rendered (a post reaches many readers at once)
 RELOAD_SECONDS = 300.0  # a reader's copies are read again at least this often
+# What a token can be: printable ASCII without spaces (Mastodon's are 43 characters, a /v1
+# JWT about 200), far below what the API takes in a header (gunicorn: 8,190 bytes a line).
+TOKEN = re.compile(r"[!-~]{1,1024}")
 
 
 class Refused(Exception):
-    """A stream the caller may not open: ``status`` and Mastodon's error message."""
+    """A stream not opened: ``status`` (401 as Mastodon's, 503 when the API cannot say who
+    the token is) and the error message."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -72,20 +77,32 @@ class Gateway:
     """What the streaming process asks the API server: who a token is, a status rendered
     as the Mastodon API renders it, and a home read (which rebuilds a reader's copies)."""
 
-    def __init__(self, api_url: str, public_url: str = "", timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        api_url: str,
+        public_url: str = "",
+        timeout: float = 10.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
         """``public_url``: the API as clients reach it, when that is not ``api_url`` (a
-        status's links name the host it was asked on, and the scheme a proxy forwarded)."""
+        status's links name the host it was asked on, and the scheme a proxy forwarded);
+        ``transport``: httpx's, a test's stand-in for the API."""
         limits = httpx.Limits(max_connections=20, max_keepalive_connections=20)
         public = httpx.URL(public_url or api_url)
         headers = {"Host": public.netloc.decode(), "X-Forwarded-Proto": public.scheme}
         self._http = httpx.AsyncClient(
-            base_url=api_url, timeout=timeout, limits=limits, headers=headers
+            base_url=api_url, timeout=timeout, limits=limits, headers=headers, transport=transport
         )
 
     async def caller(self, token: str) -> Caller | None:
-        """Who ``token`` speaks for; None if the API does not know it (or it is revoked)."""
+        """Who ``token`` speaks for; None if it cannot be a token (``TOKEN``: it is never
+        put in a header) or if the API refuses it (401 or 403: unknown or revoked; any other
+        4xx: a request it cannot take). An API that fails (5xx, unreachable) raises
+        ``httpx.HTTPError``."""
+        if not TOKEN.fullmatch(token):
+            return None
         response = await self._http.get("/oauth/token/info", headers=_bearer(token))
-        if response.status_code in (401, 403):
+        if response.is_client_error:
             return None
         response.raise_for_status()
         info = response.json()
@@ -341,7 +358,11 @@ class Hub:
         (any read scope when None); ``Refused`` otherwise, with Mastodon's messages."""
         if not token:
             raise Refused(401, "Missing access token")
-        caller = await self._gateway.caller(token)
+        try:
+            caller = await self._gateway.caller(token)
+        except httpx.HTTPError as error:
+            log.warning("streaming: the API did not say who a token is: %r", error)
+            raise Refused(503, "The access token could not be checked") from error
         if caller is None or not caller.user_id:
             raise Refused(401, "Invalid access token")
         if stream is not None and not caller.may_read(stream):
