@@ -20,25 +20,29 @@ log = logging.getLogger(__name__)
 task_log = logging.getLogger("socialapp.tasks")
 # Tasks whose first argument is a post id
 POST_TASKS = {fanout.DELIVER, fanout.DELIVER_CHUNK, fanout.RETRACT, posts.DELETE_BOOSTS}
-_running: dict[str, tuple[float, object]] = {}  # task id → when it started, its log binding
+RUN = "socialapp_run"  # the attribute of a run's request holding its start and log binding
 
 
 @task_prerun.connect(weak=False)
 def _task_started(task_id=None, task=None, args=(), kwargs=None, **_) -> None:
-    """Bind the task, its post (a delivery's) and the request that caused it to its lines."""
+    """Bind the task, its post (a delivery's) and the request that caused it to its lines.
+
+    What the run's end undoes is kept on the run's own request, which Celery pushes for one
+    run on the thread that runs it, not under the task id: a retry or a redelivery has the
+    same id and may start on another pool thread (another context) before this run ends."""
     fields = {"task": task.name, "task_id": task_id}
     request_id = task.request.get(REQUEST_ID)
     if request_id:
         fields[REQUEST_ID] = request_id
     if task.name in POST_TASKS:
         fields["post_id"] = args[0] if args else (kwargs or {}).get("post_id")
-    _running[task_id] = (time.perf_counter(), logs.bind(**fields))
+    setattr(task.request, RUN, (time.perf_counter(), logs.bind(**fields)))
 
 
 @task_postrun.connect(weak=False)
-def _task_finished(task_id=None, state=None, **_) -> None:
+def _task_finished(task=None, state=None, **_) -> None:
     """One line per run of a task: how it ended (``SUCCESS``, ``RETRY``, ``FAILURE``)."""
-    started, binding = _running.pop(task_id, (None, None))
+    started, binding = task.request.get(RUN) or (None, None)
     runtime = round((time.perf_counter() - started) * 1000, 2) if started else None
     task_log.info("task", extra={"state": state, "runtime_ms": runtime})
     if binding is not None:

@@ -9,12 +9,15 @@ import io
 import json
 import logging
 import re
+import threading
 
 import pytest
 
 from socialapp import logs
-from tests.conftest import OPERATOR, with_operator
-from tests.waiting import wait_for
+from socialapp.queue import FEED, REQUEST_ID
+from tests.conftest import OPERATOR, stop_worker, with_operator
+from tests.waiting import DEADLINE, wait_for
+from workers.embedded import EmbeddedWorker
 
 
 @pytest.fixture
@@ -165,3 +168,40 @@ def test_the_format_can_be_chosen(monkeypatch, chosen, tty, as_json):
     monkeypatch.setenv(logs.FORMAT_VARIABLE, chosen)
     stream = type("S", (io.StringIO,), {"isatty": lambda self: tty})()
     assert logs.wants_json(stream) is as_json
+
+
+def test_a_task_id_run_twice_at_once_binds_each_run_and_then_clears_it(components, output):
+    """A retry, or a redelivery, runs under the same task id as the run before it, and may
+    start on another pool thread before that run has ended. Each run's lines carry its own
+    fields, its end clears them from its own thread's context, and nothing raises."""
+    worker = EmbeddedWorker(components, concurrency=2, queues=(FEED,))
+    met = threading.Barrier(2)  # two runs at a time: one on each of the pool's threads
+    seen = []
+
+    @worker.app.task(name="tests.meet", shared=False, bind=True)
+    def meet(task):
+        met.wait(DEADLINE)
+        seen.append((task.request.id, logs.bound("task_id"), logs.bound(REQUEST_ID)))
+
+    def ended(count: int) -> list[dict]:
+        """The task lines (one at the end of each run) once ``count`` runs have ended."""
+
+        def lines() -> list[dict]:
+            return [line for line in output.lines() if line.get("task") == meet.name]
+
+        return wait_for(lines, f"{count} runs to end", until=lambda found: len(found) == count)
+
+    worker.start()
+    try:
+        for _ in range(2):
+            meet.apply_async(task_id="twin", queue=FEED, headers={REQUEST_ID: "req-twin"})
+        ended(2)
+        afterwards = [meet.apply_async(queue=FEED).id for _ in range(2)]  # on both threads
+        lines = ended(4)
+    finally:
+        stop_worker(worker)
+
+    assert [line for line in output.lines() if line["level"] == "ERROR"] == []
+    assert seen[:2] == [("twin", "twin", "req-twin")] * 2
+    assert sorted(seen[2:]) == sorted((id_, id_, None) for id_ in afterwards)
+    assert all(line["runtime_ms"] is not None for line in lines)
