@@ -102,7 +102,7 @@ class FeedManager:
 
     def pulled_by_followers(self, author_id: int) -> bool:
         """Whether the followers' pulled sets hold the author (or are being changed)."""
-        return self._state.pulled_mark(author_id) or self._state.is_unsettled(author_id)
+        return self._state.pulled_or_unsettled(author_id)
 
     def add_to_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
         """Every follower pulls the author from now on; recorded once all of them do."""

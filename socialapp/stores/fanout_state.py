@@ -217,6 +217,13 @@ class FanoutState:
     def is_unsettled(self, author_id: int) -> bool:
         return bool(self._redis.hexists(UNSETTLED, str(author_id)))
 
+    def pulled_or_unsettled(self, author_id: int) -> bool:
+        """``pulled_mark`` or ``is_unsettled``, in one round trip."""
+        pipe = self._redis.pipeline(transaction=False)  # two slots on a cluster
+        pipe.sismember(PULLED, str(author_id))
+        pipe.hexists(UNSETTLED, str(author_id))
+        return any(pipe.execute())
+
     # Authors in their followers' pulled sets -----------------------------------------------
     def pulled_mark(self, author_id: int) -> bool:
         """Whether every follower's pulled set holds ``author_id`` (see ``mark_pulled``)."""

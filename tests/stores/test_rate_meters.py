@@ -1,5 +1,6 @@
-"""Adaptive mode's rate meters and rounds in ``FanoutState``, and what the sweeper remembers
-between its looks (since when each reconciliation it saw was unfinished), on one Redis
+"""Adaptive mode's rate meters and rounds in ``FanoutState``, what the sweeper remembers
+between its looks (since when each reconciliation it saw was unfinished), and whether
+followers' pulled sets hold an author, on one Redis
 server and on a 3-master Redis Cluster (``timeline_client`` is parametrised over both)."""
 
 from __future__ import annotations
@@ -192,3 +193,15 @@ def test_a_finished_one_is_forgotten_and_starts_afresh_if_seen_again(state, cloc
     assert state.overdue([], AFTER) == []
     clock.now += AFTER
     assert state.overdue(["author:8"], AFTER) == []  # forgotten when nothing was unfinished
+
+
+def test_an_author_is_held_by_pulled_sets_once_marked_or_while_unsettled(state):
+    """``pulled_or_unsettled`` (one round trip, two keys of two slots on a cluster)."""
+    assert not state.pulled_or_unsettled(7)
+    state.mark_unsettled(7)
+    assert state.pulled_or_unsettled(7) and not state.pulled_or_unsettled(8)
+    state.settle(7)
+    state.mark_pulled(7, True)
+    assert state.pulled_or_unsettled(7)
+    state.mark_pulled(7, False)
+    assert not state.pulled_or_unsettled(7)
