@@ -12,7 +12,7 @@ import threading
 import time
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import SourceRead
+from socialapp.domain.timeline import Entry, SourceRead
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
@@ -155,9 +155,32 @@ class FeedSources:
         rebuilt = {}
         for author_id in lost:
             entries = self._posts.latest_entries_by_author(author_id, cap + 1)
-            floor = entries[cap].post_id if len(entries) > cap else 0
-            rebuilt[author_id] = (entries[:cap], floor)
+            rebuilt[author_id] = (entries[:cap], _floor(entries, cap))
         self._timelines.finish_rebuild_outboxes(rebuilt)
+
+    def fill_outboxes(self, entries: list[Entry], batch: int = 1000) -> None:
+        """Give the authors of ``entries`` (all their posts, bulk-written by the generator)
+        the outboxes posting them one by one would have left, so their first followers and
+        readers rebuild none from MongoDB."""
+        by_author: dict[int, list[Entry]] = {}
+        for entry in sorted(entries, reverse=True):  # newest first
+            by_author.setdefault(entry.author_id, []).append(entry)
+        authors, cap = list(by_author), self._outbox_cap
+        for start in range(0, len(authors), batch):
+            chunk = authors[start : start + batch]
+            self._timelines.begin_rebuild_outboxes(chunk)
+            self._timelines.finish_rebuild_outboxes(
+                {
+                    author: (by_author[author][:cap], _floor(by_author[author], cap))
+                    for author in chunk
+                }
+            )
+
+
+def _floor(entries: list, cap: int) -> int:
+    """The floor of an outbox of the first ``cap`` of ``entries`` (newest first): the next
+    older entry's post id, or 0 when they all fit."""
+    return entries[cap].post_id if len(entries) > cap else 0
 
 
 def source_floor(floor: float | None) -> float:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from socialapp.domain.ids import IdGenerator
+from socialapp.domain.timeline import Entry
 from socialapp.errors import Conflict
 from socialapp.security import Passwords
 from socialapp.services.fanout import Fanout
@@ -94,6 +95,8 @@ def generate(
     accounts = [{**account, "password_hash": password_hash} for account in graph.accounts]
     uow.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
     fanout.sources.ensure_authors()  # the first reads find a complete copy
+    # and the outboxes, as posting had filled them
+    fanout.sources.fill_outboxes([Entry(post_id, author) for post_id, author, _ in graph.posts])
     return {"accounts": len(accounts), "follows": len(graph.edges), "posts": len(graph.posts)}
 
 

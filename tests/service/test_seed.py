@@ -45,6 +45,19 @@ def seeded(components):
     return written, accounts
 
 
+def test_every_author_has_the_outbox_posting_would_have_left(components, seeded):
+    """Each generated author's outbox holds their posts, newest first, complete (floor 0):
+    what their posts would have left had they been posted through the API, so a follower's
+    first read rebuilds no outbox from MongoDB."""
+    _, accounts = seeded
+    authors = [accounts["load_0"]["_id"], accounts["load_1"]["_id"], accounts["celeb_0"]["_id"]]
+    found = components.timelines.read_outboxes(authors, count=10)
+    for author in authors:
+        posted = components.posts.latest_entries_by_author(author, 10)
+        assert len(posted) == POSTS_PER_USER
+        assert found[author].entries == posted and found[author].floor == 0
+
+
 def test_every_account_edge_and_post_is_written(components, seeded):
     written, accounts = seeded
     assert all(accounts.values())
