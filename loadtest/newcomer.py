@@ -7,7 +7,7 @@ again (``/v1/timeline/home [newcomer first]``), then posts, likes and comments o
 that page, a person's pause before each request after the sign-up (the locustfile's think
 time, 0.5 to 2 s). Every simulated user makes one visit after another, so the server sees a
 steady stream of sign-ups and sign-ins beside the writes: 20 simulated users for 90 s make
-about 90 sign-ups and 1,000 other requests. This is the mix of issue 43.
+about 120 sign-ups and 1,900 other requests. This is the mix of issue 43.
 
 Run it through ``loadtest/run.py --locustfile loadtest/newcomer.py --budgets
 loadtest/budgets-newcomer.toml``, or ``make load MIX=newcomer``; the options and the budget
