@@ -262,16 +262,20 @@ def settle() -> None:
     journal cannot make it so in time. Called before anything leaves the process (a Redis
     command, a task sent: ``socialapp.stores.unavailable``) and before a request is answered,
     so nothing outside ever depends on a write a crash could still take back."""
-    owed, _depth.owed = getattr(_depth, "owed", None), None
+    owed = getattr(_depth, "owed", None)
     if owed is not None:
         durable, group = owed
-        durable.wait(group)
+        durable.wait(group)  # if it raises, still owed: the request's answer waits again
+        _depth.owed = None
 
 
 def stop_deferring() -> None:
     """Back to waiting for the disk at each write; what is still owed is settled first."""
     _depth.deferring = False
-    settle()
+    try:
+        settle()
+    finally:
+        _depth.owed = None
 
 
 BATCH = 50_000  # each batch costs one scan of the collection per unique index

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from socialapp import create_app
-from socialapp.embedded import mongomock_store
+from socialapp.embedded import journal, mongomock_store
 from socialapp.embedded.data_dir import DataDir
 from socialapp.stores import mongo
 from tests.conftest import Account, flush_redis
@@ -78,6 +78,12 @@ def test_a_request_whose_writes_miss_the_disk_is_answered_503(durable, monkeypat
     assert answer.headers["Retry-After"]
 
 
+def posts_on_disk() -> set[int]:
+    connection = mongomock_store._durable.journal._connection
+    rows = connection.execute("SELECT body FROM documents WHERE collection = 'socialapp.posts'")
+    return {journal.decode(body)["_id"] for (body,) in rows}
+
+
 def disk(full: bool) -> None:
     """Cap the journal's database at its size now (full), or lift the cap."""
     connection = mongomock_store._durable.journal._connection
@@ -94,6 +100,7 @@ def test_writes_are_503_while_the_disk_is_full_and_taken_again_after(durable):
         answers.append(answer.status_code)
         if answer.status_code == 201:
             acknowledged.append(answer.json["id"])
+            assert int(answer.json["id"]) in posts_on_disk()  # on disk when acknowledged
     first = answers.index(503)  # the first waited for the journal; the rest are refused
     assert set(answers[:first]) == {201} and set(answers[first:]) == {503}
     assert durable.post("/v1/posts", json={"text": "x"}, headers=ada.headers).json["code"] == 503
