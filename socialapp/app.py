@@ -7,7 +7,7 @@ import logging
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from socialapp import bootstrap
+from socialapp import bootstrap, queue
 from socialapp.api import console, cors, limits, mastodon, register_api, request_log
 from socialapp.config import Settings
 from socialapp.embedded import mongomock_store
@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
         hops = settings.trusted_proxies  # the client address and scheme they saw (TLS)
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)
     cors.configure(app, settings)
+    _tasks_after_answer(app, components.queue)
     if settings.embedded_mongo:
         _writes_wait_once(app)  # last: its check runs before the other after_request hooks
     logging.getLogger(__name__).info("socialapp ready (env=%s)", settings.env)
@@ -81,6 +82,7 @@ def _writes_wait_once(app: Flask) -> None:
             with translated(MONGODB):
                 mongomock_store.settle()
         except Unavailable as error:
+            queue.take_held()  # not on disk: the sweeper sends them once they are
             return app.make_response(app.handle_user_exception(error))
         return response
 
@@ -90,3 +92,22 @@ def _writes_wait_once(app: Flask) -> None:
             mongomock_store.stop_deferring()  # owed only if the answer was not made: a 500
         except Exception:
             logging.getLogger(__name__).exception("writes of a failed request not on disk")
+
+
+def _tasks_after_answer(app: Flask, tasks: queue.TaskQueue) -> None:
+    """The tasks a request holds (``TaskQueue.send_after_answer``) are sent once its answer
+    has gone to the client (werkzeug's ``call_on_close``: after the server wrote it), so no
+    client waits for the broker; dropped when its writes missed the disk (``settled``)."""
+    app.before_request(queue.hold_sends)
+
+    @app.after_request
+    def send_once_answered(response):
+        held = queue.take_held()
+        if held:
+            response.call_on_close(lambda: queue.send_held(tasks, held))
+        return response
+
+    @app.teardown_request
+    def forget_held(error: BaseException | None) -> None:
+        if queue.take_held():  # the answer was never made (a 500): the sweeper sends them
+            logging.getLogger(__name__).warning("tasks of a failed request left to the sweeper")

@@ -3,9 +3,19 @@
 Queues: ``fanout`` for ordinary authors, ``fanout_large`` for authors whose followers fill
 many chunks (so one celebrity never delays everyone's small deliveries), and ``feed`` for
 maintenance (removals, reconciliation).
+
+A request may hold the tasks it sends until it is answered (``hold_sends``,
+``TaskQueue.send_after_answer``): its client does not wait for the broker, and a task is
+sent only once the request's writes are on disk. Only tasks the sweeper sends again when
+they are lost are held: a crash between the answer and the send leaves them to it.
 """
 
 from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import NamedTuple
 
 import celery
 from celery.signals import before_task_publish
@@ -15,6 +25,8 @@ from socialapp import logs
 from socialapp.config import Settings
 from socialapp.errors import Unavailable
 from socialapp.stores.unavailable import BROKER, translates
+
+log = logging.getLogger(__name__)
 
 FANOUT = "fanout"
 FANOUT_LARGE = "fanout_large"
@@ -67,6 +79,30 @@ def celery_app(settings: Settings, name: str = "socialapp") -> celery.Celery:
     return app
 
 
+class Held(NamedTuple):
+    """A task held until its request is answered."""
+
+    name: str
+    args: tuple
+    queue: str
+    unsent: Callable[[Unavailable], None]  # what to do if the broker refuses it
+    request_id: str | None
+
+
+_held = threading.local()  # per thread: the tasks held since ``hold_sends``, or None
+
+
+def hold_sends() -> None:
+    """From now on, hold this thread's ``send_after_answer`` tasks (a request begins)."""
+    _held.tasks = []
+
+
+def take_held() -> list[Held]:
+    """The tasks held since ``hold_sends``; no more are held."""
+    tasks, _held.tasks = getattr(_held, "tasks", None) or [], None
+    return tasks
+
+
 @translates(BROKER)
 class TaskQueue:
     def __init__(self, settings: Settings) -> None:
@@ -84,6 +120,36 @@ class TaskQueue:
             depths = {queue: client.llen(queue) for queue in QUEUES}
             depths["unacked"] = client.hlen("unacked")  # kombu's Redis transport keeps them here
             return depths
+
+
+def send_after_answer(
+    tasks: TaskQueue, unsent: Callable[[Unavailable], None], name: str, *args, queue=FANOUT
+) -> None:
+    """``tasks.send``, once the request asking is answered (while ``hold_sends`` holds),
+    else now; ``unsent(error)`` if the broker refuses it."""
+    held = getattr(_held, "tasks", None)
+    if held is not None:
+        held.append(Held(name, args, queue, unsent, logs.bound(REQUEST_ID)))
+        return
+    try:
+        tasks.send(name, *args, queue=queue)
+    except Unavailable as error:
+        unsent(error)
+
+
+def send_held(tasks: TaskQueue, held: list[Held]) -> None:
+    """Send the tasks held for a request now answered, each carrying its request id."""
+    for task in held:
+        token = logs.bind(**{REQUEST_ID: task.request_id}) if task.request_id else None
+        try:
+            tasks.send(task.name, *task.args, queue=task.queue)
+        except Unavailable as error:
+            task.unsent(error)
+        except Exception:  # after the answer, nobody else would hear of it
+            log.exception("task %s not sent after its request was answered", task.name)
+        finally:
+            if token is not None:
+                logs.unbind(token)
 
 
 def args_summary(args: tuple) -> str:

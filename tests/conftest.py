@@ -10,6 +10,7 @@ import threading
 import time
 import traceback
 
+import flask.testing
 import mongomock
 import pytest
 import redis
@@ -23,6 +24,19 @@ from socialapp.services import operators
 from socialapp.stores import mongo
 from tests.browser_fixtures import *  # noqa: F403
 from tests.redis_fixtures import *  # noqa: F403
+
+
+class AnsweredClient(flask.testing.FlaskClient):
+    """Flask's test client, closing each answer as it returns it, as a server does once it
+    has written the answer: what a request sends after its answer (``socialapp/app.py``,
+    ``_tasks_after_answer``) has been sent when the test reads on."""
+
+    def open(self, *args, **kwargs):
+        kwargs.setdefault("buffered", True)
+        return super().open(*args, **kwargs)
+
+
+flask.Flask.test_client_class = AnsweredClient
 
 # Records what the stores ask of MongoDB and checks stored documents: see its docstring.
 pytest_plugins = ["tests.stores.guard"]

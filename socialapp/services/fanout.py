@@ -26,7 +26,7 @@ from socialapp.errors import Unavailable
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_sources import FeedSources
 from socialapp.metrics import Metrics
-from socialapp.queue import FANOUT, FANOUT_LARGE, FEED, TaskQueue
+from socialapp.queue import FANOUT, FANOUT_LARGE, FEED, TaskQueue, send_after_answer
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
@@ -84,9 +84,17 @@ class Fanout:
         The post document carries ``fanout_pending`` from its insert on, so a post
         acknowledged to its author is never lost: only its delivery may be late.
         """
-        error = self._publish(post)
-        if error is not None:
+
+        def unpublished(error: Unavailable) -> None:
             log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
+
+        entry = entry_of(post)
+        try:
+            self.feeds.publish(entry)
+        except Unavailable as error:
+            unpublished(error)
+            return
+        send_after_answer(self.queue, unpublished, DELIVER, *_task_args(entry))
 
     def before_post_deleted(self, post: dict) -> None:
         """Take the post out of the author's outbox (Redis must be up: 503 if not)."""

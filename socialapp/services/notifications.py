@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from socialapp.domain.ids import IdGenerator, first_id_at
 from socialapp.errors import NotFound, Unavailable
-from socialapp.queue import FEED, TaskQueue
+from socialapp.queue import FEED, TaskQueue, send_after_answer
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.likes import LikeStore
@@ -96,11 +96,12 @@ class Notifier:
             self.notifications.hold(event_id, type_, actor_id, event)
         except Unavailable as error:  # sent all the same, only not kept for the sweeper
             log.warning("notification event not held: %r", error)
-        try:
-            self.queue.send(NOTIFY, type_, actor_id, event, event_id, queue=FEED)
-        except Unavailable as error:  # the broker is down: done here instead
+
+        def unsent(error: Unavailable) -> None:  # the broker is down: done here instead
             log.warning("notification task not queued, applied in the request: %r", error)
             self._quietly(self.run, type_, actor_id, event, event_id)
+
+        send_after_answer(self.queue, unsent, NOTIFY, type_, actor_id, event, event_id, queue=FEED)
 
     def send_held(self, older_than: float) -> int:
         """Queue again the events held for more than ``older_than`` seconds (the sweeper);
