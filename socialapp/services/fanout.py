@@ -82,19 +82,10 @@ class Fanout:
         later.
 
         The post document carries ``fanout_pending`` from its insert on, so a post
-        acknowledged to its author is never lost: only its delivery may be late.
+        acknowledged to its author is never lost: only its delivery may be late. Its
+        delivery task leaves once the request is answered (``send_after_answer``).
         """
-
-        def unpublished(error: Unavailable) -> None:
-            log.warning("post %s stored, fan-out deferred to the sweeper: %r", post["_id"], error)
-
-        entry = entry_of(post)
-        try:
-            self.feeds.publish(entry)
-        except Unavailable as error:
-            unpublished(error)
-            return
-        send_after_answer(self.queue, unpublished, DELIVER, *_task_args(entry))
+        self._publish(post, "post %s stored, fan-out deferred to the sweeper: %r", held=True)
 
     def before_post_deleted(self, post: dict) -> None:
         """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
@@ -105,19 +96,26 @@ class Fanout:
         embedded store's journal, refused the write): it is still stored and acknowledged, so
         it goes back in the outbox and is delivered again (delivery is idempotent). Left out,
         every home rebuilt from the outbox would miss it for good."""
-        error = self._publish(post)
-        if error is not None:
-            log.warning("post %s not deleted, and not published again: %r", post["_id"], error)
+        self._publish(post, "post %s not deleted, and not published again: %r")
 
-    def _publish(self, post: dict) -> Unavailable | None:
-        """Put the post in its author's outbox and queue its delivery; what was unavailable."""
+    def _publish(self, post: dict, failed: str, held: bool = False) -> None:
+        """Put the post in its author's outbox and send its delivery (``held``: once the
+        request is answered, for a post the sweeper delivers if that is lost); log ``failed``
+        (with the post id and the error) if Redis or the broker is unavailable."""
+
+        def unpublished(error: Unavailable) -> None:
+            log.warning(failed, post["_id"], error)
+
+        entry = entry_of(post)
         try:
-            entry = entry_of(post)
             self.feeds.publish(entry)
-            self.queue.send(DELIVER, *_task_args(entry))
+            if not held:
+                self.queue.send(DELIVER, *_task_args(entry))
         except Unavailable as error:
-            return error
-        return None
+            unpublished(error)
+            return
+        if held:
+            send_after_answer(self.queue, unpublished, DELIVER, *_task_args(entry))
 
     def on_post_deleted(self, post: dict) -> None:
         """Bury the deleted post in the cache, then retract it from followers' timelines.

@@ -214,11 +214,8 @@ class FanoutState:
     def unsettled(self) -> set[int]:
         return {int(m) for m in self._redis.hkeys(UNSETTLED)}
 
-    def is_unsettled(self, author_id: int) -> bool:
-        return bool(self._redis.hexists(UNSETTLED, str(author_id)))
-
     def pulled_or_unsettled(self, author_id: int) -> bool:
-        """``pulled_mark`` or ``is_unsettled``, in one round trip."""
+        """``pulled_mark``, or the author is being reconciled, in one round trip."""
         pipe = self._redis.pipeline(transaction=False)  # two slots on a cluster
         pipe.sismember(PULLED, str(author_id))
         pipe.hexists(UNSETTLED, str(author_id))
