@@ -158,12 +158,15 @@ class HomeReader:
         return page
 
     def _pulling_everyone(self, reader: int):
-        """Sources when every followee is pulled: their outboxes, no home. Past ``need``
-        authors, every outbox's floor and newest post id are read, then only the ``need``
-        whose newest reaches the page are read ``need`` deep (``top_reads``), a round trip
-        each."""
+        """Sources when every followee is pulled: their outboxes, no home."""
         self._state.touch(reader)
-        visible = self._visible(reader)
+        return self._pulling(reader, self._visible(reader))
+
+    def _pulling(self, reader: int, visible: set[int]):
+        """Sources that are the outboxes of ``visible`` authors (every one the reader sees).
+        Past ``need`` authors, every outbox's floor and newest post id are read, then only
+        the ``need`` whose newest reaches the page are read ``need`` deep (``top_reads``), a
+        round trip each."""
         authors = sorted(visible)
 
         def fetch(before, since_id, need, prefetch):
@@ -179,6 +182,35 @@ class HomeReader:
             return reads, keep, None, None
 
         return fetch
+
+    def read_authors_page(
+        self,
+        reader: int,
+        author_ids: list[int],
+        limit: int,
+        max_id: int | None = None,
+        since_id: int | None = None,
+        rendered: bool = False,
+    ) -> HomePage:
+        """A page of the posts and boosts of ``author_ids`` (a list's members), merged from
+        their outboxes at read time, then MongoDB past them, with every rule of a home page:
+        authors hidden from the reader left out, the boost rule, comments by hidden accounts
+        left out. Costs the page and at most ``limit`` outboxes read deep, whatever the
+        number of authors."""
+        visible = set(author_ids) - self._sources.hidden_among(reader, sorted(author_ids))
+        stream = _EntryStream(
+            self._pulling(reader, visible),
+            self._posts,
+            lambda: visible,
+            lambda entries: self._boosts_shown(reader, entries),
+            HomePage([], None, "read"),
+            max_id,
+            since_id,
+        )
+        page = self._page(stream, limit, rendered)
+        return self._comments_seen(
+            page, rendered, lambda ids: self._sources.hidden_among(reader, ids)
+        )
 
     def _pulling_some(self, reader: int, policy: FanoutSettings):
         """Sources when the home holds the pushed authors: the home, the reader's outbox and

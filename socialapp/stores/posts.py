@@ -19,6 +19,7 @@ from pymongo import ASCENDING, DESCENDING, ReturnDocument
 from pymongo.errors import OperationFailure
 
 from socialapp.config import Settings
+from socialapp.domain import tags
 from socialapp.domain.ids import id_datetime
 from socialapp.domain.timeline import Entry
 from socialapp.stores import schema
@@ -56,8 +57,21 @@ def post_schema(embedded_comments: int) -> dict:
             "boost_of": schema.ID,  # a boost: the boosted post (its text is empty)
             "boost_of_author": schema.ID,
             "boost_count": schema.INT,  # absent: 0
+            "tags": {  # absent: none; normal forms (``socialapp.domain.tags``)
+                "bsonType": "array",
+                "minItems": 1,
+                "maxItems": tags.MAX_PER_POST,
+                "items": schema.text(tags.MAX_LENGTH),
+            },
         },
-        optional=("fanout_pending", "visibility", "boost_of", "boost_of_author", "boost_count"),
+        optional=(
+            "fanout_pending",
+            "visibility",
+            "boost_of",
+            "boost_of_author",
+            "boost_count",
+            "tags",
+        ),
     )
 
 
@@ -110,6 +124,12 @@ class PostStore:
         for replaced in ("fanout_pending", "boost_of_author_unique"):  # now in ``boosts``
             with contextlib.suppress(OperationFailure):  # IndexNotFound: nothing to replace
                 self._posts.drop_index(replaced)
+        # Multikey, partial: a tag's posts newest first, holding only posts that have tags.
+        self._posts.create_index(
+            [("tags", ASCENDING), ("_id", DESCENDING)],
+            partialFilterExpression={"tags": {"$exists": True}},
+            name="tag_newest",
+        )
         self._overflow.create_index(
             [("post_id", ASCENDING), ("bucket", ASCENDING)], unique=True, name="post_bucket_unique"
         )
@@ -356,6 +376,9 @@ def new_post(post_id: int, author_id: int, text: str, visibility: str = "public"
     }
     if visibility == "unlisted":
         post["visibility"] = visibility
+    found = tags.tags_in(text)
+    if found:
+        post["tags"] = found
     return post
 
 

@@ -141,3 +141,14 @@ class TestPostStore:
 
         assert [e.post_id for e in store.latest_entries_by_author(7, limit=5)] == post_ids[::-1]
         assert store.pending_fanouts(before_id=ids.next_id()) == []
+
+
+def test_a_posts_hashtags_are_stored_in_their_normal_form(db, settings):
+    store = PostStore(db, settings)
+    store.ensure_indexes()
+    ids = IdGenerator(node=3)
+    tagged, plain = ids.next_id(), ids.next_id()
+    store.create(new_post(tagged, 7, "off to #Café and #CAFÉ then #日本"))
+    store.create(new_post(plain, 7, "no tags here"))
+    assert store.get(tagged)["tags"] == ["café", "日本"]
+    assert "tags" not in store.get(plain)  # the partial index holds only tagged posts
