@@ -18,7 +18,14 @@ import time
 from socialapp import jitter
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import Entry, SourceRead, deduplicated, merge, top_reads
+from socialapp.domain.timeline import (
+    Entry,
+    SourceRead,
+    deduplicated,
+    merge,
+    shown,
+    top_reads,
+)
 from socialapp.errors import Unavailable
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
 from socialapp.rendering import with_original, without_hidden_comments
@@ -142,10 +149,10 @@ class HomeReader:
             if not newer and (complete or stream.past_since):
                 break
             need = limit - len(kept)
-            shown, decided = deduplicated(pending, self._boost_window, complete, need, newer)
+            showing, decided = deduplicated(pending, self._boost_window, complete, need, newer)
             if decided:
                 pending = pending[decided:]
-                kept += self._hydrate(shown, rendered, stream.cached, stream.stored)
+                kept += self._hydrate(showing, rendered, stream.cached, stream.stored)
                 continue
             more = stream.read(need + self._boost_window if pending else need, need)
             complete = not more
@@ -177,8 +184,8 @@ class HomeReader:
             reads = top_reads(
                 len(authors), need, lambda: self._newest(authors, before, since_id), read
             )
-            shown = set(self._boosts_shown(reader, [e for read in reads for e in read.entries]))
-            keep = lambda e: e.author_id in visible and (not e.boost_of or e in shown)  # noqa: E731
+            seen = set(self._boosts_shown(reader, [e for read in reads for e in read.entries]))
+            keep = lambda e: e.author_id in visible and e in seen  # noqa: E731
             return reads, keep, None, None
 
         return fetch
@@ -234,13 +241,7 @@ class HomeReader:
                 refused = read_apart - set(self._boosts_shown(reader, list(read_apart)))
 
             def keep(e: Entry) -> bool:
-                if e.author_id in unfollowed:
-                    return False
-                if not e.boost_of:
-                    return True
-                if e in refused:
-                    return False
-                return e.original_author not in originals and e.author_id not in boosters
+                return e not in refused and shown(e, unfollowed, originals, boosters)
 
             return [*reads, home], keep, home, sources.cached
 
@@ -304,7 +305,7 @@ class HomeReader:
             None,
             self._posts,
             visible,
-            lambda entries: [e for e in entries if _boost_seen(e, hidden, no_boosts)],
+            lambda entries: [e for e in entries if shown(e, (), hidden, no_boosts)],
             HomePage([], None, "store"),
             max_id,
             since_id,
@@ -374,7 +375,7 @@ class HomeReader:
         boosters = sorted({e.author_id for e in boosts})
         hidden = self._sources.hidden_among(reader, originals)
         no_boosts = self._sources.hidden_among(reader, boosters, boosts=True)
-        return [e for e in entries if _boost_seen(e, hidden, no_boosts)]
+        return [e for e in entries if shown(e, (), hidden, no_boosts)]
 
     # Rebuilding what Redis lost -----------------------------------------------------------
     def _newest(self, author_ids: list[int], before, since_id) -> tuple[list[float], list[int]]:
@@ -412,14 +413,6 @@ class HomeReader:
     def _pushed(policy: FanoutSettings, followers: int, override: str, unsettled: bool) -> bool:
         """Whether delivery copies the author's posts into homes (also while reconciled)."""
         return unsettled or policy.delivery_pushes(followers, override)
-
-
-def _boost_seen(entry: Entry, hidden: set[int], boosts_hidden: set[int]) -> bool:
-    """Whether the entry is a post, or a boost of a post by an account the reader sees by an
-    account whose boosts the reader does not hide."""
-    if not entry.boost_of:
-        return True
-    return entry.original_author not in hidden and entry.author_id not in boosts_hidden
 
 
 class _EntryStream:
@@ -498,7 +491,7 @@ class _EntryStream:
             self.page.from_store += len(posts)
             self.stored.update((post["_id"], post) for post in posts)
             entries = [entry_of(post) for post in posts]
-            shown = self._boosts_shown(entries)
-            if shown:
-                return shown
+            seen = self._boosts_shown(entries)
+            if seen:
+                return seen
         return []
