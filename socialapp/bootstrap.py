@@ -11,6 +11,7 @@ from pymongo.database import Database
 from socialapp.config import ConfigError, Settings
 from socialapp.domain.ids import IdGenerator
 from socialapp.feed_manager import FeedManager
+from socialapp.feed_pages import Pages
 from socialapp.feed_sources import FeedSources
 from socialapp.home_reader import HomeReader
 from socialapp.metrics import Metrics
@@ -139,8 +140,9 @@ def build(settings: Settings) -> Components:
         series=series,
         redis_memory=series.used_memory,
     )
+    pages = Pages(post_cache, posts, settings.boost_window)
     home = HomeReader(
-        sources, timelines, fanout_state, hidden, post_cache, posts, follows, settings
+        sources, feeds, pages, timelines, fanout_state, hidden, post_cache, posts, follows, settings
     )
     transactions = mongo.Transactions(db, settings)
     ids = IdGenerator()

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from socialapp import jitter
 from socialapp.config import Settings
+from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry
 from socialapp.feed_sources import FeedSources
 from socialapp.stores.fanout_state import FanoutState
@@ -36,6 +37,7 @@ class FeedManager:
         self._state = state
         self._streams = streams  # open streams follow what changes here
         self._inactive_after = settings.inactive_after_seconds
+        self._outbox_cap = settings.outbox_cap
 
     # Outboxes --------------------------------------------------------------------------------
     def publish(self, entry: Entry) -> None:
@@ -86,6 +88,28 @@ class FeedManager:
     def unmerge(self, follower_id: int, author_id: int) -> None:
         """Take every post of ``author_id`` out of the home (an unfollow)."""
         self._timelines.remove_author_from_home(follower_id, author_id)
+
+    def rebuild_home(self, user_id: int, policy: FanoutSettings) -> None:
+        """Rebuild the home timeline and the pulled set of a reader who was away (skipped by
+        fan-out) or whose copies Redis lost: the one read that costs the accounts followed."""
+        self._state.touch(user_id)  # deliveries resume now...
+        self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
+        self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
+        jitter.pause("rebuild_reader.begun")  # deliveries, follows and switches land here
+        authors = self._sources.authors(sorted(self._sources.followees(user_id)))
+        marked = self._state.pulled_marks()
+        pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]
+        pulled = [a for a, info in authors.items() if policy.reader_pulls(*info) or a in marked]
+        outboxes = self._sources.outboxes(pushed, count=self._outbox_cap)
+        entries = [entry for outbox in outboxes for entry in outbox.entries]
+        floor = max((outbox.floor for outbox in outboxes), default=0)
+        self._timelines.finish_rebuild_home(user_id, entries, floor)
+        self._timelines.finish_rebuild_pulls(user_id, pulled)
+
+    @staticmethod
+    def _pushed(policy: FanoutSettings, followers: int, override: str, unsettled: bool) -> bool:
+        """Whether delivery copies the author's posts into homes (also while reconciled)."""
+        return unsettled or policy.delivery_pushes(followers, override)
 
     # Followee sets and pulled sets ----------------------------------------------------------
     def record_follow(self, follower_id: int, followee_id: int, pulled: bool) -> None:

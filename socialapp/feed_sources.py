@@ -136,6 +136,22 @@ class FeedSources:
             for a in author_ids
         ]
 
+    def newest_in_outboxes(
+        self, author_ids: list[int], before, since_id
+    ) -> tuple[list[float], list[int]]:
+        """Each outbox's floor and newest post id in the bounds (``newest_in_outboxes``), with
+        the outboxes Redis had lost rebuilt and read again."""
+        floors, newest = self._timelines.newest_in_outboxes(author_ids, before, since_id)
+        if None in floors:
+            lost = [i for i, floor in enumerate(floors) if floor is None]
+            self.ensure_outboxes([author_ids[i] for i in lost])
+            found = self._timelines.newest_in_outboxes(
+                [author_ids[i] for i in lost], before, since_id
+            )
+            for i, floor, post_id in zip(lost, *found, strict=True):
+                floors[i], newest[i] = source_floor(floor), post_id
+        return floors, newest
+
     def ensure_outbox(self, author_id: int) -> None:
         """Rebuild the author's outbox from MongoDB if Redis lost it."""
         self.ensure_outboxes([author_id])

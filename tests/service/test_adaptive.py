@@ -49,7 +49,7 @@ class World:
             self.posted.append(post["_id"])
         self.settle()
 
-    def read(self, reader: int) -> timeline.HomePage:
+    def read(self, reader: int) -> timeline.FeedPage:
         return timeline.read_home(
             self.c.home, self.c.fanout_settings, self.c.metrics, reader, 50, None, None
         )

@@ -105,6 +105,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     """The same page on a 3-node cluster: the reader's keys in one slot, outboxes apart."""
     from socialapp.domain.fanout import FanoutConfig, FanoutSettings
     from socialapp.feed_manager import FeedManager
+    from socialapp.feed_pages import Pages
     from socialapp.feed_sources import FeedSources
     from socialapp.home_reader import HomeReader
     from socialapp.rendering import render_post
@@ -120,8 +121,11 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     hidden = HiddenAccounts(cluster)
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
     sources = FeedSources(timelines, state, *stores, c.settings)
-    home = HomeReader(sources, timelines, state, hidden, cache, c.posts, c.follows, c.settings)
     feeds = FeedManager(sources, timelines, state, c.streams, c.settings)
+    pages = Pages(cache, c.posts, c.settings.boost_window)
+    home = HomeReader(
+        sources, feeds, pages, timelines, state, hidden, cache, c.posts, c.follows, c.settings
+    )
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
