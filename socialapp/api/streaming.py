@@ -40,9 +40,8 @@ from socialapp.services.streaming import (
     NOTIFICATION,
     PUBLIC,
     PUBLIC_LOCAL,
-    PUBLIC_STREAMS,
+    SCOPES,
     STREAMS,
-    TAG_STREAMS,
     USER,
     Connection,
     ConnectionClosed,
@@ -67,9 +66,8 @@ def create_app(hub: Hub) -> Starlette:
         protocol = socket.headers.get("sec-websocket-protocol")
         token = _token(socket.headers, socket.query_params) or protocol
         first = socket.query_params.get("stream")
-        known = first in (*STREAMS, *PUBLIC_STREAMS, *TAG_STREAMS)
         try:
-            caller = await hub.authenticate(token, first if known else None)
+            caller = await hub.authenticate(token, first if first in SCOPES else None)
         except Refused as refused:
             await socket.send_denial_response(
                 JSONResponse({"error": refused.message}, refused.status)
@@ -176,10 +174,10 @@ class EventStream:
             await answer(scope, receive, send)
             return
         connection = await self._hub.open(caller)
-        await self._hub.subscribe(connection, stream, label)
         connection.writer = asyncio.current_task()
         watcher = asyncio.ensure_future(_until_disconnect(receive, connection))
         try:
+            await self._hub.subscribe(connection, stream, label)
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await _body(send, b":)\n\n")
             while True:

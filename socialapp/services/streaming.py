@@ -51,10 +51,12 @@ log = logging.getLogger(__name__)
 
 USER, NOTIFICATION = "user", "user:notification"
 STREAMS = {USER: "read:statuses", NOTIFICATION: "read:notifications"}  # Mastodon's scopes
-# Streams of the public feeds: any user's token reads them, with no scope (as Mastodon's).
+# Streams of the public feeds. Mastodon asks no scope of them; here they need what ``user``
+# needs: the reader's hidden accounts are read again through a home read with their token.
 PUBLIC, PUBLIC_LOCAL, HASHTAG, HASHTAG_LOCAL = "public", "public:local", "hashtag", "hashtag:local"
 PUBLIC_STREAMS = (PUBLIC, PUBLIC_LOCAL)
 TAG_STREAMS = (HASHTAG, HASHTAG_LOCAL)
+SCOPES = STREAMS | dict.fromkeys((*PUBLIC_STREAMS, *TAG_STREAMS), STREAMS[USER])
 RECENT = 1000  # post ids a reader's streams remember, to send each post once
 RENDERED = 2000  # statuses kept rendered (a post reaches many readers at once)
 RELOAD_SECONDS = 300.0  # a reader's copies are read again at least this often
@@ -82,8 +84,8 @@ class Caller:
     expires_at: float | None  # unix time; None: until revoked
 
     def may_read(self, stream: str) -> bool:
-        """Whether the token may open ``stream`` (a name of ``STREAMS`` or a public one)."""
-        return stream not in STREAMS or oauth.granted([STREAMS[stream]], self.scopes)
+        """Whether the token may open ``stream`` (a name of ``SCOPES``)."""
+        return oauth.granted([SCOPES[stream]], self.scopes)
 
 
 def stream_of(name: object, params: Mapping) -> tuple[str, list[str]]:
@@ -365,6 +367,8 @@ class Hub:
         # delivery run again publishes its post again)
         self._public: dict[str, set[Connection]] = {}
         self._public_sent: collections.OrderedDict = collections.OrderedDict()
+        self._public_heard = False  # subscribed to the public channel
+        self._public_lock = asyncio.Lock()  # not behind a reader's load (``_lock``)
         self._rendered: collections.OrderedDict[int, asyncio.Future] = collections.OrderedDict()
         self._lock = asyncio.Lock()  # subscriptions change one reader at a time
         self._tasks: list[asyncio.Task] = []
@@ -444,37 +448,37 @@ class Hub:
         connection.streams.add(stream)
         if label != [stream]:
             connection.labels[stream] = label
-        if stream in STREAMS:
-            return
-        async with self._lock:
-            if not self._public:
-                await self._subscription.follow_public(True)
+        if stream not in STREAMS:
             self._public.setdefault(stream, set()).add(connection)
+            await self._hear_public()
 
     async def unsubscribe(self, connection: Connection, stream: str) -> None:
         connection.streams.discard(stream)
         connection.labels.pop(stream, None)
-        async with self._lock:
-            await self._unindex(connection, [stream])
+        await self._unindex(connection, [stream])
 
     async def _unindex(self, connection: Connection, streams: Iterable[str]) -> None:
-        """Take the connection off these public streams; stop listening to the public
-        channel once none is left."""
-        listening = bool(self._public)
-        for stream in streams:
+        """Take the connection off these public streams."""
+        for stream in list(streams):
             held = self._public.get(stream)
             if held is not None:
                 held.discard(connection)
                 if not held:
                     del self._public[stream]
-        if listening and not self._public:
-            await self._subscription.follow_public(False)
+        await self._hear_public()
+
+    async def _hear_public(self) -> None:
+        """Listen to the public channel while a public or hashtag stream is held here."""
+        async with self._public_lock:
+            if self._public_heard != bool(self._public):
+                await self._subscription.follow_public(not self._public_heard)
+                self._public_heard = not self._public_heard
 
     async def close(self, connection: Connection) -> None:
         self.counts["dropped"] += connection.aborted
         connection.close(connection.closed or "closed")
+        await self._unindex(connection, connection.streams)
         async with self._lock:
-            await self._unindex(connection, connection.streams)
             view = self._views.get(connection.reader)
             if view is None:
                 return
