@@ -15,7 +15,7 @@ The public and hashtag streams carry every post of the public feeds (public, not
 not a boost; this server's posts are all local, so ``public`` and ``public:local`` are one),
 a hashtag stream those with its tag: each post comes once on the public channel with its
 tags, while this process holds such a stream, and the hub hands it to those streams in
-memory (an index by stream), rendered once for all; a signed-in reader's hidden accounts are
+memory (an index by stream), rendered once for all; the reader's hidden accounts are
 left out there too, by the same rule (``ReaderView.hides``).
 
 The reader's followees, pulled set and hidden accounts are the Redis copies pages read
