@@ -32,7 +32,7 @@ from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.posts import PostStore, entry_of
+from socialapp.stores.posts import PostStore, entry_of, in_public_feeds
 from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
@@ -248,13 +248,22 @@ class Fanout:
         entry = Entry(post_id, author_id, boost_of, original_author)
         self.feeds.publish(entry)  # idempotent; done here too after an outage
         jitter.pause("deliver_post.published")
-        if self.posts.get(post_id) is None:  # deleted: take back what a racing delete missed
+        post = self.posts.get(post_id)
+        if post is None:  # deleted: take back what a racing delete missed
             self.feeds.withdraw(entry)
             return 0
         followers, strategy, unsettled = self.sources.authors([author_id])[author_id]
         policy = self.fanout_settings.current()
-        # Once per post, for the streams that pull the author (pushed ones: deliver_chunk).
-        self.streams.publish_post(post_id, author_id, policy.pulls_everyone, *entry[2:])
+        # Once per post, for the streams that pull the author (pushed ones: deliver_chunk),
+        # and the public and hashtag streams.
+        self.streams.publish_post(
+            post_id,
+            author_id,
+            policy.pulls_everyone,
+            *entry[2:],
+            public=in_public_feeds(post),
+            tags=post.get("tags", ()),
+        )
         if policy.measures_rates:
             config = self.config
             self.state.meter(
@@ -364,7 +373,7 @@ class Fanout:
         entry = Entry(post_id, author_id, boost_of, original_author)
         self.cache.bury(post_id)
         self.feeds.withdraw(entry)
-        self.streams.publish_delete([author_id], post_id)
+        self.streams.publish_delete([author_id], post_id, public=not boost_of)
         for follower_ids in self.follows.follower_chunks(author_id):
             self.feeds.retract(entry, follower_ids)
             self.streams.publish_delete(follower_ids, post_id)

@@ -389,6 +389,12 @@ def new_boost(boost_id: int, booster_id: int, original: dict) -> dict:
     return boost
 
 
+def in_public_feeds(post: dict) -> bool:
+    """Whether a post belongs in the public and hashtag feeds (and their streams): public,
+    not unlisted, and not a boost, as Mastodon's."""
+    return post.get("visibility", "public") == "public" and not post.get("boost_of")
+
+
 ENTRY_FIELDS = {"author_id": 1, "boost_of": 1, "boost_of_author": 1}
 
 
