@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 import httpx
 
 from socialapp.domain import tags
+from socialapp.domain.timeline import Entry, shown
 from socialapp.services import oauth
 from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.hidden import HiddenAccounts
@@ -313,8 +314,9 @@ class ReaderView:
     def first_time(self, post_id: int) -> bool:
         return _first_time(self.sent, post_id)
 
-    def hides(self, author: int, now: float) -> bool:
-        return self.hidden.get(author, 0) > now
+    def hidden_among(self, authors: Iterable[int], now: float) -> set[int]:
+        """Which of ``authors`` are hidden from the reader at ``now``."""
+        return {a for a in authors if self.hidden.get(a, 0) > now}
 
     def offer(self, streams: Iterable[str], event: str, payload) -> int:
         """Queue the event on every connection subscribed to one of ``streams``; to how
@@ -543,12 +545,13 @@ class Hub:
         if not _first_time(self._public_sent, post_id):
             return
         author, now, rendered = message["author_id"], self._clock(), None
+        entry = Entry(post_id, author)  # public feeds hold no boosts
         tagged = [_tagged(stream, tag) for tag in message.get("tags", ()) for stream in TAG_STREAMS]
         streams = [*PUBLIC_STREAMS, *tagged]
         for stream in streams:
             for connection in list(self._public.get(stream, ())):
                 view = self._views.get(connection.reader)
-                if view is None or view.hides(author, now):
+                if view is None or not shown(entry, view.hidden_among([author], now)):
                     continue
                 rendered = rendered or self._render(post_id)
                 connection.offer(stream, "update", rendered)
@@ -575,17 +578,15 @@ class Hub:
         """Send a post once, as a page would show it: not from an account hidden or no longer
         followed; a boost not of a hidden account's post nor by a followee whose boosts are
         hidden, and not of a post this stream already sent (itself or boosted)."""
-        now = self._clock()
-        if view.hides(author, now) or not view.first_time(post_id):
+        entry = Entry(
+            post_id, author, message.get("boost_of", 0), message.get("original_author", 0)
+        )
+        hidden = view.hidden_among((entry.author_id, entry.original_author), self._clock())
+        followed = author == view.reader or author in view.followees
+        gone = hidden if followed else {author}  # unfollowed meanwhile: the page drops it too
+        if not shown(entry, gone, hidden, view.boosts_hidden) or not view.first_time(post_id):
             return
-        if author != view.reader and author not in view.followees:
-            return  # an entry of an author unfollowed meanwhile: the page drops it too
-        boost_of = message.get("boost_of")
-        if boost_of and (
-            view.hides(message["original_author"], now)
-            or author in view.boosts_hidden
-            or not view.first_time(boost_of)
-        ):
+        if entry.boost_of and not view.first_time(entry.boost_of):
             return
         self.counts["update"] += view.offer([USER], "update", self._render(post_id))
 
