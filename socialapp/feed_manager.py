@@ -18,7 +18,9 @@ from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry
 from socialapp.feed_sources import FeedSources
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.author_copies import AuthorCopies
+from socialapp.stores.followee_copies import FolloweeCopies
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 
@@ -28,13 +30,17 @@ class FeedManager:
         self,
         sources: FeedSources,
         timelines: TimelineStore,
-        state: FanoutState,
+        followee_copies: FolloweeCopies,
+        author_copies: AuthorCopies,
+        activity: ReaderActivity,
         streams: Streams,
         settings: Settings,
     ) -> None:
         self._sources = sources
         self._timelines = timelines
-        self._state = state
+        self._followee_copies = followee_copies
+        self._author_copies = author_copies
+        self._activity = activity
         self._streams = streams  # open streams follow what changes here
         self._inactive_after = settings.inactive_after_seconds
         self._outbox_cap = settings.outbox_cap
@@ -58,7 +64,7 @@ class FeedManager:
         follower_ids = list(follower_ids)
         if self._timelines.batched and follower_ids:  # one server: one command per chunk
             return self._timelines.deliver(follower_ids, entry)
-        active = self._state.active_among(follower_ids, self._inactive_after)
+        active = self._activity.active_among(follower_ids, self._inactive_after)
         if active:
             self._timelines.add_to_homes(active, entry)
         return len(active)
@@ -82,7 +88,7 @@ class FeedManager:
         outbox = self._sources.outbox(author_id)
         jitter.pause("merge.outbox_read")  # a post or delete of the author may land here
         for follower_ids in follower_chunks:
-            active = self._state.active_among(follower_ids, self._inactive_after)
+            active = self._activity.active_among(follower_ids, self._inactive_after)
             self._timelines.backfill_homes(active, outbox.entries, outbox.floor)
 
     def unmerge(self, follower_id: int, author_id: int) -> None:
@@ -92,12 +98,12 @@ class FeedManager:
     def rebuild_home(self, user_id: int, policy: FanoutSettings) -> None:
         """Rebuild the home timeline and the pulled set of a reader who was away (skipped by
         fan-out) or whose copies Redis lost: the one read that costs the accounts followed."""
-        self._state.touch(user_id)  # deliveries resume now...
+        self._activity.touch(user_id)  # deliveries resume now...
         self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
         self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
         jitter.pause("rebuild_reader.begun")  # deliveries, follows and switches land here
         authors = self._sources.authors(sorted(self._sources.followees(user_id)))
-        marked = self._state.pulled_marks()
+        marked = self._author_copies.pulled_marks()
         pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]
         pulled = [a for a, info in authors.items() if policy.reader_pulls(*info) or a in marked]
         outboxes = self._sources.outboxes(pushed, count=self._outbox_cap)
@@ -114,30 +120,31 @@ class FeedManager:
     # Followee sets and pulled sets ----------------------------------------------------------
     def record_follow(self, follower_id: int, followee_id: int, pulled: bool) -> None:
         """Record the edge; ``pulled``: the follower merges the followee at read time."""
-        self._state.add_followee(follower_id, followee_id)
+        self._followee_copies.add_followee(follower_id, followee_id)
         if pulled:
             self._timelines.add_pulled([follower_id], followee_id)
         self._streams.publish_refresh([follower_id])
 
     def record_unfollow(self, follower_id: int, followee_id: int) -> None:
-        self._state.remove_followee(follower_id, followee_id)
+        self._followee_copies.remove_followee(follower_id, followee_id)
         self._timelines.remove_pulled([follower_id], followee_id)
         self._streams.publish_refresh([follower_id])
 
     def pulled_by_followers(self, author_id: int) -> bool:
         """Whether the followers' pulled sets hold the author (or are being changed)."""
-        return self._state.pulled_or_unsettled(author_id)
+        return self._author_copies.pulled_or_unsettled(author_id)
 
     def add_to_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
         """Every follower pulls the author from now on; recorded once all of them do."""
         for follower_ids in follower_chunks:
             self._timelines.add_pulled(follower_ids, author_id)
             self._streams.publish_refresh(follower_ids)
-        self._state.mark_pulled(author_id, True)
+        self._author_copies.mark_pulled(author_id, True)
 
     def remove_from_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
         """No follower pulls the author any more (their homes hold the author's posts)."""
-        self._state.mark_pulled(author_id, False)  # first: a change meanwhile sees it unmarked
+        # first: a change meanwhile sees it unmarked
+        self._author_copies.mark_pulled(author_id, False)
         for follower_ids in follower_chunks:
             self._timelines.remove_pulled(follower_ids, author_id)
             self._streams.publish_refresh(follower_ids)

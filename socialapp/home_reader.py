@@ -26,11 +26,15 @@ from socialapp.errors import Unavailable
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.adaptive_rounds import AdaptiveRounds
+from socialapp.stores.author_copies import AuthorCopies
+from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
+from socialapp.stores.rate_meters import RateMeters
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.timelines import HIDDEN_MISSING, MISSING, PageSources, TimelineStore
 
 
@@ -45,7 +49,11 @@ class HomeReader:
         feeds: FeedManager,
         pages: Pages,
         timelines: TimelineStore,
-        state: FanoutState,
+        followee_copies: FolloweeCopies,
+        author_copies: AuthorCopies,
+        activity: ReaderActivity,
+        rate_meters: RateMeters,
+        adaptive_rounds: AdaptiveRounds,
         hidden: HiddenAccounts,
         cache: PostCache,
         posts: PostStore,
@@ -56,7 +64,11 @@ class HomeReader:
         self._feeds = feeds
         self._pages = pages
         self._timelines = timelines
-        self._state = state
+        self._followee_copies = followee_copies
+        self._author_copies = author_copies
+        self._activity = activity
+        self._rate_meters = rate_meters
+        self._adaptive_rounds = adaptive_rounds
         self._hidden = hidden
         self._cache = cache
         self._posts = posts
@@ -86,7 +98,7 @@ class HomeReader:
         followed. In ``read`` mode (or while switching from or to it) every followee is pulled.
         """
         if counted and policy.measures_rates:
-            self._state.meter(reader, "reads", self._rate_window, self._meter_share)
+            self._rate_meters.meter(reader, "reads", self._rate_window, self._meter_share)
         if self._pulls_everyone(policy):
             fetch = self._pulling_everyone(reader)
         else:
@@ -113,20 +125,20 @@ class HomeReader:
         return policy.current.mode == "adaptive" and self._pages_leaning() == "pull"
 
     def _pages_leaning(self) -> str | None:
-        """Adaptive mode's side for pages (``FanoutState.pages_leaning``), read at most once
+        """Adaptive mode's side for pages (``AdaptiveRounds.pages_leaning``), read at most once
         per adaptive interval: only a round changes it, and rounds come no more often
         (either path gives the same page, so a leaning read a round late costs the page,
         not its content)."""
         read_at, leaning = self._leaning
         now = time.monotonic()
         if now - read_at >= self._leaning_seconds:
-            leaning = self._state.pages_leaning()
+            leaning = self._adaptive_rounds.pages_leaning()
             self._leaning = (now, leaning)
         return leaning
 
     def _pulling_everyone(self, reader: int):
         """Sources when every followee is pulled: their outboxes, no home."""
-        self._state.touch(reader)
+        self._activity.touch(reader)
         return self._pulling(reader, self._visible(reader))
 
     def _pulling(self, reader: int, visible: set[int]):
@@ -208,9 +220,9 @@ class HomeReader:
 
     def _page_sources(self, reader, policy, before, since_id, need, prefetch) -> PageSources:
         """The page's sources; the reader's copies rebuilt first where Redis lacks them."""
-        following, hidden = self._state.following_set(reader), self._hidden.key(reader)
+        following, hidden = self._followee_copies.following_set(reader), self._hidden.key(reader)
         for _ in range(FILL_ATTEMPTS):
-            activity = self._state.activity(self._inactive_after)
+            activity = self._activity.activity(self._inactive_after)
             if not self._timelines.batched and not self._active(reader):
                 self._feeds.rebuild_home(reader, policy)
             found = self._timelines.read_page_sources(
@@ -228,7 +240,7 @@ class HomeReader:
                 return found
             if found == HIDDEN_MISSING:
                 self._sources.hidden_among(reader, [])  # loads the set: read again
-            elif found == MISSING and self._state.followees(reader) is None:
+            elif found == MISSING and self._followee_copies.followees(reader) is None:
                 # only the followee set was gone: reload it, read again
                 self._sources.followees(reader)
             else:
@@ -243,8 +255,8 @@ class HomeReader:
 
     def _active(self, reader: int) -> bool:
         """Whether the reader was active (marking them active now), on a cluster."""
-        active = self._state.is_active(reader, self._inactive_after)
-        self._state.touch(reader)
+        active = self._activity.is_active(reader, self._inactive_after)
+        self._activity.touch(reader)
         return active
 
     def read_page_from_store(

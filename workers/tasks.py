@@ -56,7 +56,8 @@ def register(app, components: Callable[[], Components]) -> None:
 
     @app.task(name=adaptive.ADAPT, **RETRY)
     def adapt() -> int:
-        return adaptive.adapt(components().fanout)
+        c = components()
+        return adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
 
     @app.task(name=audit.AUDIT, **RETRY)
     def audit_round() -> int:

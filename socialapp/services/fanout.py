@@ -27,12 +27,15 @@ from socialapp.feed_manager import FeedManager
 from socialapp.feed_sources import FeedSources
 from socialapp.metrics import Metrics
 from socialapp.queue import FANOUT, FANOUT_LARGE, FEED, TaskQueue, send_after_answer
+from socialapp.stores.author_copies import AuthorCopies
+from socialapp.stores.deliveries import Deliveries
 from socialapp.stores.fanout_settings import FanoutSettingsStore
-from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, entry_of, in_public_feeds
+from socialapp.stores.rate_meters import RateMeters
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
@@ -51,15 +54,20 @@ RECONCILE_ROUNDS = 5  # then an author whose status keeps changing is reconciled
 class Fanout:
     """The fan-out engine and what it works with.
 
-    ``feeds`` moves entries between outboxes, homes and pulled sets; ``state`` holds the
-    hot-path copies (followers, strategies, who is unsettled, deliveries in flight);
-    ``sources`` reads them back, reloaded from MongoDB where Redis lost them; ``cache`` is
-    where a deleted post is buried; ``hidden`` copies whom each reader does not see; the
-    stores of record say who follows whom.
+    ``feeds`` moves entries between outboxes, homes and pulled sets; ``author_copies``
+    holds the authors' hot-path copies (followers, strategies) and who is unsettled,
+    ``activity`` the readers' last activity, ``rate_meters`` what adaptive mode counts,
+    ``deliveries`` the deliveries in flight and the sweeper's memory; ``sources`` reads the
+    copies back, reloaded from MongoDB where Redis lost them; ``cache`` is where a deleted
+    post is buried; ``hidden`` copies whom each reader does not see; the stores of record
+    say who follows whom.
     """
 
     feeds: FeedManager
-    state: FanoutState
+    author_copies: AuthorCopies
+    activity: ReaderActivity
+    rate_meters: RateMeters
+    deliveries: Deliveries
     sources: FeedSources
     cache: PostCache
     hidden: HiddenAccounts
@@ -174,13 +182,13 @@ class Fanout:
         to_push = any(
             not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in policy.configs
         )
-        reconciling = self.state.reconciling(author["_id"]) is not None
+        reconciling = self.author_copies.reconciling(author["_id"]) is not None
         # While an earlier change is reconciled, this one counts as another: that
         # reconciliation read the author before it, so it may not settle them.
         moves = to_push or reconciling or self._pulled_sets_stale(policy, author)
         if moves:
-            self.state.mark_unsettled(author["_id"])
-        self.state.set_strategy(author["_id"], after)
+            self.author_copies.mark_unsettled(author["_id"])
+        self.author_copies.set_strategy(author["_id"], after)
         return moves
 
     def on_filters_changed(self, *user_ids: int) -> None:
@@ -206,19 +214,19 @@ class Fanout:
         ):
             # Readers keep pulling, and delivery keeps pushing, until it is reconciled.
             self._unsettle(author["_id"])
-        self.state.set_followers(author["_id"], after)
+        self.author_copies.set_followers(author["_id"], after)
 
     def _unsettle(self, author_id: int) -> None:
         """Reconcile the author: meanwhile their readers pull them and delivery pushes them,
         so neither a pull-to-push nor a push-to-pull change hides a post."""
-        self.state.mark_unsettled(author_id)
+        self.author_copies.mark_unsettled(author_id)
         self._reconcile_later(RECONCILE_AUTHORS, [author_id])
 
     def _pulled_sets_stale(self, policy: FanoutSettings, author: dict) -> bool:
         """Whether the followers' pulled sets disagree with what the policy says of the
         author."""
         wanted = policy.pulled_when_settled(author["followers_count"], strategy_of(author))
-        return wanted is not None and wanted != self.state.pulled_mark(author["_id"])
+        return wanted is not None and wanted != self.author_copies.pulled_mark(author["_id"])
 
     def _sync_pulled_sets(self, policy: FanoutSettings, author: dict) -> None:
         """Fill or empty the followers' pulled sets as the policy says (homes backfilled)."""
@@ -266,7 +274,7 @@ class Fanout:
         )
         if policy.measures_rates:
             config = self.config
-            self.state.meter(
+            self.rate_meters.meter(
                 author_id, "posts", config.adaptive_rate_window_seconds, config.adaptive_meter_share
             )
         chunks = iter(())
@@ -279,7 +287,7 @@ class Fanout:
         attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
         second = next(chunks, None)
         if second is None:  # a small author: one chunk, on the queue of small deliveries
-            self.state.start_delivery(post_id, attempt, 1)
+            self.deliveries.start_delivery(post_id, attempt, 1)
             args = (post_id, author_id, first, 0, attempt, *_task_args(entry)[2:])
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT)
             return 1
@@ -289,7 +297,7 @@ class Fanout:
             args = (post_id, author_id, follower_ids, sent, attempt, *_task_args(entry)[2:])
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
             sent += 1
-        self.state.start_delivery(post_id, attempt, sent + 1)
+        self.deliveries.start_delivery(post_id, attempt, sent + 1)
         args = (post_id, author_id, [], sent, attempt, *_task_args(entry)[2:])
         self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
         return sent + 1
@@ -318,7 +326,7 @@ class Fanout:
         else:
             self.streams.publish_update(follower_ids, *entry)
         self.metrics.deliveries.inc(delivered)
-        if self.state.finish_chunk(post_id, attempt, index):
+        if self.deliveries.finish_chunk(post_id, attempt, index):
             self.posts.finish_fanout(post_id)
             self.metrics.observe_delivery_lag(post_id)
         return delivered
@@ -326,8 +334,8 @@ class Fanout:
     def sweep(self) -> int:
         """Re-enqueue posts whose fan-out has been pending too long and reconciliations
         unfinished too long, and forget readers idle for good (the sweeper's turn: call only
-        once ``state.claim_sweep`` gave it); how many posts were re-enqueued."""
-        self.state.forget_inactive(self.config.inactive_after_seconds)
+        once ``Deliveries.claim_sweep`` gave it); how many posts were re-enqueued."""
+        self.activity.forget_inactive(self.config.inactive_after_seconds)
         cutoff = first_id_at(time.time() - self.config.sweep_after_seconds)
         pending = self.posts.pending_fanouts(before_id=cutoff)
         if pending and self.queue.depth()[FANOUT] >= len(pending):
@@ -349,12 +357,12 @@ class Fanout:
         of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart. One that
         is only slow runs twice meanwhile, which is safe: each settles only what is left."""
         policy = self.fanout_settings.read()
-        unfinished = [f"author:{author_id}" for author_id in sorted(self.state.unsettled())]
+        unfinished = [f"author:{author_id}" for author_id in sorted(self.author_copies.unsettled())]
         if not policy.settled:
             unfinished.append(f"generation:{policy.generation}")
         after = self.config.sweep_after_seconds + self.settle_delay()
         authors = []  # re-sent together, in one task
-        for name in self.state.overdue(unfinished, after):
+        for name in self.deliveries.overdue(unfinished, after):
             log.info("sweeper re-sent the reconciliation of %s", name)
             kind, subject = name.split(":")
             if kind == "generation":
@@ -387,7 +395,7 @@ class Fanout:
         policy = self.fanout_settings.read()
         if policy.generation != generation:
             return False  # a newer change scheduled its own reconciliation
-        marked, emptied = self.state.pulled_marks(), []
+        marked, emptied = self.author_copies.pulled_marks(), []
         for author in self.users.authors_with_followers():
             count, strategy = author["followers_count"], strategy_of(author)
             if policy.needs_backfill(count, strategy):
@@ -401,7 +409,7 @@ class Fanout:
         for author in emptied if settled else ():  # once settled: readers pull them no more
             # An author being reconciled may have moved to push since it was read: their
             # own reconciliation backfills the homes first, then empties the sets.
-            if self.state.reconciling(author["_id"]) is None:
+            if self.author_copies.reconciling(author["_id"]) is None:
                 self._sync_pulled_sets(policy, author)
         log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
         left = {config.mode for config in policy.pending} - {"read"}
@@ -415,7 +423,7 @@ class Fanout:
         a batch retried after a failure half-way, or sent again by the sweeper, does not
         backfill again the followers of those it settled."""
         _wait_until(not_before)
-        unsettled = self.state.unsettled()
+        unsettled = self.author_copies.unsettled()
         # a list, not a generator: all() would stop at the first author left unsettled
         return all([self.reconcile_author(a) for a in author_ids if a in unsettled])
 
@@ -429,20 +437,22 @@ class Fanout:
         changing after ``RECONCILE_ROUNDS`` rounds is reconciled again a settle delay later,
         so every author settles once the changes stop."""
         for _ in range(RECONCILE_ROUNDS):
-            changes = self.state.reconciling(author_id)  # first: a later change shows
+            changes = self.author_copies.reconciling(author_id)  # first: a later change shows
             author = self.users.get(author_id)
             if author is None:
-                self.state.settle(author_id)
+                self.author_copies.settle(author_id)
                 return True
             jitter.pause("reconcile_author.read")
             policy = self.fanout_settings.current()
-            self.state.set_strategy(author_id, strategy_of(author))  # the newest, whoever last
+            self.author_copies.set_strategy(
+                author_id, strategy_of(author)
+            )  # the newest, whoever last
             if policy.delivery_pushes(author["followers_count"], strategy_of(author)):
                 chunks = self.follows.follower_chunks(author_id)
                 self.feeds.merge_into_active(author_id, chunks)
             self._sync_pulled_sets(policy, author)
             jitter.pause("reconcile_author.synced")
-            if self.state.settle(author_id, changes):
+            if self.author_copies.settle(author_id, changes):
                 return True
         log.info("author %s kept changing while reconciled; reconciling again", author_id)
         self._reconcile_later(RECONCILE_AUTHORS, [author_id])

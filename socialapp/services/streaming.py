@@ -19,7 +19,7 @@ memory (an index by stream), rendered once for all; the reader's hidden accounts
 left out there too, by the same rule (``ReaderView.hides``).
 
 The reader's followees, pulled set and hidden accounts are the Redis copies pages read
-(``FanoutState``, ``TimelineStore``, ``HiddenAccounts``), read again when delivery says they
+(``FolloweeCopies``, ``TimelineStore``, ``HiddenAccounts``), read again when delivery says they
 changed (a ``refresh`` on the reader's channel, handled before any later message) and every
 ``RELOAD_SECONDS``. Where Redis lacks them, a home read through the API rebuilds them, with
 the reader's own token. The API also answers who a token is (``/oauth/token/info``) and
@@ -43,7 +43,7 @@ import httpx
 from socialapp.domain import tags
 from socialapp.domain.timeline import Entry, shown
 from socialapp.services import oauth
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.streams import MARKER_SECONDS, Streams, Subscription
 from socialapp.stores.timelines import TimelineStore
@@ -345,7 +345,7 @@ class Hub:
         streams: Streams,
         subscription: Subscription,
         timelines: TimelineStore,
-        state: FanoutState,
+        followee_copies: FolloweeCopies,
         hidden: HiddenAccounts,
         gateway: Gateway,
         buffer: int = 256,
@@ -355,7 +355,7 @@ class Hub:
         self._streams = streams
         self._subscription = subscription
         self._timelines = timelines
-        self._state = state
+        self._followee_copies = followee_copies
         self._hidden = hidden
         self._gateway = gateway
         self._buffer = buffer
@@ -629,7 +629,7 @@ class Hub:
 
     def _copies(self, reader: int):
         return (
-            self._state.followees(reader),
+            self._followee_copies.followees(reader),
             self._timelines.pulled(reader),
             self._hidden.until(reader),
             self._hidden.boosts_hidden(reader),
