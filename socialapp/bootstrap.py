@@ -21,6 +21,7 @@ from socialapp.services.audit import Auditor
 from socialapp.services.fanout import Fanout
 from socialapp.services.forecast import Forecaster
 from socialapp.services.notifications import Notifier
+from socialapp.shared_reader import SharedFeedReader
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.audit import AuditStore
 from socialapp.stores.boosts import BoostStore
@@ -38,6 +39,7 @@ from socialapp.stores.oauth_codes import OAuthCodes
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
 from socialapp.stores.series import SeriesStore
+from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
@@ -65,12 +67,14 @@ class Components:
     oauth_codes: OAuthCodes
     fanout_settings: FanoutSettingsStore
     timelines: TimelineStore
+    shared_feeds: SharedFeeds
     post_cache: PostCache
     fanout_state: FanoutState
     audits: AuditStore
     uow: UnitOfWork
     sources: FeedSources
     home: HomeReader
+    shared_reader: SharedFeedReader
     feeds: FeedManager
     fanout: Fanout
     notifier: Notifier
@@ -123,6 +127,7 @@ def build(settings: Settings) -> Components:
     notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
+    shared_feeds = SharedFeeds(redis, settings)
     post_cache = PostCache(redis, settings, render=render_post)
     fanout_state = FanoutState(redis)
     audits = AuditStore(redis)
@@ -131,7 +136,7 @@ def build(settings: Settings) -> Components:
     hidden = HiddenAccounts(redis)
     streams = Streams(redis)
     sources = FeedSources(timelines, fanout_state, posts, follows, users, filters, hidden, settings)
-    feeds = FeedManager(sources, timelines, fanout_state, streams, settings)
+    feeds = FeedManager(sources, timelines, fanout_state, streams, settings, shared_feeds)
     fanout_settings = FanoutSettingsStore(db, settings)
     metrics = Metrics(
         queue_depth=queue.depth,
@@ -164,12 +169,14 @@ def build(settings: Settings) -> Components:
         oauth_codes=OAuthCodes(redis),
         fanout_settings=fanout_settings,
         timelines=timelines,
+        shared_feeds=shared_feeds,
         post_cache=post_cache,
         fanout_state=fanout_state,
         audits=audits,
         uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters, boosts),
         sources=sources,
         home=home,
+        shared_reader=SharedFeedReader(shared_feeds, sources, posts, home),
         feeds=feeds,
         fanout=Fanout(
             feeds=feeds,

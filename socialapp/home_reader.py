@@ -145,7 +145,8 @@ class HomeReader:
             shown, decided = deduplicated(pending, self._boost_window, complete, need, newer)
             if decided:
                 pending = pending[decided:]
-                kept += self._hydrate(shown, rendered, stream.cached, stream.stored)
+                hydrated = self._hydrate(shown, rendered, stream.cached, stream.stored)
+                kept += [i for i in hydrated if stream.admits is None or stream.admits(i[1])]
                 continue
             more = stream.read(need + self._boost_window if pending else need, need)
             complete = not more
@@ -211,6 +212,40 @@ class HomeReader:
         return self._comments_seen(
             page, rendered, lambda ids: self._sources.hidden_among(reader, ids)
         )
+
+    def read_feed_page(
+        self,
+        fetch,
+        store_page,
+        shown,
+        limit: int,
+        max_id: int | None = None,
+        since_id: int | None = None,
+        rendered: bool = False,
+        admits=None,
+        hidden_among=None,
+    ) -> HomePage:
+        """A page of another feed than a home (the public feed, a hashtag's) through the
+        home's pipeline: ``fetch`` as a home's sources (merged while Redis holds them), then
+        ``store_page(before, after, limit)``, the feed's posts in MongoDB newest first;
+        ``shown(entries)`` leaves out what the reader does not see, on both paths;
+        ``admits(document)``, if given, the posts shown (documents only, not ``rendered``);
+        ``hidden_among(ids)`` which commenters the reader does not see (None: anyone's)."""
+        stream = _EntryStream(
+            fetch,
+            self._posts,
+            None,
+            shown,
+            HomePage([], None, "shared"),
+            max_id,
+            since_id,
+            store_page=store_page,
+            admits=admits,
+        )
+        page = self._page(stream, limit, rendered)
+        if hidden_among is None:
+            return page
+        return self._comments_seen(page, rendered, hidden_among)
 
     def _pulling_some(self, reader: int, policy: FanoutSettings):
         """Sources when the home holds the pushed authors: the home, the reader's outbox and
@@ -428,13 +463,27 @@ class _EntryStream:
     keeps for hydration. Blocks, mutes and hidden boosts are left out here, before the boost
     rule counts entries, in every mode alike: ``visible()`` gives the authors whose posts the
     store may give, ``boosts_shown(entries)`` the entries less the boosts the reader hides.
+    Another feed than a home (``read_feed_page``) gives ``store_page(before, after, limit)``,
+    its posts in MongoDB newest first, instead of the visible authors' (``visible`` unused),
+    and may ask that only the posts ``admits(document)`` are shown.
     """
 
     def __init__(
-        self, fetch, posts: PostStore, visible, boosts_shown, page: HomePage, max_id, since_id
+        self,
+        fetch,
+        posts: PostStore,
+        visible,
+        boosts_shown,
+        page: HomePage,
+        max_id,
+        since_id,
+        store_page=None,
+        admits=None,
     ) -> None:
         self._fetch, self._posts = fetch, posts
         self._visible, self._boosts_shown = visible, boosts_shown
+        self._store_page = store_page or self._authors_page
+        self.admits = admits
         self.since_id = self._since_id = since_id  # the page's; the reads' (None once past it)
         self.past_since = False
         self.page = page
@@ -485,13 +534,16 @@ class _EntryStream:
         self.before, self._since_id = self.since_id + 1, None
         self.in_store = self._fetch is None
 
+    def _authors_page(self, before: int | None, after: int | None, limit: int) -> list[dict]:
+        if not isinstance(self._visible, list):
+            self._visible = sorted(self._visible())  # once, when the store is reached
+        return self._posts.page_by_authors(
+            self._visible, before_id=before, after_id=after, limit=limit
+        )
+
     def _read_store(self, count: int) -> list[Entry]:
         while self.before is None or self.before > (self._since_id or 0) + 1:
-            if not isinstance(self._visible, list):
-                self._visible = sorted(self._visible())  # once, when the store is reached
-            posts = self._posts.page_by_authors(
-                self._visible, before_id=self.before, after_id=self._since_id, limit=count
-            )
+            posts = self._store_page(self.before, self._since_id, count)
             if not posts:
                 break
             self.before = posts[-1]["_id"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from socialapp.errors import Unavailable
 from socialapp.home_reader import HomePage, HomeReader
@@ -57,12 +58,23 @@ def read_home_after(
     to ``min_id`` and keeps the last ``limit``: its cost grows with the posts newer than
     ``min_id``, which is small for a client catching up on what is new.
     """
+
+    def read(before: int | None) -> HomePage:
+        args = (home, fanout_settings, metrics, user_id, max(limit, 40), before, min_id)
+        return read_home(*args)
+
+    return page_after(read, limit, max_id)
+
+
+def page_after(read: Callable[[int | None], HomePage], limit: int, max_id: int | None) -> HomePage:
+    """The oldest ``limit`` posts of the pages ``read(before)`` gives down from ``max_id``
+    (newer than the ``min_id`` it reads above: those just newer than it), as one page."""
     window: list[dict] = []
     before = max_id
-    read = []
+    read_pages = []
     while True:
-        page = read_home(home, fanout_settings, metrics, user_id, max(limit, 40), before, min_id)
-        read.append(page)
+        page = read(before)
+        read_pages.append(page)
         window = (window + page.posts)[-limit:]
         if page.next_max_id is None:
             break
@@ -71,7 +83,31 @@ def read_home_after(
         window,
         window[-1]["_id"] if window else None,
         page.mode,
-        from_timeline=sum(p.from_timeline for p in read),
-        merged_authors=max(p.merged_authors for p in read),
-        from_store=sum(p.from_store for p in read),
+        from_timeline=sum(p.from_timeline for p in read_pages),
+        merged_authors=max(p.merged_authors for p in read_pages),
+        from_store=sum(p.from_store for p in read_pages),
     )
+
+
+def read_shared(
+    page: Callable[..., HomePage],
+    limit: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> HomePage:
+    """A page of a shared feed (public, a hashtag's): ``page(limit, max_id, since_id,
+    from_store=False)`` is a ``SharedFeedReader`` method with the feed and the reader
+    bound; from MongoDB alone while Redis is unreachable. With ``min_id``, the posts just
+    newer than it, as ``read_home_after`` reads them."""
+
+    def read(count: int, before: int | None, since: int | None) -> HomePage:
+        try:
+            return page(count, before, since)
+        except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
+            log.warning("shared feed read from MongoDB alone: %r", error)
+            return page(count, before, since, from_store=True)
+
+    if min_id is None:
+        return read(limit, max_id, since_id)
+    return page_after(lambda before: read(max(limit, 40), before, min_id), limit, max_id)

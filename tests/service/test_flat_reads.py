@@ -121,7 +121,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
     sources = FeedSources(timelines, state, *stores, c.settings)
     home = HomeReader(sources, timelines, state, hidden, cache, c.posts, c.follows, c.settings)
-    feeds = FeedManager(sources, timelines, state, c.streams, c.settings)
+    feeds = FeedManager(sources, timelines, state, c.streams, c.settings, c.shared_feeds)
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
