@@ -22,6 +22,7 @@ from socialapp.services.audit import Auditor
 from socialapp.services.fanout import Fanout
 from socialapp.services.forecast import Forecaster
 from socialapp.services.notifications import Notifier
+from socialapp.shared_reader import SharedFeedReader
 from socialapp.stores import mongo, redis_client
 from socialapp.stores.adaptive_rounds import AdaptiveRounds
 from socialapp.stores.audit import AuditStore
@@ -44,6 +45,7 @@ from socialapp.stores.posts import PostStore
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import SeriesStore
+from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
@@ -71,6 +73,7 @@ class Components:
     oauth_codes: OAuthCodes
     fanout_settings: FanoutSettingsStore
     timelines: TimelineStore
+    shared_feeds: SharedFeeds
     post_cache: PostCache
     followee_copies: FolloweeCopies
     author_copies: AuthorCopies
@@ -82,6 +85,7 @@ class Components:
     uow: UnitOfWork
     sources: FeedSources
     home: HomeReader
+    shared_reader: SharedFeedReader
     feeds: FeedManager
     fanout: Fanout
     notifier: Notifier
@@ -134,6 +138,7 @@ def build(settings: Settings) -> Components:
     notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
+    shared_feeds = SharedFeeds(redis, settings)
     post_cache = PostCache(redis, settings, render=render_post)
     followee_copies = FolloweeCopies(redis)
     author_copies = AuthorCopies(redis)
@@ -150,7 +155,14 @@ def build(settings: Settings) -> Components:
         timelines, followee_copies, author_copies, posts, follows, users, filters, hidden, settings
     )
     feeds = FeedManager(
-        sources, timelines, followee_copies, author_copies, activity, streams, settings
+        sources,
+        timelines,
+        followee_copies,
+        author_copies,
+        activity,
+        streams,
+        settings,
+        shared_feeds,
     )
     fanout_settings = FanoutSettingsStore(db, settings)
     metrics = Metrics(
@@ -198,6 +210,7 @@ def build(settings: Settings) -> Components:
         oauth_codes=OAuthCodes(redis),
         fanout_settings=fanout_settings,
         timelines=timelines,
+        shared_feeds=shared_feeds,
         post_cache=post_cache,
         followee_copies=followee_copies,
         author_copies=author_copies,
@@ -209,6 +222,7 @@ def build(settings: Settings) -> Components:
         uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters, boosts),
         sources=sources,
         home=home,
+        shared_reader=SharedFeedReader(shared_feeds, sources, posts, pages),
         feeds=feeds,
         fanout=Fanout(
             feeds=feeds,

@@ -6,7 +6,7 @@ posts to outboxes, pushes them to homes, merges an author into a home on follow 
 them out on unfollow, retracts deleted posts, fills and empties pulled sets. The fan-out
 engine (``socialapp.services.fanout.Fanout``) decides *who*; the feed manager does *how*.
 Reading a page is ``HomeReader``'s; both take the same ``FeedSources`` and neither knows the
-other.
+other. It also puts public posts in the shared feeds (public, hashtags) and takes them out.
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from socialapp.domain.timeline import Entry
 from socialapp.feed_sources import FeedSources
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.followee_copies import FolloweeCopies
+from socialapp.stores.posts import entry_of
 from socialapp.stores.reader_activity import ReaderActivity
+from socialapp.stores.shared_feeds import SharedFeeds, feeds_of
 from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 
@@ -35,12 +37,14 @@ class FeedManager:
         activity: ReaderActivity,
         streams: Streams,
         settings: Settings,
+        shared: SharedFeeds,
     ) -> None:
         self._sources = sources
         self._timelines = timelines
         self._followee_copies = followee_copies
         self._author_copies = author_copies
         self._activity = activity
+        self._shared = shared
         self._streams = streams  # open streams follow what changes here
         self._inactive_after = settings.inactive_after_seconds
         self._outbox_cap = settings.outbox_cap
@@ -54,6 +58,20 @@ class FeedManager:
     def withdraw(self, entry: Entry) -> None:
         """Take a deleted post (or one about to be) out of its author's outbox."""
         self._timelines.remove_from_outbox(entry.author_id, entry)
+
+    # Shared feeds ----------------------------------------------------------------------------
+    def share(self, post: dict) -> bool:
+        """Put a stored post in the shared feeds it enters (``feeds_of``) that exist: a
+        reader rebuilds the others from MongoDB, which holds it. Whether it enters any."""
+        keys = feeds_of(post)
+        if keys:
+            self._shared.add(keys, entry_of(post))
+        return bool(keys)
+
+    def unshare(self, entry: Entry, tags: Iterable[str] = ()) -> None:
+        """Take a deleted post (or one about to be) out of the public feed and the feeds of
+        its ``tags``."""
+        self._shared.remove(SharedFeeds.keys(tags, public=True), entry)
 
     # Home timelines ------------------------------------------------------------------------
     def push(self, entry: Entry, follower_ids: Iterable[int]) -> int:

@@ -55,7 +55,8 @@ class Pages:
             showing, decided = deduplicated(pending, self._boost_window, complete, need, newer)
             if decided:
                 pending = pending[decided:]
-                kept += self._hydrate(showing, rendered, stream.cached, stream.stored)
+                hydrated = self._hydrate(showing, rendered, stream.cached, stream.stored)
+                kept += [item for item in hydrated if stream.admits(item[1])]
                 continue
             more = stream.read(need + self._boost_window if pending else need, need)
             complete = not more
@@ -126,11 +127,15 @@ class EntryStream:
     count)``: the feed's posts with after < id < before, newest first), whose documents
     ``stored`` keeps for hydration. Blocks, mutes and hidden boosts are left out here, before
     the boost rule counts entries, in every mode alike: ``boosts_shown(entries)`` gives the
-    entries less the boosts the reader hides. ``fetch`` None: the store alone.
+    entries less the boosts the reader hides. ``fetch`` None: the store alone. ``admits(post)``
+    keeps only some hydrated posts (a hashtag page's ``all[]`` and ``none[]``: documents).
     """
 
-    def __init__(self, fetch, store_page, boosts_shown, page: FeedPage, max_id, since_id) -> None:
+    def __init__(
+        self, fetch, store_page, boosts_shown, page: FeedPage, max_id, since_id, admits=None
+    ) -> None:
         self._fetch, self._store_page, self._boosts_shown = fetch, store_page, boosts_shown
+        self.admits = admits or _every
         self.since_id = self._since_id = since_id  # the page's; the reads' (None once past it)
         self.past_since = False
         self.page = page
@@ -194,3 +199,7 @@ class EntryStream:
             if seen:
                 return seen
         return []
+
+
+def _every(post) -> bool:
+    return True

@@ -30,8 +30,9 @@ def register(app, components: Callable[[], Components]) -> None:
         return engine.deliver_chunk(post_id, author_id, follower_ids, index, attempt, *boosted)
 
     @app.task(name=fanout.RETRACT, **RETRY)
-    def retract_post(post_id: int, author_id: int, *boosted: int) -> None:
-        components().fanout.retract_post(post_id, author_id, *boosted)
+    def retract_post(post_id: int, author_id: int, *rest) -> None:
+        # ``rest``: a boost's boosted post and its author, or 0, 0 and a post's tags
+        components().fanout.retract_post(post_id, author_id, *rest)
 
     @app.task(name=posts.DELETE_BOOSTS, **RETRY)
     def delete_boosts(post_id: int) -> int:

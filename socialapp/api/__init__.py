@@ -19,6 +19,7 @@ from socialapp.api import (
     ops,
     posts,
     seed,
+    shared_timelines,
     timeline,
 )
 from socialapp.api.base import refuse_undeclared_query
@@ -42,6 +43,7 @@ BLUEPRINTS = (
     notifications.blp,
     posts.blp,
     timeline.blp,
+    shared_timelines.blp,
     admin.blp,
     seed.blp,
     ops.blp,

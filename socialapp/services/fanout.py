@@ -96,8 +96,12 @@ class Fanout:
         self._publish(post, "post %s stored, fan-out deferred to the sweeper: %r", held=True)
 
     def before_post_deleted(self, post: dict) -> None:
-        """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
-        self.feeds.withdraw(entry_of(post))
+        """Take the post out of the author's outbox and the shared feeds (Redis must be up:
+        503 if not)."""
+        entry = entry_of(post)
+        self.feeds.withdraw(entry)
+        if not entry.boost_of:
+            self.feeds.unshare(entry, post.get("tags", ()))
 
     def on_delete_failed(self, post: dict) -> None:
         """The post was withdrawn from its author's outbox, then not deleted (MongoDB, or the
@@ -137,7 +141,7 @@ class Fanout:
         except Unavailable as error:
             log.warning("post %s deleted, not yet buried in the cache: %r", post["_id"], error)
         try:
-            self.queue.send(RETRACT, *_task_args(entry_of(post)), queue=FEED)
+            self.queue.send(RETRACT, *_retract_args(post), queue=FEED)
         except Unavailable as error:
             log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
 
@@ -260,6 +264,11 @@ class Fanout:
         if post is None:  # deleted: take back what a racing delete missed
             self.feeds.withdraw(entry)
             return 0
+        # The shared feeds (public, hashtags), idempotently. A delete that lands after the
+        # read above buries the post before it sends its retraction, so a post shared after
+        # the retraction passed is found buried here and taken back.
+        if self.feeds.share(post) and self.cache.buried(post_id):
+            self.feeds.unshare(entry, post.get("tags", ()))
         followers, strategy, unsettled = self.sources.authors([author_id])[author_id]
         policy = self.fanout_settings.current()
         # Once per post, for the streams that pull the author (pushed ones: deliver_chunk),
@@ -373,14 +382,22 @@ class Fanout:
             self.queue.send(RECONCILE_AUTHORS, authors, queue=FEED)
 
     def retract_post(
-        self, post_id: int, author_id: int, boost_of: int = 0, original_author: int = 0
+        self,
+        post_id: int,
+        author_id: int,
+        boost_of: int = 0,
+        original_author: int = 0,
+        tags: Iterable[str] = (),
     ) -> None:
         """Take a deleted post out of every place it was delivered to (again where a
-        delivery raced the delete), and bury it again in case the delete could not."""
+        delivery raced the delete), and bury it again in case the delete could not.
+        ``tags``: the post's, whose feeds it leaves (the post is gone: the task carries them)."""
         jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
         entry = Entry(post_id, author_id, boost_of, original_author)
         self.cache.bury(post_id)
         self.feeds.withdraw(entry)
+        if not boost_of:
+            self.feeds.unshare(entry, tags)
         self.streams.publish_delete([author_id], post_id, public=not boost_of)
         for follower_ids in self.follows.follower_chunks(author_id):
             self.feeds.retract(entry, follower_ids)
@@ -463,6 +480,15 @@ def _task_args(entry: Entry) -> tuple[int, ...]:
     """A task's ids for the entry: the post and its author, and for a boost the boosted post
     and its author too (a post's tasks look as they did before boosts)."""
     return tuple(entry) if entry.boost_of else tuple(entry[:2])
+
+
+def _retract_args(post: dict) -> tuple:
+    """A retraction's arguments: the task's ids, and for a post with tags, ``0, 0`` (not a
+    boost) and its tags, whose feeds it leaves once the post is gone."""
+    entry = entry_of(post)
+    if not post.get("tags") or entry.boost_of:
+        return _task_args(entry)
+    return (*entry, list(post["tags"]))
 
 
 def regrouped(chunks: Iterable[list[int]], size: int) -> Iterator[list[int]]:

@@ -92,3 +92,27 @@ def read_after(
         merged_authors=max(p.merged_authors for p in pages),
         from_store=sum(p.from_store for p in pages),
     )
+
+
+def read_shared(
+    page: Callable[..., FeedPage],
+    limit: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> FeedPage:
+    """A page of a shared feed (public, a hashtag's): ``page(limit, max_id, since_id,
+    from_store=False)`` is a ``SharedFeedReader`` method with the feed and the reader
+    bound; from MongoDB alone while Redis is unreachable. With ``min_id``, the posts just
+    newer than it, as ``read_home_after`` reads them."""
+
+    def read(count: int, before: int | None, since: int | None) -> FeedPage:
+        try:
+            return page(count, before, since)
+        except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
+            log.warning("shared feed read from MongoDB alone: %r", error)
+            return page(count, before, since, from_store=True)
+
+    if min_id is None:
+        return read(limit, max_id, since_id)
+    return read_after(read, limit, min_id, max_id)

@@ -28,7 +28,7 @@ def world(client, signup, monkeypatch):
     return {
         "ada": ada,
         "other": signup("bob"),
-        "ids": {"{user_id}": ada.id, "{post_id}": post["id"]},
+        "ids": {"{user_id}": ada.id, "{post_id}": post["id"], "{name}": "cats"},
         "operator": {"Authorization": f"Bearer {token}"},
         "spec": spec,
     }

@@ -127,7 +127,9 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     hidden = HiddenAccounts(cluster)
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
     sources = FeedSources(timelines, followees, authors, *stores, c.settings)
-    feeds = FeedManager(sources, timelines, followees, authors, activity, c.streams, c.settings)
+    feeds = FeedManager(
+        sources, timelines, followees, authors, activity, c.streams, c.settings, c.shared_feeds
+    )
     pages = Pages(cache, c.posts, c.settings.boost_window)
     home = HomeReader(
         sources, feeds, pages, timelines, *copies, hidden, cache, c.posts, c.follows, c.settings
