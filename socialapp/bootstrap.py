@@ -152,7 +152,16 @@ def build(settings: Settings) -> Components:
     hidden = HiddenAccounts(redis)
     streams = Streams(redis)
     sources = FeedSources(
-        timelines, followee_copies, author_copies, posts, follows, users, filters, hidden, settings
+        timelines,
+        followee_copies,
+        author_copies,
+        posts,
+        follows,
+        users,
+        filters,
+        hidden,
+        shared_feeds,
+        settings,
     )
     feeds = FeedManager(
         sources,
@@ -222,7 +231,7 @@ def build(settings: Settings) -> Components:
         uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters, boosts),
         sources=sources,
         home=home,
-        shared_reader=SharedFeedReader(shared_feeds, sources, posts, pages),
+        shared_reader=SharedFeedReader(sources, posts, pages),
         feeds=feeds,
         fanout=Fanout(
             feeds=feeds,

@@ -10,6 +10,7 @@ import datetime as dt
 import math
 import threading
 import time
+from collections.abc import Callable
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry, SourceRead
@@ -18,12 +19,14 @@ from socialapp.stores.filters import FilterStore
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
-from socialapp.stores.posts import PostStore
+from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
+from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
 FILL_ATTEMPTS = 3  # loads of a followee set (or a reader's sources) changed or lost meanwhile
 Author = tuple[int, str, bool]  # (followers, override, unsettled)
+StorePage = Callable[..., list[dict]]  # (before, after, limit, projection=None): newest first
 
 
 class FeedSources:
@@ -37,6 +40,7 @@ class FeedSources:
         users: UserStore,
         filters: FilterStore,
         hidden: HiddenAccounts,
+        shared: SharedFeeds,
         settings: Settings,
     ) -> None:
         self._timelines = timelines
@@ -47,8 +51,10 @@ class FeedSources:
         self._users = users
         self._filters = filters
         self._hidden = hidden
+        self._shared = shared
         self._outbox_cap = settings.outbox_cap
         self._authors_reload = threading.Lock()
+        self._shared_rebuild = threading.Lock()  # one shared feed rebuild per process
 
     def followees(self, user_id: int) -> set[int]:
         """Whom the reader follows, from Redis, loaded from MongoDB when Redis lacks it."""
@@ -154,6 +160,37 @@ class FeedSources:
             for i, floor, post_id in zip(lost, *found, strict=True):
                 floors[i], newest[i] = source_floor(floor), post_id
         return floors, newest
+
+    def shared_reads(
+        self, loads: dict[str, StorePage], before, since_id, count
+    ) -> list[SourceRead]:
+        """Reads of the shared feeds ``loads`` names (public, hashtags) in one round trip,
+        those Redis lost rebuilt from MongoDB (``loads[key]``: the feed's posts there,
+        newest first) and read again."""
+        found = self._shared.read(list(loads), before, since_id, count)
+        lost = [key for key in loads if found[key].floor is None]
+        if lost:
+            self._rebuild_shared({key: loads[key] for key in lost})
+            found.update(self._shared.read(lost, before, since_id, count))
+        return [SourceRead(s.entries, source_floor(s.floor), count) for s in found.values()]
+
+    def _rebuild_shared(self, lost: dict[str, StorePage]) -> None:
+        """Rebuild from MongoDB the feeds among ``lost`` Redis still lacks (``load`` gives
+        each feed's newest posts): begun (floor +inf: deliveries meanwhile are kept, no
+        reader trusts it), loaded, finished (the floor never lowered), as outboxes are."""
+        with self._shared_rebuild:  # the threads that found it lost meanwhile find it rebuilt
+            found = self._shared.read(list(lost), None, None, 0)
+            lost = {key: load for key, load in lost.items() if found[key].floor is None}
+            if not lost:
+                return
+            self._shared.begin_rebuild(list(lost))
+            rebuilt = {}
+            for key, load in lost.items():
+                cap = self._shared.cap(key)
+                entries = [entry_of(post) for post in load(None, None, cap + 1, ENTRY_FIELDS)]
+                floor = entries[cap].post_id if len(entries) > cap else 0
+                rebuilt[key] = (entries[:cap], floor)
+            self._shared.finish_rebuild(rebuilt)
 
     def ensure_outbox(self, author_id: int) -> None:
         """Rebuild the author's outbox from MongoDB if Redis lost it."""

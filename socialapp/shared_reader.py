@@ -6,33 +6,26 @@ floor bounding what it vouches for), then MongoDB past the highest floor, so ``m
 pages back through the whole history. No boost enters these feeds, so the boost rule has
 nothing to do. A signed-in reader does not see the accounts hidden from them (blocks either
 way, mutes: ``FeedSources.hidden_among``), on both paths, and the page still fills. A feed
-Redis lost is rebuilt here, on a read, as ``FeedSources.ensure_outboxes`` rebuilds outboxes.
+Redis lost is rebuilt on a read (``FeedSources.shared_reads``), as outboxes are.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 
-from socialapp.domain.timeline import Entry, SourceRead
+from socialapp.domain.timeline import Entry
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
-from socialapp.feed_sources import FeedSources, source_floor
-from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
-from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds, tag_key
-
-StorePage = Callable[..., list[dict]]  # (before, after, limit, projection=None): newest first
+from socialapp.feed_sources import FeedSources, StorePage
+from socialapp.stores.posts import PostStore
+from socialapp.stores.shared_feeds import PUBLIC, tag_key
 
 
 class SharedFeedReader:
-    def __init__(
-        self, feeds: SharedFeeds, sources: FeedSources, posts: PostStore, pages: Pages
-    ) -> None:
-        self._feeds = feeds
+    def __init__(self, sources: FeedSources, posts: PostStore, pages: Pages) -> None:
         self._sources = sources
         self._posts = posts
         self._pages = pages
-        self._rebuilding = threading.Lock()  # one rebuild per process at a time
 
     def public_page(
         self,
@@ -107,13 +100,7 @@ class SharedFeedReader:
             return [e for e in entries if e.author_id not in hidden]
 
         def fetch(before, since, need, prefetch):
-            keys = list(loads)
-            found = self._feeds.read(keys, before, since, need)
-            lost = [key for key in keys if found[key].floor is None]
-            if lost:
-                self._rebuild({key: loads[key] for key in lost})
-                found.update(self._feeds.read(lost, before, since, need))
-            reads = [SourceRead(s.entries, source_floor(s.floor), need) for s in found.values()]
+            reads = self._sources.shared_reads(loads, before, since, need)
             kept = set(shown([e for read in reads for e in read.entries]))
             return reads, kept.__contains__, None, None
 
@@ -138,24 +125,6 @@ class SharedFeedReader:
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         return hidden.intersection
-
-    def _rebuild(self, lost: dict[str, StorePage]) -> None:
-        """Rebuild from MongoDB the feeds among ``lost`` Redis still lacks (``load`` gives
-        each feed's newest posts): begun (floor +inf: deliveries meanwhile are kept, no
-        reader trusts it), loaded, finished (the floor never lowered), as outboxes are."""
-        with self._rebuilding:  # the threads that found it lost meanwhile find it rebuilt
-            found = self._feeds.read(list(lost), None, None, 0)
-            lost = {key: load for key, load in lost.items() if found[key].floor is None}
-            if not lost:
-                return
-            self._feeds.begin_rebuild(list(lost))
-            rebuilt = {}
-            for key, load in lost.items():
-                cap = self._feeds.cap(key)
-                entries = [entry_of(post) for post in load(None, None, cap + 1, ENTRY_FIELDS)]
-                floor = entries[cap].post_id if len(entries) > cap else 0
-                rebuilt[key] = (entries[:cap], floor)
-            self._feeds.finish_rebuild(rebuilt)
 
 
 def _tagged(posts: PostStore, names: list[str]) -> StorePage:
