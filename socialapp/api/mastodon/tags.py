@@ -33,6 +33,11 @@ def _render(tag: tags.Tag):
     return jsonify(entities.tag(tag.name, tag.following))
 
 
+def _change(name: str, change) -> tuple:
+    """``change(tag_follows, caller, name)``, answered with the Tag it leaves."""
+    return _render(change(components().tag_follows, authorized(*FOLLOWS), name))
+
+
 @blp.get("/tags/<name>")
 @documented(
     "A hashtag, and whether the caller follows it",
@@ -54,8 +59,7 @@ def show(name: str):
 )
 @limits.writes
 def follow(name: str):
-    me = authorized(*FOLLOWS)
-    return _render(tags.follow(components().tag_follows, me, name))
+    return _change(name, tags.follow)
 
 
 @blp.post("/tags/<name>/unfollow")
@@ -67,8 +71,7 @@ def follow(name: str):
 )
 @limits.writes
 def unfollow(name: str):
-    me = authorized(*FOLLOWS)
-    return _render(tags.unfollow(components().tag_follows, me, name))
+    return _change(name, tags.unfollow)
 
 
 @blp.get("/followed_tags")
