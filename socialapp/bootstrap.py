@@ -47,6 +47,7 @@ from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import SeriesStore
 from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.streams import Streams
+from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -63,6 +64,7 @@ class Components:
     users: UserStore
     follows: FollowStore
     filters: FilterStore
+    tag_follows: TagFollowStore
     hidden: HiddenAccounts
     posts: PostStore
     likes: LikeStore
@@ -107,7 +109,13 @@ class Components:
             self.boosts,
             self.idempotency,
         )
-        others = (self.notifications, self.fanout_settings, self.oauth, self.fanout_changes)
+        others = (
+            self.notifications,
+            self.fanout_settings,
+            self.oauth,
+            self.fanout_changes,
+            self.tag_follows,
+        )
         for store in (*stores, *others):
             store.ensure_indexes()
 
@@ -209,6 +217,7 @@ def build(settings: Settings) -> Components:
         users=users,
         follows=follows,
         filters=filters,
+        tag_follows=TagFollowStore(db, settings),
         hidden=hidden,
         posts=posts,
         likes=likes,

@@ -60,6 +60,11 @@ class PostSchema(ma.Schema):
     comment_count = fields.Integer()
     comments = fields.List(fields.Nested(CommentSchema))
     has_more_comments = fields.Boolean(attribute="has_extra")
+    tags = fields.List(
+        fields.String(),
+        dump_default=list,
+        metadata={"description": "Its hashtags' names, in their normal form (a boost: none)"},
+    )
 
     @ma.pre_dump
     def _comments_name_their_post(self, post: dict, **kwargs) -> dict:

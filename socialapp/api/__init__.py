@@ -20,6 +20,7 @@ from socialapp.api import (
     posts,
     seed,
     shared_timelines,
+    tags,
     timeline,
 )
 from socialapp.api.base import refuse_undeclared_query
@@ -40,6 +41,7 @@ BLUEPRINTS = (
     accounts.blp,
     graph.blp,
     filters.blp,
+    tags.blp,
     notifications.blp,
     posts.blp,
     timeline.blp,

@@ -21,6 +21,7 @@ _LAST = r"\w*[^\W\d_]\w*"
 _NAME = rf"(?:{_FIRST}|{_LAST})"
 _IN_TEXT = re.compile(rf"(?<!\S)[#\uff03]({_NAME})")
 _WHOLE_NAME = re.compile(rf"{_NAME}")
+_PREFIX = re.compile(rf"[\w{_SEPARATORS}]+")
 
 
 def normalized(name: str) -> str:
@@ -44,3 +45,25 @@ def tags_in(text: str) -> list[str]:
         if len(found) == MAX_PER_POST:
             break
     return list(found)
+
+
+def named(raw: str) -> str | None:
+    """The tag a request names (a path), in its normal form; None when ``raw`` names none:
+    empty, over ``MAX_LENGTH`` characters, or no name in either spelling (``Cafe`` with a
+    combining accent is a name once composed)."""
+    if len(raw) > MAX_LENGTH:
+        return None
+    name = normalized(raw)
+    if len(name) > MAX_LENGTH or not (valid_name(raw) or valid_name(name)):
+        return None
+    return name
+
+
+def prefix_of(query: str) -> str | None:
+    """The normal form of the start of a tag a person is typing (``#caf``, ``Caf``), to
+    find the tags that begin with it; None when it cannot begin one."""
+    text = query.strip().removeprefix("#").removeprefix("\uff03")
+    if not 0 < len(text) <= MAX_LENGTH or _PREFIX.fullmatch(text) is None:
+        return None
+    prefix = normalized(text)
+    return prefix if len(prefix) <= MAX_LENGTH else None

@@ -210,6 +210,17 @@ def following_newest_first(
 
 
 def _newest_first(users, edges_of, user_id, limit, max_id, since_id, min_id) -> NewestFirst:
+    edges, newest, older = edges_newest_first(edges_of, user_id, limit, max_id, since_id, min_id)
+    return NewestFirst(users.get_many([edge.user_id for edge in edges]), newest, older)
+
+
+def edges_newest_first(
+    edges_of, owner, limit: int, max_id: str | None, since_id: str | None, min_id: str | None
+) -> tuple[list, str | None, str | None]:
+    """A page of ``edges_of(owner, ...)`` (a store's edges with ``cursor``s, as
+    ``FollowStore.follower_edges`` gives them) as Mastodon pages follows: below ``max_id``;
+    the newest above ``since_id``; or the ``limit`` just above ``min_id``. With the cursor
+    of its first edge and, when older edges lie below it, of its last."""
     cursors = {"max_id": max_id, "since_id": since_id, "min_id": min_id}
     bad = [name for name, raw in cursors.items() if raw is not None and not is_cursor(raw)]
     if bad:
@@ -218,13 +229,12 @@ def _newest_first(users, edges_of, user_id, limit, max_id, since_id, min_id) -> 
             f"Validation failed: {', '.join(bad)} is not a valid cursor", {"params": details}
         )
     if min_id is not None:  # the ``limit`` just above min_id, read upwards (since_id unused)
-        edges = edges_of(user_id, limit, before=max_id, after=min_id, oldest_first=True)[::-1]
+        edges = edges_of(owner, limit, before=max_id, after=min_id, oldest_first=True)[::-1]
         older = False
     else:
-        edges = edges_of(user_id, limit + 1, before=max_id, after=since_id)
+        edges = edges_of(owner, limit + 1, before=max_id, after=since_id)
         older, edges = len(edges) > limit, edges[:limit]
     if edges and not older and (since_id is not None or min_id is not None):
-        older = bool(edges_of(user_id, 1, before=edges[-1].cursor))  # at or below the bound
-    accounts = users.get_many([edge.user_id for edge in edges])
+        older = bool(edges_of(owner, 1, before=edges[-1].cursor))  # at or below the bound
     newest = edges[0].cursor if edges else None
-    return NewestFirst(accounts, newest, edges[-1].cursor if older and edges else None)
+    return edges, newest, edges[-1].cursor if older and edges else None

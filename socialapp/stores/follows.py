@@ -11,7 +11,13 @@ from pymongo import ASCENDING, DESCENDING
 
 from socialapp.config import Settings
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, ids_after, insert_if_absent, insert_unordered
+from socialapp.stores.mongo import (
+    collection,
+    edges_by_id,
+    ids_after,
+    insert_if_absent,
+    insert_unordered,
+)
 from socialapp.stores.unavailable import MONGODB, translates
 
 SCHEMA = schema.document(
@@ -162,18 +168,9 @@ class FollowStore:
         )
 
     def _edges(self, key, value, other, limit, before, after, oldest_first) -> list[Edge]:
-        query: dict = {key: value}
-        bounds = {"$lt": before, "$gt": after}
-        bounds = {op: bson.ObjectId(cursor) for op, cursor in bounds.items() if cursor is not None}
-        if bounds:
-            query["_id"] = bounds
-        edges = self._follows.find(
-            query,
-            projection={other: 1},
-            sort=[("_id", ASCENDING if oldest_first else DESCENDING)],
-            limit=limit,
-        )
-        return [Edge(str(edge["_id"]), edge[other]) for edge in edges]
+        query = {key: value}
+        edges = edges_by_id(self._follows, query, other, limit, before, after, oldest_first)
+        return [Edge(*edge) for edge in edges]
 
     def count_followers(self, user_id: int) -> int:
         return self._follows.count_documents({"followee_id": user_id})

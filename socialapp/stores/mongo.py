@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar
 
+import bson
 import mongomock
 import pymongo
 from pymongo.client_session import ClientSession
@@ -23,7 +24,15 @@ T = TypeVar("T")
 
 MAJORITY = WriteConcern(w="majority", wtimeout=5000)
 # Collections whose writes must survive a primary failover.
-MAJORITY_COLLECTIONS = ("follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts")
+MAJORITY_COLLECTIONS = (
+    "follows",
+    "posts",
+    "comment_overflow",
+    "comment_ids",
+    "likes",
+    "boosts",
+    "tag_follows",
+)
 
 
 def connect(settings: Settings) -> Database:
@@ -77,6 +86,28 @@ def ids_after(coll, query: dict, field: str, after: int | None, limit: int | Non
         query, projection={field: 1, "_id": 0}, sort=[(field, pymongo.ASCENDING)], limit=limit or 0
     )
     return [document[field] for document in found]
+
+
+def edges_by_id(
+    coll,
+    query: dict,
+    field: str,
+    limit: int,
+    before: str | None,
+    after: str | None,
+    oldest_first: bool,
+) -> list[tuple[str, object]]:
+    """``(cursor, field)`` of the documents ``query`` matches whose ``_id`` (an ObjectId,
+    its hex the cursor) lies between ``after`` and ``before`` (both excluded), newest first
+    (or ``oldest_first``), ``limit`` at most: an edge collection paged by when each edge
+    was made."""
+    bounds = {"$lt": before, "$gt": after}
+    bounds = {op: bson.ObjectId(cursor) for op, cursor in bounds.items() if cursor is not None}
+    if bounds:
+        query = {**query, "_id": bounds}
+    order = pymongo.ASCENDING if oldest_first else pymongo.DESCENDING
+    found = coll.find(query, projection={field: 1}, sort=[("_id", order)], limit=limit)
+    return [(str(document["_id"]), document[field]) for document in found]
 
 
 def ping(db: Database) -> None:

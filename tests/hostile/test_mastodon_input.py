@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from socialapp.services import tags
 from tests.hostile.attack import OPERATORS
 
 JUNK_VALUES = [*OPERATORS, "", "\x00", "\ud800", "9" * 60, -1, 1.5, True, None, [], {}]
@@ -57,7 +58,7 @@ def reads(world, status: str) -> list[str]:
         "/api/v1/timelines/home", "/api/v1/accounts/search?q=ad", "/api/v2/search?q=ad",
         "/api/v2/instance", "/api/v1/preferences", "/api/v1/lists",
         "/.well-known/oauth-authorization-server", "/api/v1/timelines/public",
-        "/api/v1/timelines/tag/cats?any[]=dogs",
+        "/api/v1/timelines/tag/cats?any[]=dogs", "/api/v1/tags/café", "/api/v1/followed_tags",
     ]  # fmt: skip
 
 
@@ -140,3 +141,41 @@ def test_hostile_hashtags_are_404_and_hostile_tag_lists_422(client, world):
     assert client.get("/api/v1/timelines/tag/cats?any[][$ne]=a").json == []  # "a", a name
     for query in ("max_id=abc", "min_id=-1", "since_id=%00"):
         assert_refused(client.get(f"/api/v1/timelines/public?{query}"), 422)
+
+
+# Names that are no tag: empty, over the cap (also once case-folded), without a letter, with
+# a space, a NUL, a MongoDB operator, a regex, a path, a lone surrogate, 10 KB of text.
+NOT_TAGS = ["", "123", "a%20b", "%00", "a%00", "a" * 101, "%C3%9F" * 51, "x" * 10_000,
+            "%24gt", "%24where", ".*", "a%2Fb", "..", "%ED%A0%80", "%23a", "a-b",
+            "%E2%80%AE"]  # fmt: skip
+TAG_CALLS = [("get", "/api/v1/tags/{}"), ("post", "/api/v1/tags/{}/follow"),
+             ("post", "/api/v1/tags/{}/unfollow"), ("get", "/v1/tags/{}"),
+             ("put", "/v1/me/tags/{}"), ("delete", "/v1/me/tags/{}")]  # fmt: skip
+
+
+def test_a_name_that_is_no_tag_is_404_and_changes_nothing(client, world, state):
+    before = state()
+    for name in NOT_TAGS:
+        for method, template in TAG_CALLS:
+            path = template.format(name)
+            response = getattr(client, method)(path, headers=world["ada"].headers)
+            assert response.status_code in (404, 405), (method, path[:80], response.status_code)
+            body = response.get_json()
+            assert isinstance(body, dict) and (body.get("error") or body.get("message")), body
+    assert state() == before
+
+
+def test_the_followed_tags_bound_holds_and_a_refused_follow_changes_nothing(
+    client, world, components, state
+):
+    ada = world["ada"]
+    for n in range(tags.MAX_FOLLOWED):
+        tags.follow(components.tag_follows, int(ada.id), f"t{n}")
+    before = state()
+    for path, method in (("/api/v1/tags/{}/follow", "post"), ("/v1/me/tags/{}", "put")):
+        for name in ("one_more", "ONE_MORE", "another"):
+            response = getattr(client, method)(path.format(name), headers=ada.headers)
+            assert response.status_code == 422, (path, response.get_json())
+    assert_refused(client.post("/api/v1/tags/x/follow", headers=ada.headers), 422)
+    assert state() == before
+    assert components.tag_follows.count_followed(int(ada.id)) == tags.MAX_FOLLOWED

@@ -43,7 +43,6 @@ def test_preferences_need_read_accounts(client, masto, oauth_app, signup):
         "/api/v1/lists",
         "/api/v1/filters",
         "/api/v2/filters",
-        "/api/v1/followed_tags",
         "/api/v1/announcements",
         "/api/v1/custom_emojis",
     ],

@@ -197,7 +197,7 @@ def test_post_schema_dumps_a_stored_document(client, signup, components):
     assert set(rendered) == {
         "id", "author_id", "text", "created_at", "like_count", "comment_count", "comments",
         "boost_count", "boost_of",
-        "has_more_comments",
+        "has_more_comments", "tags",
     }  # fmt: skip
 
 

@@ -71,6 +71,7 @@ def world(client, signup, components, monkeypatch):
             "post_id": [post["id"]],
             "status_id": [post["id"]],
             "notification_id": [str(followed["_id"])],
+            "name": ["café", "CAFÉ"],
         },
     }
 

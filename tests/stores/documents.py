@@ -28,6 +28,7 @@ from socialapp.stores import (
     notifications,
     oauth,
     posts,
+    tag_follows,
     users,
 )
 
@@ -53,6 +54,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "fanout_changes": fanout_changes.SCHEMA,
         "oauth_apps": oauth.APP_SCHEMA,
         "oauth_tokens": oauth.TOKEN_SCHEMA,
+        "tag_follows": tag_follows.SCHEMA,
     }
 
 

@@ -19,6 +19,7 @@ from socialapp.stores.likes import LikeStore
 from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.posts import PostStore
+from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.users import UserStore
 
 MAX_INDEXES = 10
@@ -26,7 +27,7 @@ DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
     "idempotency_keys", "settings", "oauth_apps", "oauth_tokens", "notifications",
-    "notification_events",
+    "notification_events", "tag_follows",
 )  # fmt: skip
 
 
@@ -115,6 +116,14 @@ HOT_QUERIES = [
     Query("oauth_apps", OAuthStore.get_app, ("_id",)),
     Query("oauth_tokens", OAuthStore.get_token, ("_id",)),
     Query("oauth_tokens", OAuthStore.delete_token, ("_id",)),
+    Query("tag_follows", TagFollowStore.follow, ("account_id", "tag")),
+    Query("tag_follows", TagFollowStore.unfollow, ("account_id", "tag")),
+    Query("tag_follows", TagFollowStore.following_among, ("account_id", "tag")),
+    Query("tag_follows", TagFollowStore.count_followed, ("account_id",)),
+    Query("tag_follows", TagFollowStore.followed, ("account_id",), "tag"),
+    Query("tag_follows", TagFollowStore.followed_edges, ("account_id",), "_id"),
+    Query("tag_follows", TagFollowStore.followers, ("tag",), "account_id"),
+    Query("tag_follows", TagFollowStore.followed_with_prefix, (), "tag"),
 ]
 
 # The unique indexes behind the upserts and the idempotent inserts, by name: renaming one
@@ -124,6 +133,7 @@ UNIQUE = [
     ("follows", "follower_followee_unique", [("follower_id", 1), ("followee_id", 1)]),
     ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
     ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
+    ("tag_follows", "account_tag_unique", [("account_id", 1), ("tag", 1)]),
     (
         "notifications",
         "recipient_type_actor_status_unique",
@@ -149,6 +159,7 @@ NAMED = {
     "oauth_apps": {"_id_"},
     "oauth_tokens": {"_id_"},
     "notifications": {"_id_", "recipient_newest", "recipient_type_actor_status_unique"},
+    "tag_follows": {"_id_", "account_tag_unique", "tag_account", "account_newest"},
 }
 
 

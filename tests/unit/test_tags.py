@@ -2,7 +2,15 @@
 
 import pytest
 
-from socialapp.domain.tags import MAX_LENGTH, MAX_PER_POST, normalized, tags_in, valid_name
+from socialapp.domain.tags import (
+    MAX_LENGTH,
+    MAX_PER_POST,
+    named,
+    normalized,
+    prefix_of,
+    tags_in,
+    valid_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,3 +56,33 @@ def test_valid_name_refuses_names_over_the_cap():
 
 def test_normalized_is_idempotent():
     assert normalized(normalized("ＣａｆÉ")) == normalized("ＣａｆÉ") == "café"
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("Café", "café"),
+        ("CAFÉ", "café"),
+        ("Cafe\u0301", "café"),  # a combining accent: a name once composed
+        ("\uff34\uff21\uff27", "tag"),  # full-width letters
+        ("a" * MAX_LENGTH, "a" * MAX_LENGTH),
+        ("a" * (MAX_LENGTH + 1), None),
+        ("ß" * MAX_LENGTH, None),  # casefolds past the cap
+        ("", None),
+        ("123", None),
+        ("a b", None),
+        ("#a", None),
+        ("a\x00", None),
+    ],
+)
+def test_named_is_the_normal_form_of_a_tag_name_or_none(raw, name):
+    assert named(raw) == name
+
+
+@pytest.mark.parametrize(
+    ("query", "prefix"),
+    [("#Caf", "caf"), ("\uff03CAF", "caf"), (" 12 ", "12"), ("ca fe", None), ("#", None),
+     ("@ada", None), ("", None), ("a" * (MAX_LENGTH + 1), None)],
+)  # fmt: skip
+def test_prefix_of_what_a_person_types(query, prefix):
+    assert prefix_of(query) == prefix

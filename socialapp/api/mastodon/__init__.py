@@ -29,6 +29,7 @@ from socialapp.api.mastodon import (
     startup,
     statuses,
     streaming,
+    tags,
     timelines,
 )
 from socialapp.bootstrap import Components
@@ -46,6 +47,7 @@ BLUEPRINTS = (
     timelines.blp,
     notifications.blp,
     search.blp,
+    tags.blp,
     startup.blp,
     images.blp,
     streaming.blp,

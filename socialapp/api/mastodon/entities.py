@@ -2,15 +2,17 @@
 from our records.
 
 Posts are statuses and their comments are replies to them. What socialapp has no notion of
-is answered with Mastodon's neutral value: public visibility, no media, no mentions or tags,
-no boosts, no polls. Rendering needs the authors and the viewer's favourites of a page,
-which ``statuses`` gets from the posts service (``with_authors``), one query each.
+is answered with Mastodon's neutral value: public visibility, no media, no mentions, no
+polls. A status's tags are its post's, in their normal form (a boost's are on its ``reblog``).
+Rendering needs the authors and the viewer's favourites of a page, which ``statuses`` gets
+from the posts service (``with_authors``), one query each.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import html
+from urllib.parse import quote
 
 from flask import request
 
@@ -118,12 +120,25 @@ def status(
         "application": None,
         "media_attachments": [],
         "mentions": [],
-        "tags": [],
+        "tags": [{"name": name, "url": tag_url(name)} for name in record.get("tags", ())],
         "emojis": [],
         "card": None,
         "poll": None,
         "filtered": [],
     }
+
+
+def tag_url(name: str) -> str:
+    return f"{base_url()}/tags/{quote(name, safe='')}"
+
+
+def tag(name: str, following: bool | None = None) -> dict:
+    """A Tag: its ``id`` is its name (no tag has a number here), its ``history`` empty (uses
+    are not counted per day); ``following`` only for a signed-in reader, as Mastodon."""
+    rendered = {"id": name, "name": name, "url": tag_url(name), "history": []}
+    if following is not None:
+        rendered["following"] = following
+    return rendered
 
 
 def muted_account(user: dict) -> dict:

@@ -3,8 +3,10 @@
 Accounts are found by a prefix of their handle or display name (any case; ``@handle`` and
 ``handle@this-host`` too), from an index, by handle, paged with ``limit`` and ``offset``.
 ``resolve`` is accepted and changes nothing: this server federates with no other, so there
-is nothing remote to look up. Statuses and hashtags are never found (no full-text index,
-no hashtags): their lists are empty.
+is nothing remote to look up. Hashtags are the followed ones that begin with the query
+(``#`` optional, any case), by name, one index seek each; a tag used in posts but followed
+by nobody is not found (that would take a distinct scan of the posts' tags). Statuses are
+never found (no full-text index): their list is empty.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from socialapp.api.fields import Text
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, documented
 from socialapp.api.mastodon.parsing import Limit, Schema, params
-from socialapp.services import accounts
+from socialapp.services import accounts, tags
 
 blp = Blueprint("mastodon_search", __name__)
 TYPES = ("accounts", "hashtags", "statuses")
@@ -57,14 +59,21 @@ def account_search():
 
 @blp.get("/api/v2/search")
 @documented(
-    "Search: accounts by handle or display name; no statuses or hashtags",
+    "Search: accounts by handle or display name, followed hashtags by name; no statuses",
     "A Search result",
     {**AUTHORIZED, **INVALID},
     SearchArgs,
     description="Anonymous, or with a token granting read:search.",
 )
 def search():
-    viewer("read:search")
+    reader = viewer("read:search")
     args = params(SearchArgs())
     found = _accounts(args) if args["type"] in (None, "accounts") else []
-    return jsonify({"accounts": found, "statuses": [], "hashtags": []})
+    hashtags = _hashtags(args, reader) if args["type"] in (None, "hashtags") else []
+    return jsonify({"accounts": found, "statuses": [], "hashtags": hashtags})
+
+
+def _hashtags(args: dict, reader: int | None) -> list[dict]:
+    c = components()
+    found = tags.search(c.tag_follows, args["q"], reader, args["limit"], args["offset"])
+    return [entities.tag(tag.name, tag.following) for tag in found]

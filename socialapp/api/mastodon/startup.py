@@ -1,7 +1,7 @@
 """What GUI clients ask for at start-up, answered as this server has it.
 
-``GET /api/v1/preferences`` (public posts, nothing hidden); lists, filters, custom emojis,
-announcements and followed hashtags are empty lists, because none exist on this server:
+``GET /api/v1/preferences`` (public posts, nothing hidden); lists, filters, custom emojis
+and announcements are empty lists, because none exist on this server:
 a client that gives up on a 404 starts normally instead. Each asks for Mastodon's scope.
 """
 
@@ -44,7 +44,6 @@ EMPTY = (
     ("/api/v1/lists", "The caller's lists", "read:lists"),
     ("/api/v1/filters", "The caller's filters (v1)", "read:filters"),
     ("/api/v2/filters", "The caller's filters", "read:filters"),
-    ("/api/v1/followed_tags", "The hashtags the caller follows", "read:follows"),
     ("/api/v1/announcements", "The server's announcements", "read"),
     ("/api/v1/custom_emojis", "The server's custom emojis", None),
 )

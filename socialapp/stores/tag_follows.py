@@ -1,0 +1,114 @@
+"""The ``tag_follows`` collection: one document per account -> hashtag it follows.
+
+A tag is its normal form (``socialapp.domain.tags``). Indexed from both ends: by account
+(whether it follows a tag, its followed tags newest first, how many) and by tag (who
+follows it: what delivers a tagged post to homes, and the tags search finds by prefix).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import NamedTuple
+
+from pymongo import ASCENDING, DESCENDING
+
+from socialapp.config import Settings
+from socialapp.domain import tags
+from socialapp.stores import schema
+from socialapp.stores.mongo import collection, edges_by_id, ids_after, insert_if_absent
+from socialapp.stores.unavailable import MONGODB, translates
+
+SCHEMA = schema.document(
+    {
+        "_id": schema.OBJECT_ID,
+        "account_id": schema.ID,
+        "tag": schema.text(tags.MAX_LENGTH),
+        "created_at": schema.DATE,
+    }
+)
+LAST_CHARACTER = "\U0010ffff"  # no tag name holds it: every name with a prefix sorts below
+
+
+class TagEdge(NamedTuple):
+    """A followed tag and its follow's cursor (its ``_id`` in hex: later follows are larger)."""
+
+    cursor: str
+    tag: str
+
+
+@translates(MONGODB)
+class TagFollowStore:
+    def __init__(self, db, settings: Settings) -> None:
+        self._follows = collection(db, "tag_follows", settings)
+
+    def ensure_indexes(self) -> None:
+        schema.apply(self._follows, SCHEMA)
+        self._follows.create_index(
+            [("account_id", ASCENDING), ("tag", ASCENDING)], unique=True, name="account_tag_unique"
+        )
+        self._follows.create_index(
+            [("tag", ASCENDING), ("account_id", ASCENDING)], name="tag_account"
+        )
+        self._follows.create_index(
+            [("account_id", ASCENDING), ("_id", DESCENDING)], name="account_newest"
+        )
+
+    def follow(self, account_id: int, tag: str) -> bool:
+        """Record the follow; True only if it is new."""
+        key = {"account_id": account_id, "tag": tag}
+        return insert_if_absent(self._follows, key, {"created_at": _now()})
+
+    def unfollow(self, account_id: int, tag: str) -> bool:
+        return self._follows.delete_one({"account_id": account_id, "tag": tag}).deleted_count == 1
+
+    def count_followed(self, account_id: int) -> int:
+        return self._follows.count_documents({"account_id": account_id})
+
+    def following_among(self, account_id: int, names: list[str]) -> set[str]:
+        """Which of ``names`` the account follows: one query."""
+        query = {"account_id": account_id, "tag": {"$in": names}}
+        found = self._follows.find(query, projection={"tag": 1, "_id": 0})
+        return {follow["tag"] for follow in found}
+
+    def followed(self, account_id: int) -> list[str]:
+        """Every tag the account follows, by name."""
+        return ids_after(self._follows, {"account_id": account_id}, "tag", None, None)
+
+    def followed_edges(
+        self,
+        account_id: int,
+        limit: int,
+        before: str | None = None,
+        after: str | None = None,
+        oldest_first: bool = False,
+    ) -> list[TagEdge]:
+        """The account's follows with cursors between ``after`` and ``before`` (both
+        excluded), newest first (or ``oldest_first``), ``limit`` at most."""
+        query = {"account_id": account_id}
+        edges = edges_by_id(self._follows, query, "tag", limit, before, after, oldest_first)
+        return [TagEdge(*edge) for edge in edges]
+
+    def followers(self, tag: str, after: int | None = None, limit: int = 0) -> list[int]:
+        """The accounts following ``tag``, ascending above ``after`` (``limit`` 0: all)."""
+        return ids_after(self._follows, {"tag": tag}, "account_id", after, limit)
+
+    def followed_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """The first ``limit`` tags anyone follows that begin with ``prefix``, by name: one
+        index seek each (walking on past a tag's other followers), never a scan of them."""
+        found: list[str] = []
+        low: dict = {"$gte": prefix}
+        while len(found) < limit:
+            query = {"tag": {**low, "$lt": prefix + LAST_CHARACTER}}
+            first = self._follows.find_one(
+                query, projection={"tag": 1, "_id": 0}, sort=[("tag", ASCENDING)]
+            )
+            if first is None:
+                break
+            found.append(first["tag"])
+            low = {"$gt": first["tag"]}
+        return found
+
+
+def _now() -> dt.datetime:
+    now = dt.datetime.now(dt.UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
