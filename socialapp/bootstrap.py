@@ -147,6 +147,7 @@ def build(settings: Settings) -> Components:
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
     shared_feeds = SharedFeeds(redis, settings)
+    tag_follows = TagFollowStore(db, settings)
     post_cache = PostCache(redis, settings, render=render_post)
     followee_copies = FolloweeCopies(redis)
     author_copies = AuthorCopies(redis)
@@ -169,6 +170,7 @@ def build(settings: Settings) -> Components:
         filters,
         hidden,
         shared_feeds,
+        tag_follows,
         settings,
     )
     feeds = FeedManager(
@@ -217,7 +219,7 @@ def build(settings: Settings) -> Components:
         users=users,
         follows=follows,
         filters=filters,
-        tag_follows=TagFollowStore(db, settings),
+        tag_follows=tag_follows,
         hidden=hidden,
         posts=posts,
         likes=likes,

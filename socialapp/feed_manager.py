@@ -148,6 +148,12 @@ class FeedManager:
         self._timelines.remove_pulled([follower_id], followee_id)
         self._streams.publish_refresh([follower_id])
 
+    def record_tags_changed(self, follower_id: int) -> None:
+        """The reader followed or unfollowed a hashtag: their next page reads the tags again
+        (a tag's posts are pulled at read time, never pushed into homes)."""
+        self._followee_copies.forget_followed_tags(follower_id)
+        self._streams.publish_refresh([follower_id])
+
     def pulled_by_followers(self, author_id: int) -> bool:
         """Whether the followers' pulled sets hold the author (or are being changed)."""
         return self._author_copies.pulled_or_unsettled(author_id)

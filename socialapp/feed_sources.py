@@ -20,7 +20,8 @@ from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
-from socialapp.stores.shared_feeds import SharedFeeds
+from socialapp.stores.shared_feeds import SharedFeeds, tag_key
+from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
@@ -41,6 +42,7 @@ class FeedSources:
         filters: FilterStore,
         hidden: HiddenAccounts,
         shared: SharedFeeds,
+        tag_follows: TagFollowStore,
         settings: Settings,
     ) -> None:
         self._timelines = timelines
@@ -52,6 +54,7 @@ class FeedSources:
         self._filters = filters
         self._hidden = hidden
         self._shared = shared
+        self._tag_follows = tag_follows
         self._outbox_cap = settings.outbox_cap
         self._authors_reload = threading.Lock()
         self._shared_rebuild = threading.Lock()  # one shared feed rebuild per process
@@ -69,6 +72,33 @@ class FeedSources:
             if self._followee_copies.fill_followees(user_id, changes, ids):
                 break
         return set(ids)
+
+    def followed_tags(self, user_id: int) -> list[str]:
+        """The hashtags the reader follows, from Redis, loaded from MongoDB when Redis lacks
+        them (kept only if no follow changed meanwhile, as for followees)."""
+        found = self._followee_copies.followed_tags(user_id)
+        if found is not None:
+            return found
+        for _ in range(FILL_ATTEMPTS):
+            changes = self._followee_copies.followee_changes(user_id)
+            names = self._tag_follows.followed(user_id)
+            if self._followee_copies.fill_followed_tags(user_id, changes, names):
+                break
+        return sorted(names)
+
+    def followed_tags_stored(self, user_id: int) -> list[str]:
+        """From MongoDB: the hashtags the reader follows (Redis may be down)."""
+        return sorted(self._tag_follows.followed(user_id))
+
+    def tagged(self, names: list[str]) -> StorePage:
+        """The public posts carrying any of the tags ``names`` in MongoDB, newest first."""
+        return lambda before, after, limit, projection=None: self._posts.tagged_page(
+            names, before, after, limit, projection
+        )
+
+    def tag_loads(self, names: list[str]) -> dict[str, StorePage]:
+        """Each tag's shared feed, with how to read its posts in MongoDB (``shared_reads``)."""
+        return {tag_key(name): self.tagged([name]) for name in names}
 
     def hidden_among(
         self, reader: int, author_ids: list[int], clock=time.time, boosts: bool = False

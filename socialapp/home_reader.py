@@ -103,15 +103,40 @@ class HomeReader:
             fetch = self._pulling_everyone(reader)
         else:
             fetch = self._pulling_some(reader, policy)
+        tags = self._sources.followed_tags(reader)
+        hidden_from = self._hidden_from(reader)
         stream = EntryStream(
-            fetch,
-            self._authors_page(lambda: self._visible(reader)),
+            self._with_tags(tags, hidden_from, fetch),
+            self._home_page(lambda: self._visible(reader), tags, hidden_from),
             lambda entries: self._boosts_shown(reader, entries),
             FeedPage([], None, policy.current.mode),
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, self._hidden_from(reader))
+        return self._pages.read(stream, limit, rendered, hidden_from)
+
+    def _with_tags(self, tags: list[str], hidden_among, fetch):
+        """``fetch`` with the feeds of the hashtags the reader follows merged in, pulled at
+        read time in every mode (a tag's posts are never pushed into homes, so unfollowing
+        it takes them out at once): their posts shown unless their author is hidden from
+        the reader (``hidden_among``), followed or not."""
+        if not tags:
+            return fetch
+        loads = self._sources.tag_loads(tags)
+
+        def fetch_tagged(before, since_id, need, prefetch):
+            reads, keep, home, cached = fetch(before, since_id, need, prefetch)
+            tag_reads = self._sources.shared_reads(loads, before, since_id, need)
+            tagged = {e for read in tag_reads for e in read.entries}
+            hidden = hidden_among(sorted({e.author_id for e in tagged}))
+            own = {e for read in reads for e in read.entries}
+
+            def keep_tagged(e: Entry) -> bool:
+                return (e in own and keep(e)) or (e in tagged and shown(e, hidden))
+
+            return [*reads, *tag_reads], keep_tagged, home, cached
+
+        return fetch_tagged
 
     def _pulls_everyone(self, policy: FanoutSettings) -> bool:
         """Whether the page merges every followee's outbox: in ``read`` mode (in force or
@@ -272,9 +297,10 @@ class HomeReader:
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         visible = sorted({*self._follows.followee_ids(reader), reader} - hidden)
         no_boosts = set(self._follows.boosts_hidden(reader))
+        tags = self._sources.followed_tags_stored(reader)
         stream = EntryStream(
             None,
-            self._authors_page(lambda: visible),
+            self._home_page(lambda: visible, tags, hidden.intersection),
             lambda entries: [e for e in entries if shown(e, (), hidden, no_boosts)],
             FeedPage([], None, "store"),
             max_id,
@@ -291,6 +317,29 @@ class HomeReader:
             if not authors:
                 authors.extend(sorted(visible()))
             return self._posts.page_by_authors(authors, before, after, count)
+
+        return store_page
+
+    def _home_page(self, visible, tags: list[str], hidden_among):
+        """The store's page of a home: the posts of the authors ``visible()`` gives, and the
+        public posts of the hashtags ``tags`` by authors not hidden (``hidden_among``)."""
+        authors_page = self._authors_page(visible)
+        if not tags:
+            return authors_page
+        tagged_page = self._sources.tagged(tags)
+
+        def store_page(before, after, count):
+            while True:
+                own, tagged = authors_page(before, after, count), tagged_page(before, after, count)
+                # Each query is known down to its last post if it came back full.
+                cut = max((p[-1]["_id"] for p in (own, tagged) if len(p) >= count), default=0)
+                hidden = hidden_among(sorted({p["author_id"] for p in tagged}))
+                found = {p["_id"]: p for p in tagged if p["author_id"] not in hidden}
+                found.update((p["_id"], p) for p in own)
+                page = [found[i] for i in sorted(found, reverse=True) if i >= cut][:count]
+                if page or not cut:
+                    return page
+                before = cut  # every post above it is hidden: read on below it
 
         return store_page
 

@@ -18,7 +18,7 @@ from socialapp.domain.timeline import Entry
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
 from socialapp.feed_sources import FeedSources, StorePage
 from socialapp.stores.posts import PostStore
-from socialapp.stores.shared_feeds import PUBLIC, tag_key
+from socialapp.stores.shared_feeds import PUBLIC
 
 
 class SharedFeedReader:
@@ -61,7 +61,7 @@ class SharedFeedReader:
         and ``any_tags`` merged; ``all_tags`` and ``none_tags`` are checked on the hydrated
         posts' own tags (so only as documents, not ``rendered``)."""
         names = list(dict.fromkeys([tag, *any_tags]))
-        loads = {tag_key(name): _tagged(self._posts, [name]) for name in names}
+        loads = self._sources.tag_loads(names)
         admits = None
         if all_tags or none_tags:
             if rendered:
@@ -72,7 +72,7 @@ class SharedFeedReader:
                 found = set(post.get("tags", ()))
                 return wanted <= found and not unwanted & found
 
-        page = _tagged(self._posts, names)  # past the feeds: one query for all of them
+        page = self._sources.tagged(names)  # past the feeds: one query for all of them
         return self._read(
             reader, loads, page, limit, max_id, since_id, rendered, admits, from_store
         )
@@ -125,13 +125,6 @@ class SharedFeedReader:
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         return hidden.intersection
-
-
-def _tagged(posts: PostStore, names: list[str]) -> StorePage:
-    """The public posts carrying any of ``names`` in MongoDB, as a ``StorePage``."""
-    return lambda before, after, limit, projection=None: posts.tagged_page(
-        names, before, after, limit, projection
-    )
 
 
 def _nobody(author_ids) -> set[int]:

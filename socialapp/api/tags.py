@@ -51,7 +51,10 @@ class FollowedTag(MethodView):
     @blp.errors(401, 403, 429, 503)
     def put(self, name):
         """Follow a hashtag (idempotent): posts with it will reach your home"""
-        tags.follow(components().tag_follows, authorized("write:follows"), name)
+        c = components()
+        tags.follow(
+            c.tag_follows, authorized("write:follows"), name, c.fanout.on_tag_follow_changed
+        )
 
     @limits.writes
     @blp.doc(**BEARER)
@@ -60,7 +63,9 @@ class FollowedTag(MethodView):
     @blp.errors(401, 403, 429, 503)
     def delete(self, name):
         """Unfollow a hashtag (idempotent)"""
-        tags.unfollow(components().tag_follows, authorized("write:follows"), name)
+        c = components()
+        me = authorized("write:follows")
+        tags.unfollow(c.tag_follows, me, name, c.fanout.on_tag_follow_changed)
 
 
 @blp.route("/me/tags")

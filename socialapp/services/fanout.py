@@ -202,6 +202,11 @@ class Fanout:
         self.hidden.forget(user_ids)
         self.streams.publish_refresh(user_ids)
 
+    def on_tag_follow_changed(self, follower_id: int, tag: str, following: bool) -> None:
+        """The follower followed or unfollowed ``tag``: its posts enter or leave their home
+        from the next page on, in every mode (``HomeReader`` pulls followed tags)."""
+        self.feeds.record_tags_changed(follower_id)
+
     def on_settings_changed(self, generation: int) -> None:
         self._reconcile_later(RECONCILE, generation)
 

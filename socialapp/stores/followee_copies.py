@@ -1,10 +1,12 @@
-"""Redis copies of whom each reader follows: the keys ``following:{<user_id>}`` and its
-change counter ``following_changes:{<user_id>}``.
+"""Redis copies of whom and what each reader follows: the keys ``following:{<user_id>}``
+(accounts), ``followed_tags:{<user_id>}`` (hashtags) and their change counter
+``following_changes:{<user_id>}``.
 
-The set holds the reader's followee ids plus the member ``"0"`` once loaded. MongoDB
-(``FollowStore``) is the store of record: a missing set reads as None, and ``FeedSources``
-loads it from there, kept only if the counter did not move meanwhile (a load racing an
-unfollow would keep a stale followee).
+Each set holds the reader's followee ids (or followed tags' names) plus the member ``"0"``
+once loaded (no tag name is all digits). MongoDB (``FollowStore``, ``TagFollowStore``) is
+the store of record: a missing set reads as None, and ``FeedSources`` loads it from there,
+kept only if the counter did not move meanwhile (a load racing an unfollow would keep a
+stale followee). A tag follow or unfollow drops the tags' copy (``forget_followed_tags``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,10 @@ LUA = Path(__file__).parent / "lua"
 
 def _following(user_id: int) -> str:
     return f"following:{{{user_id}}}"
+
+
+def _followed_tags(user_id: int) -> str:
+    return f"followed_tags:{{{user_id}}}"
 
 
 def _following_changes(user_id: int) -> str:
@@ -57,6 +63,27 @@ class FolloweeCopies:
         keys = [_following(user_id), _following_changes(user_id)]
         args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *followee_ids]
         return bool(self._scripts["fill_followees"](keys=keys, args=args))
+
+    def followed_tags(self, user_id: int) -> list[str] | None:
+        """The hashtags the reader follows (normal forms); None when never loaded."""
+        members = self._redis.smembers(_followed_tags(user_id))
+        if LOADED not in members:
+            return None
+        return sorted(m for m in members if m != LOADED)
+
+    def fill_followed_tags(self, user_id: int, changes: str, names: list[str]) -> bool:
+        """Store the loaded tags unless a follow changed since ``changes``; True if stored."""
+        keys = [_followed_tags(user_id), _following_changes(user_id)]
+        args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *names]
+        return bool(self._scripts["fill_followees"](keys=keys, args=args))
+
+    def forget_followed_tags(self, user_id: int) -> None:
+        """Drop the reader's tags' copy (a tag followed or unfollowed): loaded again."""
+        pipe = self._redis.pipeline(transaction=True)  # one hash tag: one slot
+        pipe.delete(_followed_tags(user_id))
+        pipe.incr(_following_changes(user_id))
+        pipe.expire(_following_changes(user_id), 2 * FOLLOWING_TTL_SECONDS)
+        pipe.execute()
 
     def add_followee(self, user_id: int, followee_id: int) -> None:
         # Added even when the set is not loaded: a set without the sentinel is reloaded.

@@ -126,7 +126,9 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     cache = PostCache(cluster, c.settings, render_post)
     hidden = HiddenAccounts(cluster)
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
-    sources = FeedSources(timelines, followees, authors, *stores, c.shared_feeds, c.settings)
+    sources = FeedSources(
+        timelines, followees, authors, *stores, c.shared_feeds, c.tag_follows, c.settings
+    )
     feeds = FeedManager(
         sources, timelines, followees, authors, activity, c.streams, c.settings, c.shared_feeds
     )

@@ -34,8 +34,11 @@ def _render(tag: tags.Tag):
 
 
 def _change(name: str, change) -> tuple:
-    """``change(tag_follows, caller, name)``, answered with the Tag it leaves."""
-    return _render(change(components().tag_follows, authorized(*FOLLOWS), name))
+    """``change(tag_follows, caller, name, on_change)``, answered with the Tag it leaves."""
+    c = components()
+    return _render(
+        change(c.tag_follows, authorized(*FOLLOWS), name, c.fanout.on_tag_follow_changed)
+    )
 
 
 @blp.get("/tags/<name>")
