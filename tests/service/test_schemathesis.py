@@ -72,6 +72,7 @@ def world(client, signup, components, monkeypatch):
             "status_id": [post["id"]],
             "notification_id": [str(followed["_id"])],
             "name": ["café", "CAFÉ"],
+            "hashtag": ["café", "CAFÉ"],
         },
     }
 
