@@ -36,9 +36,10 @@ class SharedArgs(ma.Schema):
 
 def tag_from_path(raw: str) -> str:
     """A tag's normal form; a name that cannot be a tag names nothing (404)."""
-    if not tags.valid_name(raw):
+    name = tags.named(raw)
+    if name is None:
         raise NotFound("tag not found")
-    return tags.normalized(raw)
+    return name
 
 
 @blp.route("/timelines/public")

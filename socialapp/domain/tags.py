@@ -38,7 +38,7 @@ def tags_in(text: str) -> list[str]:
     """The normal forms of the tags in ``text``, each once, in order of first use; names
     too long to be tags are left out (they stay text)."""
     found: dict[str, None] = {}
-    for match in _IN_TEXT.finditer(text):
+    for match in _IN_TEXT.finditer(unicodedata.normalize("NFKC", text)):  # accents composed
         name = normalized(match.group(1))  # NFKC may lengthen it (ﬃ is ffi)
         if len(name) <= MAX_LENGTH:
             found.setdefault(name)

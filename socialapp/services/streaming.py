@@ -105,9 +105,10 @@ def stream_of(name: object, params: Mapping) -> tuple[str, list[str]]:
     tag = params.get("tag")
     if not tag or not isinstance(tag, str):
         raise Refused(400, "Missing tag name parameter")
-    if not tags.valid_name(tag) or len(tags.normalized(tag)) > tags.MAX_LENGTH:
+    normal = tags.named(tag)
+    if normal is None:
         raise Refused(400, "Invalid tag name parameter")
-    return _tagged(name, tags.normalized(tag)), [name, tag]
+    return _tagged(name, normal), [name, tag]
 
 
 def _tagged(stream: str, tag: str) -> str:

@@ -24,6 +24,7 @@ from socialapp.domain.tags import (
         ("https://example.com/#frag #ok", ["ok"]),
         ("#Straße #STRASSE", ["strasse"]),  # case folding, not lowercasing
         ("#ﬁsh", ["fish"]),  # NFKC: the ligature is two letters
+        ("#Cafe\u0301 au lait", ["café"]),  # a combining accent: composed, part of the name
         ("#" + "a" * (MAX_LENGTH + 1), []),  # too long: text, not a tag
         ("", []),
     ],

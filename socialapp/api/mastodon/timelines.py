@@ -85,7 +85,7 @@ def _tag_names() -> ma.fields.List:
 
 
 def _valid_tag(name: str) -> None:
-    if not tags.valid_name(name):
+    if tags.named(name) is None:
         raise ma.ValidationError("is not a hashtag")
 
 
@@ -137,10 +137,10 @@ def public():
 )
 def tag(hashtag: str):
     args, reader = params(TagArgs()), viewer_id()
-    if not tags.valid_name(hashtag):
+    name = tags.named(hashtag)
+    if name is None:
         raise NotFound("Record not found")
-    name = tags.normalized(hashtag)
-    wanted = {mode: [tags.normalized(n) for n in args[mode]] for mode in ("any", "all", "none")}
+    wanted = {mode: [tags.named(n) for n in args[mode]] for mode in ("any", "all", "none")}
     shared = components().shared_reader
 
     def page(limit, max_id, since_id, **store):
