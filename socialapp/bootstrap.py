@@ -32,6 +32,7 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.lists import ListStore
 from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.oauth_codes import OAuthCodes
@@ -59,6 +60,7 @@ class Components:
     posts: PostStore
     likes: LikeStore
     boosts: BoostStore
+    lists: ListStore
     notifications: NotificationStore
     idempotency: IdempotencyStore
     oauth: OAuthStore
@@ -91,6 +93,7 @@ class Components:
             self.likes,
             self.boosts,
             self.idempotency,
+            self.lists,
         )
         others = (self.notifications, self.fanout_settings, self.oauth, self.fanout_changes)
         for store in (*stores, *others):
@@ -120,6 +123,7 @@ def build(settings: Settings) -> Components:
     posts = PostStore(db, settings)
     likes = LikeStore(db, settings)
     boosts = BoostStore(db, settings)
+    lists = ListStore(db, settings)
     notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
@@ -158,6 +162,7 @@ def build(settings: Settings) -> Components:
         posts=posts,
         likes=likes,
         boosts=boosts,
+        lists=lists,
         notifications=notifications,
         idempotency=idempotency,
         oauth=OAuthStore(db, settings),
@@ -167,7 +172,9 @@ def build(settings: Settings) -> Components:
         post_cache=post_cache,
         fanout_state=fanout_state,
         audits=audits,
-        uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters, boosts),
+        uow=UnitOfWork(
+            transactions, users, follows, posts, likes, idempotency, filters, boosts, lists
+        ),
         sources=sources,
         home=home,
         feeds=feeds,
