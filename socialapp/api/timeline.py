@@ -12,6 +12,7 @@ from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import page_limit
 from socialapp.api.posts import PostPageSchema
+from socialapp.home_reader import HomePage
 from socialapp.rendering import Id, with_boosted
 from socialapp.services import boosts, timeline
 
@@ -58,11 +59,16 @@ class Home(MethodView):
             "X-Timeline-Merged-Authors": str(page.merged_authors),
             "X-Timeline-From-Store": str(page.from_store),
         }
-        # The posts come as the JSON PostSchema renders (cached so): joined, not re-rendered,
-        # each with whether the caller boosted the post it shows.
-        mine = boosts.boosted_among(c.boosts, caller_id(), page.shows)
-        shown = zip(page.posts, page.shows, strict=True)
-        items = ", ".join(with_boosted(item, shows in mine) for item, shows in shown)
-        next_max_id = json.dumps(None if page.next_max_id is None else str(page.next_max_id))
-        body = f'{{"items": [{items}], "next_max_id": {next_max_id}}}'
-        return Response(body, 200, headers, mimetype="application/json")
+        return page_response(page, headers)
+
+
+def page_response(page: HomePage, headers: dict | None = None) -> Response:
+    """A page read ``rendered`` as ``PostPageSchema``: the posts come as the JSON PostSchema
+    renders (cached so), joined, not re-rendered, each with whether the caller boosted the
+    post it shows."""
+    mine = boosts.boosted_among(components().boosts, caller_id(), page.shows)
+    shown = zip(page.posts, page.shows, strict=True)
+    items = ", ".join(with_boosted(item, shows in mine) for item, shows in shown)
+    next_max_id = json.dumps(None if page.next_max_id is None else str(page.next_max_id))
+    body = f'{{"items": [{items}], "next_max_id": {next_max_id}}}'
+    return Response(body, 200, headers, mimetype="application/json")

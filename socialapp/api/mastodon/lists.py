@@ -100,9 +100,9 @@ def show(list_id: str):
             body=ListArgs, scopes=WRITE)  # fmt: skip
 @limits.writes
 def update(list_id: str):
-    me = authorized(*WRITE)
+    me, number = authorized(*WRITE), _list_id(list_id)
     args = params(ListArgs())
-    return jsonify(_entity(lists.update_list(components().lists, me, _list_id(list_id), **args)))
+    return jsonify(_entity(lists.update_list(components().lists, me, number, **args)))
 
 
 @blp.delete("/lists/<list_id>")
@@ -124,10 +124,10 @@ def delete(list_id: str):
     paged=True,
 )
 def accounts(list_id: str):
-    me = authorized(*READ)
+    me, number = authorized(*READ), _list_id(list_id)
     args = params(AccountPageArgs())
     c = components()
-    page = lists.members_page(c.users, c.lists, me, _list_id(list_id), **args)
+    page = lists.members_page(c.users, c.lists, me, number, **args)
     links = {}
     if args["limit"]:  # unpaged: no links, as on Mastodon
         links = paging.link(next_max_id=page.older, prev_since_id=page.newest)
@@ -145,9 +145,9 @@ def accounts(list_id: str):
 )
 @limits.writes
 def add_accounts(list_id: str):
-    me = authorized(*WRITE)
+    me, number = authorized(*WRITE), _list_id(list_id)
     args = params(AccountIdsArgs())
-    lists.add_members(components().uow, me, _list_id(list_id), args["account_ids"], again=False)
+    lists.add_members(components().uow, me, number, args["account_ids"], again=False)
     return jsonify({})
 
 
@@ -161,9 +161,9 @@ def add_accounts(list_id: str):
 )
 @limits.writes
 def remove_accounts(list_id: str):
-    me = authorized(*WRITE)
+    me, number = authorized(*WRITE), _list_id(list_id)
     args = params(AccountIdsArgs())
-    lists.remove_members(components().uow, me, _list_id(list_id), args["account_ids"])
+    lists.remove_members(components().uow, me, number, args["account_ids"])
     return jsonify({})
 
 
@@ -186,10 +186,10 @@ def holding(account_id: str):
     paged=True,
 )
 def timeline(list_id: str):
-    me = authorized(*READ)
+    me, number = authorized(*READ), _list_id(list_id)
     args = params(HomeArgs())
     c = components()
-    read = (c.home, c.lists, me, _list_id(list_id), args["limit"])
+    read = (c.home, c.lists, me, number, args["limit"])
     if args["min_id"] is not None:
         page = lists.read_list_after(*read, args["min_id"], args["max_id"])
     else:
