@@ -6,8 +6,10 @@ nothing."""
 from __future__ import annotations
 
 import pytest
+from mastodon import Mastodon
 
 from socialapp.domain import lists as rules
+from tests.browser_fixtures import served_in_thread
 from tests.mastodon.paging import link
 
 
@@ -230,3 +232,23 @@ def test_lists_need_their_scopes(client, people, oauth_app):
         refused(getattr(client, method)(f"/api/v1{path}", headers=headers), 403)
     refused(client.get("/api/v1/lists"), 401)
     assert ok(ada.call("get", f"/lists/{list_id}"))["id"] == list_id
+
+
+def test_mastodon_py_makes_a_list_adds_a_member_and_reads_its_timeline(app, client, signup):
+    """The client library apps are built on, unmodified, over a real HTTP server."""
+    ada, bob = signup(), signup()
+    with served_in_thread(app) as base:
+        keys = Mastodon.create_app("lists", api_base_url=base, scopes=["read", "write", "follow"])
+        apps = []
+        for who in (ada, bob):
+            apps.append(Mastodon(*keys, api_base_url=base, version_check_mode="none"))
+            apps[-1].log_in(who.handle, "correct horse", scopes=["read", "write", "follow"],
+                            allow_http=True)  # fmt: skip
+        reader, author = apps
+        reader.account_follow(bob.id)
+        made = reader.list_create("authors", exclusive=False)
+        reader.list_accounts_add(made.id, [bob.id])
+        status = author.status_post("on the list")
+        assert [str(a.id) for a in reader.list_accounts(made.id)] == [bob.id]
+        assert [str(s.id) for s in reader.timeline_list(made.id)] == [str(status.id)]
+        assert [str(found.id) for found in reader.account_lists(bob.id)] == [str(made.id)]
