@@ -11,6 +11,7 @@ from pymongo.database import Database
 from socialapp.config import ConfigError, Settings
 from socialapp.domain.ids import IdGenerator
 from socialapp.feed_manager import FeedManager
+from socialapp.feed_pages import Pages
 from socialapp.feed_sources import FeedSources
 from socialapp.home_reader import HomeReader
 from socialapp.metrics import Metrics
@@ -21,13 +22,17 @@ from socialapp.services.audit import Auditor
 from socialapp.services.fanout import Fanout
 from socialapp.services.forecast import Forecaster
 from socialapp.services.notifications import Notifier
+from socialapp.shared_reader import SharedFeedReader
 from socialapp.stores import mongo, redis_client
+from socialapp.stores.adaptive_rounds import AdaptiveRounds
 from socialapp.stores.audit import AuditStore
+from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.boosts import BoostStore
+from socialapp.stores.deliveries import Deliveries
 from socialapp.stores.fanout_changes import FanoutChangeLog
 from socialapp.stores.fanout_settings import FanoutSettingsStore
-from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.filters import FilterStore
+from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
@@ -38,7 +43,10 @@ from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.oauth_codes import OAuthCodes
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
+from socialapp.stores.rate_meters import RateMeters
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import SeriesStore
+from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
@@ -67,12 +75,19 @@ class Components:
     oauth_codes: OAuthCodes
     fanout_settings: FanoutSettingsStore
     timelines: TimelineStore
+    shared_feeds: SharedFeeds
     post_cache: PostCache
-    fanout_state: FanoutState
+    followee_copies: FolloweeCopies
+    author_copies: AuthorCopies
+    activity: ReaderActivity
+    rate_meters: RateMeters
+    adaptive_rounds: AdaptiveRounds
+    deliveries: Deliveries
     audits: AuditStore
     uow: UnitOfWork
     sources: FeedSources
     home: HomeReader
+    shared_reader: SharedFeedReader
     feeds: FeedManager
     fanout: Fanout
     notifier: Notifier
@@ -103,7 +118,7 @@ class Components:
         """The sweeper's turn, one process's per ``sweep_interval_seconds``: fan-outs and
         reconciliations left unfinished, then notification events left unapplied, sent
         again; how many posts and events."""
-        if not self.fanout_state.claim_sweep(self.settings.sweep_interval_seconds):
+        if not self.deliveries.claim_sweep(self.settings.sweep_interval_seconds):
             return 0
         after = self.settings.sweep_after_seconds
         return self.fanout.sweep() + self.notifier.send_held(after)
@@ -127,15 +142,32 @@ def build(settings: Settings) -> Components:
     notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
+    shared_feeds = SharedFeeds(redis, settings)
     post_cache = PostCache(redis, settings, render=render_post)
-    fanout_state = FanoutState(redis)
+    followee_copies = FolloweeCopies(redis)
+    author_copies = AuthorCopies(redis)
+    activity = ReaderActivity(redis)
+    adaptive_rounds = AdaptiveRounds(redis)
+    rate_meters = RateMeters(redis, adaptive_rounds)
+    deliveries = Deliveries(redis)
     audits = AuditStore(redis)
     series = SeriesStore(redis)
     filters = FilterStore(db, settings)
     hidden = HiddenAccounts(redis)
     streams = Streams(redis)
-    sources = FeedSources(timelines, fanout_state, posts, follows, users, filters, hidden, settings)
-    feeds = FeedManager(sources, timelines, fanout_state, streams, settings)
+    sources = FeedSources(
+        timelines, followee_copies, author_copies, posts, follows, users, filters, hidden, settings
+    )
+    feeds = FeedManager(
+        sources,
+        timelines,
+        followee_copies,
+        author_copies,
+        activity,
+        streams,
+        settings,
+        shared_feeds,
+    )
     fanout_settings = FanoutSettingsStore(db, settings)
     metrics = Metrics(
         queue_depth=queue.depth,
@@ -143,8 +175,22 @@ def build(settings: Settings) -> Components:
         series=series,
         redis_memory=series.used_memory,
     )
+    pages = Pages(post_cache, posts, settings.boost_window)
     home = HomeReader(
-        sources, timelines, fanout_state, hidden, post_cache, posts, follows, settings
+        sources,
+        feeds,
+        pages,
+        timelines,
+        followee_copies,
+        author_copies,
+        activity,
+        rate_meters,
+        adaptive_rounds,
+        hidden,
+        post_cache,
+        posts,
+        follows,
+        settings,
     )
     transactions = mongo.Transactions(db, settings)
     ids = IdGenerator()
@@ -169,18 +215,28 @@ def build(settings: Settings) -> Components:
         oauth_codes=OAuthCodes(redis),
         fanout_settings=fanout_settings,
         timelines=timelines,
+        shared_feeds=shared_feeds,
         post_cache=post_cache,
-        fanout_state=fanout_state,
+        followee_copies=followee_copies,
+        author_copies=author_copies,
+        activity=activity,
+        rate_meters=rate_meters,
+        adaptive_rounds=adaptive_rounds,
+        deliveries=deliveries,
         audits=audits,
         uow=UnitOfWork(
             transactions, users, follows, posts, likes, idempotency, filters, boosts, lists
         ),
         sources=sources,
         home=home,
+        shared_reader=SharedFeedReader(shared_feeds, sources, posts, pages),
         feeds=feeds,
         fanout=Fanout(
             feeds=feeds,
-            state=fanout_state,
+            author_copies=author_copies,
+            activity=activity,
+            rate_meters=rate_meters,
+            deliveries=deliveries,
             sources=sources,
             cache=post_cache,
             hidden=hidden,
@@ -194,8 +250,8 @@ def build(settings: Settings) -> Components:
             config=settings,
         ),
         notifier=Notifier(notifications, filters, likes, posts, ids, queue, streams, boosts),
-        forecaster=Forecaster(users, follows, posts, fanout_state, timelines, series, settings),
-        auditor=Auditor(home, fanout_state, posts, fanout_settings, audits, queue, settings),
+        forecaster=Forecaster(users, follows, posts, activity, timelines, series, settings),
+        auditor=Auditor(home, activity, posts, fanout_settings, audits, queue, settings),
         queue=queue,
         metrics=metrics,
         fanout_changes=FanoutChangeLog(db, settings),

@@ -59,6 +59,8 @@ class Settings:
     # Timelines and fan-out
     timeline_cap: int = 800
     outbox_cap: int = 800
+    public_feed_cap: int = 800  # entries of the public feed in Redis (MongoDB past them)
+    tag_feed_cap: int = 400  # entries of each hashtag's feed in Redis
     notifications_kept: int = 500  # each account's newest notifications kept, older trimmed
     # A boost is left out of a home when its post shows among the entries below it (Mastodon: 40)
     boost_window: int = 40

@@ -6,7 +6,7 @@ posts to outboxes, pushes them to homes, merges an author into a home on follow 
 them out on unfollow, retracts deleted posts, fills and empties pulled sets. The fan-out
 engine (``socialapp.services.fanout.Fanout``) decides *who*; the feed manager does *how*.
 Reading a page is ``HomeReader``'s; both take the same ``FeedSources`` and neither knows the
-other.
+other. It also puts public posts in the shared feeds (public, hashtags) and takes them out.
 """
 
 from __future__ import annotations
@@ -15,9 +15,14 @@ from collections.abc import Iterable
 
 from socialapp import jitter
 from socialapp.config import Settings
+from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry
 from socialapp.feed_sources import FeedSources
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.author_copies import AuthorCopies
+from socialapp.stores.followee_copies import FolloweeCopies
+from socialapp.stores.posts import entry_of
+from socialapp.stores.reader_activity import ReaderActivity
+from socialapp.stores.shared_feeds import SharedFeeds, feeds_of
 from socialapp.stores.streams import Streams
 from socialapp.stores.timelines import TimelineStore
 
@@ -27,15 +32,22 @@ class FeedManager:
         self,
         sources: FeedSources,
         timelines: TimelineStore,
-        state: FanoutState,
+        followee_copies: FolloweeCopies,
+        author_copies: AuthorCopies,
+        activity: ReaderActivity,
         streams: Streams,
         settings: Settings,
+        shared: SharedFeeds,
     ) -> None:
         self._sources = sources
         self._timelines = timelines
-        self._state = state
+        self._followee_copies = followee_copies
+        self._author_copies = author_copies
+        self._activity = activity
+        self._shared = shared
         self._streams = streams  # open streams follow what changes here
         self._inactive_after = settings.inactive_after_seconds
+        self._outbox_cap = settings.outbox_cap
 
     # Outboxes --------------------------------------------------------------------------------
     def publish(self, entry: Entry) -> None:
@@ -47,6 +59,20 @@ class FeedManager:
         """Take a deleted post (or one about to be) out of its author's outbox."""
         self._timelines.remove_from_outbox(entry.author_id, entry)
 
+    # Shared feeds ----------------------------------------------------------------------------
+    def share(self, post: dict) -> bool:
+        """Put a stored post in the shared feeds it enters (``feeds_of``) that exist: a
+        reader rebuilds the others from MongoDB, which holds it. Whether it enters any."""
+        keys = feeds_of(post)
+        if keys:
+            self._shared.add(keys, entry_of(post))
+        return bool(keys)
+
+    def unshare(self, entry: Entry, tags: Iterable[str] = ()) -> None:
+        """Take a deleted post (or one about to be) out of the public feed and the feeds of
+        its ``tags``."""
+        self._shared.remove(SharedFeeds.keys(tags, public=True), entry)
+
     # Home timelines ------------------------------------------------------------------------
     def push(self, entry: Entry, follower_ids: Iterable[int]) -> int:
         """Deliver to the homes of the active readers among ``follower_ids``; how many.
@@ -56,7 +82,7 @@ class FeedManager:
         follower_ids = list(follower_ids)
         if self._timelines.batched and follower_ids:  # one server: one command per chunk
             return self._timelines.deliver(follower_ids, entry)
-        active = self._state.active_among(follower_ids, self._inactive_after)
+        active = self._activity.active_among(follower_ids, self._inactive_after)
         if active:
             self._timelines.add_to_homes(active, entry)
         return len(active)
@@ -80,40 +106,63 @@ class FeedManager:
         outbox = self._sources.outbox(author_id)
         jitter.pause("merge.outbox_read")  # a post or delete of the author may land here
         for follower_ids in follower_chunks:
-            active = self._state.active_among(follower_ids, self._inactive_after)
+            active = self._activity.active_among(follower_ids, self._inactive_after)
             self._timelines.backfill_homes(active, outbox.entries, outbox.floor)
 
     def unmerge(self, follower_id: int, author_id: int) -> None:
         """Take every post of ``author_id`` out of the home (an unfollow)."""
         self._timelines.remove_author_from_home(follower_id, author_id)
 
+    def rebuild_home(self, user_id: int, policy: FanoutSettings) -> None:
+        """Rebuild the home timeline and the pulled set of a reader who was away (skipped by
+        fan-out) or whose copies Redis lost: the one read that costs the accounts followed."""
+        self._activity.touch(user_id)  # deliveries resume now...
+        self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
+        self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
+        jitter.pause("rebuild_reader.begun")  # deliveries, follows and switches land here
+        authors = self._sources.authors(sorted(self._sources.followees(user_id)))
+        marked = self._author_copies.pulled_marks()
+        pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]
+        pulled = [a for a, info in authors.items() if policy.reader_pulls(*info) or a in marked]
+        outboxes = self._sources.outboxes(pushed, count=self._outbox_cap)
+        entries = [entry for outbox in outboxes for entry in outbox.entries]
+        floor = max((outbox.floor for outbox in outboxes), default=0)
+        self._timelines.finish_rebuild_home(user_id, entries, floor)
+        self._timelines.finish_rebuild_pulls(user_id, pulled)
+
+    @staticmethod
+    def _pushed(policy: FanoutSettings, followers: int, override: str, unsettled: bool) -> bool:
+        """Whether delivery copies the author's posts into homes (also while reconciled)."""
+        return unsettled or policy.delivery_pushes(followers, override)
+
     # Followee sets and pulled sets ----------------------------------------------------------
     def record_follow(self, follower_id: int, followee_id: int, pulled: bool) -> None:
         """Record the edge; ``pulled``: the follower merges the followee at read time."""
-        self._state.add_followee(follower_id, followee_id)
+        self._followee_copies.add_followee(follower_id, followee_id)
         if pulled:
             self._timelines.add_pulled([follower_id], followee_id)
         self._streams.publish_refresh([follower_id])
 
     def record_unfollow(self, follower_id: int, followee_id: int) -> None:
-        self._state.remove_followee(follower_id, followee_id)
+        self._followee_copies.remove_followee(follower_id, followee_id)
         self._timelines.remove_pulled([follower_id], followee_id)
         self._streams.publish_refresh([follower_id])
 
     def pulled_by_followers(self, author_id: int) -> bool:
         """Whether the followers' pulled sets hold the author (or are being changed)."""
-        return self._state.pulled_or_unsettled(author_id)
+        return self._author_copies.pulled_or_unsettled(author_id)
 
     def add_to_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
         """Every follower pulls the author from now on; recorded once all of them do."""
         for follower_ids in follower_chunks:
             self._timelines.add_pulled(follower_ids, author_id)
             self._streams.publish_refresh(follower_ids)
-        self._state.mark_pulled(author_id, True)
+        self._author_copies.mark_pulled(author_id, True)
 
     def remove_from_pulled(self, author_id: int, follower_chunks: Iterable[list[int]]) -> None:
         """No follower pulls the author any more (their homes hold the author's posts)."""
-        self._state.mark_pulled(author_id, False)  # first: a change meanwhile sees it unmarked
+        # first: a change meanwhile sees it unmarked
+        self._author_copies.mark_pulled(author_id, False)
         for follower_ids in follower_chunks:
             self._timelines.remove_pulled(follower_ids, author_id)
             self._streams.publish_refresh(follower_ids)

@@ -13,8 +13,9 @@ import time
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry, SourceRead
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.filters import FilterStore
+from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.posts import PostStore
@@ -29,7 +30,8 @@ class FeedSources:
     def __init__(
         self,
         timelines: TimelineStore,
-        state: FanoutState,
+        followee_copies: FolloweeCopies,
+        author_copies: AuthorCopies,
         posts: PostStore,
         follows: FollowStore,
         users: UserStore,
@@ -38,7 +40,8 @@ class FeedSources:
         settings: Settings,
     ) -> None:
         self._timelines = timelines
-        self._state = state
+        self._followee_copies = followee_copies
+        self._author_copies = author_copies
         self._posts = posts
         self._follows = follows
         self._users = users
@@ -49,15 +52,15 @@ class FeedSources:
 
     def followees(self, user_id: int) -> set[int]:
         """Whom the reader follows, from Redis, loaded from MongoDB when Redis lacks it."""
-        found = self._state.followees(user_id)
+        found = self._followee_copies.followees(user_id)
         if found is not None:
             return found
         for _ in range(FILL_ATTEMPTS):
             # The change counter is read before MongoDB: a follow or unfollow landing after
             # the load bumps it, and the stale load is not kept.
-            changes = self._state.followee_changes(user_id)
+            changes = self._followee_copies.followee_changes(user_id)
             ids = self._follows.followee_ids(user_id)
-            if self._state.fill_followees(user_id, changes, ids):
+            if self._followee_copies.fill_followees(user_id, changes, ids):
                 break
         return set(ids)
 
@@ -90,18 +93,18 @@ class FeedSources:
 
     def authors(self, author_ids: list[int]) -> dict[int, Author]:
         """``{author: (followers, strategy, unsettled)}``, reloaded from MongoDB if lost."""
-        found = self._state.authors(author_ids)
+        found = self._author_copies.authors(author_ids)
         while found is None:
             self.ensure_authors()
-            found = self._state.authors(author_ids)
+            found = self._author_copies.authors(author_ids)
         return found
 
     def ensure_authors(self) -> None:
         """Reload every author's count and strategy from MongoDB if Redis lacks the copy:
         one thread of this process walks the authors, the others wait for it."""
         with self._authors_reload:
-            if not self._state.authors_loaded():
-                self._state.load_authors(self._users.authors_with_followers())
+            if not self._author_copies.authors_loaded():
+                self._author_copies.load_authors(self._users.authors_with_followers())
 
     def outboxes(self, author_ids: list[int], before=None, since_id=None, count=20):
         """Authors' recent posts in one round trip, rebuilding outboxes Redis has lost."""
@@ -135,6 +138,22 @@ class FeedSources:
             )
             for a in author_ids
         ]
+
+    def newest_in_outboxes(
+        self, author_ids: list[int], before, since_id
+    ) -> tuple[list[float], list[int]]:
+        """Each outbox's floor and newest post id in the bounds (``newest_in_outboxes``), with
+        the outboxes Redis had lost rebuilt and read again."""
+        floors, newest = self._timelines.newest_in_outboxes(author_ids, before, since_id)
+        if None in floors:
+            lost = [i for i, floor in enumerate(floors) if floor is None]
+            self.ensure_outboxes([author_ids[i] for i in lost])
+            found = self._timelines.newest_in_outboxes(
+                [author_ids[i] for i in lost], before, since_id
+            )
+            for i, floor, post_id in zip(lost, *found, strict=True):
+                floors[i], newest[i] = source_floor(floor), post_id
+        return floors, newest
 
     def ensure_outbox(self, author_id: int) -> None:
         """Rebuild the author's outbox from MongoDB if Redis lost it."""

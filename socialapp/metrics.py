@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 LAG_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
 READ_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
-# How a home page was built (HomePage's counts): from the pushed timeline alone, with
+# How a home page was built (FeedPage's counts): from the pushed timeline alone, with
 # outboxes merged at read time, or with posts read from MongoDB past what Redis holds.
 BUILT = ("timeline", "merged", "store")
 
@@ -113,7 +113,7 @@ class Metrics:
         self.tally.add(lag_field(lag))
 
     def count_home_read(self, page) -> None:
-        """A home page served (a ``HomePage``), by how it was built."""
+        """A home page served (a ``FeedPage``), by how it was built."""
         built = how_built(page)
         self.home_reads.labels(built=built).inc()
         self.tally.add(f"reads:{built}")

@@ -85,7 +85,7 @@ def app(settings):
     yield app
     # Counts still on their way to Redis go now, to this test's database, which the next
     # test empties: not half a second into the next test.
-    app.extensions["socialapp"].fanout_state.flush_meters()
+    app.extensions["socialapp"].rate_meters.flush_meters()
     mongo.reset_embedded()
 
 
@@ -225,7 +225,7 @@ def wait_settled(components, timeout: float = 120.0, interval: float = 0.05) -> 
             return f"the worker holds tasks: {held_tasks(state)}"
         if not c.fanout_settings.read().settled:
             return f"a mode or threshold change is not reconciled: {c.fanout_settings.read()}"
-        if unsettled := c.fanout_state.unsettled():
+        if unsettled := c.author_copies.unsettled():
             return f"authors still reconciled: {sorted(unsettled)}"
         if pending := c.posts.pending_fanouts(before_id=first_id_at(time.time() + 1)):
             return f"posts still being delivered: {[p['_id'] for p in pending]}"

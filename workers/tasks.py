@@ -30,8 +30,9 @@ def register(app, components: Callable[[], Components]) -> None:
         return engine.deliver_chunk(post_id, author_id, follower_ids, index, attempt, *boosted)
 
     @app.task(name=fanout.RETRACT, **RETRY)
-    def retract_post(post_id: int, author_id: int, *boosted: int) -> None:
-        components().fanout.retract_post(post_id, author_id, *boosted)
+    def retract_post(post_id: int, author_id: int, *rest) -> None:
+        # ``rest``: a boost's boosted post and its author, or 0, 0 and a post's tags
+        components().fanout.retract_post(post_id, author_id, *rest)
 
     @app.task(name=posts.DELETE_BOOSTS, **RETRY)
     def delete_boosts(post_id: int) -> int:
@@ -56,7 +57,8 @@ def register(app, components: Callable[[], Components]) -> None:
 
     @app.task(name=adaptive.ADAPT, **RETRY)
     def adapt() -> int:
-        return adaptive.adapt(components().fanout)
+        c = components()
+        return adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
 
     @app.task(name=audit.AUDIT, **RETRY)
     def audit_round() -> int:

@@ -25,6 +25,7 @@ from socialapp.services import operators, posts, timeline
 MODES = ("hybrid", "write", "read")
 HOME = "/v1/timeline/home"
 HEALTHZ = "/healthz"
+SHARED = {"public": "/v1/timelines/public", "tag": "/v1/tags/bench/timeline"}  # anonymous
 CELEBRITY_FOLLOWERS = 1_000_000  # far above the default threshold: pulled in hybrid mode
 REPO = Path(__file__).resolve().parents[2]
 OPEN_LOOP_RUNS = 3
@@ -47,7 +48,8 @@ def setup(world, size) -> Population:
     # Posting before anyone follows keeps each delivery's follower lookup trivial.
     for n in range(size.posts_per_author_read):
         for author_id in ordinary + celebrities:
-            posts.create_post(c.uow, c.fanout, c.ids, author_id, f"post {n}")
+            text = f"post {n}" + (" #bench" if n % 2 == 0 else "")  # a tag's page to read
+            posts.create_post(c.uow, c.fanout, c.ids, author_id, text)
     world.settle()
     readers, edges = {}, []
     for followees in size.followees:
@@ -142,6 +144,7 @@ def measure(world, size, population: Population) -> dict:
     target = (size.followees[len(size.followees) // 2], max(size.celebrities))
     largest = (max(size.followees), max(size.celebrities))
     results, open_loop, found, healthz, versus, by_followees = [], None, [], None, None, {}
+    shared = {}
     for mode in MODES:
         if c.fanout_settings.read().current.mode != mode:
             operators.change_fanout(c.fanout, mode=mode)
@@ -175,6 +178,11 @@ def measure(world, size, population: Population) -> dict:
                         server.port, (HEALTHZ, [{}]), (HOME, headers), size, "throughput",
                         cpu=server.cpu_seconds,
                     )  # fmt: skip
+                    for name, path in SHARED.items():
+                        pair = ((HEALTHZ, [{}]), (path, [{}]))
+                        shared[name] = alternating(
+                            server.port, *pair, size, "throughput", cpu=server.cpu_seconds
+                        )
             few, many = _flat_pair(size, mode)
             by_followees[mode] = alternating(
                 server.port,
@@ -188,6 +196,7 @@ def measure(world, size, population: Population) -> dict:
         if mode == "hybrid":
             found.append(_profile_http(world.app, target, population))
     figures = {"healthz": healthz, "home": results, "hybrid_half_load": open_loop}
+    figures["shared_vs_healthz"] = shared  # public and tag pages, 20 posts, anonymous
     return {**figures, "hybrid_vs_healthz": versus, "by_followees": by_followees}, found
 
 

@@ -35,6 +35,12 @@ def headlines(figures: dict) -> list[str]:
             f"of the ceiling), post-to-visible p50 {run['phases']['visible_s']['p50']:.2f} s"
         )
     lines.append(f"/healthz: {reads['healthz']['throughput']:,.0f} req/s")
+    for name, found in reads.get("shared_vs_healthz", {}).items():
+        pairs = "; ".join(f"{h:,.0f} / {r:,.0f}" for h, r in found["pairs"])
+        lines.append(
+            f"{name} timeline page (20 posts, anonymous) / /healthz req/s: "
+            f"{found['ratio']:.0%} (median of alternating runs, /healthz / page: {pairs})"
+        )
     half = reads["hybrid_half_load"]
     lines.append(
         f"hybrid home ({half['followees']} followees, {half['celebrities']} celebrities) at "

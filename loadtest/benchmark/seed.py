@@ -6,7 +6,7 @@ import datetime as dt
 import time
 from collections.abc import Iterable
 
-from socialapp.stores.fanout_state import ACTIVE
+from socialapp.stores.reader_activity import ACTIVE
 
 BATCH = 10_000
 PASSWORD_HASH = "!"  # benchmark accounts never sign in: tokens are issued directly
@@ -62,15 +62,15 @@ def load_followees(c, edges: list[tuple[int, int]]) -> None:
     for follower, followee in edges:
         followees.setdefault(follower, []).append(followee)
     for reader_id, ids in followees.items():
-        state = c.fanout_state
-        state.fill_followees(reader_id, state.followee_changes(reader_id), ids)
+        copies = c.followee_copies
+        copies.fill_followees(reader_id, copies.followee_changes(reader_id), ids)
 
 
 def add_followers(c, author_id: int, count: int) -> None:
-    """Raise an author's follower count (in MongoDB and in the fan-out state)."""
+    """Raise an author's follower count (in MongoDB and in its Redis copy)."""
     author = c.users.add_to_counter(author_id, "followers_count", count)
     if author is not None:
-        c.fanout_state.set_followers(author_id, author["followers_count"])
+        c.author_copies.set_followers(author_id, author["followers_count"])
 
 
 def activate(c, user_ids: Iterable[int]) -> None:

@@ -63,7 +63,7 @@ class World:
                 or state.active_requests
                 or state.reserved_requests
                 or not self.c.fanout_settings.read().settled
-                or self.c.fanout_state.unsettled()
+                or self.c.author_copies.unsettled()
             )
 
         wait_until(busy, "fan-out to settle", timeout, until=operator.not_, in_a_row=3)

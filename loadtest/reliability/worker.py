@@ -19,7 +19,7 @@ from socialapp.config import Settings
 from socialapp.queue import FANOUT, TaskQueue
 from socialapp.services import fanout
 from socialapp.services.fanout import Fanout
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.deliveries import Deliveries
 from socialapp.stores.timelines import TimelineStore
 
 
@@ -32,7 +32,7 @@ def hand_back_completion() -> None:
         queue.send(fanout.DELIVER_CHUNK, post_id, author_id, [], index, attempt, queue=FANOUT)
         return delivered
 
-    FanoutState.finish_chunk = lambda self, *args: False  # recorded by the API's worker
+    Deliveries.finish_chunk = lambda self, *args: False  # recorded by the API's worker
     Fanout.deliver_chunk = deliver_here
 
 

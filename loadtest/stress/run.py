@@ -239,7 +239,7 @@ def busy(c) -> dict:
     return {
         "queues": c.queue.depth(),
         "settings_settled": c.fanout_settings.read().settled,
-        "unsettled_authors": sorted(c.fanout_state.unsettled()),
+        "unsettled_authors": sorted(c.author_copies.unsettled()),
         "pending_posts": still[:EVIDENCE_KEPT],
         "pending_count": len(still),
     }

@@ -136,7 +136,7 @@ class Writer:
         authors = {author or self.random.choice(self.users)}
         authors |= set(self.random.sample(self.users, self.random.randint(0, 2)))
         decisions = {chosen: self.random.choice(LEANINGS) for chosen in sorted(authors)}
-        adaptive.lean(self.c.fanout, decisions, time.time())
+        adaptive.lean(self.c.fanout, self.c.adaptive_rounds, decisions, time.time())
 
     def _override(self, author: int | None = None) -> None:
         c, author = self.c, author or self.random.choice(self.users)

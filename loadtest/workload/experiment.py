@@ -107,7 +107,9 @@ def running(server_url: str, size: Size, mix: traffic.Mix, strategy: Strategy, g
             setup_s = time.monotonic() - started
             log(f"  {strategy.name}: set up in {setup_s:.0f} s")
             adapting = strategy.mode == ADAPTIVE
-            decider = Rounds(world.c.fanout, size.round_interval_s) if adapting else None
+            c = world.c
+            stores = (c.adaptive_rounds, c.rate_meters, c.activity)
+            decider = Rounds(c.fanout, *stores, size.round_interval_s) if adapting else None
             with (
                 Visibility().installed(world.c) as visibility,
                 decider.running() if decider else contextlib.nullcontext(),
@@ -144,7 +146,7 @@ def measure(
             cells.append({"strategy": strategy.name, "ratio": ratio, **found})
             log(f"    {ratio:g}:1 {found['wall_s']:.1f} s")
         if run.decider:
-            unit = redis_costs(run.client, run.world.c.fanout_state, size.rate_window_s)
+            unit = redis_costs(run.client, run.world.c.rate_meters, size.rate_window_s)
             for cell in cells:
                 cell["decisions"]["redis_us"] = unit
     return {"setup_s": round(run.setup_s, 1), "cells": cells}
@@ -204,10 +206,11 @@ def _set_up(
         timeline.read_home(c.home, c.fanout_settings, c.metrics, user_id, replay.PAGE, None, None)
     world.settle()
     if strategy.mode == ADAPTIVE:  # seeding is not traffic: the meters start afresh
-        c.fanout_state.flush_meters()  # counts still batched in memory go first, then all
-        c.fanout_state.stop_measuring()
+        c.rate_meters.flush_meters()  # counts still batched in memory go first, then all
+        c.adaptive_rounds.stop_measuring()
         stale = list(client.scan_iter("fanout:rates:*", count=10_000))
         if stale:  # none yet when the batch had not been written (a busy machine)
             client.delete(*stale)
-        adaptive.adapt(c.fanout)  # its first round only starts the meters' clock
+        # its first round only starts the meters' clock
+        adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
     return user_ids

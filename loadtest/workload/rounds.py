@@ -5,7 +5,7 @@ here a thread of the measuring process runs ``services.adaptive.adapt`` on the s
 while traffic is replayed, so a round's CPU lands in the cell's cost (the process's CPU less
 the replaying thread: the worker's share) and the reconciliations it starts are delivered by
 the world's worker within the cell. The thread also times itself (``time.thread_time``), and
-the meters' writes are timed where they run (``FanoutState.count_many``, wrapped), so
+the meters' writes are timed where they run (``RateMeters.count_many``, wrapped), so
 the report can say what deciding cost apart from the rest.
 """
 
@@ -22,8 +22,11 @@ class Rounds:
     """Runs rounds every ``interval`` seconds between ``start`` and ``stop``; counts the
     rounds' own CPU and the meters' calls and client CPU, in this process."""
 
-    def __init__(self, fanout, interval: float) -> None:
+    def __init__(self, fanout, adaptive_rounds, rate_meters, activity, interval: float) -> None:
         self._fanout = fanout
+        self._adaptive_rounds = adaptive_rounds
+        self._rate_meters = rate_meters
+        self._activity = activity
         self._interval = interval
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -51,9 +54,8 @@ class Rounds:
     @contextlib.contextmanager
     def running(self):
         """Rounds run, and meters are timed, inside the block."""
-        state = self._fanout.state
-
-        count_many = state.count_many
+        meters = self._rate_meters
+        count_many = meters.count_many
 
         def counting(counts):
             began = time.thread_time()
@@ -66,17 +68,17 @@ class Rounds:
                     self.meters_counted += len(counts)
                     self.meter_cpu_s += spent
 
-        meters = state.meters
+        read_meters = meters.meters
 
         def read(user_ids, *args, **kwargs):
             with self._lock:
                 self.meters_read += len(user_ids)
-            return meters(user_ids, *args, **kwargs)
+            return read_meters(user_ids, *args, **kwargs)
 
-        # One FanoutState serves the reader and the engine: their counts, the users' and
-        # the population's, are written together (``FanoutState.meter``).
-        state.count_many = counting
-        state.meters = read
+        # One RateMeters serves the reader and the engine: their counts, the users' and
+        # the population's, are written together (``RateMeters.meter``).
+        meters.count_many = counting
+        meters.meters = read
         self._stopped.clear()
         self._thread = threading.Thread(target=self._run, name="adaptive-rounds", daemon=True)
         self._thread.start()
@@ -85,12 +87,14 @@ class Rounds:
         finally:
             self._stopped.set()
             self._thread.join()
-            del state.count_many, state.meters
+            del meters.count_many, meters.meters
 
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):
             began = time.thread_time()
-            changed = adaptive.adapt(self._fanout)
+            changed = adaptive.adapt(
+                self._fanout, self._adaptive_rounds, self._rate_meters, self._activity
+            )
             spent = time.thread_time() - began
             with self._lock:
                 self.rounds += 1
@@ -102,7 +106,9 @@ def difference(before: dict, after: dict) -> dict:
     return {key: after[key] - before[key] for key in after}
 
 
-def redis_costs(client, state, time_constant: float, calls: int = 2000, batch: int = 20) -> dict:
+def redis_costs(
+    client, rate_meters, time_constant: float, calls: int = 2000, batch: int = 20
+) -> dict:
     """Redis CPU microseconds of one meter counted (in writes of ``batch``, about what a
     half-second write carries here) and of one meter read, timed on the measured server
     between cells (its other work is idle then)."""
@@ -115,10 +121,10 @@ def redis_costs(client, state, time_constant: float, calls: int = 2000, batch: i
     before = redis_cpu()
     for start in range(0, calls, batch):
         users = ids[start : start + batch]
-        state.count_many({(user_id, "reads", time_constant): 1 for user_id in users})
+        rate_meters.count_many({(user_id, "reads", time_constant): 1 for user_id in users})
     counted = redis_cpu()
     for start in range(0, calls, 100):
-        state.meters(list(ids[start : start + 100]), "reads", time_constant, time.time())
+        rate_meters.meters(list(ids[start : start + 100]), "reads", time_constant, time.time())
     read = redis_cpu()
     client.delete(*(f"fanout:rates:{{{user_id}}}" for user_id in ids))
     return {

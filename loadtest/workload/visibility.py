@@ -2,7 +2,7 @@
 
 The benchmark's probe times the phases of one pushed post at a time; here posts of pushed
 and pulled authors interleave with reads, so this only watches when a delivery starts
-(``FanoutState.start_delivery``: the post is pushed in chunks) and when it ends
+(``Deliveries.start_delivery``: the post is pushed in chunks) and when it ends
 (``posts.finish_fanout``: called once per post, after its last chunk or at once when no
 follower is pushed). A pushed post becomes visible when its last chunk is done; any other
 is visible when ``create_post`` returns, its id in the author's outbox for readers to pull.
@@ -28,7 +28,7 @@ class Visibility:
 
     @contextlib.contextmanager
     def installed(self, c):
-        start_delivery, finish_fanout = c.fanout_state.start_delivery, c.posts.finish_fanout
+        start_delivery, finish_fanout = c.deliveries.start_delivery, c.posts.finish_fanout
 
         def started(post_id: int, *args, **kwargs):
             with self._lock:
@@ -41,11 +41,11 @@ class Visibility:
                 self._finished.setdefault(post_id, time.monotonic())
             return result
 
-        c.fanout_state.start_delivery, c.posts.finish_fanout = started, finished
+        c.deliveries.start_delivery, c.posts.finish_fanout = started, finished
         try:
             yield self
         finally:
-            del c.fanout_state.start_delivery, c.posts.finish_fanout  # the class's methods again
+            del c.deliveries.start_delivery, c.posts.finish_fanout  # the class's methods again
 
     def created(self, post_id: int, called: float, returned: float) -> None:
         """Record a post made between two ``time.monotonic()`` readings."""

@@ -20,6 +20,7 @@ from socialapp.api import (
     ops,
     posts,
     seed,
+    shared_timelines,
     timeline,
 )
 from socialapp.api.base import refuse_undeclared_query
@@ -43,6 +44,7 @@ BLUEPRINTS = (
     notifications.blp,
     posts.blp,
     timeline.blp,
+    shared_timelines.blp,
     lists.blp,
     admin.blp,
     seed.blp,

@@ -191,4 +191,4 @@ class Timeline(MethodView):
         """Posts and boosts by a list's accounts, newest first, paged as the home timeline"""
         c, me = components(), caller_id()
         page = lists.read_list(c.home, c.lists, me, _list_id(list_id), **args, rendered=True)
-        return page_response(page)
+        return page_response(page, me)

@@ -1,11 +1,15 @@
 """Mastodon's streaming API, as the streaming process serves it (an ASGI app on uvicorn).
 
-- ``GET /api/v1/streaming/user`` and ``/api/v1/streaming/user/notification``: Server-Sent
-  Events (``event: update`` / ``delete`` / ``notification``, ``data:`` the payload), with a
-  comment line as a heartbeat when the hub's heartbeat interval passed in silence;
+- ``GET /api/v1/streaming/user`` and ``/api/v1/streaming/user/notification``, ``/public``,
+  ``/public/local``, ``/hashtag?tag=`` and ``/hashtag/local?tag=``: Server-Sent Events
+  (``event: update`` / ``delete`` / ``notification``, ``data:`` the payload), with a comment
+  line as a heartbeat when the hub's heartbeat interval passed in silence; any other path
+  under ``/api/v1/streaming/`` is 400, ``Unknown channel requested``;
 - ``GET /api/v1/streaming`` upgraded to a WebSocket: ``{"type": "subscribe", "stream":
-  "user"}`` (or ``user:notification``; ``unsubscribe`` alike), events as
-  ``{"stream": [...], "event": ..., "payload": ...}``; uvicorn pings it;
+  "user"}`` (or ``user:notification``, ``public``, ``public:local``, ``hashtag`` and
+  ``hashtag:local`` with ``"tag"``; ``unsubscribe`` alike), events as
+  ``{"stream": [...], "event": ..., "payload": ...}``; uvicorn pings it; a subscription
+  refused is answered on the socket, ``{"error": ..., "status": ...}``, as Mastodon's;
 - ``GET /api/v1/streaming/health``: ``OK``.
 
 The token comes from the ``Authorization`` header, the ``access_token`` query parameter or,
@@ -31,13 +35,19 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from socialapp.metrics import StreamingMetrics
 from socialapp.services.streaming import (
+    HASHTAG,
+    HASHTAG_LOCAL,
     NOTIFICATION,
+    PUBLIC,
+    PUBLIC_LOCAL,
+    SCOPES,
     STREAMS,
     USER,
-    Caller,
+    Connection,
     ConnectionClosed,
     Hub,
     Refused,
+    stream_of,
 )
 
 log = logging.getLogger(__name__)
@@ -57,7 +67,7 @@ def create_app(hub: Hub) -> Starlette:
         token = _token(socket.headers, socket.query_params) or protocol
         first = socket.query_params.get("stream")
         try:
-            caller = await hub.authenticate(token, first if first in STREAMS else None)
+            caller = await hub.authenticate(token, first if first in SCOPES else None)
         except Refused as refused:
             await socket.send_denial_response(
                 JSONResponse({"error": refused.message}, refused.status)
@@ -68,11 +78,16 @@ def create_app(hub: Hub) -> Starlette:
         connection.writer = asyncio.current_task()
         sender = asyncio.create_task(_send(socket, connection))
         try:
+            if first is not None and first not in STREAMS:  # as Mastodon: a subscribe
+                params = {**socket.query_params, "type": "subscribe"}
+                reply = await _subscription(hub, connection, params)
+                if reply:
+                    await socket.send_text(json.dumps(reply))
             while (message := await socket.receive())["type"] != "websocket.disconnect":
                 if message.get("text") is None:
                     await socket.close(1003, "Binary messages are not supported")
                     break
-                reply = _subscription(caller, connection.streams, message["text"])
+                reply = await _subscription(hub, connection, message["text"])
                 if reply:
                     await socket.send_text(json.dumps(reply))
         except WebSocketDisconnect:  # a reply or the close found the client gone
@@ -96,8 +111,9 @@ def create_app(hub: Hub) -> Starlette:
                 return
             if found is not None:
                 stream, event, payload = found
+                label = connection.label(stream)
                 await socket.send_text(
-                    json.dumps({"stream": [stream], "event": event, "payload": payload})
+                    json.dumps({"stream": label, "event": event, "payload": payload})
                 )
 
     metrics = StreamingMetrics(hub.figures)
@@ -108,13 +124,14 @@ def create_app(hub: Hub) -> Starlette:
     async def not_found(request, error):
         return JSONResponse({"error": "Not Found"}, 404)
 
+    async def unknown(request: Request):
+        return JSONResponse({"error": "Unknown channel requested"}, 400)
+
     routes = [
         Route("/api/v1/streaming/health", health),
         Route("/metrics", scrape),
-        Route("/api/v1/streaming/user", EventStream(hub, USER), methods=["GET"]),
-        Route(
-            "/api/v1/streaming/user/notification", EventStream(hub, NOTIFICATION), methods=["GET"]
-        ),
+        *[Route(path, EventStream(hub, name), methods=["GET"]) for path, name in SSE_PATHS],
+        Route("/api/v1/streaming/{rest:path}", unknown, methods=["GET"]),
         WebSocketRoute("/api/v1/streaming", websocket),
         WebSocketRoute("/api/v1/streaming/", websocket),
     ]
@@ -123,6 +140,17 @@ def create_app(hub: Hub) -> Starlette:
         exception_handlers={404: not_found},
         lifespan=_lifespan(hub),
     )
+
+
+# Mastodon's SSE paths and their streams (a ``list`` stream, once lists exist, joins them).
+SSE_PATHS = [
+    ("/api/v1/streaming/user", USER),
+    ("/api/v1/streaming/user/notification", NOTIFICATION),
+    ("/api/v1/streaming/public", PUBLIC),
+    ("/api/v1/streaming/public/local", PUBLIC_LOCAL),
+    ("/api/v1/streaming/hashtag", HASHTAG),
+    ("/api/v1/streaming/hashtag/local", HASHTAG_LOCAL),
+]
 
 
 class EventStream:
@@ -140,14 +168,16 @@ class EventStream:
         token = _token(request.headers, request.query_params)
         try:
             caller = await self._hub.authenticate(token, self._stream)
+            stream, label = stream_of(self._stream, request.query_params)
         except Refused as refused:
             answer = JSONResponse({"error": refused.message}, refused.status)
             await answer(scope, receive, send)
             return
-        connection = await self._hub.open(caller, [self._stream])
+        connection = await self._hub.open(caller)
         connection.writer = asyncio.current_task()
         watcher = asyncio.ensure_future(_until_disconnect(receive, connection))
         try:
+            await self._hub.subscribe(connection, stream, label)
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await _body(send, b":)\n\n")
             while True:
@@ -210,21 +240,26 @@ def _token(headers, query) -> str | None:
     return query.get("access_token") or None
 
 
-def _subscription(caller: Caller, streams: set[str], text: str) -> dict | None:
-    """Apply a ``subscribe`` or ``unsubscribe`` message; an error to send back, if any."""
+async def _subscription(hub: Hub, connection: Connection, text: str | dict) -> dict | None:
+    """Apply a ``subscribe`` or ``unsubscribe`` message (its text, or the parameters of a
+    WebSocket's URL); an error to send back, if any."""
     try:
-        message = json.loads(text)
+        message = json.loads(text) if isinstance(text, str) else text
     except ValueError:
         return {"error": "Invalid JSON", "status": 400}
     if not isinstance(message, dict) or message.get("type") not in ("subscribe", "unsubscribe"):
         return {"error": "Unknown message type", "status": 400}
-    stream = message.get("stream")
-    if stream not in STREAMS:
-        return {"error": "Unknown stream type", "status": 400}
+    name = message.get("stream")
+    if isinstance(name, list) and name:  # Mastodon takes the first of several
+        name = name[0]
+    try:
+        stream, label = stream_of(name, message)
+    except Refused as refused:
+        return {"error": refused.message, "status": refused.status}
     if message["type"] == "unsubscribe":
-        streams.discard(stream)
-    elif not caller.may_read(stream):
+        await hub.unsubscribe(connection, stream)
+    elif not connection.caller.may_read(name):
         return {"error": "Access token does not have the required scopes", "status": 401}
     else:
-        streams.add(stream)
+        await hub.subscribe(connection, stream, label)
     return None

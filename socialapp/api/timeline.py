@@ -12,7 +12,7 @@ from socialapp.api.auth import BEARER, caller_id, components
 from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import page_limit
 from socialapp.api.posts import PostPageSchema
-from socialapp.home_reader import HomePage
+from socialapp.feed_pages import FeedPage
 from socialapp.rendering import Id, with_boosted
 from socialapp.services import boosts, timeline
 
@@ -59,14 +59,13 @@ class Home(MethodView):
             "X-Timeline-Merged-Authors": str(page.merged_authors),
             "X-Timeline-From-Store": str(page.from_store),
         }
-        return page_response(page, headers)
+        return page_response(page, caller_id(), headers)
 
 
-def page_response(page: HomePage, headers: dict | None = None) -> Response:
-    """A page read ``rendered`` as ``PostPageSchema``: the posts come as the JSON PostSchema
-    renders (cached so), joined, not re-rendered, each with whether the caller boosted the
-    post it shows."""
-    mine = boosts.boosted_among(components().boosts, caller_id(), page.shows)
+def page_response(page: FeedPage, reader: int | None, headers=None) -> Response:
+    """A page read ``rendered``: its posts come as the JSON PostSchema renders (cached so),
+    joined, not re-rendered, each with whether the reader boosted the post it shows."""
+    mine = boosts.boosted_among(components().boosts, reader, page.shows)
     shown = zip(page.posts, page.shows, strict=True)
     items = ", ".join(with_boosted(item, shows in mine) for item, shows in shown)
     next_max_id = json.dumps(None if page.next_max_id is None else str(page.next_max_id))

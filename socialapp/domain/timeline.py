@@ -21,7 +21,7 @@ import dataclasses
 import heapq
 import math
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from itertools import compress
 from typing import NamedTuple
 
@@ -77,6 +77,24 @@ class Merged:
     entries: list[Entry]  # newest first, no duplicate post id
     known_from: float  # every entry >= known_from is accounted for
     truncated: bool  # known_from comes from a full or bounded read: read on from there
+
+
+def shown(
+    entry: Entry,
+    gone: Container[int] = (),
+    originals_gone: Container[int] = (),
+    boosts_gone: Container[int] = (),
+) -> bool:
+    """Whether a page shows ``entry``, the one rule of every feed and stream (the page
+    script, ``read_page.lua``, mirrors it): not if its author is ``gone`` (no longer
+    followed, or hidden from the reader: blocked either way, or muted); a boost not if the
+    boosted post's author is hidden from the reader (``originals_gone``) or the booster's
+    boosts are (``boosts_gone``: followed with reblogs off)."""
+    if entry.author_id in gone:
+        return False
+    return not entry.boost_of or (
+        entry.original_author not in originals_gone and entry.author_id not in boosts_gone
+    )
 
 
 def merge(reads: Iterable[SourceRead], keep: Callable[[Entry], bool], limit: int) -> Merged:

@@ -21,7 +21,7 @@ from socialapp.api.streaming import create_app
 from socialapp.config import ConfigError, Settings
 from socialapp.services.streaming import Gateway, Hub
 from socialapp.stores import redis_client
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.streams import Streams, Subscription
 from socialapp.stores.timelines import TimelineStore
@@ -45,7 +45,7 @@ def build_app(settings: Settings) -> tuple[object, Hub]:
         streams=Streams(client),
         subscription=Subscription(subscriber),
         timelines=TimelineStore(client, settings),
-        state=FanoutState(client),
+        followee_copies=FolloweeCopies(client),
         hidden=HiddenAccounts(client),
         gateway=Gateway(settings.api_url, settings.public_url),
         buffer=settings.streaming_buffer_events,

@@ -3,7 +3,7 @@
 While adaptive mode is in force (or pending), every page read and every post counts into
 the population's meter, and a share of them into the reader's or the author's own
 (``adaptive_meter_share``, each weighing its inverse); a counted post marks its author as
-moved (``FanoutState.meter``, from ``HomeReader.read_page`` and ``Fanout.deliver_post``).
+moved (``RateMeters.meter``, from ``HomeReader.read_page`` and ``Fanout.deliver_post``).
 Once per ``adaptive_interval_seconds`` one process runs a round (rounds that change nothing
 come further apart, up to ``adaptive_max_backoff`` intervals: ``rest``). It looks only at
 authors whose rates may have moved, never at every author: those who posted since a round
@@ -31,23 +31,32 @@ from socialapp.config import Settings
 from socialapp.domain.adaptive import Rates, Rule, estimate, rate, span
 from socialapp.domain.fanout import strategy_of
 from socialapp.services.fanout import Fanout
+from socialapp.stores.adaptive_rounds import AdaptiveRounds
+from socialapp.stores.rate_meters import RateMeters
+from socialapp.stores.reader_activity import ReaderActivity
 
 ADAPT = "socialapp.adapt"
 SAMPLE_WINDOWS = 10  # a follower sample is kept this many meter windows, as a meter is
 LEANING = {"auto": None, "auto-push": "push", "auto-pull": "pull"}  # strategy -> decision
 
 
-def adapt(fanout: Fanout, clock=time.time) -> int:
+def adapt(
+    fanout: Fanout,
+    adaptive_rounds: AdaptiveRounds,
+    rate_meters: RateMeters,
+    activity: ReaderActivity,
+    clock=time.time,
+) -> int:
     """One round of decisions, if adaptive mode is in force and it is this process's turn;
     how many decisions changed."""
-    state, settings = fanout.state, fanout.config
+    settings = fanout.config
     policy = fanout.fanout_settings.current()
     if policy.current.mode != "adaptive":
         if not policy.measures_rates:
-            state.stop_measuring()  # measured afresh when adaptive mode is on again
+            adaptive_rounds.stop_measuring()  # measured afresh when adaptive mode is on again
         return 0
-    state.flush_meters()  # this process's pending counts (others' follow within their delay)
-    claimed = state.adaptive_round(settings.adaptive_interval_seconds)
+    rate_meters.flush_meters()  # this process's pending counts (others' follow within their delay)
+    claimed = adaptive_rounds.adaptive_round(settings.adaptive_interval_seconds)
     if claimed is None:
         return 0
     since, after, reads, quiet = claimed
@@ -55,23 +64,28 @@ def adapt(fanout: Fanout, clock=time.time) -> int:
     if now - since < settings.adaptive_interval_seconds:
         return 0  # the first round only starts the meters' clock
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
-    prior = priors(fanout, since, now)  # read once: the population's check and measure's
-    population, crossed = _follow_the_population(fanout, rule, prior)
-    authors, turn = _looked_at(fanout, after, min(reads, settings.adaptive_revisits_per_round))
+    # read once: the population's check and measure's
+    prior = priors(fanout, rate_meters, since, now)
+    population, crossed = _follow_the_population(adaptive_rounds, rule, prior)
+    authors, turn = _looked_at(
+        fanout, adaptive_rounds, after, min(reads, settings.adaptive_revisits_per_round)
+    )
     decisions, held_over = {}, False
-    measured = measure(fanout, authors, since, now, prior)
+    measured = measure(fanout, rate_meters, activity, authors, since, now, prior)
     for n, (author, rates) in enumerate(zip(authors, measured, strict=True)):
         if len(decisions) == settings.adaptive_changes_per_round:
             for marked in (False, True):  # the rest: the next round
-                state.mark_moved([a["_id"] for a in authors[n:] if a["crossed"] == marked], marked)
+                adaptive_rounds.mark_moved(
+                    [a["_id"] for a in authors[n:] if a["crossed"] == marked], marked
+                )
             held_over = True
             break
         leaning = rule.leaning(rates, _held(author, population))
         if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
             decisions[author["_id"]] = leaning
-    changed = lean(fanout, decisions, now)
+    changed = lean(fanout, adaptive_rounds, decisions, now)
     quiet = 0 if changed or crossed or held_over else quiet + 1
-    state.end_adaptive_round(turn, quiet, rest(settings, quiet))
+    adaptive_rounds.end_adaptive_round(turn, quiet, rest(settings, quiet))
     return changed
 
 
@@ -87,7 +101,7 @@ def rest(settings: Settings, quiet: int) -> float:
 
 
 def _follow_the_population(
-    fanout: Fanout, rule: Rule, prior: tuple[float, float]
+    adaptive_rounds: AdaptiveRounds, rule: Rule, prior: tuple[float, float]
 ) -> tuple[str | None, bool]:
     """The side a typical author (one follower, the population's posting and reading
     rates) is on (None: nothing measured yet), and whether it crossed just now. When the
@@ -96,14 +110,14 @@ def _follow_the_population(
     (``_held``): an author with little evidence of their own is judged at the population's
     rates, so a shift of the whole mix moves all of them at once, not one turn at a time."""
     post_prior, read_prior = prior
-    before = fanout.state.population_leaning()
+    before = adaptive_rounds.population_leaning()
     if post_prior == 0 and read_prior == 0:
         return before, False  # nothing measured yet
     typical = Rates(posts=post_prior, reads=read_prior, active_followers=1.0)
     leaning = rule.leaning(typical, before)
     if leaning != before:
-        fanout.state.set_population_leaning(leaning)
-        fanout.state.mark_every_author_crossed()
+        adaptive_rounds.set_population_leaning(leaning)
+        adaptive_rounds.mark_every_author_crossed()
     return leaning, leaning != before
 
 
@@ -119,16 +133,18 @@ def _held(author: dict, population: str | None) -> str | None:
     return author["fanout_leaning"]
 
 
-def _looked_at(fanout: Fanout, turn: str, revisits: int) -> tuple[list[dict], str]:
+def _looked_at(
+    fanout: Fanout, adaptive_rounds: AdaptiveRounds, turn: str, revisits: int
+) -> tuple[list[dict], str]:
     """The authors this round looks at: those the population's crossing marked, who posted
     since the last look (up to ``adaptive_authors_per_round`` of both), then the next
     ``revisits`` in turn from ``turn``, as ``{_id, followers_count, fanout_leaning,
     crossed}`` from the hot-path copies (no pass over the store of record), less those an
     operator's override decides; and where the next round's turn goes on."""
-    settings, state = fanout.config, fanout.state
-    crossed = state.moved_authors(settings.adaptive_authors_per_round, crossed=True)
-    moved = state.moved_authors(settings.adaptive_authors_per_round - len(crossed))
-    in_turn, turn = state.authors_in_turn(turn, revisits)
+    settings = fanout.config
+    crossed = adaptive_rounds.moved_authors(settings.adaptive_authors_per_round, crossed=True)
+    moved = adaptive_rounds.moved_authors(settings.adaptive_authors_per_round - len(crossed))
+    in_turn, turn = adaptive_rounds.authors_in_turn(turn, revisits)
     ids = list(dict.fromkeys(crossed + moved + in_turn))
     marked = set(crossed)
     found = []
@@ -152,11 +168,13 @@ def _dwelt(fanout: Fanout, author_id: int, now: float) -> bool:
     return not at or now - at.timestamp() >= fanout.config.adaptive_min_dwell_seconds
 
 
-def lean(fanout: Fanout, decisions: dict[int, str], now: float) -> int:
+def lean(
+    fanout: Fanout, adaptive_rounds: AdaptiveRounds, decisions: dict[int, str], now: float
+) -> int:
     """Record adaptive mode's decisions (author → ``push`` or ``pull``) and reconcile the
     authors they move, together, as an override would; how many were recorded (an author
     who is gone is not). Pages then follow the side most decided authors are on
-    (``FanoutState.pages_leaning``): the population's side may differ, and a page that
+    (``AdaptiveRounds.pages_leaning``): the population's side may differ, and a page that
     merged every outbox while most authors were pushed would pay for both strategies."""
     at = dt.datetime.fromtimestamp(now, dt.UTC)
     changes = []
@@ -169,7 +187,7 @@ def lean(fanout: Fanout, decisions: dict[int, str], now: float) -> int:
     finally:  # the decisions recorded are reconciled even if a later one could not be
         fanout.on_strategies_changed(changes)
     if changes:
-        fanout.state.set_pages_leaning(majority(fanout.users.count_leanings()))
+        adaptive_rounds.set_pages_leaning(majority(fanout.users.count_leanings()))
     return len(changes)
 
 
@@ -180,22 +198,28 @@ def majority(counts: dict[str, int]) -> str | None:
 
 
 def measure(
-    fanout: Fanout, authors: list[dict], since: float, now: float, prior=None
+    fanout: Fanout,
+    rate_meters: RateMeters,
+    activity: ReaderActivity,
+    authors: list[dict],
+    since: float,
+    now: float,
+    prior=None,
 ) -> list[Rates]:
     """Each author's estimated rates: their posts, and their followers' reads and activity
     scaled up from a sample (``follower_samples``). Every estimate leans on the
     population's rate as far as its own counts are thin (``estimate``)."""
     if not authors:
         return []
-    state, settings = fanout.state, fanout.config
+    settings = fanout.config
     window = settings.adaptive_rate_window_seconds
     held, share = span(now - since, window), settings.adaptive_meter_share
-    post_prior, read_prior = prior or priors(fanout, since, now)
-    posted = state.meters([a["_id"] for a in authors], "posts", window, now)
-    samples = follower_samples(fanout, [a["_id"] for a in authors])
+    post_prior, read_prior = prior or priors(fanout, rate_meters, since, now)
+    posted = rate_meters.meters([a["_id"] for a in authors], "posts", window, now)
+    samples = follower_samples(fanout, rate_meters, [a["_id"] for a in authors])
     sampled = sorted({f for sample in samples for f in sample})
-    reads = dict(zip(sampled, state.meters(sampled, "reads", window, now), strict=True))
-    active = set(state.active_among(sampled, settings.inactive_after_seconds))
+    reads = dict(zip(sampled, rate_meters.meters(sampled, "reads", window, now), strict=True))
+    active = set(activity.active_among(sampled, settings.inactive_after_seconds))
     found = []
     for author, posts, sample in zip(authors, posted, samples, strict=True):
         scale = author.get("followers_count", 0) / len(sample) if sample else 0.0
@@ -210,12 +234,14 @@ def measure(
     return found
 
 
-def follower_samples(fanout: Fanout, author_ids: list[int]) -> list[list[int]]:
+def follower_samples(
+    fanout: Fanout, rate_meters: RateMeters, author_ids: list[int]
+) -> list[list[int]]:
     """Each author's sample of followers (the first by id, which is cheap to read but
     leans towards older accounts), kept in Redis for ``SAMPLE_WINDOWS`` meter windows and
     read from MongoDB when none is kept."""
     settings = fanout.config
-    kept = fanout.state.follower_samples(author_ids)
+    kept = rate_meters.follower_samples(author_ids)
     size = settings.adaptive_follower_sample
     read = {
         author_id: fanout.follows.follower_ids(author_id, limit=size)
@@ -223,18 +249,20 @@ def follower_samples(fanout: Fanout, author_ids: list[int]) -> list[list[int]]:
         if sample is None
     }
     if read:
-        fanout.state.keep_follower_samples(
+        rate_meters.keep_follower_samples(
             read, SAMPLE_WINDOWS * settings.adaptive_rate_window_seconds
         )
     return [read.get(a, sample) for a, sample in zip(author_ids, kept, strict=True)]
 
 
-def priors(fanout: Fanout, since: float, now: float) -> tuple[float, float]:
+def priors(
+    fanout: Fanout, rate_meters: RateMeters, since: float, now: float
+) -> tuple[float, float]:
     """The population's mean rates: posts per author and reads per active reader, per
     second, measured since ``since``."""
     settings = fanout.config
     window = settings.adaptive_rate_window_seconds
-    posts, reads, authors, readers = fanout.state.population(
+    posts, reads, authors, readers = rate_meters.population(
         window, now, settings.inactive_after_seconds
     )
     age = now - since

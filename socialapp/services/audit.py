@@ -35,8 +35,8 @@ from socialapp.home_reader import HomeReader
 from socialapp.queue import FEED, TaskQueue
 from socialapp.stores.audit import AuditStore
 from socialapp.stores.fanout_settings import FanoutSettingsStore
-from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.posts import PostStore
+from socialapp.stores.reader_activity import ReaderActivity
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,10 @@ RECENT_SECONDS = 3600.0  # readers active this recently are drawn
 @dataclasses.dataclass(frozen=True)
 class Auditor:
     """The auditor and what it reads: pages as served (``home``), the store of record, the
-    readers' activity (``state``), and its own counts (``audits``)."""
+    readers' activity (``activity``), and its own counts (``audits``)."""
 
     home: HomeReader
-    state: FanoutState
+    activity: ReaderActivity
     posts: PostStore
     fanout_settings: FanoutSettingsStore
     audits: AuditStore
@@ -68,7 +68,7 @@ class Auditor:
         if interval <= 0 or not audits.claim_round(interval):
             return 0
         now = clock()
-        drawn = self.state.sample_recent(config.audit_sample, now - RECENT_SECONDS)
+        drawn = self.activity.sample_recent(config.audit_sample, now - RECENT_SECONDS)
         audited = audits.last_audited(drawn)
         readers = [reader for reader, seen in drawn.items() if seen > audited.get(reader, 0)]
         for reader in readers:

@@ -19,6 +19,8 @@ from socialapp.queue import QUEUES, TaskQueue
 from socialapp.services import adaptive, operators
 from socialapp.services.fanout import Fanout
 from socialapp.stores.fanout_changes import FanoutChangeLog
+from socialapp.stores.rate_meters import RateMeters
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import STEP_SECONDS, SeriesStore
 from socialapp.stores.users import HANDLE_PREFIX, UserStore
 
@@ -30,7 +32,7 @@ QUEUE_NAMES = (*QUEUES, "unacked")
 def status(fanout: Fanout, fanout_changes: FanoutChangeLog) -> dict:
     """The settings in force, a reconciliation under way and the newest changes."""
     described = operators.describe_fanout(fanout)
-    unsettled = sorted(fanout.state.unsettled())
+    unsettled = sorted(fanout.author_copies.unsettled())
     shown = fanout.users.get_many(unsettled[:RECONCILING_SHOWN])
     changes = operators.changes(fanout_changes, 20)
     subjects = {c["subject"] for c in changes if "subject" in c}
@@ -48,7 +50,13 @@ def status(fanout: Fanout, fanout_changes: FanoutChangeLog) -> dict:
     }
 
 
-def decisions(fanout: Fanout, limit: int = 10, clock=time.time) -> list[dict]:
+def decisions(
+    fanout: Fanout,
+    rate_meters: RateMeters,
+    activity: ReaderActivity,
+    limit: int = 10,
+    clock=time.time,
+) -> list[dict]:
     """Adaptive mode's newest decisions, each with the rates measured now that weigh on it:
     the author's posts/s, their followers' reads/s and active followers (scaled up from a
     sample, as a round measures them) and the two costs the rule compares."""
@@ -58,7 +66,8 @@ def decisions(fanout: Fanout, limit: int = 10, clock=time.time) -> list[dict]:
     since = now - settings.adaptive_rate_window_seconds
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     found = []
-    for author, rates in zip(authors, adaptive.measure(fanout, authors, since, now), strict=True):
+    measured = adaptive.measure(fanout, rate_meters, activity, authors, since, now)
+    for author, rates in zip(authors, measured, strict=True):
         push_cost, pull_cost = rule.costs(rates)
         found.append(
             {

@@ -27,12 +27,15 @@ from socialapp.feed_manager import FeedManager
 from socialapp.feed_sources import FeedSources
 from socialapp.metrics import Metrics
 from socialapp.queue import FANOUT, FANOUT_LARGE, FEED, TaskQueue, send_after_answer
+from socialapp.stores.author_copies import AuthorCopies
+from socialapp.stores.deliveries import Deliveries
 from socialapp.stores.fanout_settings import FanoutSettingsStore
-from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.posts import PostStore, entry_of
+from socialapp.stores.posts import PostStore, entry_of, in_public_feeds
+from socialapp.stores.rate_meters import RateMeters
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
@@ -51,15 +54,20 @@ RECONCILE_ROUNDS = 5  # then an author whose status keeps changing is reconciled
 class Fanout:
     """The fan-out engine and what it works with.
 
-    ``feeds`` moves entries between outboxes, homes and pulled sets; ``state`` holds the
-    hot-path copies (followers, strategies, who is unsettled, deliveries in flight);
-    ``sources`` reads them back, reloaded from MongoDB where Redis lost them; ``cache`` is
-    where a deleted post is buried; ``hidden`` copies whom each reader does not see; the
-    stores of record say who follows whom.
+    ``feeds`` moves entries between outboxes, homes and pulled sets; ``author_copies``
+    holds the authors' hot-path copies (followers, strategies) and who is unsettled,
+    ``activity`` the readers' last activity, ``rate_meters`` what adaptive mode counts,
+    ``deliveries`` the deliveries in flight and the sweeper's memory; ``sources`` reads the
+    copies back, reloaded from MongoDB where Redis lost them; ``cache`` is where a deleted
+    post is buried; ``hidden`` copies whom each reader does not see; the stores of record
+    say who follows whom.
     """
 
     feeds: FeedManager
-    state: FanoutState
+    author_copies: AuthorCopies
+    activity: ReaderActivity
+    rate_meters: RateMeters
+    deliveries: Deliveries
     sources: FeedSources
     cache: PostCache
     hidden: HiddenAccounts
@@ -88,8 +96,12 @@ class Fanout:
         self._publish(post, "post %s stored, fan-out deferred to the sweeper: %r", held=True)
 
     def before_post_deleted(self, post: dict) -> None:
-        """Take the post out of the author's outbox (Redis must be up: 503 if not)."""
-        self.feeds.withdraw(entry_of(post))
+        """Take the post out of the author's outbox and the shared feeds (Redis must be up:
+        503 if not)."""
+        entry = entry_of(post)
+        self.feeds.withdraw(entry)
+        if not entry.boost_of:
+            self.feeds.unshare(entry, post.get("tags", ()))
 
     def on_delete_failed(self, post: dict) -> None:
         """The post was withdrawn from its author's outbox, then not deleted (MongoDB, or the
@@ -129,7 +141,7 @@ class Fanout:
         except Unavailable as error:
             log.warning("post %s deleted, not yet buried in the cache: %r", post["_id"], error)
         try:
-            self.queue.send(RETRACT, *_task_args(entry_of(post)), queue=FEED)
+            self.queue.send(RETRACT, *_retract_args(post), queue=FEED)
         except Unavailable as error:
             log.warning("post %s deleted, retraction skipped: %r", post["_id"], error)
 
@@ -174,13 +186,13 @@ class Fanout:
         to_push = any(
             not cfg.pushes(count, before) and cfg.pushes(count, after) for cfg in policy.configs
         )
-        reconciling = self.state.reconciling(author["_id"]) is not None
+        reconciling = self.author_copies.reconciling(author["_id"]) is not None
         # While an earlier change is reconciled, this one counts as another: that
         # reconciliation read the author before it, so it may not settle them.
         moves = to_push or reconciling or self._pulled_sets_stale(policy, author)
         if moves:
-            self.state.mark_unsettled(author["_id"])
-        self.state.set_strategy(author["_id"], after)
+            self.author_copies.mark_unsettled(author["_id"])
+        self.author_copies.set_strategy(author["_id"], after)
         return moves
 
     def on_filters_changed(self, *user_ids: int) -> None:
@@ -206,19 +218,19 @@ class Fanout:
         ):
             # Readers keep pulling, and delivery keeps pushing, until it is reconciled.
             self._unsettle(author["_id"])
-        self.state.set_followers(author["_id"], after)
+        self.author_copies.set_followers(author["_id"], after)
 
     def _unsettle(self, author_id: int) -> None:
         """Reconcile the author: meanwhile their readers pull them and delivery pushes them,
         so neither a pull-to-push nor a push-to-pull change hides a post."""
-        self.state.mark_unsettled(author_id)
+        self.author_copies.mark_unsettled(author_id)
         self._reconcile_later(RECONCILE_AUTHORS, [author_id])
 
     def _pulled_sets_stale(self, policy: FanoutSettings, author: dict) -> bool:
         """Whether the followers' pulled sets disagree with what the policy says of the
         author."""
         wanted = policy.pulled_when_settled(author["followers_count"], strategy_of(author))
-        return wanted is not None and wanted != self.state.pulled_mark(author["_id"])
+        return wanted is not None and wanted != self.author_copies.pulled_mark(author["_id"])
 
     def _sync_pulled_sets(self, policy: FanoutSettings, author: dict) -> None:
         """Fill or empty the followers' pulled sets as the policy says (homes backfilled)."""
@@ -248,16 +260,30 @@ class Fanout:
         entry = Entry(post_id, author_id, boost_of, original_author)
         self.feeds.publish(entry)  # idempotent; done here too after an outage
         jitter.pause("deliver_post.published")
-        if self.posts.get(post_id) is None:  # deleted: take back what a racing delete missed
+        post = self.posts.get(post_id)
+        if post is None:  # deleted: take back what a racing delete missed
             self.feeds.withdraw(entry)
             return 0
+        # The shared feeds (public, hashtags), idempotently. A delete that lands after the
+        # read above buries the post before it sends its retraction, so a post shared after
+        # the retraction passed is found buried here and taken back.
+        if self.feeds.share(post) and self.cache.buried(post_id):
+            self.feeds.unshare(entry, post.get("tags", ()))
         followers, strategy, unsettled = self.sources.authors([author_id])[author_id]
         policy = self.fanout_settings.current()
-        # Once per post, for the streams that pull the author (pushed ones: deliver_chunk).
-        self.streams.publish_post(post_id, author_id, policy.pulls_everyone, *entry[2:])
+        # Once per post, for the streams that pull the author (pushed ones: deliver_chunk),
+        # and the public and hashtag streams.
+        self.streams.publish_post(
+            post_id,
+            author_id,
+            policy.pulls_everyone,
+            *entry[2:],
+            public=in_public_feeds(post),
+            tags=post.get("tags", ()),
+        )
         if policy.measures_rates:
             config = self.config
-            self.state.meter(
+            self.rate_meters.meter(
                 author_id, "posts", config.adaptive_rate_window_seconds, config.adaptive_meter_share
             )
         chunks = iter(())
@@ -270,7 +296,7 @@ class Fanout:
         attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
         second = next(chunks, None)
         if second is None:  # a small author: one chunk, on the queue of small deliveries
-            self.state.start_delivery(post_id, attempt, 1)
+            self.deliveries.start_delivery(post_id, attempt, 1)
             args = (post_id, author_id, first, 0, attempt, *_task_args(entry)[2:])
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT)
             return 1
@@ -280,7 +306,7 @@ class Fanout:
             args = (post_id, author_id, follower_ids, sent, attempt, *_task_args(entry)[2:])
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
             sent += 1
-        self.state.start_delivery(post_id, attempt, sent + 1)
+        self.deliveries.start_delivery(post_id, attempt, sent + 1)
         args = (post_id, author_id, [], sent, attempt, *_task_args(entry)[2:])
         self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
         return sent + 1
@@ -309,7 +335,7 @@ class Fanout:
         else:
             self.streams.publish_update(follower_ids, *entry)
         self.metrics.deliveries.inc(delivered)
-        if self.state.finish_chunk(post_id, attempt, index):
+        if self.deliveries.finish_chunk(post_id, attempt, index):
             self.posts.finish_fanout(post_id)
             self.metrics.observe_delivery_lag(post_id)
         return delivered
@@ -317,8 +343,8 @@ class Fanout:
     def sweep(self) -> int:
         """Re-enqueue posts whose fan-out has been pending too long and reconciliations
         unfinished too long, and forget readers idle for good (the sweeper's turn: call only
-        once ``state.claim_sweep`` gave it); how many posts were re-enqueued."""
-        self.state.forget_inactive(self.config.inactive_after_seconds)
+        once ``Deliveries.claim_sweep`` gave it); how many posts were re-enqueued."""
+        self.activity.forget_inactive(self.config.inactive_after_seconds)
         cutoff = first_id_at(time.time() - self.config.sweep_after_seconds)
         pending = self.posts.pending_fanouts(before_id=cutoff)
         if pending and self.queue.depth()[FANOUT] >= len(pending):
@@ -340,12 +366,12 @@ class Fanout:
         of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart. One that
         is only slow runs twice meanwhile, which is safe: each settles only what is left."""
         policy = self.fanout_settings.read()
-        unfinished = [f"author:{author_id}" for author_id in sorted(self.state.unsettled())]
+        unfinished = [f"author:{author_id}" for author_id in sorted(self.author_copies.unsettled())]
         if not policy.settled:
             unfinished.append(f"generation:{policy.generation}")
         after = self.config.sweep_after_seconds + self.settle_delay()
         authors = []  # re-sent together, in one task
-        for name in self.state.overdue(unfinished, after):
+        for name in self.deliveries.overdue(unfinished, after):
             log.info("sweeper re-sent the reconciliation of %s", name)
             kind, subject = name.split(":")
             if kind == "generation":
@@ -356,15 +382,23 @@ class Fanout:
             self.queue.send(RECONCILE_AUTHORS, authors, queue=FEED)
 
     def retract_post(
-        self, post_id: int, author_id: int, boost_of: int = 0, original_author: int = 0
+        self,
+        post_id: int,
+        author_id: int,
+        boost_of: int = 0,
+        original_author: int = 0,
+        tags: Iterable[str] = (),
     ) -> None:
         """Take a deleted post out of every place it was delivered to (again where a
-        delivery raced the delete), and bury it again in case the delete could not."""
+        delivery raced the delete), and bury it again in case the delete could not.
+        ``tags``: the post's, whose feeds it leaves (the post is gone: the task carries them)."""
         jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
         entry = Entry(post_id, author_id, boost_of, original_author)
         self.cache.bury(post_id)
         self.feeds.withdraw(entry)
-        self.streams.publish_delete([author_id], post_id)
+        if not boost_of:
+            self.feeds.unshare(entry, tags)
+        self.streams.publish_delete([author_id], post_id, public=not boost_of)
         for follower_ids in self.follows.follower_chunks(author_id):
             self.feeds.retract(entry, follower_ids)
             self.streams.publish_delete(follower_ids, post_id)
@@ -378,7 +412,7 @@ class Fanout:
         policy = self.fanout_settings.read()
         if policy.generation != generation:
             return False  # a newer change scheduled its own reconciliation
-        marked, emptied = self.state.pulled_marks(), []
+        marked, emptied = self.author_copies.pulled_marks(), []
         for author in self.users.authors_with_followers():
             count, strategy = author["followers_count"], strategy_of(author)
             if policy.needs_backfill(count, strategy):
@@ -392,7 +426,7 @@ class Fanout:
         for author in emptied if settled else ():  # once settled: readers pull them no more
             # An author being reconciled may have moved to push since it was read: their
             # own reconciliation backfills the homes first, then empties the sets.
-            if self.state.reconciling(author["_id"]) is None:
+            if self.author_copies.reconciling(author["_id"]) is None:
                 self._sync_pulled_sets(policy, author)
         log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
         left = {config.mode for config in policy.pending} - {"read"}
@@ -406,7 +440,7 @@ class Fanout:
         a batch retried after a failure half-way, or sent again by the sweeper, does not
         backfill again the followers of those it settled."""
         _wait_until(not_before)
-        unsettled = self.state.unsettled()
+        unsettled = self.author_copies.unsettled()
         # a list, not a generator: all() would stop at the first author left unsettled
         return all([self.reconcile_author(a) for a in author_ids if a in unsettled])
 
@@ -420,20 +454,22 @@ class Fanout:
         changing after ``RECONCILE_ROUNDS`` rounds is reconciled again a settle delay later,
         so every author settles once the changes stop."""
         for _ in range(RECONCILE_ROUNDS):
-            changes = self.state.reconciling(author_id)  # first: a later change shows
+            changes = self.author_copies.reconciling(author_id)  # first: a later change shows
             author = self.users.get(author_id)
             if author is None:
-                self.state.settle(author_id)
+                self.author_copies.settle(author_id)
                 return True
             jitter.pause("reconcile_author.read")
             policy = self.fanout_settings.current()
-            self.state.set_strategy(author_id, strategy_of(author))  # the newest, whoever last
+            self.author_copies.set_strategy(
+                author_id, strategy_of(author)
+            )  # the newest, whoever last
             if policy.delivery_pushes(author["followers_count"], strategy_of(author)):
                 chunks = self.follows.follower_chunks(author_id)
                 self.feeds.merge_into_active(author_id, chunks)
             self._sync_pulled_sets(policy, author)
             jitter.pause("reconcile_author.synced")
-            if self.state.settle(author_id, changes):
+            if self.author_copies.settle(author_id, changes):
                 return True
         log.info("author %s kept changing while reconciled; reconciling again", author_id)
         self._reconcile_later(RECONCILE_AUTHORS, [author_id])
@@ -444,6 +480,15 @@ def _task_args(entry: Entry) -> tuple[int, ...]:
     """A task's ids for the entry: the post and its author, and for a boost the boosted post
     and its author too (a post's tasks look as they did before boosts)."""
     return tuple(entry) if entry.boost_of else tuple(entry[:2])
+
+
+def _retract_args(post: dict) -> tuple:
+    """A retraction's arguments: the task's ids, and for a post with tags, ``0, 0`` (not a
+    boost) and its tags, whose feeds it leaves once the post is gone."""
+    entry = entry_of(post)
+    if not post.get("tags") or entry.boost_of:
+        return _task_args(entry)
+    return (*entry, list(post["tags"]))
 
 
 def regrouped(chunks: Iterable[list[int]], size: int) -> Iterator[list[int]]:

@@ -10,9 +10,9 @@ from socialapp.config import Settings
 from socialapp.domain import forecast as model
 from socialapp.domain.ids import first_id_at
 from socialapp.metrics import BUILT
-from socialapp.stores.fanout_state import FanoutState
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.posts import PostStore
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import KEEP_SECONDS, STEP_SECONDS, SeriesStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
@@ -28,13 +28,13 @@ ENTRY_BYTES = 113
 @dataclasses.dataclass(frozen=True)
 class Forecaster:
     """The forecast and what it reads: the graph and posts of record, readers' activity
-    (``state``), the timelines' memory and the home reads every process counted
+    (``activity``), the timelines' memory and the home reads every process counted
     (``series``)."""
 
     users: UserStore
     follows: FollowStore
     posts: PostStore
-    state: FanoutState
+    activity: ReaderActivity
     timelines: TimelineStore
     series: SeriesStore
     config: Settings
@@ -68,8 +68,8 @@ class Forecaster:
         authors += [model.Author(id=a, followers=0, posts_per_hour=r) for a, r in rates.items()]
         readers = max(self.users.count(), 1)
         inactive_after = self.config.inactive_after_seconds
-        active = self.state.count_active(inactive_after)
-        sample = self.state.sample_active(READER_SAMPLE, inactive_after)
+        active = self.activity.count_active(inactive_after)
+        sample = self.activity.sample_active(READER_SAMPLE, inactive_after)
         if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
             ids = [a.id for a in authors]
             sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))

@@ -17,8 +17,10 @@ from typing import NamedTuple
 from socialapp.domain import lists as rules
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Invalid, NotFound
-from socialapp.home_reader import HomePage, HomeReader
+from socialapp.feed_pages import FeedPage
+from socialapp.home_reader import HomeReader
 from socialapp.services.accounts import get_user
+from socialapp.services.timeline import read_after
 from socialapp.stores.lists import ListStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
@@ -161,7 +163,7 @@ def read_list(
     max_id: int | None = None,
     since_id: int | None = None,
     rendered: bool = False,
-) -> HomePage:
+) -> FeedPage:
     """A page of the list's timeline, newest first, paged as the home timeline is."""
     owned(lists, owner_id, list_id)
     members = lists.member_ids(list_id)
@@ -176,21 +178,15 @@ def read_list_after(
     limit: int,
     min_id: int,
     max_id: int | None = None,
-) -> HomePage:
-    """The ``limit`` posts just newer than ``min_id`` (Mastodon's ``min_id``), newest first,
-    with ``next_max_id`` its last post's id, as ``timeline.read_home_after`` reads the home:
-    down from the newest (or ``max_id``) to ``min_id``, keeping the last ``limit``."""
+) -> FeedPage:
+    """The ``limit`` posts of the list just newer than ``min_id`` (``timeline.read_after``)."""
     owned(lists, owner_id, list_id)
     members = lists.member_ids(list_id)
-    window: list[dict] = []
-    before = max_id
-    while True:
-        page = home.read_authors_page(owner_id, members, max(limit, 40), before, min_id)
-        window = (window + page.posts)[-limit:]
-        if page.next_max_id is None:
-            break
-        before = page.next_max_id
-    return HomePage(window, window[-1]["_id"] if window else None, page.mode)
+
+    def read(count: int, before: int | None, since_id: int) -> FeedPage:
+        return home.read_authors_page(owner_id, members, count, before, since_id)
+
+    return read_after(read, limit, min_id, max_id)
 
 
 def _bounded(account_ids: list[int]) -> list[int]:

@@ -46,7 +46,7 @@ def describe_fanout(fanout: Fanout) -> dict:
         "mode": policy.current.mode,
         "celebrity_threshold": policy.current.celebrity_threshold,
         "generation": policy.generation,
-        "settled": policy.settled and not fanout.state.unsettled(),
+        "settled": policy.settled and not fanout.author_copies.unsettled(),
         "pending": [
             {"mode": p.mode, "celebrity_threshold": p.celebrity_threshold} for p in policy.pending
         ],

@@ -91,7 +91,9 @@ def generate(
     tally.total = len(graph.edges) + len(graph.posts) + len(graph.accounts)
     uow.follows.add_many(graph.edges, on_batch=lambda n: tally("follows", n))
     uow.posts.create_many(graph.posts, on_batch=lambda n: tally("posts", n))
-    fanout.state.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
+    fanout.author_copies.set_followers_many(
+        {a["_id"]: a["followers_count"] for a in graph.accounts}
+    )
     accounts = [{**account, "password_hash": password_hash} for account in graph.accounts]
     uow.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
     fanout.sources.ensure_authors()  # the first reads find a complete copy

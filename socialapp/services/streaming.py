@@ -11,8 +11,15 @@ A reader's stream carries what enters their home, as the home page shows it, in 
   the ids it was sent lately; authors the reader blocks, is blocked by or mutes are left out
   (the reader's hidden accounts, as a page leaves them out).
 
+The public and hashtag streams carry every post of the public feeds (public, not unlisted,
+not a boost; this server's posts are all local, so ``public`` and ``public:local`` are one),
+a hashtag stream those with its tag: each post comes once on the public channel with its
+tags, while this process holds such a stream, and the hub hands it to those streams in
+memory (an index by stream), rendered once for all; the reader's hidden accounts are
+left out there too, by the same rule (``ReaderView.hides``).
+
 The reader's followees, pulled set and hidden accounts are the Redis copies pages read
-(``FanoutState``, ``TimelineStore``, ``HiddenAccounts``), read again when delivery says they
+(``FolloweeCopies``, ``TimelineStore``, ``HiddenAccounts``), read again when delivery says they
 changed (a ``refresh`` on the reader's channel, handled before any later message) and every
 ``RELOAD_SECONDS``. Where Redis lacks them, a home read through the API rebuilds them, with
 the reader's own token. The API also answers who a token is (``/oauth/token/info``) and
@@ -29,12 +36,14 @@ import dataclasses
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import httpx
 
+from socialapp.domain import tags
+from socialapp.domain.timeline import Entry, shown
 from socialapp.services import oauth
-from socialapp.stores.fanout_state import FanoutState
+from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.streams import MARKER_SECONDS, Streams, Subscription
 from socialapp.stores.timelines import TimelineStore
@@ -43,6 +52,12 @@ log = logging.getLogger(__name__)
 
 USER, NOTIFICATION = "user", "user:notification"
 STREAMS = {USER: "read:statuses", NOTIFICATION: "read:notifications"}  # Mastodon's scopes
+# Streams of the public feeds. Mastodon asks no scope of them; here they need what ``user``
+# needs: the reader's hidden accounts are read again through a home read with their token.
+PUBLIC, PUBLIC_LOCAL, HASHTAG, HASHTAG_LOCAL = "public", "public:local", "hashtag", "hashtag:local"
+PUBLIC_STREAMS = (PUBLIC, PUBLIC_LOCAL)
+TAG_STREAMS = (HASHTAG, HASHTAG_LOCAL)
+SCOPES = STREAMS | dict.fromkeys((*PUBLIC_STREAMS, *TAG_STREAMS), STREAMS[USER])
 RECENT = 1000  # post ids a reader's streams remember, to send each post once
 RENDERED = 2000  # statuses kept rendered (a post reaches many readers at once)
 RELOAD_SECONDS = 300.0  # a reader's copies are read again at least this often
@@ -70,7 +85,34 @@ class Caller:
     expires_at: float | None  # unix time; None: until revoked
 
     def may_read(self, stream: str) -> bool:
-        return oauth.granted([STREAMS[stream]], self.scopes)
+        """Whether the token may open ``stream`` (a name of ``SCOPES``)."""
+        return oauth.granted([SCOPES[stream]], self.scopes)
+
+
+def stream_of(name: object, params: Mapping) -> tuple[str, list[str]]:
+    """The key a stream is held under and its name as Mastodon's events name it (``stream``:
+    ``["hashtag", "Café"]``, the tag as the client spelled it); ``Refused`` (400, Mastodon's
+    message) for a stream this server does not serve or a tag missing or not a tag.
+
+    A tag's stream is keyed by its normal form: ``Café`` and ``CAFÉ`` are one. (A ``list``
+    stream, once lists exist, is keyed by its list here, its owner checked by the caller.)"""
+    if not isinstance(name, str):
+        raise Refused(400, "Unknown stream type")
+    if name in STREAMS or name in PUBLIC_STREAMS:
+        return name, [name]
+    if name not in TAG_STREAMS:
+        raise Refused(400, "Unknown stream type")
+    tag = params.get("tag")
+    if not tag or not isinstance(tag, str):
+        raise Refused(400, "Missing tag name parameter")
+    if not tags.valid_name(tag) or len(tags.normalized(tag)) > tags.MAX_LENGTH:
+        raise Refused(400, "Invalid tag name parameter")
+    return _tagged(name, tags.normalized(tag)), [name, tag]
+
+
+def _tagged(stream: str, tag: str) -> str:
+    """The key of ``stream`` (a hashtag stream) for ``tag`` in its normal form."""
+    return f"{stream}#{tag}"  # a tag has no "#"
 
 
 class Gateway:
@@ -163,7 +205,8 @@ class Connection:
 
     caller: Caller
     buffer: int
-    streams: set[str] = dataclasses.field(default_factory=set)
+    streams: set[str] = dataclasses.field(default_factory=set)  # their keys (``stream_of``)
+    labels: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # where not [key]
     closed: str | None = None  # why, once closed
     aborted: bool = False  # closed while its writer may be stuck: the writer was cancelled
     writing: bool = False  # the writer took an event and is writing it to the client
@@ -175,6 +218,10 @@ class Connection:
     @property
     def reader(self) -> int:
         return self.caller.user_id
+
+    def label(self, stream: str) -> list[str]:
+        """How a WebSocket event names the stream it is on (Mastodon's ``stream``)."""
+        return self.labels.get(stream) or [stream]
 
     def offer(self, stream: str, event: str, payload) -> None:
         """Queue an event for ``stream`` if subscribed; ``payload`` is text or a future that
@@ -265,15 +312,11 @@ class ReaderView:
         return {*self.followees, self.reader}
 
     def first_time(self, post_id: int) -> bool:
-        if post_id in self.sent:
-            return False
-        self.sent[post_id] = None
-        if len(self.sent) > RECENT:
-            self.sent.popitem(last=False)
-        return True
+        return _first_time(self.sent, post_id)
 
-    def hides(self, author: int, now: float) -> bool:
-        return self.hidden.get(author, 0) > now
+    def hidden_among(self, authors: Iterable[int], now: float) -> set[int]:
+        """Which of ``authors`` are hidden from the reader at ``now``."""
+        return {a for a in authors if self.hidden.get(a, 0) > now}
 
     def offer(self, streams: Iterable[str], event: str, payload) -> int:
         """Queue the event on every connection subscribed to one of ``streams``; to how
@@ -284,6 +327,16 @@ class ReaderView:
         return len(self.connections)
 
 
+def _first_time(sent: collections.OrderedDict, post_id: int) -> bool:
+    """Whether ``post_id`` is new to ``sent`` (the last ``RECENT`` ids), which now holds it."""
+    if post_id in sent:
+        return False
+    sent[post_id] = None
+    if len(sent) > RECENT:
+        sent.popitem(last=False)
+    return True
+
+
 class Hub:
     """Every open stream of this process, fed from Redis pub/sub."""
 
@@ -292,7 +345,7 @@ class Hub:
         streams: Streams,
         subscription: Subscription,
         timelines: TimelineStore,
-        state: FanoutState,
+        followee_copies: FolloweeCopies,
         hidden: HiddenAccounts,
         gateway: Gateway,
         buffer: int = 256,
@@ -302,7 +355,7 @@ class Hub:
         self._streams = streams
         self._subscription = subscription
         self._timelines = timelines
-        self._state = state
+        self._followee_copies = followee_copies
         self._hidden = hidden
         self._gateway = gateway
         self._buffer = buffer
@@ -312,6 +365,12 @@ class Hub:
         # Events queued on streams by kind, and streams dropped as slow consumers: /metrics
         self.counts: collections.Counter = collections.Counter()
         self._by_author: dict[int, set[int]] = collections.defaultdict(set)
+        # Public and hashtag streams by key, and the public posts they were sent lately (a
+        # delivery run again publishes its post again)
+        self._public: dict[str, set[Connection]] = {}
+        self._public_sent: collections.OrderedDict = collections.OrderedDict()
+        self._public_heard = False  # subscribed to the public channel
+        self._public_lock = asyncio.Lock()  # not behind a reader's load (``_lock``)
         self._rendered: collections.OrderedDict[int, asyncio.Future] = collections.OrderedDict()
         self._lock = asyncio.Lock()  # subscriptions change one reader at a time
         self._tasks: list[asyncio.Task] = []
@@ -386,9 +445,41 @@ class Hub:
             asyncio.get_running_loop().call_later(delay, connection.close, "the token expired")
         return connection
 
+    async def subscribe(self, connection: Connection, stream: str, label: list[str]) -> None:
+        """Add a stream (its key and name, ``stream_of``'s) to an open connection."""
+        connection.streams.add(stream)
+        if label != [stream]:
+            connection.labels[stream] = label
+        if stream not in STREAMS:
+            self._public.setdefault(stream, set()).add(connection)
+            await self._hear_public()
+
+    async def unsubscribe(self, connection: Connection, stream: str) -> None:
+        connection.streams.discard(stream)
+        connection.labels.pop(stream, None)
+        await self._unindex(connection, [stream])
+
+    async def _unindex(self, connection: Connection, streams: Iterable[str]) -> None:
+        """Take the connection off these public streams."""
+        for stream in list(streams):
+            held = self._public.get(stream)
+            if held is not None:
+                held.discard(connection)
+                if not held:
+                    del self._public[stream]
+        await self._hear_public()
+
+    async def _hear_public(self) -> None:
+        """Listen to the public channel while a public or hashtag stream is held here."""
+        async with self._public_lock:
+            if self._public_heard != bool(self._public):
+                await self._subscription.follow_public(not self._public_heard)
+                self._public_heard = not self._public_heard
+
     async def close(self, connection: Connection) -> None:
         self.counts["dropped"] += connection.aborted
         connection.close(connection.closed or "closed")
+        await self._unindex(connection, connection.streams)
         async with self._lock:
             view = self._views.get(connection.reader)
             if view is None:
@@ -421,6 +512,8 @@ class Hub:
                         connection.close("the token was revoked")
         elif kind == "author":
             self._on_post(key, message)
+        elif kind == "public":
+            self._on_public(message)
         else:
             view = self._views.get(key)
             if view is not None:
@@ -437,6 +530,32 @@ class Hub:
             pulls = author in view.followees and (everyone or author in view.pulled)
             if author == reader or pulls:
                 self._update(view, post_id, author, message)
+
+    def _on_public(self, message: dict) -> None:
+        """A post of the public feeds (or its delete), to the public streams and to the
+        hashtag streams of its tags: rendered once, left out of a stream whose reader hides
+        its author."""
+        post_id = message["post_id"]
+        if message.get("event") == "delete":  # its tags are gone: every such stream
+            for stream, connections in list(self._public.items()):
+                for connection in list(connections):
+                    connection.offer(stream, "delete", str(post_id))
+                    self.counts["delete"] += 1
+            return
+        if not _first_time(self._public_sent, post_id):
+            return
+        author, now, rendered = message["author_id"], self._clock(), None
+        entry = Entry(post_id, author)  # public feeds hold no boosts
+        tagged = [_tagged(stream, tag) for tag in message.get("tags", ()) for stream in TAG_STREAMS]
+        streams = [*PUBLIC_STREAMS, *tagged]
+        for stream in streams:
+            for connection in list(self._public.get(stream, ())):
+                view = self._views.get(connection.reader)
+                if view is None or not shown(entry, view.hidden_among([author], now)):
+                    continue
+                rendered = rendered or self._render(post_id)
+                connection.offer(stream, "update", rendered)
+                self.counts["update"] += 1
 
     async def _on_reader_event(self, view: ReaderView, message: dict) -> None:
         event = message["event"]
@@ -459,17 +578,15 @@ class Hub:
         """Send a post once, as a page would show it: not from an account hidden or no longer
         followed; a boost not of a hidden account's post nor by a followee whose boosts are
         hidden, and not of a post this stream already sent (itself or boosted)."""
-        now = self._clock()
-        if view.hides(author, now) or not view.first_time(post_id):
+        entry = Entry(
+            post_id, author, message.get("boost_of", 0), message.get("original_author", 0)
+        )
+        hidden = view.hidden_among((entry.author_id, entry.original_author), self._clock())
+        followed = author == view.reader or author in view.followees
+        gone = hidden if followed else {author}  # unfollowed meanwhile: the page drops it too
+        if not shown(entry, gone, hidden, view.boosts_hidden) or not view.first_time(post_id):
             return
-        if author != view.reader and author not in view.followees:
-            return  # an entry of an author unfollowed meanwhile: the page drops it too
-        boost_of = message.get("boost_of")
-        if boost_of and (
-            view.hides(message["original_author"], now)
-            or author in view.boosts_hidden
-            or not view.first_time(boost_of)
-        ):
+        if entry.boost_of and not view.first_time(entry.boost_of):
             return
         self.counts["update"] += view.offer([USER], "update", self._render(post_id))
 
@@ -512,7 +629,7 @@ class Hub:
 
     def _copies(self, reader: int):
         return (
-            self._state.followees(reader),
+            self._followee_copies.followees(reader),
             self._timelines.pulled(reader),
             self._hidden.until(reader),
             self._hidden.boosts_hidden(reader),

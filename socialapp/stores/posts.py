@@ -223,6 +223,34 @@ class PostStore:
             query["_id"] = window
         return list(self._posts.find(query, sort=NEWEST_FIRST, limit=limit))
 
+    def public_page(
+        self, before_id: int | None, after_id: int | None, limit: int, projection=None
+    ) -> list[dict]:
+        """Public posts that are not boosts with after_id < id < before_id, newest first:
+        the public timeline past what Redis holds (``projection``: ``ENTRY_FIELDS`` to
+        rebuild its feed). Served by ``_id_`` newest first, filtered: such posts are most
+        posts, so a page meets them soon."""
+        query = {**PUBLIC_POSTS, "_id": _window(before_id, after_id)}
+        return list(self._posts.find(query, projection=projection, sort=NEWEST_FIRST, limit=limit))
+
+    def tagged_page(
+        self,
+        names: list[str],
+        before_id: int | None,
+        after_id: int | None,
+        limit: int,
+        projection=None,
+    ) -> list[dict]:
+        """Public posts carrying any of the tags ``names`` (normal forms) with after_id < id
+        < before_id, newest first: a hashtag timeline past what Redis holds. ``tag_newest``
+        gives one index range per tag, merged (a boost carries no tags)."""
+        query = {
+            "tags": {"$in": list(names)},
+            "visibility": {"$exists": False},
+            "_id": _window(before_id, after_id),
+        }
+        return list(self._posts.find(query, projection=projection, sort=NEWEST_FIRST, limit=limit))
+
     def latest_entries_by_author(self, author_id: int, limit: int) -> list[Entry]:
         """The author's newest posts and boosts as timeline entries, newest first."""
         posts = self._posts.find(
@@ -389,7 +417,14 @@ def new_boost(boost_id: int, booster_id: int, original: dict) -> dict:
     return boost
 
 
+def in_public_feeds(post: dict) -> bool:
+    """Whether a post belongs in the public and hashtag feeds (and their streams): public,
+    not unlisted, and not a boost, as Mastodon's."""
+    return post.get("visibility", "public") == "public" and not post.get("boost_of")
+
+
 ENTRY_FIELDS = {"author_id": 1, "boost_of": 1, "boost_of_author": 1}
+PUBLIC_POSTS = {"visibility": {"$exists": False}, "boost_of": {"$exists": False}}
 
 
 def entry_of(post: dict) -> Entry:
@@ -410,3 +445,13 @@ def _by_author(author_id: int, not_boosting: Collection[int]) -> dict:
     if not_boosting:
         query["boost_of_author"] = {"$nin": sorted(not_boosting)}
     return query
+
+
+def _window(before_id: int | None, after_id: int | None) -> dict:
+    """``_id`` strictly between the bounds (None: open). Always a range, from 0 at least:
+    the embedded store serves a query by an index only when a condition selects a range of
+    it, and ids start at 1."""
+    window = {"$gt": after_id or 0}
+    if before_id is not None:
+        window["$lt"] = before_id
+    return window

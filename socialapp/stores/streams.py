@@ -12,6 +12,10 @@ feed the streaming process (after Mastodon's ``timeline:<account>`` channels).
 - ``timeline:author:<author>``: each new post, once, for the streaming process to hand to
   its connected readers who pull the author (``everyone``: read mode, where every follower
   pulls).
+- ``timeline:public``: each new post of the public feeds (public, not unlisted, not a boost),
+  the same event with its tags, for the public and hashtag streams; and ``delete`` when a
+  post that is not a boost is deleted. A streaming process listens to it while it holds a
+  public or hashtag stream, and routes each post to those streams in memory.
 - ``timeline:revoked``: the hash of a revoked access token, whose streams close.
 
 Messages are JSON objects. The publishing side (``Streams``) is synchronous, as the other
@@ -29,6 +33,7 @@ from socialapp.stores.unavailable import REDIS, translates
 OPEN = "stream:open"
 MARKER_SECONDS = 90  # a marker's life; the streaming process renews it every third of it
 REVOKED = "timeline:revoked"
+PUBLIC = "timeline:public"
 _READER = "timeline:"
 _AUTHOR = "timeline:author:"
 
@@ -81,9 +86,12 @@ class Streams:
         event = {"event": "update", "post_id": post_id, "author_id": author_id}
         return self._to_open(readers, event | _boost(*boosted))
 
-    def publish_delete(self, readers: Iterable[int], post_id: int) -> int:
-        """A post that left these readers' homes, to those with a stream open."""
-        return self._to_open(readers, {"event": "delete", "post_id": post_id})
+    def publish_delete(self, readers: Iterable[int], post_id: int, public: bool = False) -> int:
+        """A post that left these readers' homes, to those with a stream open; ``public``:
+        to the public and hashtag streams too (a deleted post that was not a boost: whether
+        it was unlisted, or its tags, are gone with it)."""
+        event = {"event": "delete", "post_id": post_id}
+        return self._to_open(readers, event, [PUBLIC] if public else [])
 
     def publish_refresh(self, readers: Iterable[int]) -> int:
         """What these readers' streams follow changed (followees, pulled set, hidden)."""
@@ -96,23 +104,42 @@ class Streams:
             event = {"event": "notification", "notification_id": notification_id}
             self._redis.publish(reader_channel(reader), json.dumps(event))
 
-    def publish_post(self, post_id: int, author_id: int, everyone: bool, *boosted: int) -> None:
+    def publish_post(
+        self,
+        post_id: int,
+        author_id: int,
+        everyone: bool,
+        *boosted: int,
+        public: bool = False,
+        tags: Iterable[str] = (),
+    ) -> None:
         """A new post, once, for the readers who pull its author (``everyone``: all who
-        follow them, as in read mode); ``boosted`` as for ``publish_update``."""
+        follow them, as in read mode); ``boosted`` as for ``publish_update``. A post of the
+        public feeds (``public``) goes, with its ``tags`` (their normal forms), to the
+        public and hashtag streams too: the same event, in the same round trip."""
         event = {"post_id": post_id, "author_id": author_id, "everyone": everyone}
         event |= _boost(*boosted)
-        self._redis.publish(author_channel(author_id), json.dumps(event))
+        if not public:
+            self._redis.publish(author_channel(author_id), json.dumps(event))
+            return
+        text = json.dumps(event | {"tags": list(tags)})
+        pipe = self._redis.pipeline(transaction=False)
+        pipe.publish(author_channel(author_id), text)
+        pipe.publish(PUBLIC, text)
+        pipe.execute()
 
     def publish_revoked(self, token_hash: str) -> None:
         self._redis.publish(REVOKED, token_hash)
 
-    def _to_open(self, readers: Iterable[int], event: dict) -> int:
+    def _to_open(self, readers: Iterable[int], event: dict, also: Iterable[str] = ()) -> int:
+        """``event`` to the channels of ``readers`` with a stream open, and to ``also``."""
         open_readers = self.open_among(readers)
-        if open_readers:
+        channels = [*map(reader_channel, open_readers), *also]
+        if channels:
             text = json.dumps(event)
             pipe = self._redis.pipeline(transaction=False)
-            for reader in open_readers:
-                pipe.publish(reader_channel(reader), text)
+            for channel in channels:
+                pipe.publish(channel, text)
             pipe.execute()
         return len(open_readers)
 
@@ -137,15 +164,25 @@ class Subscription:
         if channels:
             await self._pubsub.unsubscribe(*channels)
 
+    async def follow_public(self, listening: bool) -> None:
+        """Listen to the public channel (``listening``), or stop."""
+        if listening:
+            await self._pubsub.subscribe(PUBLIC)
+        else:
+            await self._pubsub.unsubscribe(PUBLIC)
+
     async def messages(self) -> AsyncIterator[tuple[str, int | None, dict | str]]:
         """``(kind, id, message)``: kind ``reader`` or ``author`` with the reader's or
-        author's id and the event, or ``revoked`` with the token's hash."""
+        author's id and the event, ``public`` (no id) with the event, or ``revoked`` with
+        the token's hash."""
         async for message in self._pubsub.listen():
             if message["type"] != "message":
                 continue
             channel, data = _text(message["channel"]), _text(message["data"])
             if channel == REVOKED:
                 yield "revoked", None, data
+            elif channel == PUBLIC:
+                yield "public", None, json.loads(data)
             elif channel.startswith(_AUTHOR):
                 yield "author", int(channel[len(_AUTHOR) :]), json.loads(data)
             else:

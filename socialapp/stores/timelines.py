@@ -86,17 +86,15 @@ def pulls_key(user_id: int) -> str:
     return f"pulls:{{{user_id}}}"
 
 
-@translates(REDIS)
-class TimelineStore:
-    def __init__(self, client, settings: Settings) -> None:
+class TimelineScripts:
+    """The timeline scripts (``lua/``) on one client, run in pipelines: every sorted set of
+    timeline entries with a floor (homes, outboxes, the shared feeds of
+    ``socialapp.stores.shared_feeds``) is written and read through them. ``ttl``: the
+    seconds a set lives from its creation or rebuild (or a read that renews it)."""
+
+    def __init__(self, client, ttl: int) -> None:
         self._client = client
-        self._batched = not isinstance(client, RedisCluster)
-        self._home_cap = settings.timeline_cap
-        self._outbox_cap = settings.outbox_cap
-        # A home unread for as long as a reader stays active is an idle reader's: fan-out
-        # skips them and their next read rebuilds it. An outbox lives as long from its
-        # creation, then is rebuilt on demand.
-        ttl = settings.inactive_after_seconds
+        self.batched = not isinstance(client, RedisCluster)
         constants = (
             f"local TTL = {int(ttl)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
             f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
@@ -107,6 +105,54 @@ class TimelineStore:
             name: client.register_script(library + (LUA / f"{name}.lua").read_text())
             for name in SCRIPTS
         }
+
+    # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
+    # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
+    # primary and the batch runs again; each script is idempotent, so a re-run is harmless.
+
+    def calls(self, name: str, keys: list[str], args, single: str | None = None) -> list[tuple]:
+        """One ``name`` call per key on a cluster; calls of BATCH keys to ``single`` (default
+        ``name_many``) on one server."""
+        if not self.batched:
+            return [(name, key, args) for key in keys]
+        batched = single or f"{name}_many"
+        return [(batched, part, args) for part in _batches(keys)]
+
+    def run(self, calls: list[tuple[str, str, tuple | list]]) -> list:
+        if not calls:
+            return []
+        try:
+            return self._pipeline(calls)
+        except NoScriptError:
+            for script in self._scripts.values():
+                self._client.script_load(script.script)
+            return self._pipeline(calls)
+
+    def _pipeline(self, calls) -> list:
+        commands = []
+        for name, keys, args in calls:
+            keys = [keys] if isinstance(keys, str) else keys
+            commands.append(("EVALSHA", self._scripts[name].sha, len(keys), *keys, *args))
+        if len(commands) == 1:  # a page read: a pipeline would only add its own overhead
+            return [self._client.execute_command(*commands[0])]
+        pipe = self._client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return pipe.execute()
+
+
+@translates(REDIS)
+class TimelineStore:
+    def __init__(self, client, settings: Settings) -> None:
+        self._client = client
+        self._home_cap = settings.timeline_cap
+        self._outbox_cap = settings.outbox_cap
+        # A home unread for as long as a reader stays active is an idle reader's: fan-out
+        # skips them and their next read rebuilds it. An outbox lives as long from its
+        # creation, then is rebuilt on demand.
+        self._lua = TimelineScripts(client, settings.inactive_after_seconds)
+        self._batched = self._lua.batched
+        self._run, self._calls = self._lua.run, self._lua.calls
 
     @property
     def batched(self) -> bool:
@@ -381,42 +427,8 @@ class TimelineStore:
                 memory, entries = memory + used, entries + max(0, members - 1)
         return memory, entries
 
-    # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
-    # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
-    # primary and the batch runs again; each script is idempotent, so a re-run is harmless.
-
-    def _calls(self, name: str, keys: list[str], args, single: str | None = None) -> list[tuple]:
-        """One ``name`` call per key on a cluster; calls of BATCH keys to ``single`` (default
-        ``name_many``) on one server."""
-        if not self._batched:
-            return [(name, key, args) for key in keys]
-        batched = single or f"{name}_many"
-        return [(batched, part, args) for part in _batches(keys)]
-
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):
         return self._run([(name, key, _add_args(cap, floor, entries))])[0]
-
-    def _run(self, calls: list[tuple[str, str, tuple | list]]) -> list:
-        if not calls:
-            return []
-        try:
-            return self._pipeline(calls)
-        except NoScriptError:
-            for script in self._scripts.values():
-                self._client.script_load(script.script)
-            return self._pipeline(calls)
-
-    def _pipeline(self, calls) -> list:
-        commands = []
-        for name, keys, args in calls:
-            keys = [keys] if isinstance(keys, str) else keys
-            commands.append(("EVALSHA", self._scripts[name].sha, len(keys), *keys, *args))
-        if len(commands) == 1:  # a page read: a pipeline would only add its own overhead
-            return [self._client.execute_command(*commands[0])]
-        pipe = self._client.pipeline(transaction=False)
-        for command in commands:
-            pipe.execute_command(*command)
-        return pipe.execute()
 
 
 def _add_args(cap: int, floor: int, entries: Iterable[Entry]) -> list:

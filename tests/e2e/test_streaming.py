@@ -477,3 +477,54 @@ def test_streamed_statuses_link_to_the_api_as_clients_reach_it(server, app):
     assert public["url"].startswith("http://social.example/@")
     internal = asyncio.run(render(""))
     assert internal["url"].startswith(f"{base(server)}/@")
+
+
+def test_public_and_hashtag_streams_carry_public_posts_made_through_the_api(server, app):
+    """Over SSE and a WebSocket: a public post on the public stream and on its tag's in
+    another spelling, then its delete; not an unlisted post, a boost, nor the post of an
+    account the reader blocks. The author's own stream is the barrier: its posts and boosts
+    come on their author's channel, in the same round trip as on the public one, so once it
+    has them and then a delete published on the public channel reached the public streams,
+    those had their chance at them."""
+    author, author_token = account(server, app)
+    blocked, blocked_token = account(server, app)
+    _reader, reader_token = account(server, app)
+    server.call("PUT", f"/v1/me/blocks/{blocked}", {}, reader_token, expect=204)
+    base_url = f"{streaming_base(server)}/api/v1/streaming"
+    public = EventStream(f"{base_url}/public", reader_token)
+    tagged = EventStream(f"{base_url}/hashtag/local", reader_token, tag="CAFÉ")
+    own = open_user_stream(server, author_token, author)
+    query = httpx.QueryParams(stream="hashtag", tag="Café")  # subscribed as it connects
+    ws_url = f"{base_url.replace('http://', 'ws://')}?{query}"
+    socket = ws_client.connect(ws_url, subprotocols=[reader_token], legacy=True)
+    try:
+        assert (public.status, tagged.status) == (200, 200)
+        socket.send(json.dumps({"type": "subscribe", "stream": "hashtag"}))  # in order
+        refused = json.loads(socket.recv(timeout=30))
+        assert refused == {"error": "Missing tag name parameter", "status": 400}
+        shown = post(server, author_token, "#Café au lait")
+        wait_for(public.updates, "the public post", until=lambda u: shown in u)
+        wait_for(tagged.updates, "the post on its tag's stream", until=lambda u: shown in u)
+        message = json.loads(socket.recv(timeout=30))
+        assert message["stream"] == ["hashtag", "Café"] and message["event"] == "update"
+        assert json.loads(message["payload"])["id"] == shown
+        hidden = post(server, blocked_token, "#café from a blocked account")
+        body = {"status": "#café, unlisted", "visibility": "unlisted"}
+        unlisted = server.call("POST", "/api/v1/statuses", body, author_token)[0]["id"]
+        boost = server.call("PUT", f"/v1/posts/{hidden}/boost", token=author_token)[0]["id"]
+        wait_for(own.updates, "the author's", until=lambda u: {unlisted, boost} <= set(u))
+        Streams(redis_of(server)).publish_delete([], 1, public=True)  # the barrier
+        for stream in (public, tagged):
+            wait_for(stream.deletes, "the barrier", until=lambda d: "1" in d)
+            assert stream.updates() == [shown], stream.events
+        server.call("DELETE", f"/v1/posts/{shown}", token=author_token, expect=204)
+        for stream in (public, tagged):
+            wait_for(stream.deletes, "the delete", until=lambda d: shown in d)
+        _, write_only = account(server, app, scope="write")  # hidden accounts: read home
+        refused = httpx.get(f"{base_url}/public", headers={"Authorization": f"Bearer {write_only}"})
+        message = "Access token does not have the required scopes"
+        assert (refused.status_code, refused.json()) == (401, {"error": message})
+    finally:
+        socket.close()
+        for stream in (public, tagged, own):
+            stream.close()

@@ -29,7 +29,12 @@ def world(client, signup, monkeypatch):
     return {
         "ada": ada,
         "other": signup("bob"),
-        "ids": {"{user_id}": ada.id, "{post_id}": post["id"], "{list_id}": listed["id"]},
+        "ids": {
+            "{user_id}": ada.id,
+            "{post_id}": post["id"],
+            "{name}": "cats",
+            "{list_id}": listed["id"],
+        },
         "operator": {"Authorization": f"Bearer {token}"},
         "spec": spec,
     }

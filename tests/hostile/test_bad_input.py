@@ -78,3 +78,5 @@ def test_bad_query_parameters_are_422(client, signup):
         response = client.get(f"/v1/timeline/home?{query}", headers=ada.headers)
         assert_json_error(response, allowed=(422,))
         assert client.get(f"/v1/users/{ada.id}/posts?{query}").status_code in (200, 422)
+        for path in ("/v1/timelines/public", "/v1/tags/cats/timeline"):
+            assert_json_error(client.get(f"{path}?{query}"), allowed=(422,))

@@ -56,7 +56,8 @@ def reads(world, status: str) -> list[str]:
         f"/api/v1/statuses/{status}", f"/api/v1/statuses/{status}/context",
         "/api/v1/timelines/home", "/api/v1/accounts/search?q=ad", "/api/v2/search?q=ad",
         "/api/v2/instance", "/api/v1/preferences", "/api/v1/lists",
-        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-authorization-server", "/api/v1/timelines/public",
+        "/api/v1/timelines/tag/cats?any[]=dogs",
     ]  # fmt: skip
 
 
@@ -123,7 +124,19 @@ def test_junk_query_strings_and_path_ids_never_fail(client, world, mastodon):
 def test_forged_tokens_are_401_everywhere(client, world, mastodon):
     for token in ("forged", "a.b.c", "\u00e9", "x" * 5000, "$gt"):
         headers = {"Authorization": f"Bearer {token}"}
-        for path in ("/api/v1/accounts/verify_credentials", "/api/v1/timelines/home"):
+        for path in ("/api/v1/accounts/verify_credentials", "/api/v1/timelines/home",
+                     "/api/v1/timelines/public", "/api/v1/timelines/tag/cats"):  # fmt: skip
             assert_refused(client.get(path, headers=headers), 401)
         response = client.post("/api/v1/statuses", data={"status": "x"}, headers=headers)
         assert_refused(response, 401)
+
+
+def test_hostile_hashtags_are_404_and_hostile_tag_lists_422(client, world):
+    for raw in ("%00", "%24gt", "a" * 101, "..", "%F0%9F%92%A9", "a%20b", "%23cats", "_", "1"):
+        assert_refused(client.get(f"/api/v1/timelines/tag/{raw}"), 404)
+    for query in ("any[]=a&" * 5, "all[]=%00", "none[]=" + "a" * 101, "any[]=", "all[]=$gt",
+                  "any[][$ne]=$gt", "none[]=a%20b"):  # fmt: skip
+        assert_refused(client.get(f"/api/v1/timelines/tag/cats?{query}"), 422)
+    assert client.get("/api/v1/timelines/tag/cats?any[][$ne]=a").json == []  # "a", a name
+    for query in ("max_id=abc", "min_id=-1", "since_id=%00"):
+        assert_refused(client.get(f"/api/v1/timelines/public?{query}"), 422)

@@ -205,3 +205,69 @@ def close_code(frames: bytes) -> int | None:
             return struct.unpack("!H", frames[2:4])[0]
         frames = frames[2 + length :]
     return None
+
+
+MISSING_TAG = "Missing tag name parameter"
+INVALID_TAG = "Invalid tag name parameter"
+# Paths under /api/v1/streaming/ this server does not stream, and a public stream's query
+# that cannot name one: Mastodon's 400, whatever the token.
+UNKNOWN_PATHS = ["nope", "list", "public/remote/x", "user/", "hashtag/local/x", "%00", "a" * 2000]
+BAD_TAGS = [
+    (None, MISSING_TAG),
+    ("", MISSING_TAG),
+    ("a" * 101, INVALID_TAG),  # over the cap a tag's name has
+    ("\ufb03" * 40, INVALID_TAG),  # 40 characters, 120 once NFKC-normalized
+    ("1234", INVALID_TAG),  # a tag has a letter
+    ("two words", INVALID_TAG),
+    ("#café", INVALID_TAG),
+    ("a\x00b", INVALID_TAG),
+    ("\u202e", INVALID_TAG),
+]
+
+
+@pytest.mark.parametrize("path", UNKNOWN_PATHS, ids=lambda path: repr(path[:12]))
+def test_an_unknown_stream_path_is_mastodons_400(server, path):
+    url = f"{streaming_base(server)}/api/v1/streaming/{path}"
+    answer = httpx.get(url, timeout=TIMEOUT)
+    assert (answer.status_code, answer.json()) == (400, {"error": "Unknown channel requested"})
+
+
+@pytest.fixture(scope="module")
+def reader_token(server, app) -> str:
+    return account(server, app)[1]
+
+
+@pytest.mark.parametrize("path", ["hashtag", "hashtag/local"])
+@pytest.mark.parametrize(("tag", "message"), BAD_TAGS, ids=lambda value: repr(value)[:14])
+def test_a_hashtag_stream_without_a_tag_is_400(server, reader_token, path, tag, message):
+    url = f"{streaming_base(server)}/api/v1/streaming/{path}"
+    params = {"access_token": reader_token} | ({} if tag is None else {"tag": tag})
+    answer = httpx.get(url, params=params, timeout=TIMEOUT)
+    assert (answer.status_code, answer.json()) == (400, {"error": message})
+
+
+def test_bad_subscriptions_are_answered_and_the_websocket_goes_on(server, reader_token):
+    """Each refused subscription gets its error on the socket, in order, and the socket
+    still subscribes afterwards (a refusal after a good subscription shows it was taken)."""
+    refusals = [
+        ({"stream": "nope"}, "Unknown stream type"),
+        ({"stream": "list", "list": "1"}, "Unknown stream type"),
+        ({"stream": {"a": 1}}, "Unknown stream type"),
+        ({"stream": []}, "Unknown stream type"),
+        *[({"stream": "hashtag"} | ({} if t is None else {"tag": t}), m) for t, m in BAD_TAGS],
+        ({"stream": "hashtag:local", "tag": 7}, MISSING_TAG),
+        ({"stream": ["hashtag", "x"]}, MISSING_TAG),  # the first of several, as Mastodon
+    ]
+    with ws_client.connect(ws_base(server), subprotocols=[reader_token]) as client:
+        for message, error in refusals:
+            client.send(json.dumps({"type": "subscribe", **message}))
+            assert json.loads(client.recv(timeout=TIMEOUT)) == {"error": error, "status": 400}
+            client.send(json.dumps({"type": "unsubscribe", **message}))
+            assert json.loads(client.recv(timeout=TIMEOUT)) == {"error": error, "status": 400}
+        client.send(json.dumps({"type": "subscribe", "stream": "hashtag", "tag": "ok"}))
+        client.send(json.dumps({"type": "subscribe", "stream": "nope"}))
+        assert json.loads(client.recv(timeout=TIMEOUT))["status"] == 400
+    url = f"{ws_base(server)}?{httpx.QueryParams(stream='hashtag', tag='')}"
+    with ws_client.connect(url, subprotocols=[reader_token]) as client:  # as it connects
+        answer = json.loads(client.recv(timeout=TIMEOUT))
+        assert answer == {"error": MISSING_TAG, "status": 400}

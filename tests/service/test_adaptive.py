@@ -49,7 +49,7 @@ class World:
             self.posted.append(post["_id"])
         self.settle()
 
-    def read(self, reader: int) -> timeline.HomePage:
+    def read(self, reader: int) -> timeline.FeedPage:
         return timeline.read_home(
             self.c.home, self.c.fanout_settings, self.c.metrics, reader, 50, None, None
         )
@@ -64,12 +64,13 @@ class World:
         settings = dataclasses.replace(self.c.settings, **changes)
         c = self.c
         time.sleep(INTERVAL * 1.5)  # the last round's lock expires in Redis: not synchronisation
-        return adaptive.adapt(dataclasses.replace(c.fanout, config=settings))
+        fanout = dataclasses.replace(c.fanout, config=settings)
+        return adaptive.adapt(fanout, c.adaptive_rounds, c.rate_meters, c.activity)
 
     def lean_population(self, leaning: str) -> None:
         """Set the population's leaning, and let pages see it (they read it at most once
         per adaptive interval)."""
-        self.c.fanout_state.set_population_leaning(leaning)
+        self.c.adaptive_rounds.set_population_leaning(leaning)
         time.sleep(2 * INTERVAL)  # a cache's age, not a race
 
     def leaning(self, author: int) -> str | None:
@@ -99,7 +100,7 @@ def test_measured_rates_push_the_read_author_and_pull_the_chatty_one(world):
     assert described["adaptive"] == {"pushed": 1, "pulled": 1}
     world.check_homes()
     # 21 posts for 30 reads: a typical author is pulled, so a page merges every outbox...
-    assert world.c.fanout_state.population_leaning() == "pull"
+    assert world.c.adaptive_rounds.population_leaning() == "pull"
     assert world.read(world.readers[0]).merged_authors == 3
     world.lean_population("push")  # ...else the home, and the pulled set's outboxes
     assert world.read(world.readers[0]).merged_authors == 2  # own, and chatty's
@@ -113,13 +114,13 @@ def test_pages_follow_the_side_most_decided_authors_are_on(world):
     the pulled outboxes while most decided authors are pushed, and merge every outbox
     again once most are pulled; split evenly, they follow the population."""
     world.adapt()  # quiet pushed, chatty pulled: split evenly, the population pulls
-    assert world.c.fanout_state.population_leaning() == "pull"
+    assert world.c.adaptive_rounds.population_leaning() == "pull"
     assert world.read(world.readers[0]).merged_authors == 3
-    now = time.time()
-    assert adaptive.lean(world.c.fanout, {world.chatty: "push"}, now) == 1
+    now, engine, rounds = time.time(), world.c.fanout, world.c.adaptive_rounds
+    assert adaptive.lean(engine, rounds, {world.chatty: "push"}, now) == 1
     world.lean_population("pull")  # the population is unchanged; pages read their side anew
     assert world.read(world.readers[0]).merged_authors == 1  # the home, and own outbox
-    assert adaptive.lean(world.c.fanout, {world.chatty: "pull", world.quiet: "pull"}, now) == 2
+    assert adaptive.lean(engine, rounds, {world.chatty: "pull", world.quiet: "pull"}, now) == 2
     world.lean_population("push")
     assert world.read(world.readers[0]).merged_authors == 3  # every outbox
     world.check_homes()
@@ -172,12 +173,12 @@ def test_rounds_that_change_nothing_come_further_apart_until_one_does(world, mon
     """A quiet round rests twice as long as the one before, up to the backoff's cap; a
     round that changes a decision brings them back to one per interval. (The rest holding
     every process off: ``tests/stores/test_rate_meters.py``.)"""
-    state, lock = world.c.fanout_state, "fanout:adaptive:lock"
+    rounds, lock = world.c.adaptive_rounds, "fanout:adaptive:lock"
     client = redis.Redis.from_url(world.c.settings.redis_url)
     ended = []
-    end = state.end_adaptive_round
+    end = rounds.end_adaptive_round
     monkeypatch.setattr(
-        state, "end_adaptive_round", lambda *args: ended.append(args[1:]) or end(*args)
+        rounds, "end_adaptive_round", lambda *args: ended.append(args[1:]) or end(*args)
     )
     assert world.adapt(adaptive_max_backoff=4) == 2
     for _ in range(3):  # nothing moves: every round is quiet
@@ -247,15 +248,19 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
     def reconcile() -> None:
         dataclasses.replace(c.fanout, queue=queue).reconcile_author(author)
 
-    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "pull"}, time.time())
+    def lean(leaning: str) -> None:
+        engine = dataclasses.replace(c.fanout, queue=queue)
+        adaptive.lean(engine, c.adaptive_rounds, {author: leaning}, time.time())
+
+    lean("pull")
     reconcile()  # settled as pulled: the reader's pulled set holds the author
-    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "push"}, time.time())
-    merge, settle, posted = c.feeds.merge_into_active, c.fanout_state.settle, []
+    lean("push")
+    merge, settle, posted = c.feeds.merge_into_active, c.author_copies.settle, []
 
     def merge_then_flip(*args) -> None:
         merge(*args)
         if not posted:
-            adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "pull"}, time.time())
+            lean("pull")
 
     def settle_then_post(*args):
         settled = settle(*args)
@@ -268,11 +273,11 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
             assert posted[0] in [p["_id"] for p in read().posts]
         return settled
 
-    c.feeds.merge_into_active, c.fanout_state.settle = merge_then_flip, settle_then_post
+    c.feeds.merge_into_active, c.author_copies.settle = merge_then_flip, settle_then_post
     try:
         reconcile()
     finally:
-        del c.feeds.merge_into_active, c.fanout_state.settle  # the class's methods again
+        del c.feeds.merge_into_active, c.author_copies.settle  # the class's methods again
     reconcile()
     assert posted[0] in [p["_id"] for p in read().posts]
 
@@ -293,7 +298,7 @@ def test_an_author_not_seen_posting_is_pulled_where_posts_outnumber_reads(compon
 def test_a_round_looks_at_the_authors_who_posted_and_the_next_in_turn(components, settle):
     world = World(components, settle)
     assert world.adapt() == 0
-    components.fanout_state.set_population_leaning("push")  # as the reads below make it
+    components.adaptive_rounds.set_population_leaning("push")  # as the reads below make it
     world.read_everyone(10)
     world.post(world.chatty, 1)
     assert world.adapt(adaptive_revisits_per_round=0) == 1  # chatty posted; quiet did not
@@ -314,13 +319,13 @@ def test_when_the_population_crosses_the_rule_every_author_is_looked_at(componen
     world.read_everyone(10)
     world.post(world.chatty, 1)
     assert world.adapt(adaptive_revisits_per_round=0) == 2
-    assert components.fanout_state.population_leaning() == "push"
+    assert components.adaptive_rounds.population_leaning() == "push"
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "push")
     world.check_homes()
 
     world.post(world.chatty, 30)  # now posts outnumber reads: the population crosses back
     assert world.adapt(adaptive_revisits_per_round=0) == 1
-    assert components.fanout_state.population_leaning() == "pull"
+    assert components.adaptive_rounds.population_leaning() == "pull"
     # The quiet author's readers were seen reading often: their own evidence keeps them.
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "pull")
     world.check_homes()
@@ -335,6 +340,6 @@ def test_a_decision_made_before_the_population_crossed_is_not_held_by_the_band(w
     assert world.leaning(world.chatty) == "pull"
     world.read_everyone(65)
     world.adapt(adaptive_revisits_per_round=0)
-    assert world.c.fanout_state.population_leaning() == "push"
+    assert world.c.adaptive_rounds.population_leaning() == "push"
     assert world.leaning(world.chatty) == "push"
     world.check_homes()

@@ -104,14 +104,14 @@ def test_a_healthy_feed_audits_clean_in_every_mode(client, signup, settle, compo
     settle()
     readers = [int(r.id) for r in (bob, cyd, dan)]
     window, now = c.settings.adaptive_rate_window_seconds, time.time()
-    reads_before = c.fanout_state.meters(readers, "reads", window, now)
+    reads_before = c.rate_meters.meters(readers, "reads", window, now)
     queue = SentTasks()
     assert audit_round(c, queue, ahead(GRACE + 1)) == 3
     assert queue.sent == []  # nothing suspected, nothing to look at again
     totals = c.audits.totals()
     assert totals.pages == 3 and not any(totals.mismatches.values())
     # the audit's reads do not count as the readers' own in adaptive mode's meters
-    assert c.fanout_state.meters(readers, "reads", window, now) == reads_before
+    assert c.rate_meters.meters(readers, "reads", window, now) == reads_before
 
 
 def test_a_corrupted_timeline_is_caught_on_the_second_look(
@@ -134,7 +134,7 @@ def test_a_corrupted_timeline_is_caught_on_the_second_look(
     assert c.redis.zrem(home_of_bob, f"{lost}:{ada.id}") == 1
     # extra: a post of an author bob does not follow, and a stale copy of his followees
     c.redis.zadd(home_of_bob, {f"{unfollowed}:{dan.id}": unfollowed})
-    c.fanout_state.add_followee(reader, int(dan.id))
+    c.followee_copies.add_followee(reader, int(dan.id))
     # deleted: a deleted post left behind in the home and in the post cache
     c.redis.zadd(home_of_bob, {f"{deleted}:{ada.id}": deleted})
     c.redis.delete(post_key(deleted))  # its tombstone, gone

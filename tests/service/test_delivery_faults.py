@@ -66,9 +66,9 @@ def seed_author(c, count: int) -> tuple[int, list[int]]:
             c.users.create(user_id, f"follower_{n}", password_hash, f"Follower {n}")
             c.follows.add(user_id, author)
     c.users.add_to_counter(author, "followers_count", count)
-    c.fanout_state.set_followers(author, count)
+    c.author_copies.set_followers(author, count)
     for user_id in followers:
-        c.fanout_state.touch(user_id)
+        c.activity.touch(user_id)
         c.timelines.create_home(user_id)
     return author, followers
 

@@ -34,7 +34,7 @@ def world(c, followers: int) -> tuple[int, dict]:
     author = register(c.users, c.passwords, c.ids, "big", "correct horse")["_id"]
     for n in range(followers):
         reader = register(c.users, c.passwords, c.ids, f"reader_{n}", "correct horse")["_id"]
-        c.fanout_state.touch(reader)
+        c.activity.touch(reader)
         c.timelines.create_home(reader)
         graph.follow(c.uow, c.fanout, reader, author)
     post = posts.create_post(c.uow, c.fanout, c.ids, author, "hello")

@@ -458,7 +458,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """Adaptive mode decides for an author (in force in adaptive mode only), then one of
         their followers reads at once."""
         c, author = self.c, self.user(author)
-        adaptive.lean(c.fanout, {author: leaning}, time.time())
+        adaptive.lean(c.fanout, c.adaptive_rounds, {author: leaning}, time.time())
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 
@@ -468,7 +468,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """A round of adaptive mode on the rates measured so far, then someone reads."""
         c = self.c
         time.sleep(0.002)  # the round's lock expires (adaptive_interval_seconds): not a wait
-        adaptive.adapt(c.fanout)
+        adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
         self.check_switch(self.user(reader), then_settle)
 
     @rule()

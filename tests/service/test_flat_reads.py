@@ -105,23 +105,35 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     """The same page on a 3-node cluster: the reader's keys in one slot, outboxes apart."""
     from socialapp.domain.fanout import FanoutConfig, FanoutSettings
     from socialapp.feed_manager import FeedManager
+    from socialapp.feed_pages import Pages
     from socialapp.feed_sources import FeedSources
     from socialapp.home_reader import HomeReader
     from socialapp.rendering import render_post
-    from socialapp.stores.fanout_state import FanoutState
+    from socialapp.stores.adaptive_rounds import AdaptiveRounds
+    from socialapp.stores.author_copies import AuthorCopies
+    from socialapp.stores.followee_copies import FolloweeCopies
     from socialapp.stores.hidden import HiddenAccounts
     from socialapp.stores.post_cache import PostCache
+    from socialapp.stores.rate_meters import RateMeters
+    from socialapp.stores.reader_activity import ReaderActivity
     from socialapp.stores.timelines import TimelineStore
 
     c, cluster = components, redis_cluster_client
-    state = FanoutState(cluster)
+    followees, authors = FolloweeCopies(cluster), AuthorCopies(cluster)
+    activity, rounds = ReaderActivity(cluster), AdaptiveRounds(cluster)
+    copies = (followees, authors, activity, RateMeters(cluster, rounds), rounds)
     timelines = TimelineStore(cluster, c.settings)
     cache = PostCache(cluster, c.settings, render_post)
     hidden = HiddenAccounts(cluster)
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
-    sources = FeedSources(timelines, state, *stores, c.settings)
-    home = HomeReader(sources, timelines, state, hidden, cache, c.posts, c.follows, c.settings)
-    feeds = FeedManager(sources, timelines, state, c.streams, c.settings)
+    sources = FeedSources(timelines, followees, authors, *stores, c.settings)
+    feeds = FeedManager(
+        sources, timelines, followees, authors, activity, c.streams, c.settings, c.shared_feeds
+    )
+    pages = Pages(cache, c.posts, c.settings.boost_window)
+    home = HomeReader(
+        sources, feeds, pages, timelines, *copies, hidden, cache, c.posts, c.follows, c.settings
+    )
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
@@ -130,8 +142,8 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
         author: [posts.create_post(c.uow, c.fanout, c.ids, author, f"{n}")["_id"] for n in range(2)]
         for author in (ada, bob, star)
     }
-    state.load_authors(c.users.authors_with_followers())
-    state.set_strategy(star, "pull")
+    authors.load_authors(c.users.authors_with_followers())
+    authors.set_strategy(star, "pull")
     policy = FanoutSettings(FanoutConfig("hybrid", 10_000))
 
     page = home.read_page(reader, policy, 20)  # cold: home and pulled set rebuilt

@@ -173,7 +173,7 @@ def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
                 if "lean" in change:
                     index, leaning = change["lean"]
                     author = ids[authors[index].id]
-                    adaptive.lean(c.fanout, {author: leaning}, time.time())
+                    adaptive.lean(c.fanout, c.adaptive_rounds, {author: leaning}, time.time())
                 else:
                     operators.change_fanout(c.fanout, **change)
                 wait_for_traversals(feed, readers, threads)

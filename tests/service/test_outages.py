@@ -101,32 +101,32 @@ def test_reconciliations_the_broker_lost_are_sent_again(outage_app):
     operators.set_author_strategy(c.fanout, int(ada.id), "pull")  # pushed until now
     operators.change_fanout(c.fanout, mode="read")
     assert {name for name, *_ in sent} == {fanout.RECONCILE, fanout.RECONCILE_AUTHORS}
-    assert not c.fanout_settings.read().settled and c.fanout_state.unsettled() == {int(ada.id)}
+    assert not c.fanout_settings.read().settled and c.author_copies.unsettled() == {int(ada.id)}
     del c.queue.send
     wait_for(c.fanout_settings.read, "the switch to settle", until=lambda s: s.settled)
-    wait_for(c.fanout_state.unsettled, "the author to settle", until=lambda u: not u)
+    wait_for(c.author_copies.unsettled, "the author to settle", until=lambda u: not u)
 
 
 def test_a_retried_chunk_cannot_finish_a_delivery_early(components):
-    state = components.fanout_state
-    state.start_delivery(post_id=7, attempt="a", chunks=3)
-    assert state.finish_chunk(7, "a", 0) is False
-    assert state.finish_chunk(7, "a", 0) is False  # the same chunk again, after a retry
-    assert state.finish_chunk(7, "a", 1) is False
-    assert state.finish_chunk(7, "a", 2) is True
-    assert state.finish_chunk(7, "a", 2) is False  # completion is reported once
+    deliveries = components.deliveries
+    deliveries.start_delivery(post_id=7, attempt="a", chunks=3)
+    assert deliveries.finish_chunk(7, "a", 0) is False
+    assert deliveries.finish_chunk(7, "a", 0) is False  # the same chunk again, after a retry
+    assert deliveries.finish_chunk(7, "a", 1) is False
+    assert deliveries.finish_chunk(7, "a", 2) is True
+    assert deliveries.finish_chunk(7, "a", 2) is False  # completion is reported once
 
 
 def test_a_second_attempt_neither_completes_nor_strands_the_first(components):
     """The sweeper starts another delivery of a post whose first is still running: each
     attempt counts its own chunks, so each completes once, whatever the interleaving."""
-    state = components.fanout_state
-    state.start_delivery(post_id=7, attempt="first", chunks=2)
-    assert state.finish_chunk(7, "first", 0) is False
-    state.start_delivery(post_id=7, attempt="second", chunks=2)
-    assert state.finish_chunk(7, "second", 0) is False
-    assert state.finish_chunk(7, "first", 1) is True
-    assert state.finish_chunk(7, "second", 1) is True
+    deliveries = components.deliveries
+    deliveries.start_delivery(post_id=7, attempt="first", chunks=2)
+    assert deliveries.finish_chunk(7, "first", 0) is False
+    deliveries.start_delivery(post_id=7, attempt="second", chunks=2)
+    assert deliveries.finish_chunk(7, "second", 0) is False
+    assert deliveries.finish_chunk(7, "first", 1) is True
+    assert deliveries.finish_chunk(7, "second", 1) is True
 
 
 def test_delete_answers_204_when_the_broker_fails_after_the_delete(

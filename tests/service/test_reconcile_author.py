@@ -24,24 +24,24 @@ def test_an_author_changing_every_round_is_reconciled_again_once_the_changes_sto
         for handle in ("changing", "watching")
     )
     graph.follow(c.uow, dataclasses.replace(c.fanout, queue=queue), reader, author)
-    c.fanout_state.mark_unsettled(author)  # a change of side to reconcile
-    reconciling = c.fanout_state.reconciling
+    c.author_copies.mark_unsettled(author)  # a change of side to reconcile
+    reconciling = c.author_copies.reconciling
 
     def a_change_races_each_round(author_id: int):
         changes = reconciling(author_id)
-        c.fanout_state.mark_unsettled(
+        c.author_copies.mark_unsettled(
             author_id
         )  # another change lands after the round read the count
         return changes
 
-    c.fanout_state.reconciling = a_change_races_each_round
+    c.author_copies.reconciling = a_change_races_each_round
     settled = dataclasses.replace(c.fanout, queue=queue).reconcile_author(author)
-    assert settled is False and author in c.fanout_state.unsettled()
+    assert settled is False and author in c.author_copies.unsettled()
     assert [(name, args[0]) for name, args in queue.sent] == [(fanout.RECONCILE_AUTHORS, [author])]
-    del c.fanout_state.reconciling  # the changes stop
+    del c.author_copies.reconciling  # the changes stop
     (_, args), queue.sent = queue.sent[0], []
     assert dataclasses.replace(c.fanout, queue=queue).reconcile_authors(*args)
-    assert author not in c.fanout_state.unsettled() and queue.sent == []
+    assert author not in c.author_copies.unsettled() and queue.sent == []
 
 
 def test_a_mode_reconciliation_leaves_the_sets_of_an_author_still_reconciled(components):
@@ -76,12 +76,14 @@ def test_a_mode_reconciliation_leaves_the_sets_of_an_author_still_reconciled(com
     assert page() == [post]
 
     operators.change_fanout(dataclasses.replace(c.fanout, queue=queue), celebrity_threshold=2)
-    adaptive.lean(dataclasses.replace(c.fanout, queue=queue), {author: "push"}, time.time())
+    adaptive.lean(
+        dataclasses.replace(c.fanout, queue=queue), c.adaptive_rounds, {author: "push"}, time.time()
+    )
     reconcile_mode()  # sees the author pushed now; their own reconciliation has not run
     assert page() == [post]
     ((_, args),) = [sent for sent in queue.sent if sent[0] == fanout.RECONCILE_AUTHORS]
     assert dataclasses.replace(c.fanout, queue=queue).reconcile_authors(*args)
-    assert page() == [post] and not c.fanout_state.pulled_mark(author)
+    assert page() == [post] and not c.author_copies.pulled_mark(author)
 
 
 def test_a_rounds_decisions_are_reconciled_together_in_one_task(components):
@@ -99,12 +101,13 @@ def test_a_rounds_decisions_are_reconciled_together_in_one_task(components):
     for author in authors:
         graph.follow(c.uow, engine, reader, author)
     queue.sent = []
-    assert adaptive.lean(engine, {author: "pull" for author in authors}, time.time()) == 4
+    decisions = {author: "pull" for author in authors}
+    assert adaptive.lean(engine, c.adaptive_rounds, decisions, time.time()) == 4
     assert [(name, args[0]) for name, args in queue.sent] == [(fanout.RECONCILE_AUTHORS, authors)]
-    assert c.fanout_state.unsettled() == set(authors)
+    assert c.author_copies.unsettled() == set(authors)
     assert engine.reconcile_authors(*queue.sent[0][1])
-    assert not c.fanout_state.unsettled()
-    assert all(c.fanout_state.pulled_mark(author) for author in authors)
+    assert not c.author_copies.unsettled()
+    assert all(c.author_copies.pulled_mark(author) for author in authors)
     read = []  # the batch again (a retry, or the sweeper's): settled authors are left alone
     c.users.get = lambda user_id: read.append(user_id)
     try:

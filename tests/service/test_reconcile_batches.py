@@ -31,13 +31,14 @@ def test_deliveries_go_on_while_a_round_of_decisions_waits_its_settle_delay(comp
     for author in (poster, *authors):
         graph.follow(c.uow, c.fanout, reader, author)
     settle()
-    assert adaptive.lean(c.fanout, {author: "pull" for author in authors}, time.time()) == FLIPS
+    decisions = {author: "pull" for author in authors}
+    assert adaptive.lean(c.fanout, c.adaptive_rounds, decisions, time.time()) == FLIPS
     post = posts.create_post(c.uow, c.fanout, c.ids, poster, "meanwhile")["_id"]
     wait_for(
         lambda: c.posts.get(post), "the post's delivery", until=lambda p: "fanout_pending" not in p
     )
     # delivered before any of the flips was reconciled: no worker thread was left asleep
-    assert c.fanout_state.unsettled() == set(authors)
+    assert c.author_copies.unsettled() == set(authors)
     settle()
-    assert not c.fanout_state.unsettled()
-    assert all(c.fanout_state.pulled_mark(author) for author in authors)
+    assert not c.author_copies.unsettled()
+    assert all(c.author_copies.pulled_mark(author) for author in authors)

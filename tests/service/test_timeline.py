@@ -296,11 +296,13 @@ def test_only_fan_out_state_lives_without_a_ttl(client, signup, components, sett
     ada, bob = signup(), signup()
     assert client.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
     home(client, bob)
-    for text in ("one", "two"):
+    for text in ("one", "two #x"):
         response = client.post("/v1/posts", json={"text": text}, headers=ada.headers)
         assert response.status_code == 201
     settle()
     assert len(home(client, bob).json["items"]) == 2
+    for shared in ("/v1/timelines/public", "/v1/tags/x/timeline"):  # their feeds, rebuilt
+        assert client.get(shared).status_code == 200
     redis = components.redis
     without_ttl = {key for key in redis.scan_iter() if redis.ttl(key) == -1}
     assert without_ttl <= {
@@ -312,6 +314,7 @@ def test_only_fan_out_state_lives_without_a_ttl(client, signup, components, sett
     assert "fanout:active" in without_ttl
     assert redis.ttl(f"home:{{{bob.id}}}") > 0
     assert redis.ttl(f"outbox:{{{ada.id}}}") > 0
+    assert redis.ttl("public") > 0 and redis.ttl("tag:{x}") > 0
 
 
 def test_the_sweeper_forgets_idle_readers_who_then_get_a_rebuilt_home(

@@ -1,4 +1,4 @@
-"""The auditor's keys (``AuditStore``) and the draw of recent readers (``FanoutState``), on
+"""The auditor's keys (``AuditStore``) and the draw of recent readers (``ReaderActivity``), on
 one Redis server and on a 3-master Redis Cluster (``timeline_client`` is both)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from socialapp.domain.audit import KINDS
 from socialapp.stores.audit import EVIDENCE_KEPT, AuditStore
-from socialapp.stores.fanout_state import ACTIVE, FanoutState
+from socialapp.stores.reader_activity import ACTIVE, ReaderActivity
 
 NOW = 1_000_000.0
 
@@ -66,13 +66,13 @@ def test_every_key_is_a_measurement_with_a_ttl(audits, timeline_client):
 
 
 def test_recent_readers_are_drawn_at_random_never_idle_ones(timeline_client):
-    state = FanoutState(timeline_client, clock=lambda: NOW)
+    activity = ReaderActivity(timeline_client, clock=lambda: NOW)
     timeline_client.zadd(ACTIVE, {str(reader): NOW - 7200 for reader in range(100, 200)})
     recent = {reader: NOW - reader for reader in range(1, 11)}
     timeline_client.zadd(ACTIVE, {str(reader): seen for reader, seen in recent.items()})
-    drawn = state.sample_recent(4, since=NOW - 3600)
+    drawn = activity.sample_recent(4, since=NOW - 3600)
     assert len(drawn) == 4 and drawn.items() <= recent.items()
-    assert state.sample_recent(50, since=NOW - 3600) == recent
-    assert state.sample_recent(5, since=NOW) == {}
-    draws = {frozenset(state.sample_recent(2, since=NOW - 3600)) for _ in range(20)}
+    assert activity.sample_recent(50, since=NOW - 3600) == recent
+    assert activity.sample_recent(5, since=NOW) == {}
+    draws = {frozenset(activity.sample_recent(2, since=NOW - 3600)) for _ in range(20)}
     assert len(draws) > 1  # not always the same two

@@ -254,7 +254,7 @@ def _status() -> dict:
     c = components()
     return {
         **console.status(c.fanout, c.fanout_changes),
-        "decisions": console.decisions(c.fanout),
+        "decisions": console.decisions(c.fanout, c.rate_meters, c.activity),
         "consistency": c.auditor.describe(),
     }
 

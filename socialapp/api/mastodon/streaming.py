@@ -32,6 +32,10 @@ def streaming_url(scheme: str = "ws") -> str:
 @blp.get("/api/v1/streaming/health")
 @blp.get("/api/v1/streaming/user")
 @blp.get("/api/v1/streaming/user/notification")
+@blp.get("/api/v1/streaming/public")
+@blp.get("/api/v1/streaming/public/local")
+@blp.get("/api/v1/streaming/hashtag")
+@blp.get("/api/v1/streaming/hashtag/local")
 @documented(
     "Moved to the streaming server (its URL is the instance's configuration.urls.streaming)",
     "Never: 301 to the same path on the streaming server",

@@ -1,4 +1,5 @@
-"""``GET /api/v1/timelines/home``: the same fan-out engine as /v1, Mastodon's paging.
+"""``GET /api/v1/timelines/home``: the same fan-out engine as /v1, Mastodon's paging; and
+``/public`` and ``/tag/:hashtag``, read from the shared feeds (docs/mastodon.md).
 
 ``max_id`` and ``since_id`` page as on /v1; ``min_id`` gives the posts just newer than it
 (what ``rel="prev"`` links to), and links ``rel="next"`` below itself as Mastodon does.
@@ -9,13 +10,17 @@ MongoDB instead. So the answer is always 200, never Mastodon's 206.
 
 from __future__ import annotations
 
+import marshmallow as ma
 from flask import Blueprint, jsonify
 
 from socialapp.api.auth import authorized, components
 from socialapp.api.mastodon import paging
-from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, documented
+from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
-from socialapp.api.mastodon.statuses import render
+from socialapp.api.mastodon.statuses import render, viewer_id
+from socialapp.domain import tags
+from socialapp.errors import NotFound
+from socialapp.feed_pages import FeedPage
 from socialapp.services import timeline
 
 blp = Blueprint("mastodon_timelines", __name__, url_prefix="/api/v1/timelines")
@@ -47,9 +52,99 @@ def home():
     else:
         page = timeline.read_home(*read, args["max_id"], args["since_id"])
     c.metrics.count_home_read(page)  # the console's home reads, as /v1 counts its own
+    return _answer(page, user_id)
+
+
+def _answer(page: FeedPage, reader: int | None):
+    """The page's statuses, linked to the pages below (``next``) and above (``prev``)."""
     posts = page.posts
-    statuses = render(posts, user_id)
+    statuses = render(posts, reader)
     if not posts:
         return jsonify(statuses)
     links = paging.link(next_max_id=page.next_max_id, prev_min_id=posts[0]["_id"])
     return jsonify(statuses), 200, links
+
+
+TAGS_PER_MODE = 4  # any[], all[] and none[] each (Mastodon's TagFeed::LIMIT_PER_MODE)
+SHARED_NOTE = (
+    "Public: no token needed; with a user's token, no status of an account the reader "
+    "blocks, is blocked by or mutes. Every status here is local and none has media: "
+    "remote=true or only_media=true answers an empty page."
+)
+
+
+class PublicArgs(HomeArgs):
+    local = ma.fields.Boolean(load_default=False)
+    remote = ma.fields.Boolean(load_default=False)
+    only_media = ma.fields.Boolean(load_default=False)
+
+
+def _tag_names() -> ma.fields.List:
+    name = ma.fields.String(validate=_valid_tag)
+    return ma.fields.List(name, load_default=(), validate=ma.validate.Length(max=TAGS_PER_MODE))
+
+
+def _valid_tag(name: str) -> None:
+    if not tags.valid_name(name):
+        raise ma.ValidationError("is not a hashtag")
+
+
+TagArgs = PublicArgs.from_dict(
+    {"any": _tag_names(), "all": _tag_names(), "none": _tag_names()}, name="TagArgs"
+)
+
+
+def _shared(args: dict, page) -> FeedPage | None:
+    """A page of a shared feed (``page``: a ``SharedFeedReader`` method, the feed and the
+    reader bound), None for what this server has none of (remote statuses, media)."""
+    if args["remote"] or args["only_media"]:
+        return None
+    cursors = (args["max_id"], args["since_id"], args["min_id"])
+    return timeline.read_shared(page, args["limit"], *cursors)
+
+
+@blp.get("/public")
+@documented(
+    "Public statuses, newest first (no boosts, no unlisted statuses)",
+    "Statuses",
+    {**AUTHORIZED, **INVALID},
+    PublicArgs,
+    scopes=("read:statuses",),
+    paged=True,
+    description=SHARED_NOTE,
+)
+def public():
+    args, reader = params(PublicArgs()), viewer_id()
+    shared = components().shared_reader
+
+    def page(limit, max_id, since_id, **store):
+        return shared.public_page(reader, limit, max_id, since_id, **store)
+
+    found = _shared(args, page)
+    return jsonify([]) if found is None else _answer(found, reader)
+
+
+@blp.get("/tag/<hashtag>")
+@documented(
+    "Public statuses with a hashtag (any[] adds tags, all[] and none[] filter), newest first",
+    "Statuses",
+    {**AUTHORIZED, **NOT_FOUND, **INVALID},
+    TagArgs,
+    scopes=("read:statuses",),
+    paged=True,
+    description=SHARED_NOTE + " A name that cannot be a hashtag is 404; at most 4 names "
+    "each in any[], all[] and none[] (422).",
+)
+def tag(hashtag: str):
+    args, reader = params(TagArgs()), viewer_id()
+    if not tags.valid_name(hashtag):
+        raise NotFound("Record not found")
+    name = tags.normalized(hashtag)
+    wanted = {mode: [tags.normalized(n) for n in args[mode]] for mode in ("any", "all", "none")}
+    shared = components().shared_reader
+
+    def page(limit, max_id, since_id, **store):
+        return shared.tag_page(reader, name, limit, max_id, since_id, *wanted.values(), **store)
+
+    found = _shared(args, page)
+    return jsonify([]) if found is None else _answer(found, reader)

@@ -146,7 +146,7 @@ local function advance(s)
     at[s] = at[s] + 1
     local post, author = string.match(entry, '^(%d+):'), string.match(entry, ':(%d+)$')
     local original, original_author = string.match(entry, '^%d+:(%d+):(%d+):%d+$')
-    local shown = post and not gone[author]
+    local shown = post and not gone[author]  -- the rule of socialapp.domain.timeline.shown
     if original then
       shown = shown and not gone_original[original_author] and not gone_booster[author]
     end

@@ -1,0 +1,205 @@
+"""Assembling a page of any feed: the entries its sources give, newest first, the boost rule
+applied, hydrated into posts.
+
+A feed reader (the home's, a list's, a shared feed's) plans which sources a page merges and
+hands an ``EntryStream`` a ``fetch`` for them and a ``store_page`` for what lies past them in
+MongoDB; ``Pages.read`` takes entries from it until the page is full (``deduplicated``: a
+boost waits for what lies below it), then hydrates them from the post cache, the values read
+with the page, or MongoDB.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from socialapp import jitter
+from socialapp.domain.timeline import Entry, deduplicated, merge
+from socialapp.rendering import with_original, without_hidden_comments
+from socialapp.stores.post_cache import PostCache
+from socialapp.stores.posts import PostStore, entry_of
+
+
+@dataclasses.dataclass
+class FeedPage:
+    posts: list  # post documents, or their response form (JSON text) when read ``rendered``
+    next_max_id: int | None
+    mode: str
+    from_timeline: int = 0  # entries served from the materialized home timeline
+    merged_authors: int = 0  # authors whose outboxes were merged at read time
+    from_store: int = 0  # posts read from MongoDB past the caches
+    shows: list[int] = dataclasses.field(default_factory=list)  # each item's (boosted) post
+
+
+class Pages:
+    """Reads pages from entry streams: the boost rule over ``boost_window`` entries, then
+    hydration from the post cache (``cache``) or MongoDB (``posts``)."""
+
+    def __init__(self, cache: PostCache, posts: PostStore, boost_window: int) -> None:
+        self._cache = cache
+        self._posts = posts
+        self._boost_window = boost_window
+
+    def read(self, stream: EntryStream, limit: int, rendered: bool, hidden_among) -> FeedPage:
+        """The first ``limit`` entries of ``stream`` that the boost rule shows, hydrated
+        (``rendered``: in their response form), less the comments embedded in them by
+        accounts hidden from the reader (``hidden_among``: which of some accounts are)."""
+        kept: list[tuple[Entry, object]] = []  # (entry, document or response form)
+        pending: list[Entry] = []  # read, not yet decided: a boost waits for what is below
+        complete = False  # nothing is below ``pending``
+        while len(kept) < limit:
+            newer = stream.newer(pending)  # the entries of the page's range (since_id)
+            if not newer and (complete or stream.past_since):
+                break
+            need = limit - len(kept)
+            showing, decided = deduplicated(pending, self._boost_window, complete, need, newer)
+            if decided:
+                pending = pending[decided:]
+                hydrated = self._hydrate(showing, rendered, stream.cached, stream.stored)
+                kept += [item for item in hydrated if stream.admits(item[1])]
+                continue
+            more = stream.read(need + self._boost_window if pending else need, need)
+            complete = not more
+            pending += more
+        page = stream.page
+        page.posts = [item for _, item in kept[:limit]]
+        page.shows = [entry.shows for entry, _ in kept[:limit]]
+        if len(kept) >= limit:
+            page.next_max_id = kept[limit - 1][0].post_id
+        return _comments_seen(page, rendered, hidden_among)
+
+    def _hydrate(
+        self, entries: list[Entry], rendered: bool, values: dict, stored: dict
+    ) -> list[tuple[Entry, object]]:
+        """``(entry, document or response form)`` per entry in order, a boost with the
+        post it boosts; deleted ones (or boosts of them) dropped. ``values``: post cache
+        values already read (with the page, on one server); ``stored``: documents read from
+        MongoDB with the page."""
+        ids = list(dict.fromkeys(i for e in entries for i in (e.post_id, e.boost_of) if i))
+        found = self._posts_of(ids, rendered, values, stored)
+        hydrated = []
+        for entry in entries:
+            post = found.get(entry.post_id)
+            if post is not None and entry.boost_of:
+                original = found.get(entry.boost_of)
+                post = None if original is None else with_original(post, original, rendered)
+            if post is not None:
+                hydrated.append((entry, post))
+        return hydrated
+
+    def _posts_of(self, post_ids: list[int], rendered: bool, values: dict, stored: dict) -> dict:
+        """Each post found, as a document or response form: from ``stored``, the values read
+        with the page, the post cache, then MongoDB (cached for next time)."""
+        read = self._cache.rendered_from if rendered else self._cache.documents_from
+        found = {
+            i: self._cache.render(stored[i]) if rendered else stored[i]
+            for i in post_ids
+            if i in stored
+        }
+        found.update(read({i: values[i] for i in post_ids if i in values and i not in found}))
+        get = self._cache.get_rendered_many if rendered else self._cache.get_many
+        found.update(get([i for i in post_ids if i not in values and i not in found]))
+        missing = [i for i in post_ids if i not in found]
+        if missing:
+            began = self._cache.clock()
+            loaded = self._posts.get_many(missing)
+            jitter.pause("hydrate.loaded")  # a delete or a like may land here: the cache
+            self._cache.put_many(loaded, began)  # refuses what loaded before it
+            if rendered:
+                loaded = {i: self._cache.render(post) for i, post in loaded.items()}
+            found.update(loaded)
+        return found
+
+
+def _comments_seen(page: FeedPage, rendered: bool, hidden_among) -> FeedPage:
+    """The page without the comments embedded in its posts by accounts hidden from the
+    reader, as every read of a post leaves them out (``hidden_among``: which of some
+    accounts are). Only /v1's response forms show comments: the documents a Mastodon
+    page renders are left as they are."""
+    if rendered:
+        page.posts = without_hidden_comments(page.posts, hidden_among)
+    return page
+
+
+class EntryStream:
+    """The entries a page may show, newest first, a batch at a time: merged from the caches
+    (``fetch``) while they hold them, then read from MongoDB (``store_page(before, after,
+    count)``: the feed's posts with after < id < before, newest first), whose documents
+    ``stored`` keeps for hydration. Blocks, mutes and hidden boosts are left out here, before
+    the boost rule counts entries, in every mode alike: ``boosts_shown(entries)`` gives the
+    entries less the boosts the reader hides. ``fetch`` None: the store alone. ``admits(post)``
+    keeps only some hydrated posts (a hashtag page's ``all[]`` and ``none[]``: documents).
+    """
+
+    def __init__(
+        self, fetch, store_page, boosts_shown, page: FeedPage, max_id, since_id, admits=None
+    ) -> None:
+        self._fetch, self._store_page, self._boosts_shown = fetch, store_page, boosts_shown
+        self.admits = admits or _every
+        self.since_id = self._since_id = since_id  # the page's; the reads' (None once past it)
+        self.past_since = False
+        self.page = page
+        self.before = max_id
+        self.in_store = fetch is None
+        self.cached: dict = {}
+        self.stored: dict = {}
+
+    def newer(self, entries: list[Entry]) -> int:
+        """How many of ``entries`` (newest first) are in the page's range: above since_id.
+        Those below it are read only for the boost rule of the ones above."""
+        if self.since_id is None:
+            return len(entries)
+        return next((i for i, e in enumerate(entries) if e.post_id <= self.since_id), len(entries))
+
+    def read(self, count: int, prefetch: int) -> list[Entry]:
+        """The next entries (at most ``count``; ``prefetch`` of them likely shown); [] only
+        when nothing is left. Past the page's since_id, it reads on below it."""
+        while True:
+            if self.in_store:
+                found = self._read_store(count)
+                if found or self._since_id is None:
+                    return found
+                self._below_since()
+                continue
+            reads, keep, home, cached = self._fetch(self.before, self._since_id, count, prefetch)
+            merged = merge(reads, keep=keep, limit=count)
+            self.cached.update(cached or {})
+            self.page.merged_authors = len(reads) - (home is not None)
+            if home is not None:
+                from_home = {e.post_id for e in home.entries}
+                self.page.from_timeline += sum(e.post_id in from_home for e in merged.entries)
+            if len(merged.entries) == count:
+                self.before = merged.entries[-1].post_id  # full from the caches
+            elif merged.truncated:
+                self.before = int(merged.known_from)  # a source had more: read on from there
+            else:  # below what the caches hold: MongoDB (nothing when they hold it all)
+                below = merged.known_from
+                below = below if self.before is None else min(self.before, below)
+                self.before = None if math.isinf(below) else int(below)
+                self.in_store = True
+            if merged.entries:
+                return merged.entries
+
+    def _below_since(self) -> None:
+        """Everything above since_id is read: read on below it (the caches first)."""
+        self.past_since = True
+        self.before, self._since_id = self.since_id + 1, None
+        self.in_store = self._fetch is None
+
+    def _read_store(self, count: int) -> list[Entry]:
+        while self.before is None or self.before > (self._since_id or 0) + 1:
+            posts = self._store_page(self.before, self._since_id, count)
+            if not posts:
+                break
+            self.before = posts[-1]["_id"]
+            self.page.from_store += len(posts)
+            self.stored.update((post["_id"], post) for post in posts)
+            entries = [entry_of(post) for post in posts]
+            seen = self._boosts_shown(entries)
+            if seen:
+                return seen
+        return []
+
+
+def _every(post) -> bool:
+    return True

@@ -1,0 +1,103 @@
+"""The shared feeds in Redis, every reader's alike: the only owner of their keys.
+
+``public`` holds every public post that is not a boost (Mastodon's public timeline leaves
+out boosts and unlisted posts), ``tag:{name}`` the public posts carrying the tag ``name``
+(its normal form, ``socialapp.domain.tags``). Each is a timeline sorted set exactly like an
+outbox (``socialapp.stores.timelines``): ``"post_id:author_id"`` members scored by post id,
+capped, with the member ``floor`` below which MongoDB answers, written and read by the same
+scripts. A feed Redis lost is unknown (``Slice.floor`` None) and rebuilt by its reader with
+``begin_rebuild`` and ``finish_rebuild``, as outboxes are: entries delivered meanwhile are
+kept, and the floor is never lowered.
+
+A feed lives ``SOCIALAPP_INACTIVE_AFTER_SECONDS`` from its creation, renewed by each read of
+it: a tag nobody reads expires, and deliveries (which add only to feeds that exist) cost it
+nothing until a reader comes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from socialapp.config import Settings
+from socialapp.domain.timeline import Entry
+from socialapp.stores.timelines import (
+    Slice,
+    TimelineScripts,
+    _add_args,
+    _member,
+    _read_args,
+    _slice,
+)
+from socialapp.stores.unavailable import REDIS, translates
+
+PUBLIC = "public"
+
+
+def tag_key(name: str) -> str:
+    """A tag's feed; the name (a valid tag name holds no brace) is the key's hash tag."""
+    return f"tag:{{{name}}}"
+
+
+def feeds_of(post: dict) -> list[str]:
+    """The feeds a stored post enters: none for a boost or an unlisted post, else the
+    public feed and its tags' (at most ``tags.MAX_PER_POST``)."""
+    if post.get("boost_of") or post.get("visibility"):
+        return []
+    return SharedFeeds.keys(post.get("tags", ()), public=True)
+
+
+@translates(REDIS)
+class SharedFeeds:
+    def __init__(self, client, settings: Settings) -> None:
+        self._client = client
+        self._lua = TimelineScripts(client, settings.inactive_after_seconds)
+        self.public_cap = settings.public_feed_cap
+        self.tag_cap = settings.tag_feed_cap
+
+    @staticmethod
+    def keys(tags: Iterable[str] = (), public: bool = False) -> list[str]:
+        """The feeds of these tags, after ``public`` if asked."""
+        return [PUBLIC] * public + [tag_key(name) for name in tags]
+
+    def cap(self, key: str) -> int:
+        return self.public_cap if key == PUBLIC else self.tag_cap
+
+    def add(self, keys: list[str], entry: Entry) -> int:
+        """Add ``entry`` to those of the feeds ``keys`` that exist (a lost or expired feed
+        is rebuilt from MongoDB, which holds the post, by its next reader); how many
+        existed. One round trip."""
+        return sum(
+            self._lua.run([("add", key, _add_args(self.cap(key), 0, [entry])) for key in keys])
+        )
+
+    def remove(self, keys: list[str], entry: Entry) -> None:
+        """Take ``entry`` out of the feeds ``keys`` (a deleted post), in one round trip."""
+        pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
+        for key in keys:
+            pipe.zrem(key, _member(entry))
+        pipe.execute()
+
+    def read(
+        self, keys: list[str], max_id: int | None, since_id: int | None, count: int
+    ) -> dict[str, Slice]:
+        """Each feed's entries with since_id < post_id < max_id, newest first, at most
+        ``count``, and its floor (None: the feed does not exist); renews each feed's TTL.
+        One round trip."""
+        args = (*_read_args(max_id, since_id, count), 1)
+        replies = self._lua.run([("read", key, args) for key in keys])
+        return {key: _slice(reply) for key, reply in zip(keys, replies, strict=True)}
+
+    def begin_rebuild(self, keys: list[str]) -> None:
+        """Empty the feeds with floor +inf: no reader trusts them, deliveries meanwhile are
+        kept, uncapped, until ``finish_rebuild``."""
+        self._lua.run([("begin_rebuild", key, ()) for key in keys])
+
+    def finish_rebuild(self, rebuilt: dict[str, tuple[list[Entry], int]]) -> list[bool]:
+        """Add each feed's entries, set its floor (never below one already set) and trim it,
+        in one round trip; for each, in order, whether it was written (False: it vanished
+        meanwhile, and stays unknown)."""
+        calls = [
+            ("finish_rebuild", key, _add_args(self.cap(key), floor, entries))
+            for key, (entries, floor) in rebuilt.items()
+        ]
+        return [bool(written) for written in self._lua.run(calls)]

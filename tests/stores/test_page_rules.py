@@ -1,0 +1,129 @@
+"""The page rule, written once in Python (``socialapp.domain.timeline.shown``) and mirrored by
+the page script (``read_page.lua``): one table of cases runs through both, and each must give
+the page the table names. The script's answer is its prefetch: the newest entries of the
+sources it merged, each with the post it boosts, in page order.
+
+A case: the home's entries and the pulled authors' outboxes, whom the reader follows, who is
+hidden from them (blocked either way or muted, until when), whose boosts they hide, and the
+page expected (post ids, newest first)."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import NamedTuple
+
+import pytest
+
+from socialapp.config import Settings
+from socialapp.domain.timeline import Entry, shown
+from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.post_cache import post_key
+from socialapp.stores.timelines import TimelineStore
+
+READER = 1
+PREFIX = post_key(0)[:-2]
+FOLLOWING = (f"following:{{{READER}}}", "0")
+HIDDEN = f"hidden:{{{READER}}}"
+NOW = time.time()
+LATER, EARLIER = NOW + 3600, NOW - 3600
+
+
+class Case(NamedTuple):
+    home: list[Entry]
+    outboxes: dict[int, list[Entry]]  # pulled author: their outbox
+    followees: set[int]
+    hidden: dict[int, float]  # author: hidden until
+    boosts_hidden: set[int]
+    page: list[int]
+
+
+def boost(post_id: int, booster: int, original: int, original_author: int) -> Entry:
+    return Entry(post_id, booster, original, original_author)
+
+
+CASES = {
+    "posts of followees, newest first": Case(
+        [Entry(10, 2), Entry(30, 3)], {}, {2, 3}, {}, set(), [30, 10]
+    ),
+    "an author no longer followed is left out": Case(
+        [Entry(10, 2), Entry(30, 3)], {}, {2}, {}, set(), [10]
+    ),
+    "the reader's own posts stay": Case([Entry(10, READER)], {}, set(), {}, set(), [10]),
+    "a muted author is left out while the mute lasts": Case(
+        [Entry(10, 2), Entry(20, 3)], {}, {2, 3}, {3: LATER}, set(), [10]
+    ),
+    "an ended mute hides nothing": Case(
+        [Entry(10, 2), Entry(20, 3)], {}, {2, 3}, {3: EARLIER}, set(), [20, 10]
+    ),
+    "a blocked author is left out": Case(
+        [Entry(10, 2), Entry(20, 3)], {}, {2, 3}, {2: math.inf}, set(), [20]
+    ),
+    "a boost of a hidden author's post is left out": Case(
+        [boost(40, 2, 5, 9), Entry(10, 2)], {}, {2}, {9: math.inf}, set(), [10]
+    ),
+    "a boost of a post by an account not followed is shown": Case(
+        [boost(40, 2, 5, 9)], {}, {2}, {}, set(), [40]
+    ),
+    "boosts by a followee with reblogs off are left out, their posts kept": Case(
+        [boost(40, 2, 5, 9), Entry(30, 2), boost(20, 3, 6, 9)], {}, {2, 3}, {}, {2}, [30, 20]
+    ),
+    "a pulled author's outbox merges in": Case(
+        [Entry(10, 2)], {4: [Entry(50, 4), Entry(5, 4)]}, {2, 4}, {}, set(), [50, 10, 5]
+    ),
+    "a post in the home and an outbox shows once": Case(
+        [Entry(50, 4), Entry(10, 2)], {4: [Entry(50, 4)]}, {2, 4}, {}, set(), [50, 10]
+    ),
+    "a pulled author hidden from the reader is left out": Case(
+        [Entry(10, 2)], {4: [Entry(50, 4)]}, {2, 4}, {4: LATER}, set(), [10]
+    ),
+    "a pulled author's boost of a hidden author's post is left out": Case(
+        [Entry(10, 2)], {4: [boost(50, 4, 7, 9), Entry(45, 4)]}, {2, 4}, {9: LATER}, set(), [45, 10]
+    ),
+}
+
+
+def python_page(case: Case) -> list[int]:
+    """The page by the Python rule: every source's entries merged newest first, once each."""
+    hidden = {author for author, until in case.hidden.items() if until > NOW}
+    gone = ({e.author_id for e in case.home} - case.followees - {READER}) | hidden
+    entries = {e.post_id: e for source in [case.home, *case.outboxes.values()] for e in source}
+    page = [e for e in entries.values() if shown(e, gone, hidden, case.boosts_hidden)]
+    return sorted((e.post_id for e in page), reverse=True)
+
+
+def script_page(redis_client, case: Case) -> list[int]:
+    """The page by the script: its prefetch, less the boosted posts it lists beside boosts."""
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=50, outbox_cap=50))
+    redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
+    HiddenAccounts(redis_client).fill(READER, "", case.hidden, sorted(case.boosts_hidden))
+    redis_client.zadd("fanout:active", {str(READER): NOW})
+    store.create_home(READER, case.home)
+    store.begin_rebuild_pulls(READER)
+    store.finish_rebuild_pulls(READER, list(case.outboxes))
+    store.create_outbox(READER, [])
+    for author, outbox in case.outboxes.items():
+        store.create_outbox(author, outbox)
+    every = {e.post_id for s in [case.home, *case.outboxes.values()] for e in s}
+    every |= {e.boost_of for s in [case.home, *case.outboxes.values()] for e in s if e.boost_of}
+    redis_client.mset({post_key(p): f"cached {p}" for p in every})
+    found = store.read_page_sources(
+        READER,
+        FOLLOWING,
+        HIDDEN,
+        ("fanout:active", NOW, NOW - 60),
+        count=20,
+        cache_prefix=PREFIX,
+    )
+    boosted = {e.boost_of for s in [case.home, *case.outboxes.values()] for e in s} - {0}
+    return [post_id for post_id in found.cached if post_id not in boosted]
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_the_python_rule_gives_the_page(case):
+    assert python_page(case) == case.page
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_the_page_script_gives_the_same_page(redis_client, case):
+    assert script_page(redis_client, case) == case.page
