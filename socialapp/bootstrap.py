@@ -37,6 +37,7 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.lists import ListStore
 from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.oauth_codes import OAuthCodes
@@ -69,6 +70,7 @@ class Components:
     posts: PostStore
     likes: LikeStore
     boosts: BoostStore
+    lists: ListStore
     notifications: NotificationStore
     idempotency: IdempotencyStore
     oauth: OAuthStore
@@ -108,6 +110,7 @@ class Components:
             self.likes,
             self.boosts,
             self.idempotency,
+            self.lists,
         )
         others = (
             self.notifications,
@@ -143,6 +146,7 @@ def build(settings: Settings) -> Components:
     posts = PostStore(db, settings)
     likes = LikeStore(db, settings)
     boosts = BoostStore(db, settings)
+    lists = ListStore(db, settings)
     notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
@@ -224,6 +228,7 @@ def build(settings: Settings) -> Components:
         posts=posts,
         likes=likes,
         boosts=boosts,
+        lists=lists,
         notifications=notifications,
         idempotency=idempotency,
         oauth=OAuthStore(db, settings),
@@ -239,7 +244,9 @@ def build(settings: Settings) -> Components:
         adaptive_rounds=adaptive_rounds,
         deliveries=deliveries,
         audits=audits,
-        uow=UnitOfWork(transactions, users, follows, posts, likes, idempotency, filters, boosts),
+        uow=UnitOfWork(
+            transactions, users, follows, posts, likes, idempotency, filters, boosts, lists
+        ),
         sources=sources,
         home=home,
         shared_reader=SharedFeedReader(sources, posts, pages),

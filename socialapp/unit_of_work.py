@@ -18,6 +18,7 @@ from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.lists import ListStore
 from socialapp.stores.mongo import Transactions
 from socialapp.stores.posts import PostStore
 from socialapp.stores.users import UserStore
@@ -36,6 +37,7 @@ class UnitOfWork:
         idempotency: IdempotencyStore,
         filters: FilterStore,
         boosts: BoostStore,
+        lists: ListStore,
     ) -> None:
         self._transactions = transactions
         self.users = users
@@ -45,6 +47,7 @@ class UnitOfWork:
         self.idempotency = idempotency
         self.filters = filters
         self.boosts = boosts
+        self.lists = lists
 
     def run(self, work: Callable[[ClientSession | None], T]) -> T:
         """``work(session)`` in one transaction: all of its writes land, or none."""

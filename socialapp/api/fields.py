@@ -71,6 +71,16 @@ class Text(fields.String):
         return text
 
 
+def not_blank(message: str):
+    """A validator refusing text of spaces only, with ``message``."""
+
+    def check(text: str) -> None:
+        if not text.strip():
+            raise ma.ValidationError(message)
+
+    return check
+
+
 class PageArgs(ma.Schema):
     limit = page_limit()
     cursor = fields.String(load_default=None, validate=validate.Length(max=200))

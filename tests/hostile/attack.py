@@ -20,6 +20,8 @@ VALID_BODIES = {
     ("post", "/v1/posts"): {"text": "hello"},
     ("post", "/v1/posts/{post_id}/comments"): {"text": "hello"},
     ("put", "/v1/me/mutes/{user_id}"): {"duration": 60, "notifications": True},
+    ("post", "/v1/me/lists"): {"title": "friends", "replies_policy": "list", "exclusive": False},
+    ("patch", "/v1/me/lists/{list_id}"): {"title": "work", "replies_policy": "none"},
     ("put", "/v1/admin/fanout"): {"mode": "hybrid", "celebrity_threshold": 1000},
     ("put", "/v1/admin/users/{user_id}/fanout"): {"strategy": "auto"},
     ("post", "/v1/admin/seed"): {

@@ -20,6 +20,7 @@ def world(client, signup, monkeypatch):
     monkeypatch.setattr(seed, "generate", lambda c, **kwargs: {})  # never write a real graph
     ada = signup("ada")
     post = client.post("/v1/posts", json={"text": "hello"}, headers=ada.headers).json
+    listed = client.post("/v1/me/lists", json={"title": "mine"}, headers=ada.headers).json
     token = client.post("/v1/auth/token", json=OPERATOR).json["access_token"]
     spec = client.get("/openapi.json").json
     # The Mastodon API ignores unknown parameters and answers {"error": ...}, as Mastodon does:
@@ -28,7 +29,12 @@ def world(client, signup, monkeypatch):
     return {
         "ada": ada,
         "other": signup("bob"),
-        "ids": {"{user_id}": ada.id, "{post_id}": post["id"], "{name}": "cats"},
+        "ids": {
+            "{user_id}": ada.id,
+            "{post_id}": post["id"],
+            "{name}": "cats",
+            "{list_id}": listed["id"],
+        },
         "operator": {"Authorization": f"Bearer {token}"},
         "spec": spec,
     }

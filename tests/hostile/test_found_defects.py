@@ -302,6 +302,7 @@ def concrete_routes(app, world):
     for rule in app.url_map.iter_rules():
         path = rule.rule.replace("<user_id>", world["ids"]["{user_id}"])
         path = path.replace("<post_id>", world["ids"]["{post_id}"])
+        path = path.replace("<list_id>", world["ids"]["{list_id}"])
         for method in sorted(rule.methods - {"OPTIONS", "HEAD"}):
             yield method.lower(), path
 

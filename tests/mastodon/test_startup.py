@@ -40,7 +40,6 @@ def test_preferences_need_read_accounts(client, masto, oauth_app, signup):
 @pytest.mark.parametrize(
     "path",
     [
-        "/api/v1/lists",
         "/api/v1/filters",
         "/api/v2/filters",
         "/api/v1/announcements",

@@ -51,8 +51,8 @@ def settings(settings):
 
 @pytest.fixture
 def world(client, signup, components, monkeypatch):
-    """Two users, a post with a comment, a notification, an operator, and the headers that
-    act as them."""
+    """Two users, a post with a comment, a notification, a list, an operator, and the headers
+    that act as them."""
     # A generated seed request may ask for 100,000 accounts: the endpoint runs, the writing not.
     written = dict.fromkeys(("accounts", "follows", "posts"), 0)
     monkeypatch.setattr(seeding, "generate", lambda *collaborators, **params: written)
@@ -60,6 +60,8 @@ def world(client, signup, components, monkeypatch):
     client.put(f"/v1/me/following/{bob.id}", headers=ada.headers)
     post = client.post("/v1/posts", json={"text": "hello"}, headers=bob.headers).json
     client.post(f"/v1/posts/{post['id']}/comments", json={"text": "hi"}, headers=ada.headers)
+    listed = client.post("/v1/me/lists", json={"title": "l"}, headers=ada.headers).json
+    client.put(f"/v1/me/lists/{listed['id']}/members/{bob.id}", headers=ada.headers)
     token = client.post("/v1/auth/token", json=OPERATOR).json["access_token"]
     followed = components.notifier.apply("follow", int(bob.id), {"recipient_id": int(ada.id)})
     return {
@@ -73,6 +75,7 @@ def world(client, signup, components, monkeypatch):
             "notification_id": [str(followed["_id"])],
             "name": ["café", "CAFÉ"],
             "hashtag": ["café", "CAFÉ"],
+            "list_id": [listed["id"]],
         },
     }
 

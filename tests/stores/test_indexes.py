@@ -16,6 +16,7 @@ from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.lists import ListStore
 from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.posts import PostStore
@@ -27,7 +28,7 @@ DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
     "idempotency_keys", "settings", "oauth_apps", "oauth_tokens", "notifications",
-    "notification_events", "tag_follows",
+    "notification_events", "tag_follows", "lists", "list_members",
 )  # fmt: skip
 
 
@@ -110,6 +111,19 @@ HOT_QUERIES = [
     Query("notifications", NotificationStore.remove_for_post, ("recipient_id",)),
     Query("notification_events", NotificationStore.release, ("_id",)),
     Query("notification_events", NotificationStore.held, (), "_id"),
+    Query("lists", ListStore.get, ("_id",)),
+    Query("lists", ListStore.update, ("_id",)),
+    Query("lists", ListStore.delete, ("_id",)),
+    Query("lists", ListStore.of_account, ("account_id",), "_id"),
+    Query("lists", ListStore.count, ("account_id",)),
+    Query("list_members", ListStore.add_members, ("list_id", "account_id")),
+    Query("list_members", ListStore.remove_members, ("list_id", "account_id")),
+    Query("list_members", ListStore.members_among, ("list_id", "account_id")),
+    Query("list_members", ListStore.member_ids, ("list_id",), "account_id"),
+    Query("list_members", ListStore.delete, ("list_id",)),
+    Query("list_members", ListStore.holding, ("account_id", "owner_id")),
+    Query("list_members", ListStore.remove_everywhere, ("account_id", "owner_id")),
+    Query("list_members", ListStore.remove_everywhere, ("account_id",)),  # delivery, to come
     Query("idempotency_keys", IdempotencyStore.claim, ("_id",)),
     Query("settings", FanoutSettingsStore.read, ("_id",)),
     Query("settings", FanoutSettingsStore.change, ("_id",)),
@@ -134,6 +148,7 @@ UNIQUE = [
     ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
     ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
     ("tag_follows", "account_tag_unique", [("account_id", 1), ("tag", 1)]),
+    ("list_members", "list_account_unique", [("list_id", 1), ("account_id", 1)]),
     (
         "notifications",
         "recipient_type_actor_status_unique",
@@ -160,6 +175,8 @@ NAMED = {
     "oauth_tokens": {"_id_"},
     "notifications": {"_id_", "recipient_newest", "recipient_type_actor_status_unique"},
     "tag_follows": {"_id_", "account_tag_unique", "tag_account", "account_newest"},
+    "lists": {"_id_", "owner_lists"},
+    "list_members": {"_id_", "list_account_unique", "account_owner"},
 }
 
 

@@ -1,0 +1,212 @@
+"""Lists: an account's named sets of the accounts it follows, and each one's timeline.
+
+As on Mastodon, a list holds accounts its owner follows (or the owner), and an unfollow (a
+block too, as it ends the follows) takes the account off the follower's lists
+(``graph.unfollow``). Someone else's list is never found: every call names the owner, and
+another's list is "not found" as an unknown one. A list's timeline is its members' posts,
+read by pulling their outboxes with every rule of a home page (``HomeReader``).
+``replies_policy`` and ``exclusive`` are stored and answered: comments never reach a
+timeline here, so the first changes no page, and leaving an exclusive list's members out
+of the home is still to come.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from socialapp.domain import lists as rules
+from socialapp.domain.ids import IdGenerator
+from socialapp.errors import Invalid, NotFound
+from socialapp.feed_pages import FeedPage
+from socialapp.home_reader import HomeReader
+from socialapp.services.accounts import get_user
+from socialapp.services.timeline import read_after
+from socialapp.stores.lists import ListStore
+from socialapp.stores.users import UserStore
+from socialapp.unit_of_work import UnitOfWork
+
+NOT_FOUND = "list not found"
+
+
+def create_list(
+    lists: ListStore,
+    ids: IdGenerator,
+    owner_id: int,
+    title: str,
+    replies_policy: str = rules.DEFAULT_REPLIES_POLICY,
+    exclusive: bool = False,
+) -> dict:
+    """A new list of the owner's, unless they hold ``MAX_LISTS`` already. Counted again once
+    written: of lists created at once past the bound, the newest go again, so the owner
+    keeps ``MAX_LISTS`` whatever the race."""
+    if lists.count(owner_id) >= rules.MAX_LISTS:
+        raise _too_many_lists()
+    record = rules.new_list(ids.next_id(), owner_id, title, replies_policy, exclusive)
+    lists.create(record)
+    kept = {kept["_id"] for kept in lists.of_account(owner_id, limit=rules.MAX_LISTS)}
+    if record["_id"] not in kept:
+        lists.delete(owner_id, record["_id"])
+        raise _too_many_lists()
+    return record
+
+
+def lists_of(lists: ListStore, owner_id: int) -> list[dict]:
+    """The owner's lists, oldest first."""
+    return lists.of_account(owner_id)
+
+
+def owned(lists: ListStore, owner_id: int, list_id: int) -> dict:
+    """The owner's list (anyone else's is NotFound, as an unknown one)."""
+    found = lists.get(owner_id, list_id)
+    if found is None:
+        raise NotFound(NOT_FOUND)
+    return found
+
+
+def update_list(lists: ListStore, owner_id: int, list_id: int, **changes) -> dict:
+    """The list with ``changes`` (``title``, ``replies_policy``, ``exclusive``) made."""
+    changed = lists.update(owner_id, list_id, changes) if changes else lists.get(owner_id, list_id)
+    if changed is None:
+        raise NotFound(NOT_FOUND)
+    return changed
+
+
+def delete_list(uow: UnitOfWork, owner_id: int, list_id: int) -> None:
+    """Delete the list and its members together."""
+    if not uow.run(lambda session: uow.lists.delete(owner_id, list_id, session)):
+        raise NotFound(NOT_FOUND)
+
+
+def add_members(
+    uow: UnitOfWork,
+    owner_id: int,
+    list_id: int,
+    account_ids: list[int],
+    again: bool = True,
+) -> list[int]:
+    """Put accounts the owner follows (or the owner) on the list, all or none; those added.
+    An unknown account is NotFound; one not followed, past the bounds or, unless ``again``,
+    on the list already (Mastodon's rule) is Invalid. Checked again once written: an
+    unfollow that landed meanwhile takes back what it missed."""
+    owned(uow.lists, owner_id, list_id)
+    wanted = _bounded(account_ids)
+    if len(uow.users.get_many(wanted)) < len(wanted):
+        raise NotFound("user not found")
+    _followed(uow, owner_id, wanted)
+    if not again and uow.lists.members_among(list_id, wanted):
+        raise Invalid("Validation failed: Account has already been taken")
+    added = uow.run(
+        lambda session: uow.lists.add_members(owner_id, list_id, wanted, rules.MAX_MEMBERS, session)
+    )
+    if added is None:
+        owned(uow.lists, owner_id, list_id)  # deleted meanwhile: NotFound
+        raise Invalid(f"Validation failed: a list holds at most {rules.MAX_MEMBERS} accounts")
+    try:
+        _followed(uow, owner_id, added)
+    except Invalid:
+        uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, added, session))
+        raise
+    return added
+
+
+def remove_members(uow: UnitOfWork, owner_id: int, list_id: int, account_ids: list[int]) -> int:
+    """Take accounts off the list (those not on it are no error); how many were on it."""
+    owned(uow.lists, owner_id, list_id)
+    wanted = _bounded(account_ids)
+    return uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, wanted, session))
+
+
+class Members(NamedTuple):
+    """A page of a list's members, highest account id first, as Mastodon pages them."""
+
+    accounts: list[dict]
+    older: int | None  # the cursor below the page, when more members lie below
+    newest: int | None  # the page's first account id (None: an empty page)
+
+
+def members_page(
+    users: UserStore,
+    lists: ListStore,
+    owner_id: int,
+    list_id: int,
+    limit: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+) -> Members:
+    """The list's members below ``max_id`` and above ``since_id``, or the ``limit`` just
+    above ``min_id``; ``limit`` 0: all of them, unpaged."""
+    owned(lists, owner_id, list_id)
+    if min_id is not None:
+        ids = lists.member_ids(list_id, limit, before=max_id, after=min_id, ascending=True)[::-1]
+        more = False
+    else:
+        ids = lists.member_ids(list_id, limit and limit + 1, before=max_id, after=since_id)
+        more = bool(limit) and len(ids) > limit
+        ids = ids[:limit] if limit else ids
+    older = ids[-1] if ids and (more or min_id is not None) else None
+    return Members(users.get_many(ids), older, ids[0] if ids else None)
+
+
+def lists_holding(users: UserStore, lists: ListStore, owner_id: int, account_id: int):
+    """The owner's lists that hold the account (NotFound for an unknown account)."""
+    get_user(users, account_id)
+    return lists.holding(owner_id, account_id)
+
+
+def read_list(
+    home: HomeReader,
+    lists: ListStore,
+    owner_id: int,
+    list_id: int,
+    limit: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    rendered: bool = False,
+) -> FeedPage:
+    """A page of the list's timeline, newest first, paged as the home timeline is."""
+    owned(lists, owner_id, list_id)
+    members = lists.member_ids(list_id)
+    return home.read_authors_page(owner_id, members, limit, max_id, since_id, rendered)
+
+
+def read_list_after(
+    home: HomeReader,
+    lists: ListStore,
+    owner_id: int,
+    list_id: int,
+    limit: int,
+    min_id: int,
+    max_id: int | None = None,
+) -> FeedPage:
+    """The ``limit`` posts of the list just newer than ``min_id`` (``timeline.read_after``)."""
+    owned(lists, owner_id, list_id)
+    members = lists.member_ids(list_id)
+
+    def read(count: int, before: int | None, since_id: int) -> FeedPage:
+        return home.read_authors_page(owner_id, members, count, before, since_id)
+
+    return read_after(read, limit, min_id, max_id)
+
+
+def _bounded(account_ids: list[int]) -> list[int]:
+    wanted = list(dict.fromkeys(account_ids))
+    if not wanted:
+        raise Invalid("Validation failed: no account given")
+    if len(wanted) > rules.MAX_CHANGED:
+        raise Invalid(f"Validation failed: at most {rules.MAX_CHANGED} accounts at once")
+    return wanted
+
+
+def _followed(uow: UnitOfWork, owner_id: int, account_ids: list[int]) -> None:
+    """Invalid unless the owner follows every one of ``account_ids`` (or is one)."""
+    others = [account for account in account_ids if account != owner_id]
+    if not others:
+        return
+    following, _ = uow.follows.edges_with(owner_id, others)
+    if any(account not in following for account in others):
+        raise Invalid("Validation failed: Account must be an account you follow")
+
+
+def _too_many_lists() -> Invalid:
+    return Invalid(f"Validation failed: an account holds at most {rules.MAX_LISTS} lists")
