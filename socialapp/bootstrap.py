@@ -14,6 +14,7 @@ from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import Pages
 from socialapp.feed_sources import FeedSources
 from socialapp.home_reader import HomeReader
+from socialapp.list_reader import ListReader
 from socialapp.metrics import Metrics
 from socialapp.queue import TaskQueue
 from socialapp.rendering import render_post
@@ -37,6 +38,7 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.list_feeds import ListFeeds
 from socialapp.stores.lists import ListStore
 from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
@@ -78,6 +80,8 @@ class Components:
     fanout_settings: FanoutSettingsStore
     timelines: TimelineStore
     shared_feeds: SharedFeeds
+    list_feeds: ListFeeds
+    list_reader: ListReader
     post_cache: PostCache
     followee_copies: FolloweeCopies
     author_copies: AuthorCopies
@@ -151,6 +155,7 @@ def build(settings: Settings) -> Components:
     idempotency = IdempotencyStore(db, settings)
     timelines = TimelineStore(redis, settings)
     shared_feeds = SharedFeeds(redis, settings)
+    list_feeds = ListFeeds(redis, settings)
     tag_follows = TagFollowStore(db, settings)
     post_cache = PostCache(redis, settings, render=render_post)
     followee_copies = FolloweeCopies(redis)
@@ -186,6 +191,7 @@ def build(settings: Settings) -> Components:
         streams,
         settings,
         shared_feeds,
+        list_feeds,
     )
     fanout_settings = FanoutSettingsStore(db, settings)
     metrics = Metrics(
@@ -236,6 +242,8 @@ def build(settings: Settings) -> Components:
         fanout_settings=fanout_settings,
         timelines=timelines,
         shared_feeds=shared_feeds,
+        list_feeds=list_feeds,
+        list_reader=ListReader(sources, feeds, list_feeds, pages, posts, follows),
         post_cache=post_cache,
         followee_copies=followee_copies,
         author_copies=author_copies,
@@ -265,6 +273,7 @@ def build(settings: Settings) -> Components:
             queue=queue,
             posts=posts,
             follows=follows,
+            lists=lists,
             users=users,
             metrics=metrics,
             config=settings,

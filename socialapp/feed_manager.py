@@ -20,6 +20,7 @@ from socialapp.domain.timeline import Entry
 from socialapp.feed_sources import FeedSources
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.followee_copies import FolloweeCopies
+from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.posts import entry_of
 from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.shared_feeds import SharedFeeds, feeds_of
@@ -38,6 +39,7 @@ class FeedManager:
         streams: Streams,
         settings: Settings,
         shared: SharedFeeds,
+        list_feeds: ListFeeds,
     ) -> None:
         self._sources = sources
         self._timelines = timelines
@@ -45,6 +47,7 @@ class FeedManager:
         self._author_copies = author_copies
         self._activity = activity
         self._shared = shared
+        self._list_feeds = list_feeds
         self._streams = streams  # open streams follow what changes here
         self._inactive_after = settings.inactive_after_seconds
         self._outbox_cap = settings.outbox_cap
@@ -72,6 +75,48 @@ class FeedManager:
         """Take a deleted post (or one about to be) out of the public feed and the feeds of
         its ``tags``."""
         self._shared.remove(SharedFeeds.keys(tags, public=True), entry)
+
+    # List feeds ------------------------------------------------------------------------------
+    def push_to_lists(self, entry: Entry, lists: list[tuple[int, int]]) -> None:
+        """Deliver to the feeds of these lists (``(owner, list)``) that exist."""
+        if lists:
+            self._list_feeds.add([list_key(*found) for found in lists], entry)
+
+    def retract_from_lists(self, entry: Entry, lists: list[tuple[int, int]]) -> None:
+        """Take a deleted post out of these lists' feeds."""
+        if lists:
+            self._list_feeds.remove([list_key(*found) for found in lists], entry)
+
+    def merge_into_lists(self, author_id: int, lists: list[tuple[int, int]]) -> None:
+        """Backfill the existing feeds of these lists with the author's recent posts (a
+        member added, or an author who went from pulled to pushed)."""
+        if lists:
+            outbox = self._sources.outbox(author_id)
+            keys = [list_key(*found) for found in lists]
+            self._list_feeds.backfill(keys, outbox.entries, outbox.floor)
+
+    def unmerge_from_list(self, owner_id: int, list_id: int, author_ids: list[int]) -> None:
+        """Take every post of these authors out of the list's feed (members removed)."""
+        for author_id in author_ids:
+            self._list_feeds.remove_author([list_key(owner_id, list_id)], author_id)
+
+    def rebuild_list(self, owner_id: int, list_id: int, pushed: list[int]) -> None:
+        """Rebuild a list's feed Redis lost (or never had) from its pushed members' outboxes:
+        begun first, so what is delivered meanwhile is kept, as a home's rebuild does."""
+        key = list_key(owner_id, list_id)
+        self._list_feeds.begin_rebuild([key])
+        outboxes = self._sources.outboxes(pushed, count=self._outbox_cap)
+        entries = [entry for outbox in outboxes for entry in outbox.entries]
+        floor = max((outbox.floor for outbox in outboxes), default=0)
+        self._list_feeds.finish_rebuild({key: (entries, floor)})
+
+    def forget_list(self, owner_id: int, list_id: int) -> None:
+        """Delete a deleted list's feed."""
+        self._list_feeds.delete([list_key(owner_id, list_id)])
+
+    def drop_lists(self) -> int:
+        """Delete every list feed (``read`` mode reads none), rebuilt at its next read."""
+        return self._list_feeds.drop_all()
 
     # Home timelines ------------------------------------------------------------------------
     def push(self, entry: Entry, follower_ids: Iterable[int]) -> int:

@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import Entry, SourceRead
+from socialapp.domain.timeline import Entry, SourceRead, shown, top_reads
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.filters import FilterStore
-from socialapp.stores.followee_copies import FolloweeCopies
+from socialapp.stores.followee_copies import FOLLOWS_TAGS, FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
@@ -69,7 +69,8 @@ class FeedSources:
             # the load bumps it, and the stale load is not kept.
             changes = self._followee_copies.followee_changes(user_id)
             ids = self._follows.followee_ids(user_id)
-            if self._followee_copies.fill_followees(user_id, changes, ids):
+            tags = [FOLLOWS_TAGS] if self._tag_follows.count_followed(user_id) else []
+            if self._followee_copies.fill_followees(user_id, changes, [*ids, *tags]):
                 break
         return set(ids)
 
@@ -85,6 +86,18 @@ class FeedSources:
             if self._followee_copies.fill_followed_tags(user_id, changes, names):
                 break
         return sorted(names)
+
+    def boosts_shown(self, reader: int, entries: list[Entry]) -> list[Entry]:
+        """``entries`` less boosts of posts by accounts the reader does not see, and boosts
+        by accounts whose boosts the reader hides (one Redis call each, if any boosts)."""
+        boosts = [e for e in entries if e.boost_of]
+        if not boosts:
+            return entries
+        originals = sorted({e.original_author for e in boosts})
+        boosters = sorted({e.author_id for e in boosts})
+        hidden = self.hidden_among(reader, originals)
+        no_boosts = self.hidden_among(reader, boosters, boosts=True)
+        return [e for e in entries if shown(e, (), hidden, no_boosts)]
 
     def followed_tags_stored(self, user_id: int) -> list[str]:
         """From MongoDB: the hashtags the reader follows (Redis may be down)."""
@@ -148,6 +161,19 @@ class FeedSources:
             author_ids, max_id=before, since_id=since_id, count=count
         )
         return self.rebuilt_if_lost(found, author_ids, before, since_id, count)
+
+    def pulled_reads(self, authors: list[int], before, since_id, need: int) -> list[SourceRead]:
+        """Reads of ``authors``' outboxes good for merging a page of ``need``: past ``need``
+        authors, every outbox's floor and newest post id are read, then only the ``need``
+        whose newest reaches the page are read ``need`` deep (``top_reads``), a round trip
+        each."""
+
+        def read(indexes, count, lower):
+            lower = since_id if lower is None else lower
+            return self.outboxes([authors[i] for i in indexes], before, lower, count)
+
+        newest = lambda: self.newest_in_outboxes(authors, before, since_id)  # noqa: E731
+        return top_reads(len(authors), need, newest, read)
 
     def outbox(self, author_id: int) -> SourceRead:
         """The author's whole outbox (rebuilt if lost)."""

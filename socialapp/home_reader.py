@@ -20,7 +20,6 @@ from socialapp.domain.timeline import (
     Entry,
     SourceRead,
     shown,
-    top_reads,
 )
 from socialapp.errors import Unavailable
 from socialapp.feed_manager import FeedManager
@@ -99,33 +98,33 @@ class HomeReader:
         """
         if counted and policy.measures_rates:
             self._rate_meters.meter(reader, "reads", self._rate_window, self._meter_share)
+        tags = _FollowedTags(lambda: self._sources.followed_tags(reader))
         if self._pulls_everyone(policy):
             fetch = self._pulling_everyone(reader)
         else:
-            fetch = self._pulling_some(reader, policy)
-        tags = self._sources.followed_tags(reader)
+            fetch = self._pulling_some(reader, policy, tags)
         hidden_from = self._hidden_from(reader)
         stream = EntryStream(
             self._with_tags(tags, hidden_from, fetch),
             self._home_page(lambda: self._visible(reader), tags, hidden_from),
-            lambda entries: self._boosts_shown(reader, entries),
+            lambda entries: self._sources.boosts_shown(reader, entries),
             FeedPage([], None, policy.current.mode),
             max_id,
             since_id,
         )
         return self._pages.read(stream, limit, rendered, hidden_from)
 
-    def _with_tags(self, tags: list[str], hidden_among, fetch):
+    def _with_tags(self, tags: _FollowedTags, hidden_among, fetch):
         """``fetch`` with the feeds of the hashtags the reader follows merged in, pulled at
         read time in every mode (a tag's posts are never pushed into homes, so unfollowing
         it takes them out at once): their posts shown unless their author is hidden from
         the reader (``hidden_among``), followed or not."""
-        if not tags:
-            return fetch
-        loads = self._sources.tag_loads(tags)
 
         def fetch_tagged(before, since_id, need, prefetch):
             reads, keep, home, cached = fetch(before, since_id, need, prefetch)
+            if not tags.names():
+                return reads, keep, home, cached
+            loads = self._sources.tag_loads(tags.names())
             tag_reads = self._sources.shared_reads(loads, before, since_id, need)
             tagged = {e for read in tag_reads for e in read.entries}
             hidden = hidden_among(sorted({e.author_id for e in tagged}))
@@ -167,60 +166,29 @@ class HomeReader:
         return self._pulling(reader, self._visible(reader))
 
     def _pulling(self, reader: int, visible: set[int]):
-        """Sources that are the outboxes of ``visible`` authors (every one the reader sees).
-        Past ``need`` authors, every outbox's floor and newest post id are read, then only
-        the ``need`` whose newest reaches the page are read ``need`` deep (``top_reads``), a
-        round trip each."""
+        """Sources that are the outboxes of ``visible`` authors (every one the reader sees),
+        read as ``FeedSources.pulled_reads`` reads them."""
         authors = sorted(visible)
 
         def fetch(before, since_id, need, prefetch):
-            def read(indexes, count, lower):
-                lower = since_id if lower is None else lower
-                return self._sources.outboxes([authors[i] for i in indexes], before, lower, count)
-
-            reads = top_reads(
-                len(authors),
-                need,
-                lambda: self._sources.newest_in_outboxes(authors, before, since_id),
-                read,
+            reads = self._sources.pulled_reads(authors, before, since_id, need)
+            seen = set(
+                self._sources.boosts_shown(reader, [e for read in reads for e in read.entries])
             )
-            seen = set(self._boosts_shown(reader, [e for read in reads for e in read.entries]))
             keep = lambda e: e.author_id in visible and e in seen  # noqa: E731
             return reads, keep, None, None
 
         return fetch
 
-    def read_authors_page(
-        self,
-        reader: int,
-        author_ids: list[int],
-        limit: int,
-        max_id: int | None = None,
-        since_id: int | None = None,
-        rendered: bool = False,
-    ) -> FeedPage:
-        """A page of the posts and boosts of ``author_ids`` (a list's members), merged from
-        their outboxes at read time, then MongoDB past them, with every rule of a home page:
-        authors hidden from the reader left out, the boost rule, comments by hidden accounts
-        left out. Costs the page and at most ``limit`` outboxes read deep, whatever the
-        number of authors."""
-        visible = set(author_ids) - self._sources.hidden_among(reader, sorted(author_ids))
-        stream = EntryStream(
-            self._pulling(reader, visible),
-            self._authors_page(lambda: visible),
-            lambda entries: self._boosts_shown(reader, entries),
-            FeedPage([], None, "read"),
-            max_id,
-            since_id,
-        )
-        return self._pages.read(stream, limit, rendered, self._hidden_from(reader))
-
-    def _pulling_some(self, reader: int, policy: FanoutSettings):
+    def _pulling_some(self, reader: int, policy: FanoutSettings, tags: _FollowedTags):
         """Sources when the home holds the pushed authors: the home, the reader's outbox and
-        the outboxes of the pulled set, read on the reader's hash slot."""
+        the outboxes of the pulled set, read on the reader's hash slot (which also tells
+        whether the reader follows hashtags: ``tags``)."""
 
         def fetch(before, since_id, need, prefetch):
             sources = self._page_sources(reader, policy, before, since_id, need, prefetch)
+            if not sources.follows_tags:
+                tags.none_followed()
             authors = [reader, *sources.pulled]
             if sources.outboxes is None:
                 reads = self._sources.outboxes(authors, before, since_id, need)
@@ -234,7 +202,7 @@ class HomeReader:
             refused = set()  # boosts the script did not see (outboxes read apart) and hid
             if sources.outboxes is None:
                 read_apart = {e for r in reads for e in r.entries if e.boost_of}
-                refused = read_apart - set(self._boosts_shown(reader, list(read_apart)))
+                refused = read_apart - set(self._sources.boosts_shown(reader, list(read_apart)))
 
             def keep(e: Entry) -> bool:
                 return e not in refused and shown(e, unfollowed, originals, boosters)
@@ -297,7 +265,7 @@ class HomeReader:
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         visible = sorted({*self._follows.followee_ids(reader), reader} - hidden)
         no_boosts = set(self._follows.boosts_hidden(reader))
-        tags = self._sources.followed_tags_stored(reader)
+        tags = _FollowedTags(lambda: self._sources.followed_tags_stored(reader))
         stream = EntryStream(
             None,
             self._home_page(lambda: visible, tags, hidden.intersection),
@@ -320,15 +288,15 @@ class HomeReader:
 
         return store_page
 
-    def _home_page(self, visible, tags: list[str], hidden_among):
+    def _home_page(self, visible, tags: _FollowedTags, hidden_among):
         """The store's page of a home: the posts of the authors ``visible()`` gives, and the
         public posts of the hashtags ``tags`` by authors not hidden (``hidden_among``)."""
         authors_page = self._authors_page(visible)
-        if not tags:
-            return authors_page
-        tagged_page = self._sources.tagged(tags)
 
         def store_page(before, after, count):
+            if not tags.names():
+                return authors_page(before, after, count)
+            tagged_page = self._sources.tagged(tags.names())
             while True:
                 own, tagged = authors_page(before, after, count), tagged_page(before, after, count)
                 # Each query is known down to its last post if it came back full.
@@ -347,14 +315,18 @@ class HomeReader:
         """Which of some accounts are hidden from the reader (for the comments of a page)."""
         return lambda ids: self._sources.hidden_among(reader, ids)
 
-    def _boosts_shown(self, reader: int, entries: list[Entry]) -> list[Entry]:
-        """``entries`` less boosts of posts by accounts the reader does not see, and boosts
-        by accounts whose boosts the reader hides (one Redis call each, if any boosts)."""
-        boosts = [e for e in entries if e.boost_of]
-        if not boosts:
-            return entries
-        originals = sorted({e.original_author for e in boosts})
-        boosters = sorted({e.author_id for e in boosts})
-        hidden = self._sources.hidden_among(reader, originals)
-        no_boosts = self._sources.hidden_among(reader, boosters, boosts=True)
-        return [e for e in entries if shown(e, (), hidden, no_boosts)]
+
+class _FollowedTags:
+    """The hashtags a page's reader follows, read once (``read()``), and only when needed:
+    the page script tells whether there are any."""
+
+    def __init__(self, read) -> None:
+        self._read, self._names = read, None
+
+    def none_followed(self) -> None:
+        self._names = []
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = self._read()
+        return self._names

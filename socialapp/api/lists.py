@@ -130,7 +130,7 @@ class OneList(MethodView):
     @blp.errors(401, 403, 404, 429, 503)
     def delete(self, list_id):
         """Delete a list and its members"""
-        lists.delete_list(components().uow, caller_id(), _list_id(list_id))
+        lists.delete_list(components().uow, components().fanout, caller_id(), _list_id(list_id))
 
 
 @blp.route("/<list_id>/members")
@@ -167,7 +167,8 @@ class Member(MethodView):
     def put(self, list_id, user_id):
         """Put an account you follow (or yourself) on a list (idempotent)"""
         member = [user_id_from_path(user_id)]
-        lists.add_members(components().uow, caller_id(), _list_id(list_id), member)
+        c = components()
+        lists.add_members(c.uow, c.fanout, caller_id(), _list_id(list_id), member)
 
     @limits.writes
     @scoped("write:lists")
@@ -177,7 +178,8 @@ class Member(MethodView):
     def delete(self, list_id, user_id):
         """Take an account off a list (idempotent)"""
         member = [user_id_from_path(user_id)]
-        lists.remove_members(components().uow, caller_id(), _list_id(list_id), member)
+        c = components()
+        lists.remove_members(c.uow, c.fanout, caller_id(), _list_id(list_id), member)
 
 
 @blp.route("/<list_id>/timeline")
@@ -190,5 +192,6 @@ class Timeline(MethodView):
     def get(self, args, list_id):
         """Posts and boosts by a list's accounts, newest first, paged as the home timeline"""
         c, me = components(), caller_id()
-        page = lists.read_list(c.home, c.lists, me, _list_id(list_id), **args, rendered=True)
+        read = (c.list_reader, c.lists, c.fanout_settings, me, _list_id(list_id))
+        page = lists.read_list(*read, **args, rendered=True)
         return page_response(page, me)

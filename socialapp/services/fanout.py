@@ -32,6 +32,7 @@ from socialapp.stores.deliveries import Deliveries
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.lists import ListStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, entry_of, in_public_feeds
 from socialapp.stores.rate_meters import RateMeters
@@ -76,6 +77,7 @@ class Fanout:
     queue: TaskQueue
     posts: PostStore
     follows: FollowStore
+    lists: ListStore
     users: UserStore
     metrics: Metrics
     config: Settings
@@ -207,6 +209,29 @@ class Fanout:
         from the next page on, in every mode (``HomeReader`` pulls followed tags)."""
         self.feeds.record_tags_changed(follower_id)
 
+    def before_list_members_added(self, owner_id: int, list_id: int) -> None:
+        """Drop the list's feed before members join it: a reader rebuilds it from the
+        members' outboxes, so an add whose backfill below fails leaves no feed without it."""
+        self.feeds.forget_list(owner_id, list_id)
+
+    def on_list_members_added(self, owner_id: int, list_id: int, account_ids: list[int]) -> None:
+        """Backfill the list's feed with the recent posts of the members that delivery
+        pushes (a pulled member's are read from their outbox); the owner's streams reload."""
+        policy = self.fanout_settings.current()
+        for author_id, (count, strategy, unsettled) in self.sources.authors(account_ids).items():
+            if unsettled or policy.delivery_pushes(count, strategy):
+                self.feeds.merge_into_lists(author_id, [(owner_id, list_id)])
+        self.streams.publish_refresh([owner_id])
+
+    def on_list_members_removed(self, owner_id: int, list_id: int, account_ids: list[int]) -> None:
+        """Take the removed members' posts out of the list's feed (its page already leaves
+        out whoever is not a member)."""
+        self.feeds.unmerge_from_list(owner_id, list_id, account_ids)
+        self.streams.publish_refresh([owner_id])
+
+    def on_list_deleted(self, owner_id: int, list_id: int) -> None:
+        self.feeds.forget_list(owner_id, list_id)
+
     def on_settings_changed(self, generation: int) -> None:
         self._reconcile_later(RECONCILE, generation)
 
@@ -293,6 +318,7 @@ class Fanout:
             )
         chunks = iter(())
         if unsettled or policy.delivery_pushes(followers, strategy):
+            self._push_to_lists(entry)
             chunks = iter(self.follows.follower_chunks(author_id))
         first = next(chunks, None)
         if first is None:
@@ -315,6 +341,14 @@ class Fanout:
         args = (post_id, author_id, [], sent, attempt, *_task_args(entry)[2:])
         self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
         return sent + 1
+
+    def _push_to_lists(self, entry: Entry) -> None:
+        """Deliver to the feeds of the lists that hold the author; taken back if a delete
+        buried the post meanwhile (as a chunk takes it back from homes)."""
+        lists = self.lists.feeds_holding(entry.author_id)
+        self.feeds.push_to_lists(entry, lists)
+        if lists and self.cache.buried(entry.post_id):
+            self.feeds.retract_from_lists(entry, lists)
 
     def deliver_chunk(
         self,
@@ -404,6 +438,7 @@ class Fanout:
         if not boost_of:
             self.feeds.unshare(entry, tags)
         self.streams.publish_delete([author_id], post_id, public=not boost_of)
+        self.feeds.retract_from_lists(entry, self.lists.feeds_holding(author_id))
         for follower_ids in self.follows.follower_chunks(author_id):
             self.feeds.retract(entry, follower_ids)
             self.streams.publish_delete(follower_ids, post_id)
@@ -423,6 +458,7 @@ class Fanout:
             if policy.needs_backfill(count, strategy):
                 chunks = self.follows.follower_chunks(author["_id"])
                 self.feeds.merge_into_active(author["_id"], chunks)
+                self.feeds.merge_into_lists(author["_id"], self.lists.feeds_holding(author["_id"]))
             if policy.pulled_when_settled(count, strategy):
                 self._sync_pulled_sets(policy, author)  # before delivery stops
             elif author["_id"] in marked:
@@ -437,6 +473,7 @@ class Fanout:
         left = {config.mode for config in policy.pending} - {"read"}
         if settled and policy.current.mode == "read" and left:  # no page reads a home now
             log.info("read mode settled: %s home timelines dropped", self.feeds.drop_homes())
+            log.info("read mode settled: %s list feeds dropped", self.feeds.drop_lists())
         return settled
 
     def reconcile_authors(self, author_ids: list[int], not_before: float = 0) -> bool:
@@ -472,6 +509,7 @@ class Fanout:
             if policy.delivery_pushes(author["followers_count"], strategy_of(author)):
                 chunks = self.follows.follower_chunks(author_id)
                 self.feeds.merge_into_active(author_id, chunks)
+                self.feeds.merge_into_lists(author_id, self.lists.feeds_holding(author_id))
             self._sync_pulled_sets(policy, author)
             jitter.pause("reconcile_author.synced")
             if self.author_copies.settle(author_id, changes):

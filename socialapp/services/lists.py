@@ -4,7 +4,8 @@ As on Mastodon, a list holds accounts its owner follows (or the owner), and an u
 block too, as it ends the follows) takes the account off the follower's lists
 (``graph.unfollow``). Someone else's list is never found: every call names the owner, and
 another's list is "not found" as an unknown one. A list's timeline is its members' posts,
-read by pulling their outboxes with every rule of a home page (``HomeReader``).
+read by ``ListReader`` as a home is: its pushed members' posts from the list's feed, which
+delivery fills, the pulled ones' from their outboxes (``socialapp.list_reader``).
 ``replies_policy`` and ``exclusive`` are stored and answered: comments never reach a
 timeline here, so the first changes no page, and leaving an exclusive list's members out
 of the home is still to come.
@@ -12,19 +13,23 @@ of the home is still to come.
 
 from __future__ import annotations
 
+import logging
 from typing import NamedTuple
 
 from socialapp.domain import lists as rules
 from socialapp.domain.ids import IdGenerator
-from socialapp.errors import Invalid, NotFound
+from socialapp.errors import Invalid, NotFound, Unavailable
 from socialapp.feed_pages import FeedPage
-from socialapp.home_reader import HomeReader
+from socialapp.list_reader import ListReader
 from socialapp.services.accounts import get_user
+from socialapp.services.fanout import Fanout
 from socialapp.services.timeline import read_after
+from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.lists import ListStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
+log = logging.getLogger(__name__)
 NOT_FOUND = "list not found"
 
 
@@ -71,14 +76,16 @@ def update_list(lists: ListStore, owner_id: int, list_id: int, **changes) -> dic
     return changed
 
 
-def delete_list(uow: UnitOfWork, owner_id: int, list_id: int) -> None:
-    """Delete the list and its members together."""
+def delete_list(uow: UnitOfWork, fanout: Fanout, owner_id: int, list_id: int) -> None:
+    """Delete the list and its members together, then its feed."""
     if not uow.run(lambda session: uow.lists.delete(owner_id, list_id, session)):
         raise NotFound(NOT_FOUND)
+    fanout.on_list_deleted(owner_id, list_id)
 
 
 def add_members(
     uow: UnitOfWork,
+    fanout: Fanout,
     owner_id: int,
     list_id: int,
     account_ids: list[int],
@@ -95,6 +102,7 @@ def add_members(
     _followed(uow, owner_id, wanted)
     if not again and uow.lists.members_among(list_id, wanted):
         raise Invalid("Validation failed: Account has already been taken")
+    fanout.before_list_members_added(owner_id, list_id)  # Redis down: 503, nothing written
     added = uow.run(
         lambda session: uow.lists.add_members(owner_id, list_id, wanted, rules.MAX_MEMBERS, session)
     )
@@ -106,14 +114,20 @@ def add_members(
     except Invalid:
         uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, added, session))
         raise
+    fanout.on_list_members_added(owner_id, list_id, added)
     return added
 
 
-def remove_members(uow: UnitOfWork, owner_id: int, list_id: int, account_ids: list[int]) -> int:
-    """Take accounts off the list (those not on it are no error); how many were on it."""
+def remove_members(
+    uow: UnitOfWork, fanout: Fanout, owner_id: int, list_id: int, account_ids: list[int]
+) -> int:
+    """Take accounts off the list (those not on it are no error); how many were on it. Their
+    posts leave the list's page at once (a page shows only members'), and its feed after."""
     owned(uow.lists, owner_id, list_id)
     wanted = _bounded(account_ids)
-    return uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, wanted, session))
+    removed = uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, wanted, session))
+    fanout.on_list_members_removed(owner_id, list_id, wanted)
+    return removed
 
 
 class Members(NamedTuple):
@@ -155,8 +169,9 @@ def lists_holding(users: UserStore, lists: ListStore, owner_id: int, account_id:
 
 
 def read_list(
-    home: HomeReader,
+    reader: ListReader,
     lists: ListStore,
+    fanout_settings: FanoutSettingsStore,
     owner_id: int,
     list_id: int,
     limit: int,
@@ -164,15 +179,24 @@ def read_list(
     since_id: int | None = None,
     rendered: bool = False,
 ) -> FeedPage:
-    """A page of the list's timeline, newest first, paged as the home timeline is."""
+    """A page of the list's timeline, newest first, paged as the home timeline is; from
+    MongoDB alone while Redis is unreachable."""
     owned(lists, owner_id, list_id)
     members = lists.member_ids(list_id)
-    return home.read_authors_page(owner_id, members, limit, max_id, since_id, rendered)
+    try:
+        policy = fanout_settings.current()
+        return reader.read_page(
+            owner_id, list_id, members, policy, limit, max_id, since_id, rendered
+        )
+    except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
+        log.warning("list read from MongoDB alone: %r", error)
+        return reader.read_page_from_store(owner_id, members, limit, max_id, since_id, rendered)
 
 
 def read_list_after(
-    home: HomeReader,
+    reader: ListReader,
     lists: ListStore,
+    fanout_settings: FanoutSettingsStore,
     owner_id: int,
     list_id: int,
     limit: int,
@@ -180,11 +204,9 @@ def read_list_after(
     max_id: int | None = None,
 ) -> FeedPage:
     """The ``limit`` posts of the list just newer than ``min_id`` (``timeline.read_after``)."""
-    owned(lists, owner_id, list_id)
-    members = lists.member_ids(list_id)
 
     def read(count: int, before: int | None, since_id: int) -> FeedPage:
-        return home.read_authors_page(owner_id, members, count, before, since_id)
+        return read_list(reader, lists, fanout_settings, owner_id, list_id, count, before, since_id)
 
     return read_after(read, limit, min_id, max_id)
 

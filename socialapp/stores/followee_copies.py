@@ -3,10 +3,12 @@
 ``following_changes:{<user_id>}``.
 
 Each set holds the reader's followee ids (or followed tags' names) plus the member ``"0"``
-once loaded (no tag name is all digits). MongoDB (``FollowStore``, ``TagFollowStore``) is
-the store of record: a missing set reads as None, and ``FeedSources`` loads it from there,
-kept only if the counter did not move meanwhile (a load racing an unfollow would keep a
-stale followee). A tag follow or unfollow drops the tags' copy (``forget_followed_tags``).
+once loaded (no tag name is all digits); the followee set also holds ``"#"`` while the reader
+follows any hashtag, so a home page learns in its one script call whether to read tags.
+MongoDB (``FollowStore``, ``TagFollowStore``) is the store of record: a missing set reads
+as None, and ``FeedSources`` loads it from there, kept only if the counter did not move
+meanwhile (a load racing an unfollow would keep a stale followee). A tag follow or unfollow
+drops both copies (``forget_followed_tags``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from socialapp.stores.unavailable import REDIS, translates
 
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
+FOLLOWS_TAGS = "#"  # in a followee set: the reader follows hashtags (no account id or tag)
 FOLLOWING_TTL_SECONDS = 24 * 3600
 LUA = Path(__file__).parent / "lua"
 
@@ -46,7 +49,7 @@ class FolloweeCopies:
         text = self._scripts["followees"](keys=[_following(user_id)])
         members = set(text.split(",")) if text else set()
         if LOADED in members:
-            return {int(m) for m in members if m != LOADED}
+            return {int(m) for m in members if m.isdigit() and m != LOADED}
         return None
 
     def following_set(self, user_id: int) -> tuple[str, str]:
@@ -78,9 +81,10 @@ class FolloweeCopies:
         return bool(self._scripts["fill_followees"](keys=keys, args=args))
 
     def forget_followed_tags(self, user_id: int) -> None:
-        """Drop the reader's tags' copy (a tag followed or unfollowed): loaded again."""
+        """Drop the reader's copies (a tag followed or unfollowed: whether the followee set
+        holds ``FOLLOWS_TAGS`` may change): both are loaded again."""
         pipe = self._redis.pipeline(transaction=True)  # one hash tag: one slot
-        pipe.delete(_followed_tags(user_id))
+        pipe.delete(_followed_tags(user_id), _following(user_id))
         pipe.incr(_following_changes(user_id))
         pipe.expire(_following_changes(user_id), 2 * FOLLOWING_TTL_SECONDS)
         pipe.execute()

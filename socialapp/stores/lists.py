@@ -171,6 +171,14 @@ class ListStore:
         )
         return [member["account_id"] for member in found]
 
+    def feeds_holding(self, account_id: int) -> list[tuple[int, int]]:
+        """``(owner_id, list_id)`` of every list holding the account, whoever owns it: the
+        list feeds a pushed author's post is delivered to (``account_owner``)."""
+        found = self._members.find(
+            {"account_id": account_id}, projection={"owner_id": 1, "list_id": 1, "_id": 0}
+        )
+        return [(member["owner_id"], member["list_id"]) for member in found]
+
     def _list_ids_holding(self, owner_id: int, account_id: int, session=None) -> list[int]:
         query = {"account_id": account_id, "owner_id": owner_id}
         found = self._members.find(query, projection={"list_id": 1}, session=session)

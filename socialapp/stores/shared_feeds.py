@@ -47,20 +47,16 @@ def feeds_of(post: dict) -> list[str]:
 
 
 @translates(REDIS)
-class SharedFeeds:
+class FeedSets:
+    """Timeline sets named by key, each capped (``cap(key)``) with a floor: added to where
+    they exist, read, rebuilt; the key spaces are their subclasses'."""
+
     def __init__(self, client, settings: Settings) -> None:
         self._client = client
         self._lua = TimelineScripts(client, settings.inactive_after_seconds)
-        self.public_cap = settings.public_feed_cap
-        self.tag_cap = settings.tag_feed_cap
-
-    @staticmethod
-    def keys(tags: Iterable[str] = (), public: bool = False) -> list[str]:
-        """The feeds of these tags, after ``public`` if asked."""
-        return [PUBLIC] * public + [tag_key(name) for name in tags]
 
     def cap(self, key: str) -> int:
-        return self.public_cap if key == PUBLIC else self.tag_cap
+        raise NotImplementedError
 
     def add(self, keys: list[str], entry: Entry) -> int:
         """Add ``entry`` to those of the feeds ``keys`` that exist (a lost or expired feed
@@ -87,6 +83,12 @@ class SharedFeeds:
         replies = self._lua.run([("read", key, args) for key in keys])
         return {key: _slice(reply) for key, reply in zip(keys, replies, strict=True)}
 
+    def delete(self, keys: list[str]) -> None:
+        pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
+        for key in keys:
+            pipe.unlink(key)
+        pipe.execute()
+
     def begin_rebuild(self, keys: list[str]) -> None:
         """Empty the feeds with floor +inf: no reader trusts them, deliveries meanwhile are
         kept, uncapped, until ``finish_rebuild``."""
@@ -101,3 +103,21 @@ class SharedFeeds:
             for key, (entries, floor) in rebuilt.items()
         ]
         return [bool(written) for written in self._lua.run(calls)]
+
+
+@translates(REDIS)
+class SharedFeeds(FeedSets):
+    """The public feed and the hashtags' feeds."""
+
+    def __init__(self, client, settings: Settings) -> None:
+        super().__init__(client, settings)
+        self.public_cap = settings.public_feed_cap
+        self.tag_cap = settings.tag_feed_cap
+
+    @staticmethod
+    def keys(tags: Iterable[str] = (), public: bool = False) -> list[str]:
+        """The feeds of these tags, after ``public`` if asked."""
+        return [PUBLIC] * public + [tag_key(name) for name in tags]
+
+    def cap(self, key: str) -> int:
+        return self.public_cap if key == PUBLIC else self.tag_cap

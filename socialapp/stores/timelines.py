@@ -29,6 +29,7 @@ from redis.exceptions import NoScriptError
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
+from socialapp.stores.followee_copies import FOLLOWS_TAGS
 from socialapp.stores.unavailable import REDIS, translates
 
 LUA = Path(__file__).parent / "lua"
@@ -72,6 +73,7 @@ class PageSources(NamedTuple):
     # The post id down to which ``outboxes`` were read (None: a page deep): the last entry
     # of a full home, below which no outbox entry is on the page.
     outbox_bound: int | None = None
+    follows_tags: bool = True  # the reader follows hashtags (their feeds are read too)
 
 
 def home_key(user_id: int | str) -> str:
@@ -99,6 +101,7 @@ class TimelineScripts:
             f"local TTL = {int(ttl)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
             f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
             f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
+            f"local TAGS = '{FOLLOWS_TAGS}'\n"
         )
         library = constants + (LUA / "lib.lua").read_text()
         self._scripts = {
@@ -352,7 +355,7 @@ class TimelineStore:
             cached = dict(zip(_ids(ids), values, strict=True))
         if text in ("", INACTIVE, HIDDEN_MISSING):
             return text or MISSING
-        home, pulled, unfollowed, originals, boosters, bound, *outboxes = text.split(";")
+        home, pulled, unfollowed, originals, boosters, bound, tags, *outboxes = text.split(";")
         pulled_ids = _ids(pulled)
         found = None
         if self._batched:
@@ -366,6 +369,7 @@ class TimelineStore:
             frozenset(_ids(originals)),
             frozenset(_ids(boosters)),
             int(bound) if bound else None,
+            tags == "1",
         )
 
     # The authors each reader pulls
@@ -404,13 +408,7 @@ class TimelineStore:
     def drop_homes(self, batch: int = 1000) -> int:
         """Delete every home timeline, ``batch`` keys a round trip; how many. Like an
         eviction: fan-out skips a missing home and the reader's next page rebuilds it."""
-        dropped, found = 0, self._client.scan_iter(match=home_key("*"), count=batch)
-        while keys := list(itertools.islice(found, batch)):
-            pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
-            for key in keys:
-                pipe.unlink(key)
-            dropped += sum(pipe.execute())
-        return dropped
+        return unlink_matching(self._client, home_key("*"), batch)
 
     def home_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
         """Redis memory (``MEMORY USAGE``, bytes) and entries of these readers' homes, summed
@@ -429,6 +427,17 @@ class TimelineStore:
 
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):
         return self._run([(name, key, _add_args(cap, floor, entries))])[0]
+
+
+def unlink_matching(client, pattern: str, batch: int = 1000) -> int:
+    """Delete every key matching ``pattern``, ``batch`` keys a round trip; how many."""
+    dropped, found = 0, client.scan_iter(match=pattern, count=batch)
+    while keys := list(itertools.islice(found, batch)):
+        pipe = client.pipeline(transaction=False)  # a cluster's keys span slots
+        for key in keys:
+            pipe.unlink(key)
+        dropped += sum(pipe.execute())
+    return dropped
 
 
 def _add_args(cap: int, floor: int, entries: Iterable[Entry]) -> list:

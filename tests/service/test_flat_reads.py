@@ -130,7 +130,8 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
         timelines, followees, authors, *stores, c.shared_feeds, c.tag_follows, c.settings
     )
     feeds = FeedManager(
-        sources, timelines, followees, authors, activity, c.streams, c.settings, c.shared_feeds
+        *(sources, timelines, followees, authors, activity, c.streams, c.settings),
+        *(c.shared_feeds, c.list_feeds),
     )
     pages = Pages(cache, c.posts, c.settings.boost_window)
     home = HomeReader(

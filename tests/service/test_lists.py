@@ -82,7 +82,7 @@ def test_members_are_followed_accounts_put_once_and_paged_without_repeats(client
     assert ok(client.get(f"/v1/me/lists/{list_id}", headers=ada.headers))["members"] == 5
 
 
-def test_the_timeline_pages_the_members_posts_and_follows_membership(client, signup):
+def test_the_timeline_pages_the_members_posts_and_follows_membership(client, signup, settle):
     ada, bob, cyd, dan = (signup() for _ in range(4))
     list_id = make_list(client, ada)
     for other in (bob, cyd, dan):
@@ -102,6 +102,7 @@ def test_the_timeline_pages_the_members_posts_and_follows_membership(client, sig
             break
     assert seen == expected  # every post once, in order, across pages
     newest = post(client, cyd, "new")
+    settle()  # delivered to the list's feed, as to homes
     assert [i["id"] for i in timeline(client, ada, list_id, since_id=expected[0])["items"]] == [
         newest
     ]

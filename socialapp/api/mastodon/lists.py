@@ -110,7 +110,7 @@ def update(list_id: str):
 @limits.writes
 def delete(list_id: str):
     me = authorized(*WRITE)
-    lists.delete_list(components().uow, me, _list_id(list_id))
+    lists.delete_list(components().uow, components().fanout, me, _list_id(list_id))
     return jsonify({})
 
 
@@ -147,7 +147,8 @@ def accounts(list_id: str):
 def add_accounts(list_id: str):
     me, number = authorized(*WRITE), _list_id(list_id)
     args = params(AccountIdsArgs())
-    lists.add_members(components().uow, me, number, args["account_ids"], again=False)
+    c = components()
+    lists.add_members(c.uow, c.fanout, me, number, args["account_ids"], again=False)
     return jsonify({})
 
 
@@ -163,7 +164,7 @@ def add_accounts(list_id: str):
 def remove_accounts(list_id: str):
     me, number = authorized(*WRITE), _list_id(list_id)
     args = params(AccountIdsArgs())
-    lists.remove_members(components().uow, me, number, args["account_ids"])
+    lists.remove_members(components().uow, components().fanout, me, number, args["account_ids"])
     return jsonify({})
 
 
@@ -189,7 +190,7 @@ def timeline(list_id: str):
     me, number = authorized(*READ), _list_id(list_id)
     args = params(HomeArgs())
     c = components()
-    read = (c.home, c.lists, me, number, args["limit"])
+    read = (c.list_reader, c.lists, c.fanout_settings, me, number, args["limit"])
     if args["min_id"] is not None:
         page = lists.read_list_after(*read, args["min_id"], args["max_id"])
     else:

@@ -11,7 +11,8 @@
 -- "floor,member,...", the pulled authors the reader still follows and sees, the authors of
 -- home entries the reader no longer follows or does not see, the authors of boosted posts
 -- the reader does not see, the boosters whose boosts the reader hides, the post id down to
--- which the outboxes were read ('' when a page deep: see below), then (one server) the
+-- which the outboxes were read ('' when a page deep: see below), 1 when the reader follows
+-- hashtags (member '#' of KEYS[3]) else 0, then (one server) the
 -- outboxes of the reader and of each pulled author in that order. The cost is the page and the pulled
 -- authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
@@ -125,9 +126,10 @@ local function hidden_among(members, prefix)
 end
 local hidden_originals = hidden_among(originals, '')
 local hidden_boosters = hidden_among(boosters, 'r')
+local follows_tags = redis.call('SISMEMBER', KEYS[3], TAGS)
 local out = {
   table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
-  table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound,
+  table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound, follows_tags,
 }
 for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
 local text = table.concat(out, ';')
