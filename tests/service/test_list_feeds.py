@@ -1,0 +1,115 @@
+"""A list's feed is a fan-out choice as a home is: a pushed member's posts are delivered to
+the list's feed in Redis, a pulled member's (a celebrity in hybrid mode, every member in read
+mode) are merged from their outbox at read time, and the page is the same whichever side a
+member is on and through every switch: backfilled when a member joins, unmerged when one
+leaves, retracted when a post is deleted."""
+
+import pytest
+
+from socialapp.domain.fanout import MODES
+from socialapp.services import operators
+from socialapp.stores.list_feeds import list_key
+from tests.service.test_lists import make_list, member, ok, post, timeline
+
+MEMBERS = 3
+
+
+def page(client, owner, list_id) -> list[str]:
+    return [item["id"] for item in timeline(client, owner, list_id, limit=40)["items"]]
+
+
+def feed(components, owner, list_id) -> set[int]:
+    """The post ids in the list's feed in Redis (its floor left out)."""
+    key = list_key(int(owner.id), int(list_id))
+    return {int(m.split(":")[0]) for m in components.redis.zrange(key, 0, -1) if m != "floor"}
+
+
+@pytest.fixture
+def world(client, signup, settle, components):
+    """An owner whose list holds ``bob`` and ``star``; ``star`` has a second follower, so
+    in hybrid mode with threshold 2 they are a celebrity: pulled."""
+    owner, bob, star, fan, dan = (signup() for _ in range(5))
+    for followee in (bob, star, dan):
+        client.put(f"/v1/me/following/{followee.id}", headers=owner.headers)
+    client.put(f"/v1/me/following/{star.id}", headers=fan.headers)
+    list_id = make_list(client, owner)
+    for who in (bob, star):
+        assert member(client, "put", owner, list_id, who).status_code == 204
+    page(client, owner, list_id)  # the list's feed exists from now on
+    return owner, bob, star, dan, list_id
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pushed_members_are_delivered_to_the_feed_pulled_ones_merged(
+    client, settle, components, world, mode
+):
+    owner, bob, star, dan, list_id = world
+    operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+    settle()
+    made = {who: post(client, who, f"{n}") for n, who in enumerate((bob, star, dan))}
+    settle()
+    assert page(client, owner, list_id) == [made[star], made[bob]]  # dan is no member
+    in_feed = feed(components, owner, list_id)
+    assert (int(made[bob]) in in_feed) == (mode != "read")
+    if mode != "adaptive":  # adaptive decides from measured rates, not the threshold
+        assert (int(made[star]) in in_feed) == (mode == "write")  # a celebrity in hybrid
+    assert int(made[dan]) not in in_feed
+
+
+def test_a_member_joins_backfilled_leaves_unmerged_and_a_delete_is_retracted(
+    client, settle, components, world
+):
+    owner, bob, star, dan, list_id = world
+    older = [post(client, dan, f"dan {n}") for n in range(3)]
+    kept = post(client, bob, "bob")
+    settle()
+    assert member(client, "put", owner, list_id, dan).status_code == 204
+    assert page(client, owner, list_id) == [kept, *older[::-1]]  # dan's past posts too
+    assert {int(i) for i in older} <= feed(components, owner, list_id)
+
+    assert client.delete(f"/v1/posts/{older[1]}", headers=dan.headers).status_code == 204
+    settle()
+    assert int(older[1]) not in feed(components, owner, list_id)
+    assert page(client, owner, list_id) == [kept, older[2], older[0]]
+
+    assert member(client, "delete", owner, list_id, dan).status_code == 204
+    assert page(client, owner, list_id) == [kept]
+    assert not {int(i) for i in older} & feed(components, owner, list_id)
+
+
+def test_the_page_stays_the_same_through_switches_and_a_lost_feed(
+    client, settle, components, world
+):
+    owner, bob, star, dan, list_id = world
+    expected = []
+    for mode in ("hybrid", "write", "hybrid", "read", "write", "adaptive"):
+        operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+        expected[:0] = [post(client, who, f"{mode} switching") for who in (bob, star)][::-1]
+        delivering = page(client, owner, list_id)  # never a repeat or a stranger
+        assert len(delivering) == len(set(delivering)) and set(delivering) <= set(expected)
+        settle()
+        expected[:0] = [post(client, who, f"{mode} settled") for who in (bob, star)][::-1]
+        settle()
+        assert page(client, owner, list_id) == expected, mode
+    components.redis.delete(list_key(int(owner.id), int(list_id)))  # lost: rebuilt
+    assert page(client, owner, list_id) == expected
+    stored = components.list_reader.read_page_from_store(
+        int(owner.id), [int(bob.id), int(star.id)], 40
+    )
+    assert [str(p["_id"]) for p in stored.posts] == expected
+
+
+def test_another_owner_s_list_holding_the_same_author_gets_the_post_too(
+    client, signup, settle, components, world
+):
+    owner, bob, star, dan, list_id = world
+    other = signup()
+    client.put(f"/v1/me/following/{bob.id}", headers=other.headers)
+    theirs = make_list(client, other)
+    assert member(client, "put", other, theirs, bob).status_code == 204
+    page(client, other, theirs)
+    made = post(client, bob, "to both lists")
+    settle()
+    assert int(made) in feed(components, owner, list_id)
+    assert int(made) in feed(components, other, theirs)
+    assert ok(client.get(f"/v1/me/lists/{theirs}/timeline", headers=other.headers))["items"]
