@@ -59,7 +59,7 @@ def test_pushed_members_are_delivered_to_the_feed_pulled_ones_merged(
 def test_a_member_joins_backfilled_leaves_unmerged_and_a_delete_is_retracted(
     client, settle, components, world
 ):
-    owner, bob, star, dan, list_id = world
+    owner, bob, _star, dan, list_id = world
     older = [post(client, dan, f"dan {n}") for n in range(3)]
     kept = post(client, bob, "bob")
     settle()
@@ -80,7 +80,7 @@ def test_a_member_joins_backfilled_leaves_unmerged_and_a_delete_is_retracted(
 def test_the_page_stays_the_same_through_switches_and_a_lost_feed(
     client, settle, components, world
 ):
-    owner, bob, star, dan, list_id = world
+    owner, bob, star, _dan, list_id = world
     expected = []
     for mode in ("hybrid", "write", "hybrid", "read", "write", "adaptive"):
         operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
@@ -102,7 +102,7 @@ def test_the_page_stays_the_same_through_switches_and_a_lost_feed(
 def test_another_owner_s_list_holding_the_same_author_gets_the_post_too(
     client, signup, settle, components, world
 ):
-    owner, bob, star, dan, list_id = world
+    owner, bob, _star, _dan, list_id = world
     other = signup()
     client.put(f"/v1/me/following/{bob.id}", headers=other.headers)
     theirs = make_list(client, other)
