@@ -77,3 +77,77 @@ local function read(key, lower)
   end
   return result
 end
+
+-- Which of ``members`` the hidden set ``key`` (a reader's: each account they do not see,
+-- scored by when that ends) hides at ``now``, less ``prefix``: one ZMSCORE per 1000.
+local function hidden_among(key, members, prefix, now)
+  local hidden = {}
+  for first = 1, #members, 1000 do
+    local last = math.min(first + 999, #members)
+    local until_ = redis.call('ZMSCORE', key, unpack(members, first, last))
+    for i = first, last do
+      local ends = until_[i - first + 1]
+      if ends and tonumber(ends) > now then
+        hidden[#hidden + 1] = string.sub(members[i], #prefix + 1)
+      end
+    end
+  end
+  return hidden
+end
+
+-- The ids of the newest ``count`` posts of ``sources`` (reads, each {floor, member...}
+-- newest first) merged by their heads, each once, for a page to read with its sources:
+-- ``shown(member)`` gives the entry's post id (text) and the id of the post it boosts, or
+-- nil when the page leaves the entry out. A boost brings the post it boosts along, not
+-- counted (the count is entries). A page costs count x sources comparisons of numbers,
+-- where sorting every entry cost a Lua call per comparison.
+local function merged_ids(sources, shown, count)
+  local at, head, head_id, head_original = {}, {}, {}, {}
+  local function advance(s)
+    local source = sources[s]
+    while at[s] <= #source do
+      local post, original = shown(source[at[s]])
+      at[s] = at[s] + 1
+      if post then
+        head[s], head_id[s], head_original[s] = tonumber(post), post, original
+        return
+      end
+    end
+    head[s] = nil
+  end
+  for s = 1, #sources do
+    at[s] = 2
+    advance(s)
+  end
+  local ids, listed = {}, {}
+  while #ids < count do
+    local newest
+    for s = 1, #sources do
+      if head[s] and (not newest or head[s] > head[newest]) then newest = s end
+    end
+    if not newest then break end
+    local post, original = head_id[newest], head_original[newest]
+    if not listed[post] then
+      listed[post] = true
+      ids[#ids + 1] = post
+      if original and not listed[original] then
+        listed[original] = true
+        ids[#ids + 1] = original
+        count = count + 1
+      end
+    end
+    advance(newest)
+  end
+  return ids
+end
+
+-- ``reply`` with ``ids`` joined by ',' ('' for none) and their post cache values appended
+-- (keys ``prefix`` .. id .. '}', one MGET: on one server only, as the keys span slots).
+local function with_cached(reply, prefix, ids)
+  reply[#reply + 1] = table.concat(ids, ',')
+  if #ids == 0 then return reply end
+  local keys = {}
+  for i = 1, #ids do keys[i] = prefix .. ids[i] .. '}' end
+  for _, value in ipairs(redis.call('MGET', unpack(keys))) do reply[#reply + 1] = value end
+  return reply
+end

@@ -110,22 +110,8 @@ for s = 1, #found do
     end
   end
 end
-local function hidden_among(members, prefix)
-  local hidden = {}
-  for first = 1, #members, 1000 do
-    local last = math.min(first + 999, #members)
-    local until_ = redis.call('ZMSCORE', KEYS[4], unpack(members, first, last))
-    for i = first, last do
-      local ends = until_[i - first + 1]
-      if ends and tonumber(ends) > now then
-        hidden[#hidden + 1] = string.sub(members[i], #prefix + 1)
-      end
-    end
-  end
-  return hidden
-end
-local hidden_originals = hidden_among(originals, '')
-local hidden_boosters = hidden_among(boosters, 'r')
+local hidden_originals = hidden_among(KEYS[4], originals, '', now)
+local hidden_boosters = hidden_among(KEYS[4], boosters, 'r', now)
 local follows_tags = redis.call('SISMEMBER', KEYS[3], TAGS)
 local out = {
   table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
@@ -138,55 +124,11 @@ local gone, gone_original, gone_booster = {}, {}, {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
 for _, author in ipairs(hidden_originals) do gone_original[author] = true end
 for _, author in ipairs(hidden_boosters) do gone_booster[author] = true end
--- Merge the sources (each newest first) by their heads: a page costs count x sources
--- comparisons of numbers, where sorting every entry cost a Lua call per comparison.
-local at, head, head_id, head_original = {}, {}, {}, {}
-local function advance(s)
-  local source = found[s]
-  while at[s] <= #source do
-    local entry = source[at[s]]
-    at[s] = at[s] + 1
-    local post, author = string.match(entry, '^(%d+):'), string.match(entry, ':(%d+)$')
-    local original, original_author = string.match(entry, '^%d+:(%d+):(%d+):%d+$')
-    local shown = post and not gone[author]  -- the rule of socialapp.domain.timeline.shown
-    if original then
-      shown = shown and not gone_original[original_author] and not gone_booster[author]
-    end
-    if shown then
-      head[s], head_id[s], head_original[s] = tonumber(post), post, original
-      return
-    end
-  end
-  head[s] = nil
+local function shown(entry)  -- the rule of socialapp.domain.timeline.shown
+  local post, author = string.match(entry, '^(%d+):'), string.match(entry, ':(%d+)$')
+  local original, original_author = string.match(entry, '^%d+:(%d+):(%d+):%d+$')
+  if not post or gone[author] then return nil end
+  if original and (gone_original[original_author] or gone_booster[author]) then return nil end
+  return post, original
 end
-for s = 1, #found do
-  at[s] = 2
-  advance(s)
-end
-local ids, listed, count = {}, {}, tonumber(ARGV[9])
-while #ids < count do
-  local newest
-  for s = 1, #found do
-    if head[s] and (not newest or head[s] > head[newest]) then newest = s end
-  end
-  if not newest then break end
-  local post, original = head_id[newest], head_original[newest]
-  if not listed[post] then
-    listed[post] = true
-    ids[#ids + 1] = post
-    -- a boost's page shows the boosted post too (not counted: the count is entries)
-    if original and not listed[original] then
-      listed[original] = true
-      ids[#ids + 1] = original
-      count = count + 1
-    end
-  end
-  advance(newest)
-end
-local reply, keys = {text, ''}, {}
-for i = 1, #ids do keys[i] = ARGV[8] .. ids[i] .. '}' end
-if #keys > 0 then
-  reply[2] = table.concat(ids, ',')
-  for _, value in ipairs(redis.call('MGET', unpack(keys))) do reply[#reply + 1] = value end
-end
-return reply
+return with_cached({text}, ARGV[8], merged_ids(found, shown, tonumber(ARGV[9])))
