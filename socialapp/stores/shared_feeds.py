@@ -17,6 +17,7 @@ nothing until a reader comes.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
@@ -24,13 +25,24 @@ from socialapp.stores.timelines import (
     Slice,
     TimelineScripts,
     _add_args,
+    _ids,
     _member,
     _read_args,
     _slice,
+    _slice_text,
 )
 from socialapp.stores.unavailable import REDIS, translates
 
 PUBLIC = "public"
+
+
+class SharedPage(NamedTuple):
+    """What ``SharedFeeds.read_page`` read in its one call."""
+
+    feeds: dict[str, Slice]  # each feed's slice, in the order asked (floor None: lost)
+    hidden: set[int] | None  # the authors of those entries hidden from the reader now;
+    # None: not asked (anonymous) or the reader's hidden set is not loaded
+    cached: dict[int, str | None]  # the likely posts' post cache values, raw
 
 
 def tag_key(name: str) -> str:
@@ -88,6 +100,40 @@ class FeedSets:
         for key in keys:
             pipe.unlink(key)
         pipe.execute()
+
+    @property
+    def batched(self) -> bool:
+        """One server: a script may name keys of many hash slots (``read_page``)."""
+        return self._lua.batched
+
+    def read_page(
+        self,
+        keys: list[str],
+        max_id: int | None,
+        since_id: int | None,
+        count: int,
+        cache_prefix: str,
+        prefetch: int,
+        hidden: tuple[str, str] | None = None,
+        now: float = 0.0,
+    ) -> SharedPage:
+        """One server only: ``read`` of the feeds ``keys``, with, in the same call, which
+        authors of their entries are hidden from the reader at ``now`` (``hidden``: the
+        reader's set of accounts they do not see and the member marking it loaded; another
+        owner's key, read here to stay one round trip) and the cached values (keys
+        ``cache_prefix`` + id + ``}``) of the newest ``prefetch`` entries of the feeds
+        merged, less hidden authors': what the page keeps is among them. On a cluster the
+        keys span slots: ``read``, then ask the hidden set and the post cache apart."""
+        if not self.batched:
+            raise NotImplementedError("a cluster reads the feeds with read")
+        named = [*keys, hidden[0]] if hidden else keys
+        args = (*_read_args(max_id, since_id, count), len(keys), now, hidden[1] if hidden else "")
+        text, hidden_text, ids, *values = self._lua.run(
+            [("read_shared", named, (*args, cache_prefix, max(prefetch, 0)))]
+        )[0]
+        feeds = dict(zip(keys, map(_slice_text, text.split(";")), strict=True))
+        found = None if not hidden or hidden_text == "-" else set(_ids(hidden_text))
+        return SharedPage(feeds, found, dict(zip(_ids(ids), values, strict=True)))
 
     def begin_rebuild(self, keys: list[str]) -> None:
         """Empty the feeds with floor +inf: no reader trusts them, deliveries meanwhile are

@@ -1,0 +1,48 @@
+-- A page of the shared feeds (public, hashtags) in one call, on one server only (the feeds,
+-- the reader's hidden set and the post cache span hash slots): KEYS[1..ARGV[4]] the feeds,
+-- then for a signed-in reader KEYS[ARGV[4] + 1], whom the reader does not see, each scored by
+-- when that ends (ARGV[6] the member that marks it loaded). ARGV[1..3]: read bounds and
+-- count (see read()); ARGV[5]: now; ARGV[7]: the post cache's key prefix; ARGV[8]: how many
+-- of the page's likely posts to read from it.
+-- Reply: {the feeds as read_many.lua gives them (each "floor,member,..." or '' when missing,
+-- joined by ';'; each feed read is renewed), the authors of their entries hidden from the
+-- reader now joined by ',' ('-' when the hidden set is missing: load it; '' for an anonymous
+-- reader), the ids of the newest ARGV[8] entries of the feeds merged, less hidden authors'
+-- and duplicates, joined by ',', then their cached values}. The page keeps the newest of
+-- those entries above where every feed is known, so what it shows is among them and a warm
+-- page takes this one round trip. No boost enters these feeds: a member is "post:author".
+local feeds, now = tonumber(ARGV[4]), tonumber(ARGV[5])
+local found, texts = {}, {}
+for i = 1, feeds do
+  local read_ = read(KEYS[i])
+  texts[i] = ''
+  if read_ then
+    renew(KEYS[i])
+    found[#found + 1] = read_
+    texts[i] = table.concat(read_, ',')
+  end
+end
+local hidden_key, hidden, hidden_text = KEYS[feeds + 1], {}, ''
+if hidden_key and not redis.call('ZSCORE', hidden_key, ARGV[6]) then
+  hidden_text = '-'
+elseif hidden_key then
+  local authors, listed = {}, {}
+  for _, read_ in ipairs(found) do
+    for i = 2, #read_ do
+      local author = string.match(read_[i], ':(%d+)$')
+      if not listed[author] then
+        listed[author] = true
+        authors[#authors + 1] = author
+      end
+    end
+  end
+  local names = hidden_among(hidden_key, authors, '', now)
+  for _, author in ipairs(names) do hidden[author] = true end
+  hidden_text = table.concat(names, ',')
+end
+local function shown(entry)
+  local post, author = string.match(entry, '^(%d+):(%d+)$')
+  if post and not hidden[author] then return post end
+end
+return with_cached({table.concat(texts, ';'), hidden_text}, ARGV[7],
+  merged_ids(found, shown, tonumber(ARGV[8])))
