@@ -22,7 +22,7 @@ from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
 from socialapp.stores.shared_feeds import SharedFeeds, tag_key
 from socialapp.stores.tag_follows import TagFollowStore
-from socialapp.stores.timelines import TimelineStore
+from socialapp.stores.timelines import Slice, TimelineStore
 from socialapp.stores.users import UserStore
 
 FILL_ATTEMPTS = 3  # loads of a followee set (or a reader's sources) changed or lost meanwhile
@@ -224,10 +224,18 @@ class FeedSources:
         those Redis lost rebuilt from MongoDB (``loads[key]``: the feed's posts there,
         newest first) and read again."""
         found = self._shared.read(list(loads), before, since_id, count)
+        return self.shared_rebuilt_if_lost(found, loads, before, since_id, count)
+
+    def shared_rebuilt_if_lost(
+        self, found: dict[str, Slice], loads: dict[str, StorePage], before, since_id, count
+    ) -> list[SourceRead]:
+        """``found`` (the feeds' slices in the order of ``loads``, as ``SharedFeeds.read``
+        or ``read_page`` gave them) as source reads, with the feeds Redis had lost rebuilt
+        and read again (``found`` is left as it was)."""
         lost = [key for key in loads if found[key].floor is None]
         if lost:
             self._rebuild_shared({key: loads[key] for key in lost})
-            found.update(self._shared.read(lost, before, since_id, count))
+            found = {**found, **self._shared.read(lost, before, since_id, count)}
         return [SourceRead(s.entries, source_floor(s.floor), count) for s in found.values()]
 
     def _rebuild_shared(self, lost: dict[str, StorePage]) -> None:
