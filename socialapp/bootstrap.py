@@ -257,7 +257,7 @@ def build(settings: Settings) -> Components:
         ),
         sources=sources,
         home=home,
-        shared_reader=SharedFeedReader(sources, posts, pages),
+        shared_reader=SharedFeedReader(sources, shared_feeds, hidden, post_cache, posts, pages),
         feeds=feeds,
         fanout=Fanout(
             feeds=feeds,

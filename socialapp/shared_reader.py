@@ -6,7 +6,13 @@ floor bounding what it vouches for), then MongoDB past the highest floor, so ``m
 pages back through the whole history. No boost enters these feeds, so the boost rule has
 nothing to do. A signed-in reader does not see the accounts hidden from them (blocks either
 way, mutes: ``FeedSources.hidden_among``), on both paths, and the page still fills. A feed
-Redis lost is rebuilt on a read (``FeedSources.shared_reads``), as outboxes are.
+Redis lost is rebuilt on a read (``FeedSources.shared_rebuilt_if_lost``), as outboxes are.
+
+On one server a warm page is one round trip, as a home page is: one script reads the feeds,
+which of their authors the reader does not see (``hidden:{reader}``) and the cached posts
+of the page's likely entries (``SharedFeeds.read_page``). On a Redis Cluster those keys
+span slots: the feeds are read (``FeedSources.shared_reads``), then the hidden set asked
+about their authors, then the post cache, each apart.
 """
 
 from __future__ import annotations
@@ -17,13 +23,26 @@ from collections.abc import Collection
 from socialapp.domain.timeline import Entry
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
 from socialapp.feed_sources import FeedSources, StorePage
+from socialapp.stores.hidden import LOADED, HiddenAccounts
+from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
-from socialapp.stores.shared_feeds import PUBLIC
+from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds
 
 
 class SharedFeedReader:
-    def __init__(self, sources: FeedSources, posts: PostStore, pages: Pages) -> None:
+    def __init__(
+        self,
+        sources: FeedSources,
+        feeds: SharedFeeds,
+        hidden: HiddenAccounts,
+        cache: PostCache,
+        posts: PostStore,
+        pages: Pages,
+    ) -> None:
         self._sources = sources
+        self._feeds = feeds
+        self._hidden = hidden
+        self._cache = cache
         self._posts = posts
         self._pages = pages
 
@@ -99,13 +118,13 @@ class SharedFeedReader:
             hidden = hidden_among(sorted({e.author_id for e in entries}))
             return [e for e in entries if e.author_id not in hidden]
 
-        def fetch(before, since, need, prefetch):
-            reads = self._sources.shared_reads(loads, before, since, need)
-            kept = set(shown([e for read in reads for e in read.entries]))
-            return reads, kept.__contains__, None, None
-
+        fetch = None  # Redis is down: MongoDB alone
+        if not from_store and self._feeds.batched:
+            fetch = self._one_call(reader, loads, hidden_among)
+        elif not from_store:
+            fetch = self._apart(loads, shown)
         stream = EntryStream(
-            None if from_store else fetch,
+            fetch,
             lambda before, after, count: store_page(before, after, count),
             shown,
             FeedPage([], None, "shared"),
@@ -114,6 +133,43 @@ class SharedFeedReader:
             admits,
         )
         return self._pages.read(stream, limit, rendered, hidden_among or _nobody)
+
+    def _apart(self, loads: dict[str, StorePage], shown):
+        """A Redis Cluster: the page's fetch, reading the feeds ``loads`` names, then asking
+        which of their authors the reader sees (``shown``), then (in ``Pages.read``) the
+        cached posts, each apart: the keys span slots."""
+
+        def fetch(before, since, need, prefetch):
+            reads = self._sources.shared_reads(loads, before, since, need)
+            kept = set(shown([e for read in reads for e in read.entries]))
+            return reads, kept.__contains__, None, None
+
+        return fetch
+
+    def _one_call(self, reader: int | None, loads: dict[str, StorePage], hidden_among):
+        """One server: the page's fetch, reading the feeds ``loads`` names, which of their
+        authors the reader does not see and the likely posts' cached values in one call
+        (``hidden_among``: the separate question, for a hidden set Redis lacks or the
+        authors of feeds rebuilt since)."""
+        marked = None if reader is None else (self._hidden.key(reader), LOADED)
+
+        def fetch(before, since, need, prefetch):
+            found = self._feeds.read_page(
+                list(loads), before, since, need, self._cache.key_prefix, prefetch, marked,
+                time.time(),
+            )  # fmt: skip
+            reads = self._sources.shared_rebuilt_if_lost(found.feeds, loads, before, since, need)
+            if hidden_among is None:
+                return reads, _everyone, None, found.cached
+            hidden, asked = found.hidden or set(), set()
+            if found.hidden is not None:
+                asked = {e.author_id for feed in found.feeds.values() for e in feed.entries}
+            authors = {e.author_id for read in reads for e in read.entries} - asked
+            if authors:
+                hidden = hidden | hidden_among(sorted(authors))
+            return reads, lambda e: e.author_id not in hidden, None, found.cached
+
+        return fetch
 
     def _hidden_among(self, reader: int | None, from_store: bool):
         """``hidden_among(ids)``: which of these accounts the reader does not see (None:
@@ -125,6 +181,11 @@ class SharedFeedReader:
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         return hidden.intersection
+
+
+def _everyone(entry: Entry) -> bool:
+    """Whether an anonymous reader sees an entry: always."""
+    return True
 
 
 def _nobody(author_ids) -> set[int]:

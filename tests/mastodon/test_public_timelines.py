@@ -127,6 +127,23 @@ def test_a_lost_feed_is_rebuilt_from_mongodb(client, world, components):
     assert walk(client, "/api/v1/timelines/tag/cats") == newest_first[::2]
 
 
+def test_a_feed_lost_is_rebuilt_without_the_authors_hidden_from_its_reader(
+    client, masto, world, components, settle
+):
+    """The feeds' authors are asked of the reader's hidden set in the page's call; those of
+    a feed rebuilt after it are asked apart."""
+    _, bob, newest_first, _ = world
+    carl = masto()
+    [post(client, carl, f"c{n} #cats") for n in range(2)]
+    settle()
+    client.post(f"/api/v1/accounts/{carl.id}/mute", headers=bob.headers)
+    client.get("/api/v1/timelines/public", headers=bob.headers)  # the hidden set loaded
+    components.redis.delete(PUBLIC, tag_key("cats"))
+    assert walk(client, "/api/v1/timelines/public?limit=2", bob.headers) == newest_first
+    components.redis.delete(tag_key("cats"))
+    assert walk(client, "/api/v1/timelines/tag/cats", bob.headers) == newest_first[::2]
+
+
 def test_any_all_and_none(client, masto, settle):
     ada = masto()
     a, b, ab, c = (post(client, ada, text) for text in ("#a", "#b", "#A #b", "#c"))

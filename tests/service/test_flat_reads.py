@@ -9,6 +9,7 @@ is every command and the number of its arguments.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import uuid
@@ -39,6 +40,20 @@ def recorded(url: str):
             if found["db"] == db:
                 commands.append(re.sub(r"\d+", "#", found["command"]))
     client.close()
+
+
+def sent_to_redis(monkeypatch) -> list:
+    """What the process sends to Redis from now on: one item per round trip (a pipeline is
+    sent at once)."""
+    sent = []
+    send = redis.connection.Connection.send_packed_command
+
+    def counted(self, command, check_health=True):
+        sent.append(command)
+        return send(self, command, check_health)
+
+    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    return sent
 
 
 def register(c, handle: str) -> int:
@@ -88,17 +103,55 @@ def test_a_warm_page_takes_one_round_trip_on_one_server(client, signup, monkeypa
         assert client.post("/v1/posts", json={"text": f"{n}"}, headers=ada.headers).status_code
     settle()
     assert len(client.get("/v1/timeline/home", headers=bob.headers).json["items"]) == 3
-    sent = []
-    send = redis.connection.Connection.send_packed_command
-
-    def counted(self, command, check_health=True):
-        sent.append(command)
-        return send(self, command, check_health)
-
-    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    sent = sent_to_redis(monkeypatch)
     response = client.get("/v1/timeline/home", headers=bob.headers)
     assert len(response.json["items"]) == 3
     assert len(sent) == 1
+
+
+SHARED_PAGES = ("/v1/timelines/public", "/v1/tags/cats/timeline", "/api/v1/timelines/public",
+                "/api/v1/timelines/tag/cats?any[]=dogs")  # fmt: skip
+
+
+@pytest.mark.parametrize("signed_in", [False, True], ids=["anonymous", "signed_in"])
+def test_a_warm_public_or_hashtag_page_takes_one_round_trip_on_one_server(
+    client, signup, monkeypatch, settle, signed_in
+):
+    """The feeds, which of their authors the reader does not see and the cached posts of
+    the page in one script call, as a home page's; the posts read with it are the page's."""
+    from socialapp.stores.shared_feeds import SharedFeeds
+
+    ada, bob, reader = signup(), signup(), signup()
+    made = {ada.id: [], bob.id: []}
+    for n in range(4):
+        for author in (ada, bob):
+            answer = client.post("/v1/posts", json={"text": f"{n} #cats"}, headers=author.headers)
+            made[author.id].append(answer.json["id"])
+    settle()
+    headers, shown = {}, made[ada.id] + made[bob.id]
+    if signed_in:
+        headers = reader.headers
+        assert client.put(f"/v1/me/mutes/{bob.id}", json={}, headers=headers).status_code == 204
+        shown = made[ada.id]
+    expected = sorted(shown, key=int, reverse=True)
+    prefetched = []
+    read_page = SharedFeeds.read_page
+
+    def recorded_prefetch(self, *args, **kwargs):
+        found = read_page(self, *args, **kwargs)
+        prefetched.append([str(post_id) for post_id in found.cached])
+        return found
+
+    monkeypatch.setattr(SharedFeeds, "read_page", recorded_prefetch)
+    sent = sent_to_redis(monkeypatch)
+    for url in SHARED_PAGES:
+        client.get(url, headers=headers)  # cold: the feeds rebuilt, posts and hidden set loaded
+        sent.clear()
+        response = client.get(url, headers=headers)
+        page = response.json["items"] if url.startswith("/v1") else response.json
+        assert [item["id"] for item in page] == expected, url
+        assert len(sent) == 1, url
+        assert prefetched[-1] == expected  # exactly what the page shows
 
 
 def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
@@ -161,6 +214,57 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     expected = sorted(made[ada] + made[star], reverse=True)
     assert [int(json.loads(text)["id"]) for text in page.posts] == expected
     assert page.from_timeline == 2 and page.from_store == 0
+
+
+def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_client, settle):
+    """On a cluster the feeds, the reader's hidden set and the post cache span slots, so a
+    page reads them apart: its pages are the one server's, past the feeds' caps too."""
+    from socialapp.feed_pages import Pages
+    from socialapp.feed_sources import FeedSources
+    from socialapp.rendering import render_post
+    from socialapp.services import filters
+    from socialapp.shared_reader import SharedFeedReader
+    from socialapp.stores.author_copies import AuthorCopies
+    from socialapp.stores.followee_copies import FolloweeCopies
+    from socialapp.stores.hidden import HiddenAccounts
+    from socialapp.stores.post_cache import PostCache
+    from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds
+    from socialapp.stores.timelines import TimelineStore
+
+    c, cluster = components, redis_cluster_client
+    settings = dataclasses.replace(c.settings, public_feed_cap=3, tag_feed_cap=2)
+    feeds, hidden = SharedFeeds(cluster, settings), HiddenAccounts(cluster)
+    cache, timelines = PostCache(cluster, settings, render_post), TimelineStore(cluster, settings)
+    copies = (FolloweeCopies(cluster), AuthorCopies(cluster))
+    stores = (c.posts, c.follows, c.users, c.filters, hidden, feeds, c.tag_follows, settings)
+    sources = FeedSources(timelines, *copies, *stores)
+    pages = Pages(cache, c.posts, settings.boost_window)
+    shared = SharedFeedReader(sources, feeds, hidden, cache, c.posts, pages)
+    ada, bob, reader = (register(c, handle) for handle in ("ada", "bob", "rdr"))
+    made = {
+        author: [
+            posts.create_post(c.uow, c.fanout, c.ids, author, f"{n} #cats")["_id"] for n in range(3)
+        ]
+        for author in (ada, bob)
+    }
+    settle()
+    filters.mute(c.uow, c.fanout, reader, bob)
+
+    def walk(read_page, *args) -> list[int]:
+        """Every post id, two at a time."""
+        found, max_id = [], None
+        while True:
+            page = read_page(*args, 2, max_id)
+            found += [post["_id"] for post in page.posts]
+            if (max_id := page.next_max_id) is None:
+                return found
+
+    for viewer, authors in ((None, (ada, bob)), (reader, (ada,))):
+        expected = sorted((p for a in authors for p in made[a]), reverse=True)
+        for reading in (shared, c.shared_reader):  # the cluster's, one server's
+            assert walk(reading.public_page, viewer) == expected
+            assert walk(reading.tag_page, viewer, "cats") == expected
+    assert cluster.zcard(PUBLIC) == 4  # rebuilt on the cluster on a read, capped, its floor
 
 
 def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
@@ -255,14 +359,7 @@ def test_lost_outboxes_are_rebuilt_in_three_round_trips_however_many(
     kept, store = authors[0], redis.Redis.from_url(c.settings.redis_url)
     store.delete(*(outbox_key(author) for author in authors))
     c.timelines.create_outbox(kept, [])  # held by Redis (empty): not rebuilt
-    sent = []
-    send = redis.connection.Connection.send_packed_command
-
-    def counted(self, command, check_health=True):
-        sent.append(command)
-        return send(self, command, check_health)
-
-    monkeypatch.setattr(redis.connection.Connection, "send_packed_command", counted)
+    sent = sent_to_redis(monkeypatch)
     c.sources.ensure_outboxes(authors)
     assert len(sent) == 3
     found = c.timelines.read_outboxes(authors)
