@@ -295,8 +295,31 @@ def _why_filtered(f: dict) -> list[str]:
     ]
 
 
+def _why_shared(f: dict) -> list[str]:
+    return [
+        "A warm public or hashtag page is one Redis round trip (its feeds and the cached posts "
+        "of the entries it may show in one script call), then the cached response forms "
+        "joined, all in one interpreter, as a home page is. " + _shared_pairs(f["reads"])
+    ]
+
+
+def _shared_pairs(reads: dict) -> str:
+    """The public and hashtag pages' alternating runs with /healthz, and the server's CPU."""
+    parts = []
+    for name, found in reads.get("shared_vs_healthz", {}).items():
+        pairs = ", ".join(f"{h:,.0f} / {r:,.0f}" for h, r in found["pairs"])
+        spent = ", ".join(f"{h} / {r}" for h, r in found.get("server_cpu_ms_per_request", []))
+        parts.append(
+            f"{name}: {found['ratio']:.0%} (req/s, /healthz / page: {pairs}; the server's CPU "
+            f"ms per request: {spent})"
+        )
+    return "Alternating runs on the same server, 20 posts, anonymous: " + "; ".join(parts) + "."
+
+
 WHY = {
     **{f"{mode}_filtered": _why_filtered for mode in MODES},
+    "public_throughput": _why_shared,
+    "tag_throughput": _why_shared,
     "deliveries": _why_delivery,
     "ceiling": _why_delivery,
     "visible": _why_visible,
@@ -347,6 +370,13 @@ def _reads(f: dict) -> str:
         f"{half['p95_ms']} ms, p99 {half['p99_ms']} ms, {half['errors']} errors. p99 of every "
         f"run: {', '.join(f'{p} ms' for p in half['runs_p99_ms'])}.\n"
         + _server_cpu(r["hybrid_vs_healthz"])
+        + (
+            "\nThe public and a hashtag's page against /healthz (hybrid server). "
+            + _shared_pairs(r)
+            + "\n"
+            if r.get("shared_vs_healthz")
+            else ""
+        )
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 CEILING_SHARE = 0.35  # end-to-end deliveries/s over the random-key ZADD ceiling, at least
+SHARED_SHARE = 0.70  # a public or hashtag page's req/s over /healthz's, at least
 
 
 def check(figures: dict) -> list[dict]:
@@ -66,6 +67,15 @@ def check(figures: dict) -> list[dict]:
             f"{hybrid['celebrities']} celebrities; median of "
             f"{len(reads['hybrid_vs_healthz']['pairs'])} alternating pairs)",
             reads["hybrid_vs_healthz"]["ratio"], 0.50, "", percent=True,
+        ),
+        *(
+            _at_least(
+                f"{name}_throughput",
+                f"{name} timeline page throughput / healthz (20 posts, anonymous; median of "
+                f"{len(found['pairs'])} alternating pairs)",
+                found["ratio"], SHARED_SHARE, "", percent=True,
+            )
+            for name, found in reads.get("shared_vs_healthz", {}).items()
         ),
         _at_most(
             "hybrid_p99",

@@ -34,15 +34,18 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     spent = figures["reads"]["hybrid_vs_healthz"]["server_cpu_ms_per_request"]
     assert len(spent) == 3 and all(ms > 0 for pair in spent for ms in pair)
     assert set(figures["reads"]["by_followees"]) == {"write", "read", "hybrid"}
-    assert len(figures["targets"]) == 10
+    assert len(figures["targets"]) == 12
     keys = {target["key"] for target in figures["targets"]}
     assert {"write_flat", "hybrid_flat", "write_filtered", "hybrid_filtered"} <= keys
+    assert {"public_throughput", "tag_throughput"} <= keys
+    assert set(figures["reads"]["shared_vs_healthz"]) == {"public", "tag"}
     rules = figures["feed_rules"]["filtered_vs_plain"]
     assert set(rules) == {"write", "hybrid"}
     assert all(p50 > 0 for found in rules.values() for pair in found["pairs"] for p50 in pair)
     summary = (tmp_path / "summary.md").read_text()
     assert "## Targets" in summary and "deliveries.png" in summary
     assert "## Blocks, mutes and boosts on a page" in summary
+    assert "The public and a hashtag's page against /healthz" in summary
     assert "target" in capsys.readouterr().out
 
 
