@@ -196,7 +196,6 @@ def test_unsubscribing_a_spelling_leaves_the_tags_stream():
     ("name", "params", "message"),
     [
         ("nope", {}, "Unknown stream type"),
-        ("list", {"list": "1"}, "Unknown stream type"),  # not served yet
         (["public"], {}, "Unknown stream type"),
         ("hashtag", {}, "Missing tag name parameter"),
         ("hashtag:local", {"tag": ""}, "Missing tag name parameter"),
