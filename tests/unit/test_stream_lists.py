@@ -6,38 +6,27 @@ an exclusive list's members, whom the followee copy does not hold."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
-from socialapp.services.streaming import NOT_YOUR_LIST, Hub, Refused, stream_of
-from tests.unit.test_stream_public import FOREVER, Subscription, caller, next_event
+from socialapp.services.streaming import NOT_YOUR_LIST, Refused, stream_of
+from tests.unit import test_stream_public as public
+from tests.unit.test_stream_public import FOREVER, next_event
 
 OWNER, MEMBER, OTHER, MUTED, STRANGER = 1, 2, 3, 4, 9
 LIST, THEIRS = 70, 71
 
 
-class Copies:
+class Copies(public.Copies):
     """The owner follows ``MEMBER`` (on an exclusive list: not in the followee copy),
     ``OTHER`` and ``MUTED`` (muted)."""
 
+    def __init__(self) -> None:
+        super().__init__({OWNER: {MUTED: FOREVER}})
+
     def followees(self, reader: int) -> set[int]:
         return {OTHER, MUTED} if reader == OWNER else set()
-
-    def pulled(self, reader: int) -> set[int]:
-        return set()
-
-    def until(self, reader: int) -> dict[int, float]:
-        return {MUTED: FOREVER} if reader == OWNER else {}
-
-    def boosts_hidden(self, reader: int) -> set[int]:
-        return set()
-
-    def mark_open(self, readers) -> None:
-        pass
-
-    mark_closed = mark_open
 
 
 class Gateway:
@@ -68,30 +57,11 @@ def by(author: int, post_id: int, boost_of: int = 0, original: int = 0) -> tuple
 
 
 def run(scenario):
-    async def main():
-        copies, gateway, subscription = Copies(), Gateway(), Subscription()
-        hub = Hub(copies, subscription, copies, copies, copies, gateway, 16, 3600.0)
-        await hub.start()
-
-        async def subscribe(reader: int, name: str, **params):
-            connection = await hub.open(caller(reader))
-            await hub.subscribe(connection, *stream_of(name, params))
-            return connection
-
-        async def publish(*messages):
-            for message in messages:
-                await subscription.queue.put(message)
-
-        try:
-            await scenario(hub, subscribe, publish, gateway)
-        finally:
-            await hub.stop()
-
-    asyncio.run(main())
+    public.run(scenario, copies=Copies(), gateway=Gateway())
 
 
 def test_a_members_post_streams_once_by_the_list_pages_rules():
-    async def scenario(hub, subscribe, publish, gateway):
+    async def scenario(hub, subscribe, publish, gateway, subscription):
         listed = await subscribe(OWNER, "list", list=str(LIST))
         await publish(
             by(MEMBER, 10),
@@ -114,7 +84,7 @@ def test_an_exclusive_members_post_stays_off_the_user_stream_and_reaches_the_lis
     """Pushed to the owner's channel (delivery reads the followers from MongoDB), it is left
     out of ``user`` as an unfollowed author's would be; the list stream has it."""
 
-    async def scenario(hub, subscribe, publish, gateway):
+    async def scenario(hub, subscribe, publish, gateway, subscription):
         user = await subscribe(OWNER, "user")
         await hub.subscribe(user, *stream_of("list", {"list": LIST}))  # a number, as JSON has
         pushed = {"event": "update", "post_id": 20, "author_id": MEMBER}
@@ -127,7 +97,7 @@ def test_an_exclusive_members_post_stays_off_the_user_stream_and_reaches_the_lis
 
 
 def test_members_are_read_again_on_a_refresh_and_an_unsubscribed_list_is_forgotten():
-    async def scenario(hub, subscribe, publish, gateway):
+    async def scenario(hub, subscribe, publish, gateway, subscription):
         listed = await subscribe(OWNER, "list", list=str(LIST))
         gateway.members = {OTHER}  # MEMBER taken off, OTHER put on
         await publish(("reader", OWNER, {"event": "refresh"}), by(MEMBER, 30), by(OTHER, 31))
@@ -144,7 +114,7 @@ def test_members_are_read_again_on_a_refresh_and_an_unsubscribed_list_is_forgott
 
 
 def test_only_the_owner_may_stream_a_list():
-    async def scenario(hub, subscribe, publish, gateway):
+    async def scenario(hub, subscribe, publish, gateway, subscription):
         for reader, list_id in ((STRANGER, LIST), (OWNER, THEIRS)):  # another's, unknown
             with pytest.raises(Refused) as refused:
                 await subscribe(reader, "list", list=str(list_id))
