@@ -181,6 +181,7 @@ def build(settings: Settings) -> Components:
         shared_feeds,
         tag_follows,
         settings,
+        lists,
     )
     feeds = FeedManager(
         sources,

@@ -165,7 +165,9 @@ class FeedManager:
         self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
         self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
         jitter.pause("rebuild_reader.begun")  # deliveries, follows and switches land here
-        authors = self._sources.authors(sorted(self._sources.followees(user_id)))
+        # Everyone followed: the home holds what delivery pushes, exclusive lists' members
+        # too (pages leave them out while they are listed, and find them once they are not).
+        authors = self._sources.authors(sorted(self._sources.followed(user_id)))
         marked = self._author_copies.pulled_marks()
         pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]
         pulled = [a for a, info in authors.items() if policy.reader_pulls(*info) or a in marked]
@@ -182,8 +184,13 @@ class FeedManager:
 
     # Followee sets and pulled sets ----------------------------------------------------------
     def record_follow(self, follower_id: int, followee_id: int, pulled: bool) -> None:
-        """Record the edge; ``pulled``: the follower merges the followee at read time."""
+        """Record the edge; ``pulled``: the follower merges the followee at read time. A
+        followee on one of the follower's exclusive lists (a follow again) stays out of the
+        home's followee set: asked once it is added, so a list changed meanwhile, which drops
+        the set after its write, is not missed."""
         self._followee_copies.add_followee(follower_id, followee_id)
+        if self._sources.in_exclusive_list(follower_id, followee_id):
+            self._followee_copies.forget_followees(follower_id)
         if pulled:
             self._timelines.add_pulled([follower_id], followee_id)
         self._streams.publish_refresh([follower_id])
@@ -198,6 +205,12 @@ class FeedManager:
         (a tag's posts are pulled at read time, never pushed into homes)."""
         self._followee_copies.forget_followed_tags(follower_id)
         self._streams.publish_refresh([follower_id])
+
+    def record_exclusions_changed(self, owner_id: int) -> None:
+        """Who the owner's exclusive lists hold changed: their next page reads the home's
+        followee set again, and so do their streams."""
+        self._followee_copies.forget_followees(owner_id)
+        self._streams.publish_refresh([owner_id])
 
     def pulled_by_followers(self, author_id: int) -> bool:
         """Whether the followers' pulled sets hold the author (or are being changed)."""

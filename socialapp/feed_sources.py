@@ -1,7 +1,8 @@
-"""What delivery and page reads both read: the Redis copies of a reader's followees, of
-whom the reader does not see (blocks and mutes), the authors' fan-out info and the authors'
-outboxes, each loaded again from MongoDB where Redis lost it. ``FeedManager`` (delivery)
-and ``HomeReader`` (pages) both take one; neither knows the other.
+"""What delivery and page reads both read: the Redis copies of a reader's followees (less
+the members of their exclusive lists: the home's authors), of whom the reader does not see
+(blocks and mutes), the authors' fan-out info and the authors' outboxes, each loaded again
+from MongoDB where Redis lost it. ``FeedManager`` (delivery) and ``HomeReader`` (pages)
+both take one; neither knows the other.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from socialapp.stores.filters import FilterStore
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.lists import ListStore
 from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
 from socialapp.stores.shared_feeds import SharedFeeds, tag_key
 from socialapp.stores.tag_follows import TagFollowStore
@@ -44,6 +46,7 @@ class FeedSources:
         shared: SharedFeeds,
         tag_follows: TagFollowStore,
         settings: Settings,
+        lists: ListStore,
     ) -> None:
         self._timelines = timelines
         self._followee_copies = followee_copies
@@ -55,24 +58,42 @@ class FeedSources:
         self._hidden = hidden
         self._shared = shared
         self._tag_follows = tag_follows
+        self._lists = lists
         self._outbox_cap = settings.outbox_cap
         self._authors_reload = threading.Lock()
         self._shared_rebuild = threading.Lock()  # one shared feed rebuild per process
 
     def followees(self, user_id: int) -> set[int]:
-        """Whom the reader follows, from Redis, loaded from MongoDB when Redis lacks it."""
+        """The home's authors besides the reader: whom the reader follows less the members
+        of their exclusive lists, from Redis, loaded from MongoDB when Redis lacks it."""
         found = self._followee_copies.followees(user_id)
         if found is not None:
             return found
         for _ in range(FILL_ATTEMPTS):
-            # The change counter is read before MongoDB: a follow or unfollow landing after
-            # the load bumps it, and the stale load is not kept.
+            # The change counter is read before MongoDB: a follow, an unfollow or a change of
+            # an exclusive list landing after the load bumps it, and the stale load is not
+            # kept.
             changes = self._followee_copies.followee_changes(user_id)
-            ids = self._follows.followee_ids(user_id)
+            ids = self.followees_stored(user_id)
             tags = [FOLLOWS_TAGS] if self._tag_follows.count_followed(user_id) else []
             if self._followee_copies.fill_followees(user_id, changes, [*ids, *tags]):
                 break
         return set(ids)
+
+    def followees_stored(self, user_id: int) -> list[int]:
+        """From MongoDB: whom the reader follows less the members of their exclusive lists
+        (Redis may be down)."""
+        excluded = self._lists.exclusive_member_ids(user_id)
+        return [i for i in self._follows.followee_ids(user_id) if i not in excluded]
+
+    def followed(self, user_id: int) -> set[int]:
+        """Everyone the reader follows, the members of their exclusive lists too (delivery
+        pushes their posts into the home, which pages leave out while they are listed)."""
+        return self.followees(user_id) | self._lists.exclusive_member_ids(user_id)
+
+    def in_exclusive_list(self, user_id: int, account_id: int) -> bool:
+        """From MongoDB: whether one of the reader's exclusive lists holds the account."""
+        return self._lists.in_exclusive_list(user_id, account_id)
 
     def followed_tags(self, user_id: int) -> list[str]:
         """The hashtags the reader follows, from Redis, loaded from MongoDB when Redis lacks

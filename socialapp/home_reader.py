@@ -242,7 +242,8 @@ class HomeReader:
 
     def _visible(self, reader: int) -> set[int]:
         """The authors of the reader's home: the reader, and the accounts they follow less
-        those they do not see (blocked either way, or muted)."""
+        their exclusive lists' members (``followees``) and those they do not see (blocked
+        either way, or muted)."""
         followees = sorted(self._sources.followees(reader))
         return {*followees, reader} - self._sources.hidden_among(reader, followees)
 
@@ -260,10 +261,12 @@ class HomeReader:
         since_id: int | None = None,
         rendered: bool = False,
     ) -> FeedPage:
-        """The fan-out-on-read path over the store of record: slow, but always right."""
+        """The fan-out-on-read path over the store of record: slow, but always right. Its
+        authors are the reader and whom they follow less the members of their exclusive
+        lists, less whom they do not see."""
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
-        visible = sorted({*self._follows.followee_ids(reader), reader} - hidden)
+        visible = sorted({*self._sources.followees_stored(reader), reader} - hidden)
         no_boosts = set(self._follows.boosts_hidden(reader))
         tags = _FollowedTags(lambda: self._sources.followed_tags_stored(reader))
         stream = EntryStream(

@@ -121,7 +121,8 @@ class OneList(MethodView):
     @blp.errors(400, 401, 403, 404, 413, 422, 429, 503)
     def patch(self, body, list_id):
         """Rename a list or change its settings: fields left out stay as they are"""
-        return lists.update_list(components().lists, caller_id(), _list_id(list_id), **body)
+        c = components()
+        return lists.update_list(c.lists, c.fanout, caller_id(), _list_id(list_id), **body)
 
     @limits.writes
     @scoped("write:lists")

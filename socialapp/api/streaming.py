@@ -1,13 +1,14 @@
 """Mastodon's streaming API, as the streaming process serves it (an ASGI app on uvicorn).
 
 - ``GET /api/v1/streaming/user`` and ``/api/v1/streaming/user/notification``, ``/public``,
-  ``/public/local``, ``/hashtag?tag=`` and ``/hashtag/local?tag=``: Server-Sent Events
+  ``/public/local``, ``/hashtag?tag=``, ``/hashtag/local?tag=`` and ``/list?list=``:
+  Server-Sent Events
   (``event: update`` / ``delete`` / ``notification``, ``data:`` the payload), with a comment
   line as a heartbeat when the hub's heartbeat interval passed in silence; any other path
   under ``/api/v1/streaming/`` is 400, ``Unknown channel requested``;
 - ``GET /api/v1/streaming`` upgraded to a WebSocket: ``{"type": "subscribe", "stream":
   "user"}`` (or ``user:notification``, ``public``, ``public:local``, ``hashtag`` and
-  ``hashtag:local`` with ``"tag"``; ``unsubscribe`` alike), events as
+  ``hashtag:local`` with ``"tag"``, ``list`` with ``"list"``; ``unsubscribe`` alike), events as
   ``{"stream": [...], "event": ..., "payload": ...}``; uvicorn pings it; a subscription
   refused is answered on the socket, ``{"error": ..., "status": ...}``, as Mastodon's;
 - ``GET /api/v1/streaming/health``: ``OK``.
@@ -37,6 +38,7 @@ from socialapp.metrics import StreamingMetrics
 from socialapp.services.streaming import (
     HASHTAG,
     HASHTAG_LOCAL,
+    LIST,
     NOTIFICATION,
     PUBLIC,
     PUBLIC_LOCAL,
@@ -142,7 +144,7 @@ def create_app(hub: Hub) -> Starlette:
     )
 
 
-# Mastodon's SSE paths and their streams (a ``list`` stream, once lists exist, joins them).
+# Mastodon's SSE paths and their streams.
 SSE_PATHS = [
     ("/api/v1/streaming/user", USER),
     ("/api/v1/streaming/user/notification", NOTIFICATION),
@@ -150,6 +152,7 @@ SSE_PATHS = [
     ("/api/v1/streaming/public/local", PUBLIC_LOCAL),
     ("/api/v1/streaming/hashtag", HASHTAG),
     ("/api/v1/streaming/hashtag/local", HASHTAG_LOCAL),
+    ("/api/v1/streaming/list", LIST),
 ]
 
 
@@ -177,7 +180,12 @@ class EventStream:
         connection.writer = asyncio.current_task()
         watcher = asyncio.ensure_future(_until_disconnect(receive, connection))
         try:
-            await self._hub.subscribe(connection, stream, label)
+            try:
+                await self._hub.subscribe(connection, stream, label)
+            except Refused as refused:  # another's list
+                answer = JSONResponse({"error": refused.message}, refused.status)
+                await answer(scope, receive, send)
+                return
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await _body(send, b":)\n\n")
             while True:
@@ -261,5 +269,8 @@ async def _subscription(hub: Hub, connection: Connection, text: str | dict) -> d
     elif not connection.caller.may_read(name):
         return {"error": "Access token does not have the required scopes", "status": 401}
     else:
-        await hub.subscribe(connection, stream, label)
+        try:
+            await hub.subscribe(connection, stream, label)
+        except Refused as refused:
+            return {"error": refused.message, "status": refused.status}
     return None

@@ -232,6 +232,12 @@ class Fanout:
     def on_list_deleted(self, owner_id: int, list_id: int) -> None:
         self.feeds.forget_list(owner_id, list_id)
 
+    def on_exclusions_changed(self, owner_id: int) -> None:
+        """Who the owner's exclusive lists hold changed (members, a list made exclusive or
+        not, deleted): those accounts leave or rejoin their home from the next page on, in
+        every mode (pages leave out the members, whatever delivered their posts)."""
+        self.feeds.record_exclusions_changed(owner_id)
+
     def on_settings_changed(self, generation: int) -> None:
         self._reconcile_later(RECONCILE, generation)
 

@@ -6,9 +6,11 @@ block too, as it ends the follows) takes the account off the follower's lists
 another's list is "not found" as an unknown one. A list's timeline is its members' posts,
 read by ``ListReader`` as a home is: its pushed members' posts from the list's feed, which
 delivery fills, the pulled ones' from their outboxes (``socialapp.list_reader``).
-``replies_policy`` and ``exclusive`` are stored and answered: comments never reach a
-timeline here, so the first changes no page, and leaving an exclusive list's members out
-of the home is still to come.
+``replies_policy`` is stored and answered: comments never reach a timeline here, so it
+changes no page. An ``exclusive`` list's members leave the owner's home while they are on
+it (Mastodon 4.2's exclusive lists): every change of who that is (members of an exclusive
+list, a list made exclusive or not, deleted) is told to ``Fanout.on_exclusions_changed``
+once written, which drops the home's followee set.
 """
 
 from __future__ import annotations
@@ -68,11 +70,14 @@ def owned(lists: ListStore, owner_id: int, list_id: int) -> dict:
     return found
 
 
-def update_list(lists: ListStore, owner_id: int, list_id: int, **changes) -> dict:
-    """The list with ``changes`` (``title``, ``replies_policy``, ``exclusive``) made."""
+def update_list(lists: ListStore, fanout: Fanout, owner_id: int, list_id: int, **changes) -> dict:
+    """The list with ``changes`` (``title``, ``replies_policy``, ``exclusive``) made; any
+    ``exclusive`` written changes the home's exclusions (made so or not, again or not)."""
     changed = lists.update(owner_id, list_id, changes) if changes else lists.get(owner_id, list_id)
     if changed is None:
         raise NotFound(NOT_FOUND)
+    if "exclusive" in changes:
+        fanout.on_exclusions_changed(owner_id)
     return changed
 
 
@@ -81,6 +86,7 @@ def delete_list(uow: UnitOfWork, fanout: Fanout, owner_id: int, list_id: int) ->
     if not uow.run(lambda session: uow.lists.delete(owner_id, list_id, session)):
         raise NotFound(NOT_FOUND)
     fanout.on_list_deleted(owner_id, list_id)
+    fanout.on_exclusions_changed(owner_id)  # it may have been exclusive until now
 
 
 def add_members(
@@ -113,8 +119,12 @@ def add_members(
         _followed(uow, owner_id, added)
     except Invalid:
         uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, added, session))
+        if added:  # on an exclusive list for a moment: a load meanwhile kept them out
+            _members_changed(uow.lists, fanout, owner_id, list_id)
         raise
     fanout.on_list_members_added(owner_id, list_id, added)
+    if added:
+        _members_changed(uow.lists, fanout, owner_id, list_id)
     return added
 
 
@@ -127,7 +137,18 @@ def remove_members(
     wanted = _bounded(account_ids)
     removed = uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, wanted, session))
     fanout.on_list_members_removed(owner_id, list_id, wanted)
+    if removed:
+        _members_changed(uow.lists, fanout, owner_id, list_id)
     return removed
+
+
+def _members_changed(lists: ListStore, fanout: Fanout, owner_id: int, list_id: int) -> None:
+    """The list's members changed (written): the home's exclusions too if it is exclusive,
+    read after the write, so a change of that racing this one is not missed (it is told
+    once it is written, after this write)."""
+    found = lists.get(owner_id, list_id)
+    if found is None or found["exclusive"]:
+        fanout.on_exclusions_changed(owner_id)
 
 
 class Members(NamedTuple):

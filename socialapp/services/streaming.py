@@ -18,6 +18,13 @@ tags, while this process holds such a stream, and the hub hands it to those stre
 memory (an index by stream), rendered once for all; the reader's hidden accounts are
 left out there too, by the same rule (``ReaderView.hides``).
 
+A ``list`` stream carries the new posts of a list's members, as the list's page shows them:
+each post once, from its author's channel (published once per post whatever the mode), not
+from an account hidden from the reader, a boost by the boost rule of the page. Only the
+list's owner may open it: its members are read through the API with the owner's token
+(``GET /api/v1/lists/:id/accounts``), which answers nobody else's list, and read again on
+every ``refresh`` (delivery sends one when the owner's lists change).
+
 The reader's followees, pulled set and hidden accounts are the Redis copies pages read
 (``FolloweeCopies``, ``TimelineStore``, ``HiddenAccounts``), read again when delivery says they
 changed (a ``refresh`` on the reader's channel, handled before any later message) and every
@@ -41,6 +48,7 @@ from collections.abc import Iterable, Mapping
 import httpx
 
 from socialapp.domain import tags
+from socialapp.domain.ids import parse_id
 from socialapp.domain.timeline import Entry, shown
 from socialapp.services import oauth
 from socialapp.stores.followee_copies import FolloweeCopies
@@ -57,7 +65,9 @@ STREAMS = {USER: "read:statuses", NOTIFICATION: "read:notifications"}  # Mastodo
 PUBLIC, PUBLIC_LOCAL, HASHTAG, HASHTAG_LOCAL = "public", "public:local", "hashtag", "hashtag:local"
 PUBLIC_STREAMS = (PUBLIC, PUBLIC_LOCAL)
 TAG_STREAMS = (HASHTAG, HASHTAG_LOCAL)
-SCOPES = STREAMS | dict.fromkeys((*PUBLIC_STREAMS, *TAG_STREAMS), STREAMS[USER])
+LIST = "list"  # Mastodon's scope for it is ``user``'s; its members are read with ``read:lists``
+SCOPES = STREAMS | dict.fromkeys((*PUBLIC_STREAMS, *TAG_STREAMS, LIST), STREAMS[USER])
+NOT_YOUR_LIST = "Not authorized to stream this list"  # Mastodon's, for another's or unknown
 RECENT = 1000  # post ids a reader's streams remember, to send each post once
 RENDERED = 2000  # statuses kept rendered (a post reaches many readers at once)
 RELOAD_SECONDS = 300.0  # a reader's copies are read again at least this often
@@ -94,12 +104,24 @@ def stream_of(name: object, params: Mapping) -> tuple[str, list[str]]:
     ``["hashtag", "Café"]``, the tag as the client spelled it); ``Refused`` (400, Mastodon's
     message) for a stream this server does not serve or a tag missing or not a tag.
 
-    A tag's stream is keyed by its normal form: ``Café`` and ``CAFÉ`` are one. (A ``list``
-    stream, once lists exist, is keyed by its list here, its owner checked by the caller.)"""
+    A tag's stream is keyed by its normal form: ``Café`` and ``CAFÉ`` are one. A ``list``
+    stream is keyed by its list's id (``["list", "<id>"]`` as the client wrote it), its owner
+    checked when it is subscribed (``Hub.subscribe``); what cannot be a list's id is refused
+    as another's list is, as Mastodon refuses it (401)."""
     if not isinstance(name, str):
         raise Refused(400, "Unknown stream type")
     if name in STREAMS or name in PUBLIC_STREAMS:
         return name, [name]
+    if name == LIST:
+        raw = params.get("list")
+        if raw is None or (isinstance(raw, str | int | float) and not raw):  # falsy in JS
+            raise Refused(400, "Missing list name parameter")
+        if isinstance(raw, int) and not isinstance(raw, bool):
+            raw = str(raw)
+        list_id = parse_id(raw) if isinstance(raw, str) else None
+        if list_id is None:
+            raise Refused(401, NOT_YOUR_LIST)
+        return _listed(list_id), [name, raw]
     if name not in TAG_STREAMS:
         raise Refused(400, "Unknown stream type")
     tag = params.get("tag")
@@ -114,6 +136,17 @@ def stream_of(name: object, params: Mapping) -> tuple[str, list[str]]:
 def _tagged(stream: str, tag: str) -> str:
     """The key of ``stream`` (a hashtag stream) for ``tag`` in its normal form."""
     return f"{stream}#{tag}"  # a tag has no "#"
+
+
+def _listed(list_id: int) -> str:
+    """The key of the ``list`` stream of ``list_id``."""
+    return f"{LIST}#{list_id}"
+
+
+def _list_of(stream: str) -> int | None:
+    """The list id of a ``list`` stream's key (None for any other stream)."""
+    name, _, list_id = stream.partition("#")
+    return int(list_id) if name == LIST else None
 
 
 class Gateway:
@@ -176,6 +209,17 @@ class Gateway:
             return None
         response.raise_for_status()
         return response.text.strip()
+
+    async def list_members(self, token: str, list_id: int) -> set[int] | None:
+        """The accounts on the list, read with its owner's token; None if the API refuses
+        (another's list, an unknown one, a token that may not read lists)."""
+        response = await self._http.get(
+            f"/api/v1/lists/{list_id}/accounts", params={"limit": 0}, headers=_bearer(token)
+        )
+        if response.is_client_error:
+            return None
+        response.raise_for_status()
+        return {int(account["id"]) for account in response.json()}
 
     async def read_home(self, token: str) -> None:
         response = await self._http.get(
@@ -306,14 +350,23 @@ class ReaderView:
     sent: collections.OrderedDict = dataclasses.field(default_factory=collections.OrderedDict)
     indexed: set[int] = dataclasses.field(default_factory=set)  # authors it is indexed under
     loaded_at: float = 0.0
+    lists: dict[int, set[int]] = dataclasses.field(default_factory=dict)  # streamed: members
+    list_sent: dict[int, collections.OrderedDict] = dataclasses.field(default_factory=dict)
 
     @property
     def authors(self) -> set[int]:
-        """Whose author channels this reader needs: everyone followed, and themself."""
-        return {*self.followees, self.reader}
+        """Whose author channels this reader needs: everyone followed, themself, and the
+        members of the lists they stream."""
+        return {*self.followees, self.reader}.union(*self.lists.values())
 
-    def first_time(self, post_id: int) -> bool:
-        return _first_time(self.sent, post_id)
+    def streamed_lists(self) -> set[int]:
+        """The lists the reader's connections stream."""
+        return {
+            list_id
+            for connection in self.connections
+            for stream in connection.streams
+            if (list_id := _list_of(stream)) is not None
+        }
 
     def hidden_among(self, authors: Iterable[int], now: float) -> set[int]:
         """Which of ``authors`` are hidden from the reader at ``now``."""
@@ -326,6 +379,21 @@ class ReaderView:
             for stream in streams:
                 connection.offer(stream, event, payload)
         return len(self.connections)
+
+
+def _entry(post_id: int, author: int, message: dict) -> Entry:
+    return Entry(post_id, author, message.get("boost_of", 0), message.get("original_author", 0))
+
+
+def _first_shown(
+    entry: Entry, gone: set[int], hidden: set[int], boosts_hidden: set[int], sent
+) -> bool:
+    """Whether a stream that was sent ``sent`` (the ids it remembers, which now hold the
+    entry's) sends ``entry``: shown by the rule of every page (``shown``), not sent yet,
+    and a boost only of a post the stream has not sent (itself or boosted)."""
+    if not shown(entry, gone, hidden, boosts_hidden) or not _first_time(sent, entry.post_id):
+        return False
+    return not entry.boost_of or _first_time(sent, entry.boost_of)
 
 
 def _first_time(sent: collections.OrderedDict, post_id: int) -> bool:
@@ -447,18 +515,53 @@ class Hub:
         return connection
 
     async def subscribe(self, connection: Connection, stream: str, label: list[str]) -> None:
-        """Add a stream (its key and name, ``stream_of``'s) to an open connection."""
+        """Add a stream (its key and name, ``stream_of``'s) to an open connection; a list's
+        stream only for its owner (``Refused``: 401 as Mastodon's, 503 when the API fails)."""
+        list_id = _list_of(stream)
+        if list_id is not None:
+            await self._subscribe_list(connection, list_id)
         connection.streams.add(stream)
         if label != [stream]:
             connection.labels[stream] = label
-        if stream not in STREAMS:
+        if stream not in STREAMS and list_id is None:
             self._public.setdefault(stream, set()).add(connection)
             await self._hear_public()
+
+    async def _subscribe_list(self, connection: Connection, list_id: int) -> None:
+        """Read the list's members with the caller's token (the API answers only its
+        owner), unless their view streams it already, and follow their channels."""
+        async with self._lock:
+            view = self._views.get(connection.reader)
+            if view is None or list_id in view.lists:
+                return
+            try:
+                members = await self._gateway.list_members(view.token, list_id)
+            except httpx.HTTPError as error:
+                log.warning("streaming: list %s not read: %r", list_id, error)
+                raise Refused(503, "The list could not be read") from error
+            if members is None:
+                raise Refused(401, NOT_YOUR_LIST)
+            view.lists[list_id] = members
+            view.list_sent[list_id] = collections.OrderedDict()
+            await self._reindex(view, view.authors)
 
     async def unsubscribe(self, connection: Connection, stream: str) -> None:
         connection.streams.discard(stream)
         connection.labels.pop(stream, None)
         await self._unindex(connection, [stream])
+        if _list_of(stream) is not None:
+            async with self._lock:
+                view = self._views.get(connection.reader)
+                if view is not None:
+                    await self._drop_lists(view)
+
+    async def _drop_lists(self, view: ReaderView) -> None:
+        """Forget the lists none of the reader's connections streams any more."""
+        gone = set(view.lists) - view.streamed_lists()
+        for list_id in gone:
+            del view.lists[list_id], view.list_sent[list_id]
+        if gone:
+            await self._reindex(view, view.authors)
 
     async def _unindex(self, connection: Connection, streams: Iterable[str]) -> None:
         """Take the connection off these public streams."""
@@ -487,6 +590,7 @@ class Hub:
                 return
             view.connections.discard(connection)
             if view.connections:
+                await self._drop_lists(view)
                 return
             del self._views[view.reader]
             await self._reindex(view, set())
@@ -531,6 +635,9 @@ class Hub:
             pulls = author in view.followees and (everyone or author in view.pulled)
             if author == reader or pulls:
                 self._update(view, post_id, author, message)
+            for list_id, members in view.lists.items():
+                if author in members:
+                    self._list_update(view, list_id, post_id, author, message)
 
     def _on_public(self, message: dict) -> None:
         """A post of the public feeds (or its delete), to the public streams and to the
@@ -562,8 +669,9 @@ class Hub:
         event = message["event"]
         if event == "update":
             self._update(view, message["post_id"], message["author_id"], message)
-        elif event == "delete":
-            self.counts["delete"] += view.offer([USER], "delete", str(message["post_id"]))
+        elif event == "delete":  # a list's stream too (a client ignores an id it did not show)
+            streams = [USER, *map(_listed, view.lists)]
+            self.counts["delete"] += view.offer(streams, "delete", str(message["post_id"]))
         elif event == "notification":
             rendered = self._notification(view.token, message["notification_id"])
             rendered = asyncio.ensure_future(rendered)
@@ -579,17 +687,23 @@ class Hub:
         """Send a post once, as a page would show it: not from an account hidden or no longer
         followed; a boost not of a hidden account's post nor by a followee whose boosts are
         hidden, and not of a post this stream already sent (itself or boosted)."""
-        entry = Entry(
-            post_id, author, message.get("boost_of", 0), message.get("original_author", 0)
-        )
+        entry = _entry(post_id, author, message)
         hidden = view.hidden_among((entry.author_id, entry.original_author), self._clock())
         followed = author == view.reader or author in view.followees
         gone = hidden if followed else {author}  # unfollowed meanwhile: the page drops it too
-        if not shown(entry, gone, hidden, view.boosts_hidden) or not view.first_time(post_id):
-            return
-        if entry.boost_of and not view.first_time(entry.boost_of):
-            return
-        self.counts["update"] += view.offer([USER], "update", self._render(post_id))
+        if _first_shown(entry, gone, hidden, view.boosts_hidden, view.sent):
+            self.counts["update"] += view.offer([USER], "update", self._render(post_id))
+
+    def _list_update(
+        self, view: ReaderView, list_id: int, post_id: int, author: int, message: dict
+    ) -> None:
+        """Send a member's post once on the list's stream, as the list's page shows it: not
+        from an account hidden from the reader, a boost by the home's boost rule."""
+        entry = _entry(post_id, author, message)
+        hidden = view.hidden_among((entry.author_id, entry.original_author), self._clock())
+        if _first_shown(entry, hidden, hidden, view.boosts_hidden, view.list_sent[list_id]):
+            offered = view.offer([_listed(list_id)], "update", self._render(post_id))
+            self.counts["update"] += offered
 
     def _render(self, post_id: int) -> asyncio.Future:
         """The post as a Status, rendered once for every stream it reaches."""
@@ -626,6 +740,13 @@ class Hub:
         view.followees, view.pulled = followees or set(), pulled or set()
         view.hidden, view.loaded_at = hidden or {}, self._clock()
         view.boosts_hidden = boosts_hidden
+        for list_id in list(view.lists):  # members changed, or the list was deleted
+            try:
+                members = await self._gateway.list_members(view.token, list_id)
+            except httpx.HTTPError as error:
+                log.warning("streaming: list %s not read again: %r", list_id, error)
+                continue
+            view.lists[list_id] = members or set()
         await self._reindex(view, view.authors)
 
     def _copies(self, reader: int):

@@ -9,6 +9,11 @@ MongoDB (``FollowStore``, ``TagFollowStore``) is the store of record: a missing 
 as None, and ``FeedSources`` loads it from there, kept only if the counter did not move
 meanwhile (a load racing an unfollow would keep a stale followee). A tag follow or unfollow
 drops both copies (``forget_followed_tags``).
+
+The followee set is the home's: the accounts followed less the members of the reader's
+exclusive lists (``FeedSources.followees``). A change of those drops it
+(``forget_followees``), and a follow keeps out an account an exclusive list holds
+(``FeedManager.record_follow``).
 """
 
 from __future__ import annotations
@@ -83,8 +88,16 @@ class FolloweeCopies:
     def forget_followed_tags(self, user_id: int) -> None:
         """Drop the reader's copies (a tag followed or unfollowed: whether the followee set
         holds ``FOLLOWS_TAGS`` may change): both are loaded again."""
+        self._forget(user_id, _followed_tags(user_id), _following(user_id))
+
+    def forget_followees(self, user_id: int) -> None:
+        """Drop the reader's followee set (who their exclusive lists hold changed): loaded
+        again, and a load that began before is not kept."""
+        self._forget(user_id, _following(user_id))
+
+    def _forget(self, user_id: int, *keys: str) -> None:
         pipe = self._redis.pipeline(transaction=True)  # one hash tag: one slot
-        pipe.delete(_followed_tags(user_id), _following(user_id))
+        pipe.delete(*keys)
         pipe.incr(_following_changes(user_id))
         pipe.expire(_following_changes(user_id), 2 * FOLLOWING_TTL_SECONDS)
         pipe.execute()

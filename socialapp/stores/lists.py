@@ -4,7 +4,9 @@ A list counts its members (``members``); every change of members moves the count
 same transaction, under a bound it checks (``find_one_and_update`` on the list), so two
 requests adding at once write the one list document and are serialised by it. A member names
 the list's owner too, so an unfollow finds the follower's lists holding the account by an
-index, and delivery will find the lists that hold an author by another.
+index, and delivery will find the lists that hold an author by another. The members of an
+account's exclusive lists, whose posts leave its home, are found by the owner's lists and
+then the members of those (both by index).
 """
 
 from __future__ import annotations
@@ -94,6 +96,25 @@ class ListStore:
         """The owner's lists that hold ``account_id``, oldest first."""
         query = {"_id": {"$in": self._list_ids_holding(owner_id, account_id)}}
         return list(self._lists.find(query | {"account_id": owner_id}, sort=[("_id", ASCENDING)]))
+
+    def exclusive_member_ids(self, owner_id: int) -> set[int]:
+        """The accounts on the owner's exclusive lists, the owner left out (their own posts
+        stay in their home, as on Mastodon)."""
+        mine = self._lists.find({"account_id": owner_id}, projection={"exclusive": 1})
+        exclusive = [found["_id"] for found in mine if found["exclusive"]]
+        if not exclusive:
+            return set()
+        query = {"list_id": {"$in": exclusive}}
+        found = self._members.find(query, projection={"account_id": 1, "_id": 0})
+        return {member["account_id"] for member in found} - {owner_id}
+
+    def in_exclusive_list(self, owner_id: int, account_id: int) -> bool:
+        """Whether one of the owner's exclusive lists holds ``account_id``."""
+        holding = self._list_ids_holding(owner_id, account_id)
+        if not holding:
+            return False
+        query = {"_id": {"$in": holding}, "account_id": owner_id, "exclusive": True}
+        return self._lists.find_one(query, projection={"_id": 1}) is not None
 
     # Members --------------------------------------------------------------------------------
     def add_members(

@@ -528,3 +528,37 @@ def test_public_and_hashtag_streams_carry_public_posts_made_through_the_api(serv
         socket.close()
         for stream in (public, tagged, own):
             stream.close()
+
+
+def test_an_exclusive_lists_member_streams_on_the_list_not_the_user_stream(server, app):
+    """The reader lists the author on an exclusive list: the author's post comes on the
+    list's stream, and not on the user stream (a watcher who follows the author too is the
+    barrier, as for a mute); taken off the list, the author's next post comes on both."""
+    author, author_token = account(server, app)
+    reader, reader_token = account(server, app)
+    watcher, watcher_token = account(server, app)
+    for token in (reader_token, watcher_token):
+        follow(server, token, author)
+    body = {"title": "quiet", "exclusive": True}
+    listed = server.call("POST", "/api/v1/lists", body, reader_token)[0]["id"]
+    members = f"/api/v1/lists/{listed}/accounts"
+    server.call("POST", members, {"account_ids": [author]}, reader_token)
+    url = f"{streaming_base(server)}/api/v1/streaming/list"
+    on_list = EventStream(url, reader_token, list=listed)
+    assert on_list.status == 200
+    stream = open_user_stream(server, reader_token, reader)
+    watching = open_user_stream(server, watcher_token, watcher)
+    try:
+        first = post(server, author_token, "for the list")
+        wait_for(on_list.updates, "the list's post", until=lambda u: u == [first])
+        wait_for(watching.updates, "the watcher's copy", until=lambda u: first in u)
+        Streams(redis_of(server)).publish_delete([int(reader)], int(first))
+        wait_for(lambda: stream.events, "the barrier", until=lambda e: e and e[-1][1] == first)
+        assert stream.updates() == []
+        server.call("DELETE", members, {"account_ids": [author]}, reader_token)
+        second = post(server, author_token, "back home")
+        wait_for(stream.updates, "the post at home", until=lambda u: u == [second])
+        assert on_list.updates() == [first]  # the list's members were read again
+    finally:
+        for opened in (on_list, stream, watching):
+            opened.close()

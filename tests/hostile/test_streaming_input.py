@@ -211,7 +211,7 @@ MISSING_TAG = "Missing tag name parameter"
 INVALID_TAG = "Invalid tag name parameter"
 # Paths under /api/v1/streaming/ this server does not stream, and a public stream's query
 # that cannot name one: Mastodon's 400, whatever the token.
-UNKNOWN_PATHS = ["nope", "list", "public/remote/x", "user/", "hashtag/local/x", "%00", "a" * 2000]
+UNKNOWN_PATHS = ["nope", "list/x", "public/remote/x", "user/", "hashtag/local/x", "%00", "a" * 2000]
 BAD_TAGS = [
     (None, MISSING_TAG),
     ("", MISSING_TAG),
@@ -251,7 +251,6 @@ def test_bad_subscriptions_are_answered_and_the_websocket_goes_on(server, reader
     still subscribes afterwards (a refusal after a good subscription shows it was taken)."""
     refusals = [
         ({"stream": "nope"}, "Unknown stream type"),
-        ({"stream": "list", "list": "1"}, "Unknown stream type"),
         ({"stream": {"a": 1}}, "Unknown stream type"),
         ({"stream": []}, "Unknown stream type"),
         *[({"stream": "hashtag"} | ({} if t is None else {"tag": t}), m) for t, m in BAD_TAGS],
@@ -271,3 +270,63 @@ def test_bad_subscriptions_are_answered_and_the_websocket_goes_on(server, reader
     with ws_client.connect(url, subprotocols=[reader_token]) as client:  # as it connects
         answer = json.loads(client.recv(timeout=TIMEOUT))
         assert answer == {"error": MISSING_TAG, "status": 400}
+
+
+NOT_YOUR_LIST = {"error": "Not authorized to stream this list"}
+MISSING_LIST = {"error": "Missing list name parameter"}
+# A list stream's ``list`` that cannot be the caller's list, and Mastodon's answer to each.
+BAD_LISTS = [
+    (None, 400, MISSING_LIST),
+    ("", 400, MISSING_LIST),
+    ("abc", 401, NOT_YOUR_LIST),
+    ("0", 401, NOT_YOUR_LIST),
+    ("-1", 401, NOT_YOUR_LIST),
+    ("1 2", 401, NOT_YOUR_LIST),
+    ("9" * 5000, 401, NOT_YOUR_LIST),
+    ("1/../../statuses/1", 401, NOT_YOUR_LIST),  # never put in the API's path
+    ("12345678901", 401, NOT_YOUR_LIST),  # an id of nobody's list
+]
+
+
+@pytest.fixture(scope="module")
+def lists(server, app) -> tuple[str, str, str]:
+    """A reader's token, one of their lists, and another account's list."""
+    _, token = account(server, app)
+    _, other_token = account(server, app)
+    mine, theirs = (
+        server.call("POST", "/api/v1/lists", {"title": "mine"}, owner, expect=200)[0]["id"]
+        for owner in (token, other_token)
+    )
+    return token, mine, theirs
+
+
+@pytest.mark.parametrize(("raw", "status", "answer"), BAD_LISTS, ids=lambda v: repr(v)[:14])
+def test_a_list_stream_of_no_list_of_the_callers_is_refused(server, lists, raw, status, answer):
+    token, _, _ = lists
+    url = f"{streaming_base(server)}/api/v1/streaming/list"
+    params = {"access_token": token} | ({} if raw is None else {"list": raw})
+    answered = httpx.get(url, params=params, timeout=TIMEOUT)
+    assert (answered.status_code, answered.json()) == (status, answer)
+
+
+def test_another_accounts_list_is_refused_and_the_websocket_goes_on(server, lists):
+    token, mine, theirs = lists
+    url = f"{streaming_base(server)}/api/v1/streaming/list"
+    answered = httpx.get(url, params={"access_token": token, "list": theirs}, timeout=TIMEOUT)
+    assert (answered.status_code, answered.json()) == (401, NOT_YOUR_LIST)
+    refusals = [*((raw, s, a) for raw, s, a in BAD_LISTS), (theirs, 401, NOT_YOUR_LIST)]
+    refusals += [
+        (7, 401, NOT_YOUR_LIST),
+        (True, 401, NOT_YOUR_LIST),
+        ({"a": 1}, 401, NOT_YOUR_LIST),
+    ]
+    with ws_client.connect(ws_base(server), subprotocols=[token]) as client:
+        for raw, status, answer in refusals:
+            message = {"type": "subscribe", "stream": "list"} | (
+                {} if raw is None else {"list": raw}
+            )
+            client.send(json.dumps(message))
+            assert json.loads(client.recv(timeout=TIMEOUT)) == answer | {"status": status}
+        client.send(json.dumps({"type": "subscribe", "stream": "list", "list": mine}))
+        client.send(json.dumps({"type": "subscribe", "stream": "nope"}))  # mine was taken
+        assert json.loads(client.recv(timeout=TIMEOUT))["error"] == "Unknown stream type"

@@ -180,7 +180,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     hidden = HiddenAccounts(cluster)
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
     sources = FeedSources(
-        timelines, followees, authors, *stores, c.shared_feeds, c.tag_follows, c.settings
+        timelines, followees, authors, *stores, c.shared_feeds, c.tag_follows, c.settings, c.lists
     )
     feeds = FeedManager(
         *(sources, timelines, followees, authors, activity, c.streams, c.settings),

@@ -124,6 +124,10 @@ HOT_QUERIES = [
     Query("list_members", ListStore.holding, ("account_id", "owner_id")),
     Query("list_members", ListStore.remove_everywhere, ("account_id", "owner_id")),
     Query("list_members", ListStore.remove_everywhere, ("account_id",)),  # delivery, to come
+    Query("lists", ListStore.exclusive_member_ids, ("account_id",)),
+    Query("list_members", ListStore.exclusive_member_ids, ("list_id",)),
+    Query("list_members", ListStore.in_exclusive_list, ("account_id", "owner_id")),
+    Query("lists", ListStore.in_exclusive_list, ("_id",)),
     Query("idempotency_keys", IdempotencyStore.claim, ("_id",)),
     Query("settings", FanoutSettingsStore.read, ("_id",)),
     Query("settings", FanoutSettingsStore.change, ("_id",)),

@@ -78,3 +78,21 @@ class TestListStore:
         assert store.get(ADA, mine) is None and store.member_ids(mine) == []
         assert store.delete(ADA, mine) is False
         assert [r["_id"] for r in store.holding(ADA, BOB)] == [other]
+
+    def test_the_members_of_an_owners_exclusive_lists(self, store):
+        """What leaves the owner's home: members of their exclusive lists (the owner never),
+        not of their other lists nor of anyone else's."""
+        quiet, loud, theirs = self.make(store, ADA), self.make(store, ADA), self.make(store, BOB)
+        store.update(ADA, quiet, {"exclusive": True})
+        store.update(BOB, theirs, {"exclusive": True})
+        store.add_members(ADA, quiet, [ADA, BOB], limit=10)
+        store.add_members(ADA, loud, [CYD], limit=10)
+        store.add_members(BOB, theirs, [DAN], limit=10)
+        assert store.exclusive_member_ids(ADA) == {BOB}
+        assert store.exclusive_member_ids(CYD) == set()
+        assert store.in_exclusive_list(ADA, BOB) and not store.in_exclusive_list(ADA, CYD)
+        assert not store.in_exclusive_list(ADA, DAN) and store.in_exclusive_list(BOB, DAN)
+        store.update(ADA, loud, {"exclusive": True})
+        store.update(ADA, quiet, {"exclusive": False})
+        assert store.exclusive_member_ids(ADA) == {CYD}
+        assert not store.in_exclusive_list(ADA, BOB) and store.in_exclusive_list(ADA, CYD)

@@ -102,7 +102,8 @@ def show(list_id: str):
 def update(list_id: str):
     me, number = authorized(*WRITE), _list_id(list_id)
     args = params(ListArgs())
-    return jsonify(_entity(lists.update_list(components().lists, me, number, **args)))
+    c = components()
+    return jsonify(_entity(lists.update_list(c.lists, c.fanout, me, number, **args)))
 
 
 @blp.delete("/lists/<list_id>")

@@ -36,6 +36,7 @@ def streaming_url(scheme: str = "ws") -> str:
 @blp.get("/api/v1/streaming/public/local")
 @blp.get("/api/v1/streaming/hashtag")
 @blp.get("/api/v1/streaming/hashtag/local")
+@blp.get("/api/v1/streaming/list")
 @documented(
     "Moved to the streaming server (its URL is the instance's configuration.urls.streaming)",
     "Never: 301 to the same path on the streaming server",
