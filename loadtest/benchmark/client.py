@@ -3,7 +3,8 @@
 Reads a JSON job on stdin, writes JSON results on stdout. Closed loop: ``connections``
 keep-alive connections send back to back for ``seconds``. Open loop (``rate`` set):
 requests are scheduled every 1/rate s whatever the replies, and latency counts from the
-scheduled time, so a server that falls behind is charged for the wait.
+scheduled time, so a server that falls behind is charged for the wait. ``path`` is one path
+or a list of them, taken in turn with ``headers`` (a reader's list page is under its id).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def _closed_loop(job):
         i = n
         while time.perf_counter() < deadline:
             start = time.perf_counter()
-            ok = _get(connection, job["path"], headers[i % len(headers)])
+            ok = _get(connection, _path(job, i), headers[i % len(headers)])
             latencies.append(time.perf_counter() - start)
             errors[0] += not ok
             i += job["connections"]
@@ -69,7 +70,7 @@ def _open_loop(job):
             wait = scheduled - time.perf_counter()
             if wait > 0:
                 time.sleep(wait)
-            ok = _get(connection, job["path"], headers[i % len(headers)])
+            ok = _get(connection, _path(job, i), headers[i % len(headers)])
             latencies.append(time.perf_counter() - scheduled)
             errors[0] += not ok
         connection.close()
@@ -77,6 +78,11 @@ def _open_loop(job):
     _run_threads(loop, threads)
     elapsed = time.perf_counter() - start_at
     return [x for lat, _ in results for x in lat], sum(e[0] for _, e in results), elapsed
+
+
+def _path(job: dict, i: int) -> str:
+    paths = job["path"]
+    return paths if isinstance(paths, str) else paths[i % len(paths)]
 
 
 def _get(connection: http.client.HTTPConnection, path: str, headers: dict) -> bool:

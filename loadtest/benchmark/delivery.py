@@ -14,14 +14,14 @@ PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s", "first
           "lookup_end_s")  # fmt: skip
 
 
-def setup(world, follower_counts: tuple[int, ...]) -> dict[int, int]:
+def setup(world, follower_counts: tuple[int, ...], name: str = "author") -> dict[int, int]:
     """One author per follower count, every follower active with an empty home."""
     c = world.c
     operators.change_fanout(c.fanout, mode="write")  # every author is pushed, whatever their size
     world.settle()
     authors = {}
     for count in follower_counts:
-        author_id = seed.authors(c, 1, f"author{count}_")[0]
+        author_id = seed.authors(c, 1, f"{name}{count}_")[0]
         followers = seed.new_ids(c, count)
         seed.activate(c, followers)
         seed.follow_all(c, [(follower, author_id) for follower in followers])
@@ -67,9 +67,35 @@ def check_delivered(c, authors: dict[int, int], sample: int = 5) -> bool:
     return True
 
 
-def _post_and_wait(c, probe: Probe, author_id: int):
+def measure_pairs(world, first: tuple[int, str], second: tuple[int, str], followers: int,
+                  pairs: int) -> dict:  # fmt: skip
+    """Posts by two authors of ``followers`` each (``(author_id, text)``) in turn, one at a
+    time: each ratio second/first of deliveries/s (and end to end) from two posts side by
+    side, as reads pair their runs (the machine's speed drifts); the medians, and each
+    side's figures as ``measure`` gives them."""
+    c = world.c
+    with Probe().installed(c) as probe:
+        _post_and_wait(c, probe, first[0])  # warm-up: scripts loaded, outbox built
+        traces = [[_post_and_wait(c, probe, *side) for side in (first, second)]
+                  for _ in range(pairs)]  # fmt: skip
+    world.settle()
+    found = {}
+    for name, rate in (("", "deliveries_per_s"), ("end_to_end_", None)):
+        runs = [[t[rate] if rate else t["deliveries"] / t["visible_s"] for t in pair]
+                for pair in traces]  # fmt: skip
+        found[f"{name}pairs"] = [[rounded(x, 0) for x in pair] for pair in runs]
+        found[f"{name}ratio"] = rounded(statistics.median(b / a for a, b in runs))
+    sides = [
+        {**_result(followers, world.concurrency, list(side)),
+         "list_deliveries_per_post": side[0]["list_deliveries"]}
+        for side in zip(*traces, strict=True)
+    ]  # fmt: skip
+    return {"sides": sides, **found}
+
+
+def _post_and_wait(c, probe: Probe, author_id: int, text: str = "benchmark post"):
     created = time.time()
-    post = posts.create_post(c.uow, c.fanout, c.ids, author_id, "benchmark post")
+    post = posts.create_post(c.uow, c.fanout, c.ids, author_id, text)
     trace = probe.trace(post["_id"])
     trace.created = created
     return probe.wait(post["_id"]).phases()

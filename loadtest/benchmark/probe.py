@@ -1,8 +1,9 @@
 """Timing the fan-out service functions from the outside, per post and phase.
 
 The planner (``deliver_post``), the follower lookup it makes (``follower_chunks``), the
-chunk tasks it enqueues (``queue.send``) and the chunk deliveries (``deliver_chunk``) are
-wrapped while a measurement runs; the wrappers only read the clock.
+chunk tasks it enqueues (``queue.send``), the chunk deliveries (``deliver_chunk``) and the
+planner's writes to list feeds (``list_feeds.add``) are wrapped while a measurement runs;
+the wrappers only read the clock.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class Trace:
     lookup: tuple[float, float] | None = None
     sends: list[tuple[float, float]] = dataclasses.field(default_factory=list)
     chunks: list[tuple[float, float, int]] = dataclasses.field(default_factory=list)
+    lists: list[tuple[float, float, int]] = dataclasses.field(default_factory=list)  # feeds
     planned: int | None = None  # chunk tasks the planner sent
 
     @property
@@ -32,11 +34,13 @@ class Trace:
         return self.planned is not None and len(self.chunks) >= self.planned
 
     def phases(self) -> dict:
-        """Seconds in each phase, from post creation to the last chunk done."""
-        first_start = min(start for start, _, _ in self.chunks)
+        """Seconds in each phase, from post creation to the last chunk done. Delivery runs
+        from the first write (a chunk, or the planner's to list feeds) to the last."""
         first_end = min(end for _, end, _ in self.chunks)
-        last_end = max(end for _, end, _ in self.chunks)
-        delivered = sum(n for _, _, n in self.chunks)
+        writes = self.chunks + self.lists
+        first_start = min(start for start, _, _ in writes)
+        last_end = max(end for _, end, _ in writes)
+        delivered = sum(n for _, _, n in writes)
         return {
             "queued_s": self.plan[0] - self.created,
             "lookup_s": self.lookup[1] - self.lookup[0],
@@ -46,6 +50,7 @@ class Trace:
             "first_visible_s": first_end - self.created,
             "lookup_end_s": self.lookup[1] - self.created,
             "deliveries": delivered,
+            "list_deliveries": sum(n for _, _, n in self.lists),
             "chunks": len(self.chunks),
             "deliveries_per_s": delivered / max(last_end - first_start, 1e-9),
         }
@@ -65,6 +70,7 @@ class Probe:
     def installed(self, c):
         deliver_post, deliver_chunk = Fanout.deliver_post, Fanout.deliver_chunk
         follower_chunks, send = c.follows.follower_chunks, c.queue.send
+        c.list_feeds.add = self._list_add(c.list_feeds.add)
         Fanout.deliver_post = self._plan(deliver_post)
         Fanout.deliver_chunk = self._chunk(deliver_chunk)
         c.follows.follower_chunks = self._lookup(follower_chunks)
@@ -73,7 +79,7 @@ class Probe:
             yield self
         finally:
             Fanout.deliver_post, Fanout.deliver_chunk = deliver_post, deliver_chunk
-            del c.follows.follower_chunks, c.queue.send  # the class's methods again
+            del c.follows.follower_chunks, c.queue.send, c.list_feeds.add  # the class's again
 
     def wait(self, post_id: int, timeout: float = 600.0) -> Trace:
         trace = self.trace(post_id)
@@ -116,6 +122,19 @@ class Probe:
             if name == fanout.DELIVER_CHUNK:
                 self.trace(args[0]).sends.append((start, time.time()))
             return result
+
+        return timed
+
+    def _list_add(self, add):
+        """The list feeds a post was written to (those that exist), and when."""
+
+        def timed(keys, entry):
+            start = time.time()
+            written = add(keys, entry)
+            trace = self.trace(entry.post_id)
+            with self._lock:
+                trace.lists.append((start, time.time(), written))
+            return written
 
         return timed
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import time
 from collections.abc import Iterable
 
@@ -28,32 +29,41 @@ def new_ids(c, count: int) -> list[int]:
 
 
 def follow_all(c, edges: list[tuple[int, int]]) -> None:
-    """Insert ``(follower, followee)`` edges in bulk and bring every copy up to date.
-
-    mongomock checks a unique index by scanning the whole collection on every insert, so
-    100k edges would take hours: the unique index is dropped for the load and built again
-    after it, which checks uniqueness once (in O(n)). The followees' counters are then
-    raised as the follow service would have.
-    """
-    follows = c.follows._follows  # the benchmark's one reach into a store: see the report
-    follows.drop_index("follower_followee_unique")
+    """Insert ``(follower, followee)`` edges in bulk and bring every copy up to date; the
+    followees' counters are then raised as the follow service would have."""
     created_at = dt.datetime.now(dt.UTC)  # the follows validator requires a date
-    try:
-        for start in range(0, len(edges), BATCH):
-            follows.insert_many(
-                [
-                    {"follower_id": a, "followee_id": b, "created_at": created_at}
-                    for a, b in edges[start : start + BATCH]
-                ],
-                ordered=False,
-            )
-    finally:
-        c.follows.ensure_indexes()
+    follows = c.follows._follows  # the benchmark's reaches into stores: see the report
+    documents = ({"follower_id": a, "followee_id": b, "created_at": created_at} for a, b in edges)
+    _insert_unchecked(follows, "follower_followee_unique", c.follows.ensure_indexes, documents)
     followers: dict[int, int] = {}
     for _, followee in edges:
         followers[followee] = followers.get(followee, 0) + 1
     for author_id, count in followers.items():
         add_followers(c, author_id, count)
+
+
+def follow_tag(c, account_ids: list[int], tag: str) -> None:
+    """``account_ids`` follow ``tag`` (its normal form), inserted in bulk as follow edges."""
+    created_at = dt.datetime.now(dt.UTC)
+    documents = ({"account_id": a, "tag": tag, "created_at": created_at} for a in account_ids)
+    store = c.tag_follows
+    _insert_unchecked(store._follows, "account_tag_unique", store.ensure_indexes, documents)
+
+
+def _insert_unchecked(collection, unique: str, ensure_indexes, documents: Iterable[dict]) -> None:
+    """Insert in batches with the ``unique`` index dropped, then build the indexes again.
+
+    mongomock checks a unique index by scanning the whole collection on every insert, so
+    100k edges would take hours: built again after the load, it checks uniqueness once (in
+    O(n)).
+    """
+    collection.drop_index(unique)
+    documents = iter(documents)
+    try:
+        while batch := list(itertools.islice(documents, BATCH)):
+            collection.insert_many(batch, ordered=False)
+    finally:
+        ensure_indexes()
 
 
 def load_followees(c, edges: list[tuple[int, int]]) -> None:
