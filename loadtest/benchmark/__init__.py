@@ -28,6 +28,11 @@ class Size:
     memory_users: int
     rules_followees: int  # feed rules: authors followed, each posting and boosting
     hidden_accounts: int  # ...and accounts a filtered reader blocks or mutes
+    list_members: int  # list pages: readers' lists hold the ordinary authors they follow
+    list_modes: tuple[str, ...]  # ...read in these modes, in this order
+    list_followers: int  # delivery to lists: followers of each of the two authors...
+    lists_holding: int  # ...the lists holding the second...
+    tag_followers: int  # ...and the followers of the tag its posts carry
 
 
 SIZES = {
@@ -47,6 +52,11 @@ SIZES = {
         memory_users=50,
         rules_followees=5,
         hidden_accounts=20,
+        list_members=5,
+        list_modes=("hybrid", "read"),  # a push and a pull mode: CI's time is short
+        list_followers=100,
+        lists_holding=5,
+        tag_followers=100,
     ),
     "full": Size(
         name="full",
@@ -64,5 +74,10 @@ SIZES = {
         memory_users=10_000,
         rules_followees=100,
         hidden_accounts=1000,
+        list_members=100,
+        list_modes=("hybrid", "write", "adaptive", "read"),  # each switch backfills few
+        list_followers=10_000,
+        lists_holding=100,
+        tag_followers=10_000,
     ),
 }

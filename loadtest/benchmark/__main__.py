@@ -15,6 +15,7 @@ from loadtest.benchmark import (
     Size,
     delivery,
     feed_rules,
+    lists_and_tags,
     memory,
     reads,
     redis_ceiling,
@@ -66,6 +67,15 @@ def run(size: Size, log=lambda message: None) -> dict:
         with World(server.url, concurrency=size.concurrency) as world:
             tokens = feed_rules.setup(world, size)
             figures["feed_rules"] = feed_rules.measure(world, size, tokens)
+        log(f"[{size.name}] list pages against home pages...")
+        with World(server.url, concurrency=size.concurrency) as world:
+            readers = lists_and_tags.setup_pages(world, size)
+            figures["list_pages"], found = lists_and_tags.measure_pages(world, size, readers)
+            profiles += found
+        log(f"[{size.name}] delivery to {size.lists_holding} lists with a followed tag...")
+        with World(server.url, concurrency=size.concurrency) as world:
+            authors = lists_and_tags.setup_delivery(world, size)
+            figures["list_delivery"] = lists_and_tags.measure_delivery(world, size, authors)
     figures["profiles"] = profiles
     figures["environment"]["load_average_end"] = environment.load_average()
     figures["targets"] = check(figures)
