@@ -1,6 +1,6 @@
 """The feeds lists and followed hashtags add: a list's page against a home page of the same
-size, in each mode (every one at full size), and what a post's delivery costs when its author is in lists and its
-tag is followed.
+size, in each mode (every one at full size), and what a post's delivery costs when its
+author is in lists and its tag is followed.
 
 A list's feed is fed as a home is (``socialapp.list_reader``): readers who follow
 ``list_members`` authors and the celebrities, and own a list holding all of them, read their
@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 
 from loadtest.benchmark import delivery, profiles, reads, seed
+from socialapp.domain.lists import MAX_CHANGED
 from socialapp.services import lists, operators, posts, timeline
 
 TAG = "listed"
@@ -32,7 +33,8 @@ def _list_of(c, owner_id: int, members: list[int]) -> int:
     """A new list of the owner's holding ``members`` (whom the owner follows), its feed
     built as its first read builds it."""
     list_id = lists.create_list(c.lists, c.ids, owner_id, "benchmark")["_id"]
-    lists.add_members(c.uow, c.fanout, owner_id, list_id, members)
+    for start in range(0, len(members), MAX_CHANGED):  # as many as one request may add
+        lists.add_members(c.uow, c.fanout, owner_id, list_id, members[start : start + MAX_CHANGED])
     _list_page(c, owner_id, list_id)
     return list_id
 

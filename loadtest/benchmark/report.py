@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 from loadtest.benchmark import plots
 from loadtest.benchmark.feed_rules import MODES
 from loadtest.environment import run_line
+from socialapp.domain.fanout import MODES as FANOUT_MODES
 
 SECTIONS = ("environment", "size", "redis_ceiling", "memory", "delivery", "reads", "feed_rules",
-            "profiles", "targets")  # fmt: skip
+            "list_pages", "list_delivery", "profiles", "targets")  # fmt: skip
 PLOTS = {"deliveries.png": plots.deliveries, "read_latency.png": plots.read_latency}
 
 
@@ -41,6 +43,13 @@ def headlines(figures: dict) -> list[str]:
             f"{name} timeline page (20 posts, anonymous) / /healthz req/s: "
             f"{found['ratio']:.0%} (median of alternating runs, /healthz / page: {pairs})"
         )
+    for mode, found in figures["list_pages"]["list_vs_home"].items():
+        lines.append(f"{mode} mode, list page p50 / home page p50: {found['ratio']:.3g}x")
+    listed = figures["list_delivery"]
+    lines.append(
+        f"deliveries/s, author in {listed['lists']} lists with a followed tag / plain: "
+        f"{listed['ratio']:.3g}x (end to end {listed['end_to_end_ratio']:.3g}x)"
+    )
     half = reads["hybrid_half_load"]
     lines.append(
         f"hybrid home ({half['followees']} followees, {half['celebrities']} celebrities) at "
@@ -83,6 +92,10 @@ def summary(f: dict) -> str:
         "![read latency against followees](read_latency.png)\n",
         "## Blocks, mutes and boosts on a page\n",
         _feed_rules(f["feed_rules"]),
+        "## List pages against home pages\n",
+        _list_pages(f["list_pages"]),
+        "## Delivery to lists, with a followed tag\n",
+        _list_delivery(f["list_delivery"]),
         "## Redis memory\n",
         _memory(f),
         "## Profiles\n",
@@ -119,6 +132,14 @@ METHOD = """\
   the closed-loop throughput, latency counted from each request's scheduled time. Readers
   follow N ordinary authors (3 posts each) and K celebrities (pulled in hybrid mode); every
   page is 20 posts served from Redis (`from_store` counts pages that fell back to MongoDB).
+- **Lists and tags**: hashtag (`#bench`, half the read posts) and public pages are read
+  anonymously against `/healthz` on the hybrid server, alternately. List pages: readers
+  follow the authors and celebrities their one list holds (posts as above), and read
+  `/v1/me/lists/{id}/timeline` and their home alternately on one server per mode. Delivery:
+  two authors with the same followers post in turn (mode `write`), one plain, the other in
+  lists (owned by their followers, each list read once so its feed exists) and tagging a
+  tag followed in bulk (its page read once); deliveries count home and list-feed entries
+  written, from the first written (the planner writes the lists' feeds) to the last.
 - **Memory**: `INFO memory` used_memory deltas on an empty database; `MEMORY USAGE ... SAMPLES
   0` for single homes.
 """
@@ -316,7 +337,48 @@ def _shared_pairs(reads: dict) -> str:
     return "Alternating runs on the same server, 20 posts, anonymous: " + "; ".join(parts) + "."
 
 
+def _why_list(f: dict, mode: str) -> list[str]:
+    pairs = f["list_pages"]["list_vs_home"][mode]["pairs"]
+    lines = [
+        "A list page is read by `ListReader` (`services.lists.read_list`): the list document "
+        "and its member ids from MongoDB, the members' hidden and author copies from Redis, "
+        "then the list's feed (or, pulled, the outboxes), where a home page is one script "
+        "call. Alternating pairs (p50 ms, home / list): "
+        + ", ".join(f"{a} / {b}" for a, b in pairs)
+        + "."
+    ]
+    found = _find_profile(f, f"read_list service, {mode} mode")
+    if found:
+        lines.append(f"{found['name']}: {found['wall_ms_per_call']} ms per call; hot "
+                     "spots: " + _hot(found))  # fmt: skip
+    return lines
+
+
+def _why_list_delivery(f: dict) -> list[str]:
+    listed = f["list_delivery"]
+    plain, tagged = listed["sides"]
+    phases = ("delivery_s", "visible_s", "lookup_end_s", "first_visible_s")
+    return [
+        "Delivery runs from the first entry written to the last. A listed author's planner "
+        "writes the lists' feeds first (one script for all of them), then reads the "
+        "followers and sends the chunks: the window opens before the lookup and the first "
+        "chunk task, which a plain post's window starts after. p50 s, plain / listed: "
+        + "; ".join(
+            f"{name[:-2]} {plain['phases'][name]['p50']} / {tagged['phases'][name]['p50']}"
+            for name in phases
+        )
+        + ". Per pair (deliveries/s, plain / listed): "
+        + ", ".join(f"{a:,.0f} / {b:,.0f}" for a, b in listed["pairs"])
+        + f"; end to end (post created to last entry) the ratio is "
+        f"{listed['end_to_end_ratio']}x.",
+        f"The tag's {listed['tag_followers']:,} followers are not delivered to: a followed tag "
+        "is pulled at read time, and the post enters the tag's one shared feed.",
+    ]
+
+
 WHY = {
+    **{f"list_{mode}": functools.partial(_why_list, mode=mode) for mode in FANOUT_MODES},
+    "list_delivery": _why_list_delivery,
     **{f"{mode}_filtered": _why_filtered for mode in MODES},
     "public_throughput": _why_shared,
     "tag_throughput": _why_shared,
@@ -393,6 +455,50 @@ def _feed_rules(rules: dict) -> str:
         f"{rules['hidden_accounts']} accounts, two of them authors of boosted posts. Pages "
         "of 20 read alternately on one server; the ratio is the median of the pairs.\n\n"
         + _table(header, rows)
+    )
+
+
+def _list_pages(pages: dict) -> str:
+    found = pages["list_vs_home"]
+    pairs = len(next(iter(found.values()))["pairs"])
+    rows = [
+        [mode, *(f"{home} / {page}" for home, page in r["pairs"]), r["ratio"],
+         " / ".join(str(n) for n in r["page_sizes"])]
+        for mode, r in found.items()
+    ]  # fmt: skip
+    header = ["mode", *(f"pair {n + 1} p50 ms, home / list" for n in range(pairs)), "ratio",
+              "posts, home / list page"]  # fmt: skip
+    return (
+        f"Readers following {pages['members']} authors (3 posts each) and "
+        f"{pages['celebrities']} celebrities, each owning a list that holds all of them: their "
+        "home and their list page (20 posts) read alternately on one server per mode; the "
+        "ratio is the median of the pairs.\n\n" + _table(header, rows)
+    )
+
+
+def _list_delivery(listed: dict) -> str:
+    rows = []
+    for name, r in zip(("plain", "in lists, tagged"), listed["sides"], strict=True):
+        p = r["phases"]
+        rows.append([
+            name, f"{r['followers']:,}", r["list_deliveries_per_post"],
+            f"{r['deliveries_per_post']:,}", f"{r['deliveries_per_s']:,.0f}",
+            ", ".join(f"{x:,.0f}" for x in r["deliveries_per_s_runs"]),
+            f"{r['end_to_end_deliveries_per_s']:,.0f}",
+            *(f"{p[k]['p50']:.3f} / {p[k]['p95']:.3f}" for k in ("delivery_s", "visible_s")),
+        ])  # fmt: skip
+    header = ["author", "followers", "list feeds", "deliveries per post",
+              "deliveries/s (median)", "per post", "end to end/s", "delivery s p50/p95",
+              "visible s p50/p95"]  # fmt: skip
+    return (
+        f"Two authors of {listed['followers']:,} followers post in turn, mode `write`, "
+        f"{listed['sides'][0]['concurrency']} worker threads: one plain, one in "
+        f"{listed['lists']} lists whose post carries a tag {listed['tag_followers']:,} "
+        "accounts follow. Deliveries are home and list-feed entries written.\n\n"
+        + _table(header, rows)
+        + f"\nListed / plain deliveries/s, median of {len(listed['pairs'])} pairs: "
+        f"{listed['ratio']}x (pairs {', '.join(f'{b / a:.2f}' for a, b in listed['pairs'])}); "
+        f"end to end {listed['end_to_end_ratio']}x.\n"
     )
 
 

@@ -42,6 +42,20 @@ def check(figures: dict) -> list[dict]:
         )
         for mode, found in rules["filtered_vs_plain"].items()
     ]
+    pages = figures["list_pages"]
+    lists = [
+        _at_most(
+            f"list_{mode}",
+            f"{mode} mode p50, a list page / a home page ({pages['members']} members + "
+            f"{pages['celebrities']} celebrities, followed; median of {len(found['pairs'])} "
+            "alternating pairs)",
+            found["ratio"],
+            1.15,
+            "x",
+        )
+        for mode, found in pages["list_vs_home"].items()
+    ]
+    listed = figures["list_delivery"]
     return [
         _at_least(
             "deliveries",
@@ -87,6 +101,14 @@ def check(figures: dict) -> list[dict]:
             f"read mode p50 with {many} followees / with {few} (median of "
             f"{len(ratios['read']['pairs'])} alternating pairs)",
             ratios["read"]["ratio"], 5.0, "x",
+        ),
+        *lists,
+        _at_least(
+            "list_delivery",
+            f"deliveries/s, a {listed['followers']}-follower author in {listed['lists']} lists "
+            f"whose post carries a tag {listed['tag_followers']} accounts follow / the same "
+            f"without lists or tag (median of {len(listed['pairs'])} alternating pairs)",
+            listed["ratio"], 1.0, "x",
         ),
     ]  # fmt: skip
 

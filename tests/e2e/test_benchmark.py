@@ -34,11 +34,19 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     spent = figures["reads"]["hybrid_vs_healthz"]["server_cpu_ms_per_request"]
     assert len(spent) == 3 and all(ms > 0 for pair in spent for ms in pair)
     assert set(figures["reads"]["by_followees"]) == {"write", "read", "hybrid"}
-    assert len(figures["targets"]) == 12
+    assert len(figures["targets"]) == 15
     keys = {target["key"] for target in figures["targets"]}
     assert {"write_flat", "hybrid_flat", "write_filtered", "hybrid_filtered"} <= keys
-    assert {"public_throughput", "tag_throughput"} <= keys
+    assert {"list_hybrid", "list_read", "public_throughput", "tag_throughput"} <= keys
+    assert "list_delivery" in keys
     assert set(figures["reads"]["shared_vs_healthz"]) == {"public", "tag"}
+    pages = figures["list_pages"]["list_vs_home"]
+    assert set(pages) == {"hybrid", "read"}  # every mode at full size
+    assert all(found["page_sizes"] == [20, 20] for found in pages.values())
+    assert all(p50 > 0 for found in pages.values() for pair in found["pairs"] for p50 in pair)
+    plain, listed = figures["list_delivery"]["sides"]
+    assert (plain["deliveries_per_post"], plain["list_deliveries_per_post"]) == (100, 0)
+    assert (listed["deliveries_per_post"], listed["list_deliveries_per_post"]) == (105, 5)
     rules = figures["feed_rules"]["filtered_vs_plain"]
     assert set(rules) == {"write", "hybrid"}
     assert all(p50 > 0 for found in rules.values() for pair in found["pairs"] for p50 in pair)
@@ -46,6 +54,8 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     assert "## Targets" in summary and "deliveries.png" in summary
     assert "## Blocks, mutes and boosts on a page" in summary
     assert "The public and a hashtag's page against /healthz" in summary
+    assert "## List pages against home pages" in summary
+    assert "## Delivery to lists, with a followed tag" in summary
     assert "target" in capsys.readouterr().out
 
 
