@@ -64,22 +64,24 @@ def run(size: Size, log=lambda message: None) -> dict:
             figures["reads"], found = reads.measure(world, size, population)
             profiles += found
         log(f"[{size.name}] blocks, mutes and boosts on a page...")
-        with World(server.url, concurrency=size.concurrency) as world:
-            tokens = feed_rules.setup(world, size)
-            figures["feed_rules"] = feed_rules.measure(world, size, tokens)
+        figures["feed_rules"] = _in_world(server, size, feed_rules.setup, feed_rules.measure)
         log(f"[{size.name}] list pages against home pages...")
-        with World(server.url, concurrency=size.concurrency) as world:
-            readers = lists_and_tags.setup_pages(world, size)
-            figures["list_pages"], found = lists_and_tags.measure_pages(world, size, readers)
-            profiles += found
+        pages = lists_and_tags.setup_pages, lists_and_tags.measure_pages
+        figures["list_pages"], found = _in_world(server, size, *pages)
+        profiles += found
         log(f"[{size.name}] delivery to {size.lists_holding} lists with a followed tag...")
-        with World(server.url, concurrency=size.concurrency) as world:
-            authors = lists_and_tags.setup_delivery(world, size)
-            figures["list_delivery"] = lists_and_tags.measure_delivery(world, size, authors)
+        listed = lists_and_tags.setup_delivery, lists_and_tags.measure_delivery
+        figures["list_delivery"] = _in_world(server, size, *listed)
     figures["profiles"] = profiles
     figures["environment"]["load_average_end"] = environment.load_average()
     figures["targets"] = check(figures)
     return figures
+
+
+def _in_world(server: RedisServer, size: Size, setup, measure):
+    """``measure(world, size, setup(world, size))`` in a fresh world of its own."""
+    with World(server.url, concurrency=size.concurrency) as world:
+        return measure(world, size, setup(world, size))
 
 
 def _delivery(server: RedisServer, size: Size, log) -> tuple[dict, list[dict]]:
