@@ -67,6 +67,24 @@ def read_latency(figures: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def list_pages(figures: dict, path: Path) -> None:
+    """Home and list page p50 of each mode's pairs, side by side."""
+    found = figures["list_pages"]["list_vs_home"]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for n, r in enumerate(found.values()):
+        for side, colour, offset in (("home", "tab:blue", -0.2), ("list", "tab:orange", 0.2)):
+            p50s = [pair[side == "list"] for pair in r["pairs"]]
+            ax.scatter([n + offset] * len(p50s), p50s, color=colour,
+                       label=f"{side} page, each pair" if n == 0 else None)  # fmt: skip
+        ax.annotate(f"{r['ratio']:.2f}x", (n, max(max(pair) for pair in r["pairs"])),
+                    textcoords="offset points", xytext=(0, 6), ha="center")  # fmt: skip
+    ax.set_xticks(range(len(found)), list(found))
+    ax.set_ylim(top=max(p50 for r in found.values() for pair in r["pairs"] for p50 in pair) * 1.15)
+    ax.set_ylabel("p50 latency (ms), closed loop")
+    ax.set_title("A list page against a home page of the same size (median ratio)")
+    finish(fig, ax, path)
+
+
 def _followers(run: dict) -> int:
     return run["followers"]
 

@@ -13,7 +13,8 @@ from socialapp.domain.fanout import MODES as FANOUT_MODES
 
 SECTIONS = ("environment", "size", "redis_ceiling", "memory", "delivery", "reads", "feed_rules",
             "list_pages", "list_delivery", "profiles", "targets")  # fmt: skip
-PLOTS = {"deliveries.png": plots.deliveries, "read_latency.png": plots.read_latency}
+PLOTS = {"deliveries.png": plots.deliveries, "read_latency.png": plots.read_latency,
+         "list_pages.png": plots.list_pages}  # fmt: skip
 
 
 def write(figures: dict, out: Path) -> None:
@@ -94,6 +95,7 @@ def summary(f: dict) -> str:
         _feed_rules(f["feed_rules"]),
         "## List pages against home pages\n",
         _list_pages(f["list_pages"]),
+        "![list and home page p50 by mode](list_pages.png)\n",
         "## Delivery to lists, with a followed tag\n",
         _list_delivery(f["list_delivery"]),
         "## Redis memory\n",

@@ -11,7 +11,7 @@ import redis
 from loadtest.benchmark import __main__ as benchmark
 from loadtest.benchmark import redis_ceiling, report
 
-PARTS = ("summary.md", "figures.json", "deliveries.png", "read_latency.png")
+PARTS = ("summary.md", "figures.json", "deliveries.png", "read_latency.png", "list_pages.png")
 
 
 def test_smoke_run_writes_the_report(tmp_path, capsys):
