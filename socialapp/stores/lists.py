@@ -4,9 +4,10 @@ A list counts its members (``members``); every change of members moves the count
 same transaction, under a bound it checks (``find_one_and_update`` on the list), so two
 requests adding at once write the one list document and are serialised by it. A member names
 the list's owner too, so an unfollow finds the follower's lists holding the account by an
-index, and delivery will find the lists that hold an author by another. The members of an
-account's exclusive lists, whose posts leave its home, are found by the owner's lists and
-then the members of those (both by index).
+index, and delivery finds the lists that hold an author by another (``account_owner``,
+which the forecast counts an author's memberships on too). The members of an account's
+exclusive lists, whose posts leave its home, are found by the owner's lists and then the
+members of those (both by index).
 """
 
 from __future__ import annotations
@@ -91,6 +92,22 @@ class ListStore:
             return False
         self._members.delete_many({"list_id": list_id}, session=session)
         return True
+
+    def total(self) -> int:
+        """Lists, from the collection's metadata: counting them would walk every document."""
+        return self._lists.estimated_document_count()
+
+    def total_members(self) -> int:
+        """List memberships (one per list and account on it), from the metadata."""
+        return self._members.estimated_document_count()
+
+    def memberships(self, account_ids: list[int]) -> dict[int, int]:
+        """How many lists hold each of ``account_ids``: one count on ``account_owner`` each
+        (the index's keys of that account, never a list or a member document)."""
+        return {
+            account: self._members.count_documents({"account_id": account})
+            for account in account_ids
+        }
 
     def holding(self, owner_id: int, account_id: int) -> list[dict]:
         """The owner's lists that hold ``account_id``, oldest first."""

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from redis.cluster import RedisCluster
+
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores.timelines import (
@@ -34,6 +36,8 @@ from socialapp.stores.timelines import (
 from socialapp.stores.unavailable import REDIS, translates
 
 PUBLIC = "public"
+SCAN_BATCH = 1000  # keys a SCAN call looks at (its COUNT)
+SCAN_CALLS = 20  # SCAN calls ``sizes`` makes at most: about 20,000 keys looked at
 
 
 class SharedPage(NamedTuple):
@@ -167,3 +171,37 @@ class SharedFeeds(FeedSets):
 
     def cap(self, key: str) -> int:
         return self.public_cap if key == PUBLIC else self.tag_cap
+
+    def sizes(self, calls: int = SCAN_CALLS) -> Sizes:
+        """Entries of the public feed, and the hashtag feeds in Redis, counted by ``SCAN``
+        (never ``KEYS``, which blocks the server while it walks every key): ``calls`` calls
+        at most on each server, each looking at about ``SCAN_BATCH`` keys. Past them the
+        count found is scaled to the keys the server holds (SCAN walks the hash table, in
+        no order of names) and is not ``exact``."""
+        tags, exact = 0, True
+        for node in _servers(self._client):
+            found, looked, cursor = 0, 0, None
+            while cursor != 0 and looked < calls:
+                cursor, keys = node.scan(cursor or 0, match=tag_key("*"), count=SCAN_BATCH)
+                found, looked = found + len(keys), looked + 1
+            if cursor != 0:
+                exact = False
+                found = max(found, round(found * node.dbsize() / (looked * SCAN_BATCH)))
+            tags += found
+        public = self._client.zcard(PUBLIC)
+        return Sizes(max(public - 1, 0), tags, exact)  # less the floor sentinel
+
+
+def _servers(client) -> list:
+    """Each server holding keys: the primaries of a cluster, else the one server."""
+    if isinstance(client, RedisCluster):
+        return [client.get_redis_connection(node) for node in client.get_primaries()]
+    return [client]
+
+
+class Sizes(NamedTuple):
+    """What the shared feeds hold, as ``SharedFeeds.sizes`` found it."""
+
+    public_entries: int  # entries of ``public`` (0: not in Redis)
+    tag_feeds: int  # ``tag:{name}`` feeds in Redis: counted, or estimated unless ``exact``
+    exact: bool  # the scan saw every key

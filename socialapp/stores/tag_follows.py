@@ -64,6 +64,10 @@ class TagFollowStore:
     def count_followed(self, account_id: int) -> int:
         return self._follows.count_documents({"account_id": account_id})
 
+    def total(self) -> int:
+        """Tag follows, from the collection's metadata: counting them would walk them all."""
+        return self._follows.estimated_document_count()
+
     def following_among(self, account_id: int, names: list[str]) -> set[str]:
         """Which of ``names`` the account follows: one query."""
         query = {"account_id": account_id, "tag": {"$in": names}}
