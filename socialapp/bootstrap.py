@@ -280,7 +280,9 @@ def build(settings: Settings) -> Components:
             config=settings,
         ),
         notifier=Notifier(notifications, filters, likes, posts, ids, queue, streams, boosts),
-        forecaster=Forecaster(users, follows, posts, activity, timelines, series, settings),
+        forecaster=Forecaster(
+            users, follows, posts, activity, timelines, series, lists, tag_follows, settings
+        ),
         auditor=Auditor(home, activity, posts, fanout_settings, audits, queue, settings),
         queue=queue,
         metrics=metrics,

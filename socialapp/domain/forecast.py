@@ -10,14 +10,22 @@ measured reading rate, the fan-out work per second: deliveries weighted by ``cos
 (one push delivery over pulling one outbox at one read, as ``make workload`` fits it) plus
 the outboxes reads merge. Storing a post and rendering a page cost the same at every
 threshold and are left out, so the work compares thresholds: the least is the cheapest for
-the mix measured now. Plain Python.
+the mix measured now.
+
+Lists are fed by the same rule as homes: a pushed author's post becomes one entry in each
+list that holds them (``list:{owner}:id``) whose owner is active, counted as homes are (the
+active share of the author's list memberships); a pulled author is read by list readers as
+by home readers. Their deliveries and memory are figures of their own, beside the homes'
+(the work stays the homes' own, as the reads measured are home pages). Followed hashtags
+are never pushed: their cost is on the read side, one shared feed per followed tag read by
+each home page of a reader following them, whatever the threshold. Plain Python.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from socialapp.domain.fanout import FanoutConfig
 
@@ -46,6 +54,17 @@ class Graph:
     reads_per_hour: float = 0.0  # home reads, measured over ``reads_window_hours``
     reads_window_hours: float = 0.0
     cost_ratio: float = 3.0  # one push delivery over pulling one outbox at one read
+    lists: int = 0  # lists, every owner's (a list feed per list, as a home per reader)
+    # Lists holding each author whose memberships were counted; any other author's are
+    # estimated as their followers times ``list_memberships_per_follower``.
+    list_memberships: Mapping[int, int] = dataclasses.field(default_factory=dict)
+    list_memberships_per_follower: float = 0.0
+    sampled_followed_tags: Sequence[int] = ()  # tags each sampled active reader follows
+
+    def memberships(self, author: Author) -> float:
+        """The lists holding ``author``: counted, or estimated from their followers."""
+        found = self.list_memberships.get(author.id)
+        return author.followers * self.list_memberships_per_follower if found is None else found
 
 
 def percentiles(values: Sequence[float], weights: Sequence[float] | None = None) -> dict:
@@ -87,6 +106,10 @@ def forecast(threshold: int, graph: Graph) -> dict:
     mean_merged = sum(merged) / len(merged) if merged else 1.0
     work = graph.cost_ratio * per_second + reads_per_second * mean_merged
     reads_per_post = reads_per_second / posts_per_second if posts_per_second else None
+    lists = _lists(graph, pushed, pulled)
+    tags = graph.sampled_followed_tags
+    mean_tags = sum(tags) / len(tags) if tags else 0.0
+    with_tags = sum(1 for n in tags if n) / len(tags) if tags else 0.0
     return {
         "threshold": threshold,
         "authors_pushed": len(pushed),
@@ -107,6 +130,30 @@ def forecast(threshold: int, graph: Graph) -> dict:
         "window_hours": graph.window_hours,
         "reads_window_hours": graph.reads_window_hours,
         "cost_ratio": graph.cost_ratio,
+        **lists,
+        "tag_feeds_per_read": percentiles(tags),
+        "tag_feeds_read_per_second": round(reads_per_second * mean_tags, 4),
+        "readers_with_followed_tags": round(graph.active_readers * with_tags),
+        "readers_sampled_for_tags": len(tags),
+    }
+
+
+def _lists(graph: Graph, pushed: list[Author], pulled: set[int]) -> dict:
+    """The list feeds at a threshold: a pushed author's post is one entry in each list
+    holding them whose owner is active; a pulled author's memberships are read at list
+    reads instead. Memory is capped at a full feed per list of an active owner."""
+    memberships = {a.id: graph.memberships(a) for a in graph.authors}
+    targets = {a.id: memberships[a.id] * graph.active_share for a in pushed}
+    per_second = sum(targets[a.id] * a.posts_per_hour for a in pushed) / 3600
+    entries = sum(min(a.posts, graph.outbox_cap) * targets[a.id] for a in pushed)
+    entries = min(entries, graph.lists * graph.active_share * graph.timeline_cap)
+    return {
+        "list_memberships": round(sum(memberships.values())),
+        "list_memberships_pulled": round(sum(memberships[a] for a in pulled)),
+        "list_authors_counted": len(graph.list_memberships),
+        "list_deliveries_per_second": round(per_second, 4),
+        "list_timeline_entries": math.floor(entries),
+        "list_timeline_memory_bytes": math.floor(entries * graph.entry_bytes),
     }
 
 

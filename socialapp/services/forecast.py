@@ -11,15 +11,21 @@ from socialapp.domain import forecast as model
 from socialapp.domain.ids import first_id_at
 from socialapp.metrics import BUILT
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.lists import ListStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import KEEP_SECONDS, STEP_SECONDS, SeriesStore
+from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
 WINDOW_HOURS = 1.0  # posting rates are measured over the last hour of posts
 READS_WINDOW_STEPS = KEEP_SECONDS // STEP_SECONDS - 1  # home reads: the series' whole ring
 READER_SAMPLE = 200  # active readers whose followees say how many outboxes a read merges
+# Authors whose list memberships are counted (an index count each): the largest half by
+# followers, where thresholds move most memberships, and a random half of the others, whose
+# memberships per follower estimate the rest.
+LIST_AUTHOR_SAMPLE = 200
 # Redis memory per home-timeline entry when no sampled home holds one to measure: what
 # `make benchmark` measured (reports/benchmark).
 ENTRY_BYTES = 113
@@ -29,7 +35,7 @@ ENTRY_BYTES = 113
 class Forecaster:
     """The forecast and what it reads: the graph and posts of record, readers' activity
     (``activity``), the timelines' memory and the home reads every process counted
-    (``series``)."""
+    (``series``), the lists that hold authors and the tags readers follow."""
 
     users: UserStore
     follows: FollowStore
@@ -37,6 +43,8 @@ class Forecaster:
     activity: ReaderActivity
     timelines: TimelineStore
     series: SeriesStore
+    lists: ListStore
+    tag_follows: TagFollowStore
     config: Settings
 
     def threshold(self, threshold: int, clock=time.time) -> dict:
@@ -66,6 +74,7 @@ class Forecaster:
             for user in self.users.authors_with_followers()
         ]
         authors += [model.Author(id=a, followers=0, posts_per_hour=r) for a, r in rates.items()]
+        memberships, per_follower = _list_memberships(self.lists, authors)
         readers = max(self.users.count(), 1)
         inactive_after = self.config.inactive_after_seconds
         active = self.activity.count_active(inactive_after)
@@ -85,7 +94,27 @@ class Forecaster:
             reads_per_hour=_reads_per_hour(self.series, clock()),
             reads_window_hours=READS_WINDOW_STEPS * STEP_SECONDS / 3600,
             cost_ratio=self.config.adaptive_cost_ratio,
+            lists=self.lists.total(),
+            list_memberships=memberships,
+            list_memberships_per_follower=per_follower,
+            sampled_followed_tags=[self.tag_follows.count_followed(r) for r in sample],
         )
+
+
+def _list_memberships(
+    lists: ListStore, authors: list[model.Author], sample: int = LIST_AUTHOR_SAMPLE
+) -> tuple[dict[int, int], float]:
+    """The lists holding each of the authors counted, and the memberships per follower the
+    others are estimated at: every author is counted when they are ``sample`` at most, else
+    the largest half and a random half of the others, whose memberships per follower
+    estimate the rest (lists hold accounts their owner follows)."""
+    if len(authors) <= sample:
+        return lists.memberships([a.id for a in authors]), 0.0
+    by_size = sorted(authors, key=lambda a: a.followers, reverse=True)
+    drawn = random.sample(by_size[sample // 2 :], sample - sample // 2)
+    found = lists.memberships([a.id for a in by_size[: sample // 2] + drawn])
+    followers = sum(a.followers for a in drawn)
+    return found, sum(found[a.id] for a in drawn) / followers if followers else 0.0
 
 
 def _reads_per_hour(series: SeriesStore, now: float) -> float:

@@ -1,5 +1,9 @@
 """The threshold forecast, computed by hand on a small graph."""
 
+import math
+
+import pytest
+
 from socialapp.domain.forecast import Author, Graph, forecast, percentiles, posting_rates
 from socialapp.domain.ids import first_id_at, id_time_ms
 
@@ -71,6 +75,64 @@ def test_the_work_weighs_deliveries_by_the_cost_ratio_and_adds_the_outboxes_read
     assert pushed_all["fanout_work_per_second"] > everyone["fanout_work_per_second"]
     assert forecast(500, graph())["reads_per_post"] == 0.0  # no read measured
     assert forecast(500, graph(authors=[Author(1, followers=3)]))["reads_per_post"] is None
+
+
+# SMALL (10 followers, 5 posts, 2/h) is held by 4 lists, CELEBRITY (1000, 50 posts, 1/h) by
+# 100, LONELY by none; half the owners are active, as half the readers (active_share 0.5).
+HELD = {1: 4, 2: 100, 3: 0}
+
+
+@pytest.mark.parametrize(
+    ("threshold", "changes", "per_second", "entries", "pulled"),
+    [
+        # SMALL pushed to 4 x 0.5 = 2 lists, CELEBRITY pulled by its 100 lists' readers.
+        (500, {}, 2 * 2.0 / 3600, 5 * 2, 100),
+        # Everyone pushed: SMALL to 2 lists, CELEBRITY to 50 (50 posts held in each).
+        (1001, {}, (2 * 2.0 + 50 * 1.0) / 3600, 5 * 2 + 50 * 50, 0),
+        # Everyone pulled: no list delivery, every membership read at list reads.
+        (1, {}, 0.0, 0, 104),
+        # Memory is capped at a full feed per list of an active owner: 2 x 0.5 x 800.
+        (1001, {"lists": 2}, (2 * 2.0 + 50 * 1.0) / 3600, 800, 0),
+        # An override to pull wins for lists as for homes.
+        (1001, {"authors": [Author(1, 10, 5, 2.0, "pull"), CELEBRITY, LONELY]}, 50 / 3600, 2500, 4),
+        # SMALL not counted: estimated at 0.3 lists per follower, 3 lists, 1.5 of them active.
+        (500, {"list_memberships": {2: 100, 3: 0}}, 1.5 * 2.0 / 3600, 7.5, 100),
+        # Nobody on a list: nothing to deliver, whatever the threshold.
+        (1001, {"list_memberships": {}, "list_memberships_per_follower": 0.0}, 0.0, 0, 0),
+    ],
+)
+def test_lists_are_pushed_and_pulled_by_the_homes_rule(
+    threshold, changes, per_second, entries, pulled
+):
+    listed = graph(
+        **{"list_memberships": HELD, "list_memberships_per_follower": 0.3, "lists": 60, **changes}
+    )
+    result = forecast(threshold, listed)
+    assert result["list_deliveries_per_second"] == round(per_second, 4)
+    assert result["list_timeline_entries"] == math.floor(entries)
+    assert result["list_timeline_memory_bytes"] == math.floor(entries * 100)  # homes' per entry
+    assert result["list_memberships_pulled"] == pulled
+    assert result["list_authors_counted"] == len(listed.list_memberships)
+    # The homes' figures stay what they were without lists.
+    unlisted = forecast(threshold, graph(authors=listed.authors))
+    for name in ("deliveries_per_second", "timeline_entries", "fanout_work_per_second"):
+        assert result[name] == unlisted[name]
+
+
+def test_followed_tags_cost_reads_at_every_threshold_and_no_delivery():
+    """Three sampled readers follow 0, 1 and 3 tags; 36 home reads an hour read their feeds."""
+    tagged = graph(sampled_followed_tags=[0, 1, 3], reads_per_hour=36.0)
+    for threshold in (1, 500, 1001):
+        result = forecast(threshold, tagged)
+        assert result["tag_feeds_per_read"] == {"p50": 1, "p99": 3, "max": 3}
+        assert result["tag_feeds_read_per_second"] == round(36 / 3600 * 4 / 3, 4)
+        assert result["readers_with_followed_tags"] == 67  # 2 of 3 sampled, of 100 active
+        assert result["readers_sampled_for_tags"] == 3
+        assert result["list_deliveries_per_second"] == 0.0  # no list holds anyone
+    untagged = forecast(500, graph())
+    assert (
+        untagged["tag_feeds_read_per_second"] == 0 and untagged["readers_with_followed_tags"] == 0
+    )
 
 
 def test_percentiles_and_rates():
