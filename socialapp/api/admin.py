@@ -43,6 +43,71 @@ class FanoutSchema(FanoutConfigSchema):
     )
 
 
+class FanoutArgs(ma.Schema):
+    forecast = fields.Boolean(
+        load_default=False,
+        truthy={"true"},
+        falsy={"false"},
+        metadata={
+            "description": "true: add what the forecast says of the feed kinds at the "
+            "threshold in force (it walks every author: not for polling)"
+        },
+    )
+
+
+class SpreadSchema(ma.Schema):
+    p50 = fields.Float()
+    p99 = fields.Float()
+    max = fields.Float()
+
+
+class FeedForecastSchema(ma.Schema):
+    threshold = fields.Integer()
+    list_memberships = fields.Integer(
+        metadata={"description": "lists holding the authors (counted or estimated)"}
+    )
+    list_memberships_pulled = fields.Integer(
+        metadata={"description": "of them, those of pulled authors: read at list reads"}
+    )
+    list_authors_counted = fields.Integer(
+        metadata={"description": "authors whose memberships were counted; others estimated"}
+    )
+    list_deliveries_per_second = fields.Float(
+        metadata={"description": "list-feed inserts at the measured post rate"}
+    )
+    list_timeline_entries = fields.Integer(metadata={"description": "list-feed entries held"})
+    list_timeline_memory_bytes = fields.Integer()
+    tag_feeds_per_read = fields.Nested(
+        SpreadSchema,
+        metadata={"description": "followed tags' feeds a home read reads (sampled readers)"},
+    )
+    tag_feeds_read_per_second = fields.Float(
+        metadata={"description": "at the home reads measured: read-side cost, never pushed"}
+    )
+    readers_with_followed_tags = fields.Integer(
+        metadata={"description": "active readers following a tag, estimated from the sample"}
+    )
+    readers_sampled_for_tags = fields.Integer()
+
+
+class FeedsSchema(ma.Schema):
+    lists = fields.Integer(metadata={"description": "from the collection's metadata"})
+    list_memberships = fields.Integer(metadata={"description": "from the collection's metadata"})
+    tag_follows = fields.Integer(metadata={"description": "from the collection's metadata"})
+    public_entries = fields.Integer(metadata={"description": "entries of the public feed"})
+    tag_feeds = fields.Integer(
+        metadata={"description": "hashtag feeds in Redis: counted, or estimated unless exact"}
+    )
+    tag_feeds_exact = fields.Boolean()
+    forecast = fields.Nested(
+        FeedForecastSchema, metadata={"description": "with ?forecast=true only"}
+    )
+
+
+class FanoutFeedsSchema(FanoutSchema):
+    feeds = fields.Nested(FeedsSchema)
+
+
 class StrategySchema(ma.Schema):
     strategy = fields.String(required=True, validate=validate.OneOf(STRATEGIES))
 
@@ -55,11 +120,17 @@ class AuthorStrategySchema(StrategySchema):
 class Fanout(MethodView):
     @operator_only
     @blp.doc(**BEARER)
-    @blp.response(200, FanoutSchema)
+    @blp.arguments(FanoutArgs, location="query")
+    @blp.response(200, FanoutFeedsSchema)
     @blp.errors(401, 403, 503)
-    def get(self):
-        """The fan-out settings in force"""
-        return operators.describe_fanout(components().fanout)
+    def get(self, args):
+        """The fan-out settings in force, and the feed kinds beside the homes"""
+        c = components()
+        described = operators.describe_fanout(c.fanout)
+        threshold = described["celebrity_threshold"]
+        forecast = c.forecaster.threshold(threshold) if args["forecast"] else None
+        feeds = operators.describe_feeds(c.lists, c.tag_follows, c.shared_feeds, forecast)
+        return {**described, "feeds": feeds}
 
     @operator_only
     @blp.doc(**BEARER)
@@ -103,14 +174,7 @@ class ForecastArgs(ma.Schema):
     threshold = QueryInteger(required=True, validate=validate.Range(min=1, max=2**31))
 
 
-class SpreadSchema(ma.Schema):
-    p50 = fields.Float()
-    p99 = fields.Float()
-    max = fields.Float()
-
-
-class ForecastSchema(ma.Schema):
-    threshold = fields.Integer()
+class ForecastSchema(FeedForecastSchema):
     authors_pushed = fields.Integer()
     authors_pulled = fields.Integer()
     deliveries_per_post = fields.Nested(

@@ -11,6 +11,23 @@ from socialapp.domain.ids import IdGenerator
 from socialapp.errors import NotFound
 from socialapp.services.fanout import Fanout
 from socialapp.stores.fanout_changes import WHAT, FanoutChangeLog
+from socialapp.stores.lists import ListStore
+from socialapp.stores.shared_feeds import SharedFeeds
+from socialapp.stores.tag_follows import TagFollowStore
+
+# What the forecast says of the feeds beside the homes (``domain.forecast``).
+FEED_FORECAST = (
+    "list_memberships",
+    "list_memberships_pulled",
+    "list_authors_counted",
+    "list_deliveries_per_second",
+    "list_timeline_entries",
+    "list_timeline_memory_bytes",
+    "tag_feeds_per_read",
+    "tag_feeds_read_per_second",
+    "readers_with_followed_tags",
+    "readers_sampled_for_tags",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +70,31 @@ def describe_fanout(fanout: Fanout) -> dict:
         "refresh_seconds": fanout.fanout_settings.refresh_seconds,
         "adaptive": fanout.users.count_leanings(),
     }
+
+
+def describe_feeds(
+    lists: ListStore,
+    tag_follows: TagFollowStore,
+    shared_feeds: SharedFeeds,
+    forecast: dict | None = None,
+) -> dict:
+    """The feed kinds beside the homes: lists and their memberships (pushed as homes are),
+    tag follows (pulled into homes at read time), the shared feeds (written once per post)
+    and, given the forecast at the threshold in force, what it says of them. Cheap to ask
+    again: collection metadata, one ``ZCARD`` and a bounded ``SCAN``."""
+    sizes = shared_feeds.sizes()
+    described = {
+        "lists": lists.total(),
+        "list_memberships": lists.total_members(),
+        "tag_follows": tag_follows.total(),
+        "public_entries": sizes.public_entries,
+        "tag_feeds": sizes.tag_feeds,
+        "tag_feeds_exact": sizes.exact,
+    }
+    if forecast is not None:
+        picked = {name: forecast[name] for name in FEED_FORECAST}
+        described["forecast"] = {"threshold": forecast["threshold"], **picked}
+    return described
 
 
 def change_fanout(
