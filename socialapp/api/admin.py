@@ -94,7 +94,13 @@ class FeedsSchema(ma.Schema):
     lists = fields.Integer(metadata={"description": "from the collection's metadata"})
     list_memberships = fields.Integer(metadata={"description": "from the collection's metadata"})
     tag_follows = fields.Integer(metadata={"description": "from the collection's metadata"})
-    public_entries = fields.Integer(metadata={"description": "entries of the public feed"})
+    public_entries = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "entries of the public feed; null: not in Redis (no reader lately, "
+            "its next reader rebuilds it from MongoDB)"
+        },
+    )
     tag_feeds = fields.Integer(
         metadata={"description": "hashtag feeds in Redis: counted, or estimated unless exact"}
     )

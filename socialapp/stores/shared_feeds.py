@@ -189,7 +189,7 @@ class SharedFeeds(FeedSets):
                 found = max(found, round(found * node.dbsize() / (looked * SCAN_BATCH)))
             tags += found
         public = self._client.zcard(PUBLIC)
-        return Sizes(max(public - 1, 0), tags, exact)  # less the floor sentinel
+        return Sizes(public - 1 if public else None, tags, exact)  # less the floor sentinel
 
 
 def _servers(client) -> list:
@@ -202,6 +202,6 @@ def _servers(client) -> list:
 class Sizes(NamedTuple):
     """What the shared feeds hold, as ``SharedFeeds.sizes`` found it."""
 
-    public_entries: int  # entries of ``public`` (0: not in Redis)
+    public_entries: int | None  # entries of ``public`` (None: not in Redis, no reader lately)
     tag_feeds: int  # ``tag:{name}`` feeds in Redis: counted, or estimated unless ``exact``
     exact: bool  # the scan saw every key

@@ -73,7 +73,7 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
         assert refused.status_code == 422, bad
 
 
-def test_list_memberships_past_the_sample_are_estimated_from_followers(components):
+def test_list_memberships_past_the_sample_are_estimated_from_followers():
     """Over the sample, the largest half is counted and a random half of the others; the
     rest are estimated at the memberships per follower of that random half."""
     authors = [forecast.model.Author(id=i, followers=i) for i in range(1, 11)]
