@@ -166,12 +166,15 @@ def home():
     c = components()
     status = _status()
     curve = c.forecaster.curve([status["celebrity_threshold"]])
+    today = panels.forecast_for(curve, status["mode"], status["celebrity_threshold"])
     return render_template(
         "console/index.html",
         **_page(),
         **status,
         figures=panels.live(console.figures(c.series, c.queue)),
         forecast_charts=panels.forecast(curve, status["celebrity_threshold"], None),
+        today=today,
+        feeds=operators.describe_feeds(c.lists, c.tag_follows, c.shared_feeds, today),
         authors=console.authors(c.users, ""),
         search="",
         modes=MODES,

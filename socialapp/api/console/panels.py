@@ -46,9 +46,9 @@ def forecast_for(curve: list[dict], mode: str, threshold: int) -> dict:
 
 
 def forecast(curve: list[dict], current: int, proposed: int | None) -> list[Markup]:
-    """Memory, deliveries per post, outboxes merged per read and the fan-out work they add
-    up to across the curve's thresholds, with ``current`` (and ``proposed``, if any)
-    marked."""
+    """Memory (homes' and lists'), deliveries per post, outboxes merged per read and the
+    fan-out work they add up to across the curve's thresholds, with ``current`` (and
+    ``proposed``, if any) marked."""
     markers = [("now", current)] + ([("proposed", proposed)] if proposed is not None else [])
 
     def line(label, key, part=None):
@@ -61,8 +61,8 @@ def forecast(curve: list[dict], current: int, proposed: int | None) -> list[Mark
     )
     return [
         draw(
-            "Home timelines' Redis memory",
-            [line("memory", "timeline_memory_bytes")],
+            "Timelines' Redis memory, homes and lists",
+            [line("homes", "timeline_memory_bytes"), line("lists", "list_timeline_memory_bytes")],
             fmt=charts.size,
         ),
         draw(
