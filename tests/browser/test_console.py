@@ -44,8 +44,8 @@ def shots(tmp_path) -> Path:
 
 @pytest.fixture
 def busy_feed(signup, client):
-    """An author followed by ``FOLLOWERS`` readers (one lists them) who read their homes
-    while they post."""
+    """An author followed by ``FOLLOWERS`` readers (one lists them and follows their tag)
+    who read their homes while they post."""
     star = signup("star_author")
     readers = [signup(f"reader_{i}") for i in range(FOLLOWERS)]
     for reader in readers:
@@ -53,11 +53,13 @@ def busy_feed(signup, client):
     stars = client.post("/v1/me/lists", json={"title": "stars"}, headers=readers[0].headers)
     path = f"/v1/me/lists/{stars.json['id']}/members/{star.id}"
     assert client.put(path, headers=readers[0].headers).status_code == 204
+    assert client.put("/v1/me/tags/news", headers=readers[0].headers).status_code == 204
     for n in range(6):
-        post = client.post("/v1/posts", json={"text": f"post {n}"}, headers=star.headers)
+        post = client.post("/v1/posts", json={"text": f"post {n} #news"}, headers=star.headers)
         assert post.status_code == 201
         for reader in readers[:8]:
             assert client.get("/v1/timeline/home", headers=reader.headers).status_code == 200
+    assert client.get("/v1/timelines/public").status_code == 200
     return star
 
 
@@ -87,6 +89,7 @@ def test_an_operator_signs_in_reads_the_figures_and_changes_the_threshold(
         expect(charts.nth(index).locator("text.peak")).to_have_text(SOMETHING)
     expect(charts.nth(4).locator(".legend-0")).not_to_contain_text("n/a")  # memory
     expect(page.locator("#feed-lists")).to_contain_text("1 list · 1 member")
+    expect(page.locator("#feed-tags")).to_contain_text("1 tag follow")
 
     page.fill("input[type=search]", "star")
     expect(page.locator("#author-list")).to_contain_text("@star_author")
