@@ -86,6 +86,7 @@ def app(settings):
     # Counts still on their way to Redis go now, to this test's database, which the next
     # test empties: not half a second into the next test.
     app.extensions["socialapp"].rate_meters.flush_meters()
+    app.extensions["socialapp"].metrics.tally.flush()  # the console's series too
     mongo.reset_embedded()
 
 
