@@ -13,7 +13,7 @@ threshold and are left out, so the work compares thresholds: the least is the ch
 the mix measured now.
 
 Lists are fed by the same rule as homes: a pushed author's post becomes one entry in each
-list that holds them (``list:{owner}:id``) whose owner is active, counted as homes are (the
+list that holds them (``list:{owner}:<id>``) whose owner is active, counted as homes are (the
 active share of the author's list memberships); a pulled author is read by list readers as
 by home readers. Their deliveries and memory are figures of their own, beside the homes'
 (the work stays the homes' own, as the reads measured are home pages). Followed hashtags
