@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores.shared_feeds import FeedSets
-from socialapp.stores.timelines import _add_args, unlink_matching
+from socialapp.stores.timelines import add_args, unlink_matching
 from socialapp.stores.unavailable import REDIS, translates
 
 PREFIX = "list:"
@@ -39,7 +39,7 @@ class ListFeeds(FeedSets):
     def backfill(self, keys: list[str], entries: Iterable[Entry], floor: int) -> None:
         """Add a member's entries to the existing feeds among ``keys``, raising each floor to
         at least ``floor`` (a member added, or an author who went from pulled to pushed)."""
-        args = _add_args(self._cap, floor, list(entries))
+        args = add_args(self._cap, floor, list(entries))
         self._lua.run([("add", key, args) for key in keys])
 
     def remove_author(self, keys: list[str], author_id: int) -> None:

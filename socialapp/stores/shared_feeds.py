@@ -26,12 +26,12 @@ from socialapp.domain.timeline import Entry
 from socialapp.stores.timelines import (
     Slice,
     TimelineScripts,
-    _add_args,
-    _ids,
-    _member,
-    _read_args,
-    _slice,
-    _slice_text,
+    add_args,
+    ids_of,
+    member_text,
+    read_args,
+    slice_from_text,
+    slice_of,
 )
 from socialapp.stores.unavailable import REDIS, translates
 
@@ -79,14 +79,14 @@ class FeedSets:
         is rebuilt from MongoDB, which holds the post, by its next reader); how many
         existed. One round trip."""
         return sum(
-            self._lua.run([("add", key, _add_args(self.cap(key), 0, [entry])) for key in keys])
+            self._lua.run([("add", key, add_args(self.cap(key), 0, [entry])) for key in keys])
         )
 
     def remove(self, keys: list[str], entry: Entry) -> None:
         """Take ``entry`` out of the feeds ``keys`` (a deleted post), in one round trip."""
         pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
         for key in keys:
-            pipe.zrem(key, _member(entry))
+            pipe.zrem(key, member_text(entry))
         pipe.execute()
 
     def read(
@@ -95,9 +95,9 @@ class FeedSets:
         """Each feed's entries with since_id < post_id < max_id, newest first, at most
         ``count``, and its floor (None: the feed does not exist); renews each feed's TTL.
         One round trip."""
-        args = (*_read_args(max_id, since_id, count), 1)
+        args = (*read_args(max_id, since_id, count), 1)
         replies = self._lua.run([("read", key, args) for key in keys])
-        return {key: _slice(reply) for key, reply in zip(keys, replies, strict=True)}
+        return {key: slice_of(reply) for key, reply in zip(keys, replies, strict=True)}
 
     def delete(self, keys: list[str]) -> None:
         pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
@@ -131,13 +131,13 @@ class FeedSets:
         if not self.batched:
             raise NotImplementedError("a cluster reads the feeds with read")
         named = [*keys, hidden[0]] if hidden else keys
-        args = (*_read_args(max_id, since_id, count), len(keys), now, hidden[1] if hidden else "")
+        args = (*read_args(max_id, since_id, count), len(keys), now, hidden[1] if hidden else "")
         text, hidden_text, ids, *values = self._lua.run(
             [("read_shared", named, (*args, cache_prefix, max(prefetch, 0)))]
         )[0]
-        feeds = dict(zip(keys, map(_slice_text, text.split(";")), strict=True))
-        found = None if not hidden or hidden_text == "-" else set(_ids(hidden_text))
-        return SharedPage(feeds, found, dict(zip(_ids(ids), values, strict=True)))
+        feeds = dict(zip(keys, map(slice_from_text, text.split(";")), strict=True))
+        found = None if not hidden or hidden_text == "-" else set(ids_of(hidden_text))
+        return SharedPage(feeds, found, dict(zip(ids_of(ids), values, strict=True)))
 
     def begin_rebuild(self, keys: list[str]) -> None:
         """Empty the feeds with floor +inf: no reader trusts them, deliveries meanwhile are
@@ -149,7 +149,7 @@ class FeedSets:
         in one round trip; for each, in order, whether it was written (False: it vanished
         meanwhile, and stays unknown)."""
         calls = [
-            ("finish_rebuild", key, _add_args(self.cap(key), floor, entries))
+            ("finish_rebuild", key, add_args(self.cap(key), floor, entries))
             for key, (entries, floor) in rebuilt.items()
         ]
         return [bool(written) for written in self._lua.run(calls)]

@@ -45,7 +45,7 @@ MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuil
 HIDDEN_MISSING = "hidden"  # the reader's hidden accounts must be loaded first
 
 
-def _member(entry: Entry) -> str:
+def member_text(entry: Entry) -> str:
     """``post:author``, or for a boost ``post:original:original_author:author``: the post id
     first and the author last in both, which is what the scripts match."""
     if entry.boost_of:
@@ -171,7 +171,7 @@ class TimelineStore:
 
     def create_homes(self, user_ids: Iterable[int]) -> int:
         """Create empty home timelines (floor 0) where none exists, in one round trip."""
-        args = _add_args(self._home_cap, 0, [])
+        args = add_args(self._home_cap, 0, [])
         return sum(self._run([("create", home_key(user_id), args) for user_id in user_ids]))
 
     def create_outbox(self, author_id: int, entries: Iterable[Entry] = (), floor: int = 0) -> bool:
@@ -203,7 +203,7 @@ class TimelineStore:
         """``finish_rebuild_home`` for outboxes (author -> entries, floor), in one round trip;
         for each, in order, whether it was written."""
         calls = [
-            ("finish_rebuild", outbox_key(author_id), _add_args(self._outbox_cap, floor, entries))
+            ("finish_rebuild", outbox_key(author_id), add_args(self._outbox_cap, floor, entries))
             for author_id, (entries, floor) in rebuilt.items()
         ]
         return [bool(written) for written in self._run(calls)]
@@ -212,7 +212,7 @@ class TimelineStore:
 
     def add_to_homes(self, user_ids: Iterable[int], entry: Entry) -> None:
         """Deliver ``entry`` to every existing home among ``user_ids`` in one round trip."""
-        args = _add_args(self._home_cap, 0, [entry])
+        args = add_args(self._home_cap, 0, [entry])
         self._run(self._calls("add", [home_key(user_id) for user_id in user_ids], args))
 
     def deliver(self, user_ids: list[int], entry: Entry) -> int:
@@ -223,7 +223,7 @@ class TimelineStore:
         the activity set, then ``add_to_homes``."""
         if not self._batched:
             raise NotImplementedError("a cluster delivers with add_to_homes")
-        args = (self._home_cap, entry.post_id, _member(entry))
+        args = (self._home_cap, entry.post_id, member_text(entry))
         return sum(self._run([("deliver", [], (*args, *ids)) for ids in _batches(user_ids)]))
 
     def add_to_outbox(self, author_id: int, entry: Entry) -> None:
@@ -235,17 +235,17 @@ class TimelineStore:
 
     def backfill_homes(self, user_ids: Iterable[int], entries: Iterable[Entry], floor: int):
         """``backfill_home`` for the existing homes among ``user_ids``, in one round trip."""
-        args = _add_args(self._home_cap, floor, entries)
+        args = add_args(self._home_cap, floor, entries)
         self._run(self._calls("add", [home_key(user_id) for user_id in user_ids], args))
 
     def remove_from_homes(self, user_ids: Iterable[int], entry: Entry) -> None:
         pipe = self._client.pipeline(transaction=False)
         for user_id in user_ids:
-            pipe.zrem(home_key(user_id), _member(entry))
+            pipe.zrem(home_key(user_id), member_text(entry))
         pipe.execute()
 
     def remove_from_outbox(self, author_id: int, entry: Entry) -> None:
-        self._client.zrem(outbox_key(author_id), _member(entry))
+        self._client.zrem(outbox_key(author_id), member_text(entry))
 
     def remove_author_from_home(self, user_id: int, author_id: int) -> int:
         """Remove every entry of ``author_id``; how many were removed."""
@@ -264,8 +264,8 @@ class TimelineStore:
 
         Reading renews the home's TTL: only a home nobody reads expires.
         """
-        call = ("read", home_key(user_id), (*_read_args(max_id, since_id, count), 1))
-        return _slice(self._run([call])[0])
+        call = ("read", home_key(user_id), (*read_args(max_id, since_id, count), 1))
+        return slice_of(self._run([call])[0])
 
     def read_outboxes(
         self,
@@ -274,13 +274,13 @@ class TimelineStore:
         since_id: int | None = None,
         count: int = 20,
     ) -> dict[int, Slice]:
-        args = _read_args(max_id, since_id, count)
+        args = read_args(max_id, since_id, count)
         keys = [outbox_key(author_id) for author_id in author_ids]
         replies = self._run(self._calls("read", keys, args))
         if self._batched:
-            slices = [_slice_text(part) for reply in replies for part in reply.split(";")]
+            slices = [slice_from_text(part) for reply in replies for part in reply.split(";")]
         else:
-            slices = [_slice(reply) for reply in replies]
+            slices = [slice_of(reply) for reply in replies]
         return dict(zip(author_ids, slices, strict=True))
 
     def newest_in_outboxes(
@@ -297,10 +297,10 @@ class TimelineStore:
         """
         if not author_ids:
             return [], []
-        args = _read_args(max_id, since_id, 1)
+        args = read_args(max_id, since_id, 1)
         if not self._batched:
             keys = [outbox_key(author_id) for author_id in author_ids]
-            return _newest_of(map(_slice, self._run(self._calls("read", keys, args))))
+            return _newest_of(map(slice_of, self._run(self._calls("read", keys, args))))
         replies = self._run(
             [("newest_many", [], (*args[:2], *ids)) for ids in _batches(author_ids)]
         )
@@ -311,7 +311,7 @@ class TimelineStore:
             start = len(floors)
             floors += map(float, floor_text.split(","))
             newest += map(int, newest_text.split(","))
-            for i in _ids(missing):
+            for i in ids_of(missing):
                 floors[start + i] = None
         return floors, newest
 
@@ -344,7 +344,7 @@ class TimelineStore:
         pulled set's TTL.
         """
         keys = [home_key(user_id), pulls_key(user_id), following[0], hidden]
-        args = [*_read_args(max_id, since_id, count), user_id, following[1], *activity[1:]]
+        args = [*read_args(max_id, since_id, count), user_id, following[1], *activity[1:]]
         if self._batched:
             keys.append(activity[0])
             if cache_prefix:
@@ -353,22 +353,22 @@ class TimelineStore:
         text, cached = reply, None
         if isinstance(reply, list):
             text, ids, *values = reply
-            cached = dict(zip(_ids(ids), values, strict=True))
+            cached = dict(zip(ids_of(ids), values, strict=True))
         if text in ("", INACTIVE, HIDDEN_MISSING):
             return text or MISSING
         home, pulled, unfollowed, originals, boosters, bound, tags, *outboxes = text.split(";")
-        pulled_ids = _ids(pulled)
+        pulled_ids = ids_of(pulled)
         found = None
         if self._batched:
-            found = dict(zip([user_id, *pulled_ids], map(_slice_text, outboxes), strict=True))
+            found = dict(zip([user_id, *pulled_ids], map(slice_from_text, outboxes), strict=True))
         return PageSources(
-            _slice_text(home),
+            slice_from_text(home),
             pulled_ids,
-            set(_ids(unfollowed)),
+            set(ids_of(unfollowed)),
             found,
             cached,
-            frozenset(_ids(originals)),
-            frozenset(_ids(boosters)),
+            frozenset(ids_of(originals)),
+            frozenset(ids_of(boosters)),
             int(bound) if bound else None,
             tags == "1",
         )
@@ -427,7 +427,7 @@ class TimelineStore:
         return memory, entries
 
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):
-        return self._run([(name, key, _add_args(cap, floor, entries))])[0]
+        return self._run([(name, key, add_args(cap, floor, entries))])[0]
 
 
 def unlink_matching(client, pattern: str, batch: int = 1000) -> int:
@@ -441,20 +441,20 @@ def unlink_matching(client, pattern: str, batch: int = 1000) -> int:
     return dropped
 
 
-def _add_args(cap: int, floor: int, entries: Iterable[Entry]) -> list:
+def add_args(cap: int, floor: int, entries: Iterable[Entry]) -> list:
     args: list = [cap, floor]
     for entry in entries:
-        args += [entry.post_id, _member(entry)]
+        args += [entry.post_id, member_text(entry)]
     return args
 
 
-def _read_args(max_id: int | None, since_id: int | None, count: int) -> tuple:
+def read_args(max_id: int | None, since_id: int | None, count: int) -> tuple:
     upper = "+inf" if max_id is None else f"({max_id}"
     lower = "-inf" if since_id is None else f"({since_id}"
     return (upper, lower, max(count, 0))
 
 
-def _slice(reply: list | None) -> Slice:
+def slice_of(reply: list | None) -> Slice:
     if reply is None:
         return Slice([], None)
     return Slice([_entry(member) for member in reply[1:]], float(reply[0]))
@@ -475,11 +475,11 @@ def _batches(items: list) -> list[list]:
     return [items[i : i + BATCH] for i in range(0, len(items), BATCH)]
 
 
-def _ids(text: str) -> list[int]:
+def ids_of(text: str) -> list[int]:
     return [int(part) for part in text.split(",")] if text else []
 
 
-def _slice_text(text: str) -> Slice:
+def slice_from_text(text: str) -> Slice:
     """A slice from read_many.lua's text: "floor,member,member..."; "" when missing."""
     if not text:
         return Slice([], None)

@@ -151,3 +151,40 @@ local function with_cached(reply, prefix, ids)
   for _, value in ipairs(redis.call('MGET', unpack(keys))) do reply[#reply + 1] = value end
   return reply
 end
+
+-- Boosts among ``sources`` (reads, each {floor, member...}) the reader may not see, by the
+-- hidden set ``key`` at ``now``: the authors of boosted posts it hides, and the boosters
+-- whose boosts it hides (members 'r' .. booster). One ZMSCORE per 1000 of each.
+local function boosts_hidden(sources, key, now)
+  local originals, boosters, listed = {}, {}, {}
+  for s = 1, #sources do
+    for i = 2, #sources[s] do
+      local original, booster = string.match(sources[s][i], '^%d+:%d+:(%d+):(%d+)$')
+      if original and not listed[original] then
+        listed[original] = true
+        originals[#originals + 1] = original
+      end
+      if booster and not listed['r' .. booster] then
+        listed['r' .. booster] = true
+        boosters[#boosters + 1] = 'r' .. booster
+      end
+    end
+  end
+  return hidden_among(key, originals, '', now), hidden_among(key, boosters, 'r', now)
+end
+
+-- The page rule of socialapp.domain.timeline.shown, as merged_ids asks it: an entry's post
+-- id and the post it boosts, or nil when its author is gone (``gone(author)``), it boosts a
+-- post by an author in ``originals`` or its booster is in ``boosters`` (lists of ids).
+local function page_rule(gone, originals, boosters)
+  local gone_original, gone_booster = {}, {}
+  for _, author in ipairs(originals) do gone_original[author] = true end
+  for _, author in ipairs(boosters) do gone_booster[author] = true end
+  return function(entry)
+    local post, author = string.match(entry, '^(%d+):'), string.match(entry, ':(%d+)$')
+    local original, original_author = string.match(entry, '^%d+:(%d+):(%d+):%d+$')
+    if not post or gone(author) then return nil end
+    if original and (gone_original[original_author] or gone_booster[author]) then return nil end
+    return post, original
+  end
+end

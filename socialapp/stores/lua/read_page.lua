@@ -92,26 +92,7 @@ local unfollowed = {}
 for i, answer in ipairs(followed(authors)) do
   if answer == 0 then unfollowed[#unfollowed + 1] = authors[i] end
 end
--- Boosts: the boosted post's author must be seen too, and the booster's boosts not hidden
--- (a follow with reblogs off: member 'r' .. booster). One ZMSCORE per 1000 of each.
-local originals, boosters, listed_original, listed_booster = {}, {}, {}, {}
-for s = 1, #found do
-  for i = 2, #found[s] do
-    local original, booster = string.match(found[s][i], '^%d+:%d+:(%d+):(%d+)$')
-    if original then
-      if not listed_original[original] then
-        listed_original[original] = true
-        originals[#originals + 1] = original
-      end
-      if not listed_booster[booster] then
-        listed_booster[booster] = true
-        boosters[#boosters + 1] = 'r' .. booster
-      end
-    end
-  end
-end
-local hidden_originals = hidden_among(KEYS[4], originals, '', now)
-local hidden_boosters = hidden_among(KEYS[4], boosters, 'r', now)
+local hidden_originals, hidden_boosters = boosts_hidden(found, KEYS[4], now)
 local follows_tags = redis.call('SISMEMBER', KEYS[3], TAGS)
 local out = {
   table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
@@ -120,15 +101,8 @@ local out = {
 for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
 local text = table.concat(out, ';')
 if not ARGV[8] then return text end
-local gone, gone_original, gone_booster = {}, {}, {}
+local gone = {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
-for _, author in ipairs(hidden_originals) do gone_original[author] = true end
-for _, author in ipairs(hidden_boosters) do gone_booster[author] = true end
-local function shown(entry)  -- the rule of socialapp.domain.timeline.shown
-  local post, author = string.match(entry, '^(%d+):'), string.match(entry, ':(%d+)$')
-  local original, original_author = string.match(entry, '^%d+:(%d+):(%d+):%d+$')
-  if not post or gone[author] then return nil end
-  if original and (gone_original[original_author] or gone_booster[author]) then return nil end
-  return post, original
-end
+local shown = page_rule(function(author) return gone[author] end, hidden_originals,
+  hidden_boosters)
 return with_cached({text}, ARGV[8], merged_ids(found, shown, tonumber(ARGV[9])))
