@@ -124,6 +124,18 @@ class FeedSources:
         """From MongoDB: the hashtags the reader follows (Redis may be down)."""
         return sorted(self._tag_follows.followed(user_id))
 
+    def authors_page(self, visible: Callable[[], set[int]]) -> StorePage:
+        """The posts in MongoDB of the authors ``visible()`` gives (asked once, when a page
+        first reads past the caches), newest first."""
+        authors: list[int] = []
+
+        def store_page(before, after, count):
+            if not authors:
+                authors.extend(sorted(visible()))
+            return self._posts.page_by_authors(authors, before, after, count)
+
+        return store_page
+
     def tagged(self, names: list[str]) -> StorePage:
         """The public posts carrying any of the tags ``names`` in MongoDB, newest first."""
         return lambda before, after, limit, projection=None: self._posts.tagged_page(

@@ -26,12 +26,10 @@ from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
 from socialapp.stores.adaptive_rounds import AdaptiveRounds
-from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.posts import PostStore
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.timelines import HIDDEN_MISSING, MISSING, PageSources, TimelineStore
@@ -49,13 +47,11 @@ class HomeReader:
         pages: Pages,
         timelines: TimelineStore,
         followee_copies: FolloweeCopies,
-        author_copies: AuthorCopies,
         activity: ReaderActivity,
         rate_meters: RateMeters,
         adaptive_rounds: AdaptiveRounds,
         hidden: HiddenAccounts,
         cache: PostCache,
-        posts: PostStore,
         follows: FollowStore,
         settings: Settings,
     ) -> None:
@@ -64,13 +60,11 @@ class HomeReader:
         self._pages = pages
         self._timelines = timelines
         self._followee_copies = followee_copies
-        self._author_copies = author_copies
         self._activity = activity
         self._rate_meters = rate_meters
         self._adaptive_rounds = adaptive_rounds
         self._hidden = hidden
         self._cache = cache
-        self._posts = posts
         self._follows = follows
         self._inactive_after = settings.inactive_after_seconds
         self._rate_window = settings.adaptive_rate_window_seconds
@@ -279,22 +273,10 @@ class HomeReader:
         )
         return self._pages.read(stream, limit, rendered, hidden.intersection)
 
-    def _authors_page(self, visible):
-        """The store's page of the authors ``visible()`` gives (asked once, when a read
-        first reaches the store)."""
-        authors: list[int] = []
-
-        def store_page(before, after, count):
-            if not authors:
-                authors.extend(sorted(visible()))
-            return self._posts.page_by_authors(authors, before, after, count)
-
-        return store_page
-
     def _home_page(self, visible, tags: _FollowedTags, hidden_among):
         """The store's page of a home: the posts of the authors ``visible()`` gives, and the
         public posts of the hashtags ``tags`` by authors not hidden (``hidden_among``)."""
-        authors_page = self._authors_page(visible)
+        authors_page = self._sources.authors_page(visible)
 
         def store_page(before, after, count):
             if not tags.names():

@@ -4,7 +4,12 @@ The fan-out policy says of each member what it says of them for their followers'
 a pushed member's posts are in the list's feed in Redis (delivered there as to homes), a
 pulled one's (a celebrity, a pull override, read mode) are merged from their outbox at read
 time, and a member being reconciled is read from both, so a switch never hides or repeats
-a post. Past what Redis holds the page reads MongoDB, and with Redis down MongoDB alone.
+a post. The owner's home keeps the same sides in its pulled set (every member is someone
+the owner follows), so on one server a warm page is one round trip, as a home page is: one
+script reads the feed, the pulled members' outboxes, whom the owner does not see and the
+cached posts (``ListFeeds.read_page_sources``). On a Redis Cluster, or while the pulled set
+or the feed is missing, the sources are read apart and the feed rebuilt. Past what Redis
+holds the page reads MongoDB, and with Redis down MongoDB alone.
 The page rules are every feed's (``socialapp.feed_pages``): members hidden from the owner
 left out, the boost rule, comments by hidden accounts left out.
 """
@@ -14,13 +19,15 @@ from __future__ import annotations
 import time
 
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import SourceRead, shown
+from socialapp.domain.timeline import Entry, SourceRead, shown
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
-from socialapp.feed_sources import FeedSources, source_floor
+from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
 from socialapp.stores.follows import FollowStore
-from socialapp.stores.list_feeds import ListFeeds, list_key
-from socialapp.stores.posts import PostStore
+from socialapp.stores.hidden import LOADED, HiddenAccounts
+from socialapp.stores.list_feeds import ListFeeds, ListPageSources, list_key
+from socialapp.stores.post_cache import PostCache
+from socialapp.stores.timelines import HIDDEN_MISSING, MISSING
 
 
 class ListReader:
@@ -30,14 +37,16 @@ class ListReader:
         feeds: FeedManager,
         list_feeds: ListFeeds,
         pages: Pages,
-        posts: PostStore,
+        hidden: HiddenAccounts,
+        cache: PostCache,
         follows: FollowStore,
     ) -> None:
         self._sources = sources
         self._feeds = feeds
         self._list_feeds = list_feeds
         self._pages = pages
-        self._posts = posts
+        self._hidden = hidden
+        self._cache = cache
         self._follows = follows
 
     def read_page(
@@ -53,14 +62,15 @@ class ListReader:
     ) -> FeedPage:
         """A page of the list's members' posts and boosts, newest first."""
         hidden_among = lambda ids: self._sources.hidden_among(owner_id, ids)  # noqa: E731
-        visible = set(member_ids) - hidden_among(sorted(member_ids))
-        if policy.pulls_everyone:
-            pushed, pulled = [], sorted(visible)
+        visible: set[int] = set()  # the members the owner sees, as the first read found them
+        apart = lambda: self._apart(owner_id, list_id, member_ids, policy, visible)  # noqa: E731
+        if self._list_feeds.batched:
+            fetch = self._one_call(owner_id, list_id, member_ids, policy, visible, apart)
         else:
-            pushed, pulled = self._sides(visible, policy)
+            fetch = apart()
         stream = EntryStream(
-            self._fetch(owner_id, list_id, visible, pushed, pulled),
-            self._store_page(visible),
+            fetch,
+            self._sources.authors_page(lambda: visible),
             lambda entries: self._sources.boosts_shown(owner_id, entries),
             FeedPage([], None, policy.current.mode),
             max_id,
@@ -83,7 +93,7 @@ class ListReader:
         no_boosts = set(self._follows.boosts_hidden(owner_id))
         stream = EntryStream(
             None,
-            self._store_page(set(member_ids) - hidden),
+            self._sources.authors_page(lambda: set(member_ids) - hidden),
             lambda entries: [e for e in entries if shown(e, (), hidden, no_boosts)],
             FeedPage([], None, "store"),
             max_id,
@@ -91,21 +101,82 @@ class ListReader:
         )
         return self._pages.read(stream, limit, rendered, hidden.intersection)
 
-    def _sides(self, visible: set[int], policy: FanoutSettings) -> tuple[list[int], list[int]]:
-        """The members whose posts delivery pushes into the list's feed, and those the page
-        merges from their outboxes; a member being reconciled is on both sides."""
-        authors = self._sources.authors(sorted(visible))
-        pushed = [a for a, (f, s, u) in authors.items() if u or policy.delivery_pushes(f, s)]
-        pulled = [a for a, (f, s, u) in authors.items() if policy.reader_pulls(f, s, u)]
-        return pushed, pulled
+    def _one_call(self, owner_id, list_id, member_ids, policy, visible: set[int], apart):
+        """One server: the page's fetch, its sources read in one call with the likely posts'
+        cached values (``ListFeeds.read_page_sources``: the list's sides are the home's); read
+        ``apart()`` instead while the owner's pulled set or the list's feed is missing, which
+        rebuilds the feed (a first read of the list, an owner away, Redis lost them)."""
+        hidden = (self._hidden.key(owner_id), LOADED)
+        pull_everyone = policy.pulls_everyone
+        fallback = None
 
-    def _fetch(self, owner_id, list_id, visible, pushed, pulled):
-        key = list_key(owner_id, list_id)
+        def fetch(before, since_id, need, prefetch):
+            nonlocal fallback
+            if fallback is not None:
+                return fallback(before, since_id, need, prefetch)
+            found = self._read_sources(
+                owner_id, list_id, member_ids, pull_everyone, hidden, before, since_id, need,
+                prefetch,
+            )  # fmt: skip
+            if not isinstance(found, ListPageSources):
+                fallback = apart()
+                return fallback(before, since_id, need, prefetch)
+            visible.update(found.visible)
+            reads = self._sources.rebuilt_if_lost(
+                found.outboxes, found.pulled, before, since_id, need
+            )
+            lost = {a for a, outbox in found.outboxes.items() if outbox.floor is None}
+            refused = self._refused_boosts(owner_id, reads, lost)
+            feed = None
+            if found.feed is not None:
+                feed = SourceRead(found.feed.entries, source_floor(found.feed.floor), need)
+                reads.append(feed)
+            originals, boosters = found.hidden_originals, found.hidden_boosters
+
+            def keep(e: Entry) -> bool:
+                shows = e.author_id in found.visible and e not in refused
+                return shows and shown(e, (), originals, boosters)
+
+            return reads, keep, feed, found.cached
+
+        return fetch
+
+    def _read_sources(self, owner_id, list_id, member_ids, pull_everyone, hidden, *bounds):
+        """``ListFeeds.read_page_sources`` (``bounds``: before, since_id, need, prefetch),
+        the owner's hidden set loaded first if missing."""
+        before, since_id, need, prefetch = bounds
+        for _ in range(FILL_ATTEMPTS):
+            found = self._list_feeds.read_page_sources(
+                owner_id, list_id, member_ids, pull_everyone, hidden, time.time(), before,
+                since_id, need, self._cache.key_prefix, prefetch,
+            )  # fmt: skip
+            if found != HIDDEN_MISSING:
+                return found
+            self._sources.hidden_among(owner_id, [])  # loads the set: read again
+        return MISSING
+
+    def _refused_boosts(self, owner_id: int, reads: list[SourceRead], lost: set[int]):
+        """The boosts of outboxes rebuilt since the call (``lost`` authors') that the owner
+        may not see: the call could not check them."""
+        rebuilt = [e for read in reads for e in read.entries if e.author_id in lost and e.boost_of]
+        return set(rebuilt) - set(self._sources.boosts_shown(owner_id, rebuilt))
+
+    def _apart(self, owner_id, list_id, member_ids, policy, visible: set[int]):
+        """The page's fetch reading its sources apart (a Redis Cluster, whose keys span
+        slots, or a feed or pulled set to rebuild): the members the owner sees, the list's
+        feed (rebuilt if missing; none in read mode) and the outboxes of the members the
+        policy says pages pull, then the boosts checked."""
+        visible.update(member_ids)
+        visible -= self._sources.hidden_among(owner_id, sorted(visible))
+        pulled = sorted(visible)
+        if not policy.pulls_everyone:
+            authors = self._sources.authors(pulled)
+            pulled = [a for a, (f, s, u) in authors.items() if policy.reader_pulls(f, s, u)]
 
         def fetch(before, since_id, need, prefetch):
             reads, feed = [], None
-            if pushed:
-                feed = self._feed(key, owner_id, list_id, pushed, before, since_id, need)
+            if not policy.pulls_everyone:
+                feed = self._feed(owner_id, list_id, member_ids, policy, before, since_id, need)
                 reads.append(feed)
             if pulled:
                 reads += self._sources.pulled_reads(pulled, before, since_id, need)
@@ -116,16 +187,12 @@ class ListReader:
 
         return fetch
 
-    def _feed(self, key, owner_id, list_id, pushed, before, since_id, need) -> SourceRead:
-        """The list's feed, rebuilt first if Redis lost it."""
-        found = self._list_feeds.read([key], before, since_id, need)[key]
+    def _feed(self, owner_id, list_id, member_ids, policy, *bounds) -> SourceRead:
+        """The list's feed, rebuilt first if Redis lost it (``bounds``: before, since_id,
+        need)."""
+        key = list_key(owner_id, list_id)
+        found = self._list_feeds.read([key], *bounds)[key]
         if found.floor is None:
-            self._feeds.rebuild_list(owner_id, list_id, pushed)
-            found = self._list_feeds.read([key], before, since_id, need)[key]
-        return SourceRead(found.entries, source_floor(found.floor), need)
-
-    def _store_page(self, visible: set[int]):
-        authors = sorted(visible)
-        return lambda before, after, count: self._posts.page_by_authors(
-            authors, before, after, count
-        )
+            self._feeds.rebuild_list(owner_id, list_id, member_ids, policy)
+            found = self._list_feeds.read([key], *bounds)[key]
+        return SourceRead(found.entries, source_floor(found.floor), bounds[-1])

@@ -223,3 +223,33 @@ def test_deleting_a_boost_is_unboosting(client, world, settle):
     assert get(client, original)["boost_count"] == 0
     found = client.get("/v1/me/notifications", headers=dan.headers).json["items"]
     assert [n for n in found if n["type"] == "reblog"] == []
+
+
+@pytest.mark.parametrize("feed", ["home", "list"])
+def test_a_lost_outbox_rebuilt_by_a_page_keeps_the_boost_rule(
+    client, signup, settle, components, feed
+):
+    """A pulled author's outbox Redis lost is rebuilt by the page that finds it gone: its
+    boosts of a blocked account's posts stay out, as the page script would have left them."""
+    from socialapp.services import operators
+    from socialapp.stores.timelines import outbox_key, pulls_key
+
+    reader, star, fan, blocked = (signup() for _ in range(4))
+    operators.change_fanout(components.fanout, mode="hybrid", celebrity_threshold=2)
+    for who in (reader, fan):
+        follow(client, who, star)  # two followers: pulled
+    assert client.put(f"/v1/me/blocks/{blocked.id}", headers=reader.headers).status_code == 204
+    path = "/v1/timeline/home"
+    if feed == "list":
+        made = client.post("/v1/me/lists", json={"title": "l"}, headers=reader.headers)
+        path = f"/v1/me/lists/{made.json['id']}"
+        assert client.put(f"{path}/members/{star.id}", headers=reader.headers).status_code == 204
+        path += "/timeline"
+    client.get("/v1/timeline/home", headers=reader.headers)  # the reader's pulled set built
+    kept = post(client, star, "by star")
+    assert boost(client, star, post(client, blocked, "by blocked")).status_code == 200
+    settle()
+    assert components.redis.sismember(pulls_key(int(reader.id)), star.id)
+    assert [i["id"] for i in client.get(path, headers=reader.headers).json["items"]] == [kept]
+    components.redis.delete(outbox_key(int(star.id)))
+    assert [i["id"] for i in client.get(path, headers=reader.headers).json["items"]] == [kept]

@@ -134,6 +134,55 @@ def test_a_warm_page_takes_one_round_trip_on_one_server(client, signup, monkeypa
     assert len(sent) == 1
 
 
+@pytest.mark.parametrize("mode", ["write", "hybrid", "read"])
+def test_a_warm_list_page_takes_one_round_trip_on_one_server(
+    client, signup, components, monkeypatch, settle, mode
+):
+    """A list's feed, its pulled members' outboxes, whom the owner does not see and the
+    cached posts in one script call, as a home page's: a pushed member, a celebrity (pulled
+    in hybrid mode), a muted member and a boost of a blocked account's post."""
+    from socialapp.stores.list_feeds import ListFeeds
+
+    owner, bob, star, muted, blocked, fan = (signup() for _ in range(6))
+    for followee in (bob, star, muted):
+        assert client.put(f"/v1/me/following/{followee.id}", headers=owner.headers).status_code
+    client.put(f"/v1/me/following/{star.id}", headers=fan.headers)
+    operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+    assert client.put(f"/v1/me/mutes/{muted.id}", json={}, headers=owner.headers).status_code
+    assert client.put(f"/v1/me/blocks/{blocked.id}", headers=owner.headers).status_code == 204
+    list_id = client.post("/v1/me/lists", json={"title": "l"}, headers=owner.headers).json["id"]
+    for who in (bob, star, muted):
+        path = f"/v1/me/lists/{list_id}/members/{who.id}"
+        assert client.put(path, headers=owner.headers).status_code == 204
+    path = f"/v1/me/lists/{list_id}/timeline"
+    client.get(path, headers=owner.headers)  # cold: the feed built
+    client.get("/v1/timeline/home", headers=owner.headers)  # the owner's pulled set built
+    settle()
+    shown = []
+    for n, who in enumerate((bob, star, muted)):
+        made = client.post("/v1/posts", json={"text": f"{n}"}, headers=who.headers).json["id"]
+        shown += [made] * (who is not muted)
+    hidden = client.post("/v1/posts", json={"text": "x"}, headers=blocked.headers).json["id"]
+    assert client.put(f"/v1/posts/{hidden}/boost", headers=bob.headers).status_code in (200, 201)
+    settle()
+    expected = sorted(shown, key=int, reverse=True)
+    assert [i["id"] for i in client.get(path, headers=owner.headers).json["items"]] == expected
+    prefetched = []
+    read_sources = ListFeeds.read_page_sources
+
+    def recorded_prefetch(self, *args, **kwargs):
+        found = read_sources(self, *args, **kwargs)
+        prefetched.append([str(post_id) for post_id in found.cached])
+        return found
+
+    monkeypatch.setattr(ListFeeds, "read_page_sources", recorded_prefetch)
+    sent = sent_to_redis(monkeypatch)
+    response = client.get(path, headers=owner.headers)
+    assert [item["id"] for item in response.json["items"]] == expected
+    assert len(sent) == 1
+    assert prefetched == [expected]  # exactly what the page shows
+
+
 SHARED_PAGES = ("/v1/timelines/public", "/v1/tags/cats/timeline", "/api/v1/timelines/public",
                 "/api/v1/timelines/tag/cats?any[]=dogs")  # fmt: skip
 
@@ -213,7 +262,16 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     )
     pages = Pages(cache, c.posts, c.settings.boost_window)
     home = HomeReader(
-        sources, feeds, pages, timelines, *copies, hidden, cache, c.posts, c.follows, c.settings
+        sources,
+        feeds,
+        pages,
+        timelines,
+        followees,
+        *copies[2:],
+        hidden,
+        cache,
+        c.follows,
+        c.settings,
     )
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):

@@ -1,7 +1,9 @@
 """The page rule, written once in Python (``socialapp.domain.timeline.shown``) and mirrored by
-the page script (``read_page.lua``): one table of cases runs through both, and each must give
-the page the table names. The script's answer is its prefetch: the newest entries of the
-sources it merged, each with the post it boosts, in page order.
+the page scripts (``read_page.lua`` for homes, ``read_list.lua`` for lists, both through
+``lib.lua``'s ``page_rule``): one table of cases runs through each, and each must give the
+page the table names. A script's answer is its prefetch: the newest entries of the sources
+it merged, each with the post it boosts, in page order. As a list, the home's entries are
+the list's feed and its members the reader and whom they follow.
 
 A case: the home's entries and the pulled authors' outboxes, whom the reader follows, who is
 hidden from them (blocked either way or muted, until when), whose boosts they hide, and the
@@ -17,7 +19,8 @@ import pytest
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry, shown
-from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.hidden import LOADED, HiddenAccounts
+from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
 from socialapp.stores.timelines import TimelineStore
 
@@ -92,12 +95,14 @@ def python_page(case: Case) -> list[int]:
     return sorted((e.post_id for e in page), reverse=True)
 
 
-def script_page(redis_client, case: Case) -> list[int]:
-    """The page by the script: its prefetch, less the boosted posts it lists beside boosts."""
-    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=50, outbox_cap=50))
-    redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
+SETTINGS = Settings.from_env({}, timeline_cap=50, outbox_cap=50)
+
+
+def stored(redis_client, case: Case) -> TimelineStore:
+    """The case's sources in Redis: the home, the pulled set and outboxes, the hidden set,
+    the posts cached."""
+    store = TimelineStore(redis_client, SETTINGS)
     HiddenAccounts(redis_client).fill(READER, "", case.hidden, sorted(case.boosts_hidden))
-    redis_client.zadd("fanout:active", {str(READER): NOW})
     store.create_home(READER, case.home)
     store.begin_rebuild_pulls(READER)
     store.finish_rebuild_pulls(READER, list(case.outboxes))
@@ -107,6 +112,20 @@ def script_page(redis_client, case: Case) -> list[int]:
     every = {e.post_id for s in [case.home, *case.outboxes.values()] for e in s}
     every |= {e.boost_of for s in [case.home, *case.outboxes.values()] for e in s if e.boost_of}
     redis_client.mset({post_key(p): f"cached {p}" for p in every})
+    return store
+
+
+def shown_ids(case: Case, cached: dict[int, str | None]) -> list[int]:
+    """A prefetch less the boosted posts it lists beside boosts."""
+    boosted = {e.boost_of for s in [case.home, *case.outboxes.values()] for e in s} - {0}
+    return [post_id for post_id in cached if post_id not in boosted]
+
+
+def script_page(redis_client, case: Case) -> list[int]:
+    """The page by the home's script."""
+    store = stored(redis_client, case)
+    redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
+    redis_client.zadd("fanout:active", {str(READER): NOW})
     found = store.read_page_sources(
         READER,
         FOLLOWING,
@@ -115,8 +134,20 @@ def script_page(redis_client, case: Case) -> list[int]:
         count=20,
         cache_prefix=PREFIX,
     )
-    boosted = {e.boost_of for s in [case.home, *case.outboxes.values()] for e in s} - {0}
-    return [post_id for post_id in found.cached if post_id not in boosted]
+    return shown_ids(case, found.cached)
+
+
+def list_script_page(redis_client, case: Case) -> list[int]:
+    """The page by the list's script: the home's entries as the list's feed."""
+    stored(redis_client, case)
+    feeds = ListFeeds(redis_client, SETTINGS)
+    redis_client.zadd(list_key(READER, 1), {"floor": 0})
+    feeds.backfill([list_key(READER, 1)], case.home, 0)
+    members = sorted({READER, *case.followees})
+    found = feeds.read_page_sources(
+        READER, 1, members, False, (HIDDEN, LOADED), NOW, None, None, 20, PREFIX, 20
+    )
+    return shown_ids(case, found.cached)
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
@@ -127,3 +158,8 @@ def test_the_python_rule_gives_the_page(case):
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_the_page_script_gives_the_same_page(redis_client, case):
     assert script_page(redis_client, case) == case.page
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_the_list_script_gives_the_same_page(redis_client, case):
+    assert list_script_page(redis_client, case) == case.page
