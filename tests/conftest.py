@@ -267,3 +267,11 @@ def each_mode(request, components, settle) -> str:
     operators.change_fanout(components.fanout, mode=request.param, celebrity_threshold=2)
     settle()
     return request.param
+
+
+def pytest_collection_modifyitems(items):
+    """Modules marked ``slow`` first, in collection order otherwise. xdist hands out whole
+    modules (``--dist=loadscope``, in collection order with ``--no-loadscope-reorder``),
+    and a long module begun last runs alone at the end of the run while the other worker
+    idles: begun first, the short modules fill in around it."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -18,6 +18,8 @@ from playwright.sync_api import expect
 from tests.browser_fixtures import screenshot_folder, served_in_thread
 from tests.conftest import OPERATOR, with_operator
 
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
+
 SOMETHING = re.compile(r"\S")  # a chart's peak label is empty while all it shows is 0
 DEADLINE_MS = 60_000  # generous for a busy two-core machine
 FOLLOWERS = 24

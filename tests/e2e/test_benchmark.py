@@ -6,10 +6,13 @@ No timing is asserted: the figures of a run are reported, never tested.
 import json
 import subprocess
 
+import pytest
 import redis
 
 from loadtest.benchmark import __main__ as benchmark
 from loadtest.benchmark import redis_ceiling, report
+
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
 PARTS = ("summary.md", "figures.json", "deliveries.png", "read_latency.png", "list_pages.png")
 

@@ -23,6 +23,8 @@ from socialapp.queue import FANOUT, FEED
 from socialapp.services import fanout, graph
 from tests.waiting import DEADLINE, PROCESS_DEADLINE, wait_for
 
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
+
 PASSWORD = "correct horse"
 FOLLOWERS = 200
 VISIBILITY_TIMEOUT = 2

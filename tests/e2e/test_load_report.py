@@ -6,9 +6,13 @@ import dataclasses
 import json
 import math
 
+import pytest
+
 from loadtest.budgets import budget_checks
 from loadtest.load.__main__ import main as load_main
 from loadtest.load.report import saturation
+
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
 
 @dataclasses.dataclass

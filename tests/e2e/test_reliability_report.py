@@ -6,7 +6,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from loadtest.processes import ROOT, clean_env
+
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
 SMOKE = ["--minutes", "0.5", "--accounts", "60", "--users", "5", "--sample", "10"]
 SMOKE += ["--settle-timeout", "60"]

@@ -6,7 +6,11 @@ No timing is asserted: the figures of a run are reported, never tested.
 
 import json
 
+import pytest
+
 from loadtest.streaming import __main__ as benchmark
+
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
 
 def test_smoke_run_delivers_every_post_to_every_stream_and_writes_the_report(tmp_path):

@@ -8,9 +8,13 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from loadtest.processes import ROOT, clean_env
 from loadtest.stress.checks import Traversal, check_settled, check_traversal
 from loadtest.stress.ledger import INFINITY, Change, View
+
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
 TINY = ["--authors", "2", "--readers", "2", "--seconds", "1", "--burners", "1"]
 READER, ALICE, BOB = 1, 10, 20  # the reader follows Alice all along, Bob not

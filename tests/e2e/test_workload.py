@@ -10,6 +10,8 @@ from loadtest.workload import SIZES, analysis, strategies
 from loadtest.workload.strategies import ADAPTIVE
 from tests.e2e.workload_smoke import smoke_report
 
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
+
 PARTS = ("summary.md", "figures.json", "crossover.png", "latency_cost.png", "shift.png")
 
 

@@ -13,6 +13,8 @@ from loadtest.workload.strategies import ADAPTIVE
 from socialapp.embedded.redis_server import RedisServer
 from tests.e2e.workload_smoke import smoke_report
 
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
+
 SIZE = evidence.sized(SIZES["smoke"])
 NAMES = {ADAPTIVE, *evidence.FIXED}
 

@@ -13,6 +13,8 @@ from loadtest.workload import SIZES, paired
 from loadtest.workload.strategies import ADAPTIVE
 from tests.e2e.workload_smoke import smoke_report
 
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
+
 SIZE = SIZES["smoke"]
 NAMES = {"write", "read", ADAPTIVE}  # the shifting mix's worlds; the cells add the twin
 

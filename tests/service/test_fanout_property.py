@@ -45,6 +45,8 @@ from socialapp.services import (
 from socialapp.stores import mongo
 from tests.conftest import flush_redis, stop_worker, wait_settled
 
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
+
 MAX_USERS = 6
 PAGE = 3
 users = st.integers(0, MAX_USERS - 1)

@@ -31,6 +31,8 @@ from schemathesis.specs.openapi.checks import (
 from socialapp.services import seed as seeding
 from tests.service.test_ops import CONTRACT
 
+pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
+
 # Per operation: 18 keeps the run's total near what 25 gave before lists, tags and the public
 # timelines added about 25 operations (`make test` within its 15 minutes); more by the variable.
 EXAMPLES = int(os.environ.get("SOCIALAPP_FUZZ_EXAMPLES", "18"))
