@@ -120,6 +120,12 @@ class FeedSources:
         no_boosts = self.hidden_among(reader, boosters, boosts=True)
         return [e for e in entries if shown(e, (), hidden, no_boosts)]
 
+    def boosts_refused(self, reader: int, entries: list[Entry]) -> set[Entry]:
+        """The boosts among ``entries`` the reader may not see (``boosts_shown``): for entries
+        no page script checked (outboxes read apart, or rebuilt after the script ran)."""
+        boosts = [e for e in entries if e.boost_of]
+        return set(boosts) - set(self.boosts_shown(reader, boosts))
+
     def followed_tags_stored(self, user_id: int) -> list[str]:
         """From MongoDB: the hashtags the reader follows (Redis may be down)."""
         return sorted(self._tag_follows.followed(user_id))

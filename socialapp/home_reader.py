@@ -193,10 +193,11 @@ class HomeReader:
             home = SourceRead(sources.home.entries, source_floor(sources.home.floor), need)
             unfollowed = sources.unfollowed
             originals, boosters = sources.hidden_originals, sources.hidden_boosters
-            refused = set()  # boosts the script did not see (outboxes read apart) and hid
-            if sources.outboxes is None:
-                read_apart = {e for r in reads for e in r.entries if e.boost_of}
-                refused = read_apart - set(self._sources.boosts_shown(reader, list(read_apart)))
+            # Boosts the script did not see (outboxes read apart, or rebuilt since): checked now.
+            lost = {a for a, outbox in (sources.outboxes or {}).items() if outbox.floor is None}
+            apart = sources.outboxes is None
+            unseen = [e for r in reads for e in r.entries if apart or e.author_id in lost]
+            refused = self._sources.boosts_refused(reader, unseen)
 
             def keep(e: Entry) -> bool:
                 return e not in refused and shown(e, unfollowed, originals, boosters)

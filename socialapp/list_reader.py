@@ -125,8 +125,10 @@ class ListReader:
             reads = self._sources.rebuilt_if_lost(
                 found.outboxes, found.pulled, before, since_id, need
             )
+            # Boosts of outboxes rebuilt since the call (it could not check them): checked now.
             lost = {a for a, outbox in found.outboxes.items() if outbox.floor is None}
-            refused = self._refused_boosts(owner_id, reads, lost)
+            unseen = [e for read in reads for e in read.entries if e.author_id in lost]
+            refused = self._sources.boosts_refused(owner_id, unseen)
             feed = None
             if found.feed is not None:
                 feed = SourceRead(found.feed.entries, source_floor(found.feed.floor), need)
@@ -154,12 +156,6 @@ class ListReader:
                 return found
             self._sources.hidden_among(owner_id, [])  # loads the set: read again
         return MISSING
-
-    def _refused_boosts(self, owner_id: int, reads: list[SourceRead], lost: set[int]):
-        """The boosts of outboxes rebuilt since the call (``lost`` authors') that the owner
-        may not see: the call could not check them."""
-        rebuilt = [e for read in reads for e in read.entries if e.author_id in lost and e.boost_of]
-        return set(rebuilt) - set(self._sources.boosts_shown(owner_id, rebuilt))
 
     def _apart(self, owner_id, list_id, member_ids, policy, visible: set[int]):
         """The page's fetch reading its sources apart (a Redis Cluster, whose keys span
