@@ -90,7 +90,8 @@ class FeedManager:
         and the shared feeds: on its author's channel for the streams that pull the author
         (``everyone``: all who follow them, as in read mode; the streams of pushed readers
         hear of it from ``push``), and for a post of the public feeds, with its tags, on the
-        public channel for the public and hashtag streams."""
+        public channel for the public and hashtag streams and the user streams of those who
+        follow one of its tags."""
         self._streams.publish_post(
             entry.post_id,
             entry.author_id,
