@@ -193,6 +193,7 @@ def build(settings: Settings) -> Components:
         settings,
         shared_feeds,
         list_feeds,
+        hidden,
     )
     fanout_settings = FanoutSettingsStore(db, settings)
     metrics = Metrics(
@@ -266,8 +267,6 @@ def build(settings: Settings) -> Components:
             deliveries=deliveries,
             sources=sources,
             cache=post_cache,
-            hidden=hidden,
-            streams=streams,
             fanout_settings=fanout_settings,
             queue=queue,
             posts=posts,

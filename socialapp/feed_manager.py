@@ -7,11 +7,16 @@ them out on unfollow, retracts deleted posts, fills and empties pulled sets. The
 engine (``socialapp.services.fanout.Fanout``) decides *who*; the feed manager does *how*.
 Reading a page is ``HomeReader``'s; both take the same ``FeedSources`` and neither knows the
 other. It also puts public posts in the shared feeds (public, hashtags) and takes them out.
+
+It is the one publisher of feed events to the live streams (``Streams``): each write that
+changes what a stream shows publishes its event (``update``, ``delete``, ``refresh``, a new
+post on its author's and the public channel) itself, after the write, so a reader who reads
+on hearing it finds what it announces. Notifications are the notifier's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from socialapp import jitter
 from socialapp.config import Settings
@@ -20,8 +25,9 @@ from socialapp.domain.timeline import Entry
 from socialapp.feed_sources import FeedSources
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.followee_copies import FolloweeCopies
+from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
-from socialapp.stores.posts import entry_of
+from socialapp.stores.posts import entry_of, in_public_feeds
 from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.shared_feeds import SharedFeeds, feeds_of
 from socialapp.stores.streams import Streams
@@ -40,6 +46,7 @@ class FeedManager:
         settings: Settings,
         shared: SharedFeeds,
         list_feeds: ListFeeds,
+        hidden: HiddenAccounts,
     ) -> None:
         self._sources = sources
         self._timelines = timelines
@@ -48,6 +55,7 @@ class FeedManager:
         self._activity = activity
         self._shared = shared
         self._list_feeds = list_feeds
+        self._hidden = hidden
         self._streams = streams  # open streams follow what changes here
         self._inactive_after = settings.inactive_after_seconds
         self._outbox_cap = settings.outbox_cap
@@ -76,6 +84,33 @@ class FeedManager:
         its ``tags``."""
         self._shared.remove(SharedFeeds.keys(tags, public=True), entry)
 
+    # What the live streams hear of a post ----------------------------------------------------
+    def announce(self, entry: Entry, post: dict, everyone: bool) -> None:
+        """Tell the live streams of a new post, once, after it entered its author's outbox
+        and the shared feeds: on its author's channel for the streams that pull the author
+        (``everyone``: all who follow them, as in read mode; the streams of pushed readers
+        hear of it from ``push``), and for a post of the public feeds, with its tags, on the
+        public channel for the public and hashtag streams and the user streams of those who
+        follow one of its tags."""
+        self._streams.publish_post(
+            entry.post_id,
+            entry.author_id,
+            everyone,
+            *entry[2:],
+            public=in_public_feeds(post),
+            tags=post.get("tags", ()),
+        )
+
+    def retract_published(self, entry: Entry, tags: Iterable[str] = ()) -> None:
+        """A deleted post's retraction, first step: out of its author's outbox and, not a
+        boost, the public feed and the feeds of its ``tags``; then its ``delete`` to the
+        author's streams and, not a boost, to the public and hashtag streams (published
+        after: a stream that reads on hearing it finds the post gone)."""
+        self.withdraw(entry)
+        if not entry.boost_of:
+            self.unshare(entry, tags)
+        self._streams.publish_delete([entry.author_id], entry.post_id, public=not entry.boost_of)
+
     # List feeds ------------------------------------------------------------------------------
     def push_to_lists(self, entry: Entry, lists: list[tuple[int, int]]) -> None:
         """Deliver to the feeds of these lists (``(owner, list)``) that exist."""
@@ -95,10 +130,22 @@ class FeedManager:
             keys = [list_key(*found) for found in lists]
             self._list_feeds.backfill(keys, outbox.entries, outbox.floor)
 
-    def unmerge_from_list(self, owner_id: int, list_id: int, author_ids: list[int]) -> None:
-        """Take every post of these authors out of the list's feed (members removed)."""
+    def record_list_members_added(self, owner_id: int, list_id: int, pushed: list[int]) -> None:
+        """Members joined the list: backfill its feed with the recent posts of those that
+        delivery pushes (``pushed``; a pulled member's are read from their outbox), then the
+        owner's streams reload (a list's stream reads its members again)."""
+        for author_id in pushed:
+            self.merge_into_lists(author_id, [(owner_id, list_id)])
+        self._streams.publish_refresh([owner_id])
+
+    def record_list_members_removed(
+        self, owner_id: int, list_id: int, author_ids: list[int]
+    ) -> None:
+        """Take every post of these authors out of the list's feed (members removed), then
+        the owner's streams reload."""
         for author_id in author_ids:
             self._list_feeds.remove_author([list_key(owner_id, list_id)], author_id)
+        self._streams.publish_refresh([owner_id])
 
     def rebuild_list(
         self, owner_id: int, list_id: int, member_ids: list[int], policy: FanoutSettings
@@ -126,12 +173,30 @@ class FeedManager:
         return self._list_feeds.drop_all()
 
     # Home timelines ------------------------------------------------------------------------
-    def push(self, entry: Entry, follower_ids: Iterable[int]) -> int:
-        """Deliver to the homes of the active readers among ``follower_ids``; how many.
+    def push(
+        self,
+        entry: Entry,
+        follower_ids: Iterable[int],
+        withdrawn: Callable[[], bool] = lambda: False,
+    ) -> int:
+        """Deliver to the homes of the active readers among ``follower_ids``, then send the
+        ``update`` to those of ``follower_ids`` with a stream open; how many homes.
 
-        Idle readers are skipped: their home is rebuilt when they read again.
+        Idle readers are skipped: their home is rebuilt when they read again. ``withdrawn``
+        is asked once the homes hold the post: whether a delete buried it meanwhile (its
+        retraction may have passed these homes already); then it is taken back out of
+        them, announced to nobody, and none counted.
         """
         follower_ids = list(follower_ids)
+        delivered = self._push(entry, follower_ids)
+        jitter.pause("deliver_chunk.pushed")
+        if withdrawn():
+            self._timelines.remove_from_homes(follower_ids, entry)
+            return 0
+        self._streams.publish_update(follower_ids, *entry)
+        return delivered
+
+    def _push(self, entry: Entry, follower_ids: list[int]) -> int:
         if self._timelines.batched and follower_ids:  # one server: one command per chunk
             return self._timelines.deliver(follower_ids, entry)
         active = self._activity.active_among(follower_ids, self._inactive_after)
@@ -145,8 +210,11 @@ class FeedManager:
         return self._timelines.drop_homes()
 
     def retract(self, entry: Entry, follower_ids: Iterable[int]) -> None:
-        """Take a deleted post out of these followers' homes."""
+        """Take a deleted post out of these followers' homes, then send its ``delete`` to
+        those of them with a stream open."""
+        follower_ids = list(follower_ids)
         self._timelines.remove_from_homes(follower_ids, entry)
+        self._streams.publish_delete(follower_ids, entry.post_id)
 
     def merge(self, follower_id: int, author_id: int) -> None:
         """Backfill one home with the author's recent posts (a follow of a pushed author)."""
@@ -212,6 +280,14 @@ class FeedManager:
         (a tag's posts are pulled at read time, never pushed into homes)."""
         self._followee_copies.forget_followed_tags(follower_id)
         self._streams.publish_refresh([follower_id])
+
+    def record_filters_changed(self, user_ids: Iterable[int]) -> None:
+        """A block or mute between these users changed: their copies of whom they do not
+        see are dropped (their next page reads them again, in every mode: a page filters its
+        own entries, nothing is delivered or taken back for it), then their streams reload."""
+        user_ids = list(user_ids)
+        self._hidden.forget(user_ids)
+        self._streams.publish_refresh(user_ids)
 
     def record_exclusions_changed(self, owner_id: int) -> None:
         """Who the owner's exclusive lists hold changed: their next page reads the home's

@@ -53,7 +53,7 @@ def run(redis_url: str, seed: int, options: Options) -> dict:
     started = time.monotonic()
     with jitter.installed(delay), logs.attached(), world:
         if options.fault == "lose-deliveries":  # the fault: deliveries reach no home
-            world.c.feeds.push = lambda entry, follower_ids: 0
+            world.c.feeds.push = lambda entry, follower_ids, withdrawn: 0
         found = Scenario(world, seed, options, started).play()
         audited = world.c.audits.totals()
     found["violations"] += [  # what the auditor running in the worker confirmed

@@ -31,13 +31,11 @@ from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.deliveries import Deliveries
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
-from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.lists import ListStore
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.posts import PostStore, entry_of, in_public_feeds
+from socialapp.stores.posts import PostStore, entry_of
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
-from socialapp.stores.streams import Streams
 from socialapp.stores.users import UserStore
 
 log = logging.getLogger(__name__)
@@ -55,13 +53,13 @@ RECONCILE_ROUNDS = 5  # then an author whose status keeps changing is reconciled
 class Fanout:
     """The fan-out engine and what it works with.
 
-    ``feeds`` moves entries between outboxes, homes and pulled sets; ``author_copies``
+    ``feeds`` moves entries between outboxes, homes and pulled sets, and tells the live
+    streams what changed (the engine publishes nothing itself); ``author_copies``
     holds the authors' hot-path copies (followers, strategies) and who is unsettled,
     ``activity`` the readers' last activity, ``rate_meters`` what adaptive mode counts,
     ``deliveries`` the deliveries in flight and the sweeper's memory; ``sources`` reads the
     copies back, reloaded from MongoDB where Redis lost them; ``cache`` is where a deleted
-    post is buried; ``hidden`` copies whom each reader does not see; the stores of record
-    say who follows whom.
+    post is buried; the stores of record say who follows whom.
     """
 
     feeds: FeedManager
@@ -71,8 +69,6 @@ class Fanout:
     deliveries: Deliveries
     sources: FeedSources
     cache: PostCache
-    hidden: HiddenAccounts
-    streams: Streams
     fanout_settings: FanoutSettingsStore
     queue: TaskQueue
     posts: PostStore
@@ -201,8 +197,7 @@ class Fanout:
         """A block or mute between these users changed: their pages apply it from the next
         read on, in every mode (a page filters its own entries; nothing is delivered or
         taken back for it)."""
-        self.hidden.forget(user_ids)
-        self.streams.publish_refresh(user_ids)
+        self.feeds.record_filters_changed(user_ids)
 
     def on_tag_follow_changed(self, follower_id: int, tag: str, following: bool) -> None:
         """The follower followed or unfollowed ``tag``: its posts enter or leave their home
@@ -218,16 +213,17 @@ class Fanout:
         """Backfill the list's feed with the recent posts of the members that delivery
         pushes (a pulled member's are read from their outbox); the owner's streams reload."""
         policy = self.fanout_settings.current()
-        for author_id, (count, strategy, unsettled) in self.sources.authors(account_ids).items():
-            if unsettled or policy.delivery_pushes(count, strategy):
-                self.feeds.merge_into_lists(author_id, [(owner_id, list_id)])
-        self.streams.publish_refresh([owner_id])
+        pushed = [
+            author_id
+            for author_id, (count, strategy, unsettled) in self.sources.authors(account_ids).items()
+            if unsettled or policy.delivery_pushes(count, strategy)
+        ]
+        self.feeds.record_list_members_added(owner_id, list_id, pushed)
 
     def on_list_members_removed(self, owner_id: int, list_id: int, account_ids: list[int]) -> None:
         """Take the removed members' posts out of the list's feed (its page already leaves
         out whoever is not a member)."""
-        self.feeds.unmerge_from_list(owner_id, list_id, account_ids)
-        self.streams.publish_refresh([owner_id])
+        self.feeds.record_list_members_removed(owner_id, list_id, account_ids)
 
     def on_list_deleted(self, owner_id: int, list_id: int) -> None:
         self.feeds.forget_list(owner_id, list_id)
@@ -309,14 +305,7 @@ class Fanout:
         policy = self.fanout_settings.current()
         # Once per post, for the streams that pull the author (pushed ones: deliver_chunk),
         # and the public and hashtag streams.
-        self.streams.publish_post(
-            post_id,
-            author_id,
-            policy.pulls_everyone,
-            *entry[2:],
-            public=in_public_feeds(post),
-            tags=post.get("tags", ()),
-        )
+        self.feeds.announce(entry, post, policy.pulls_everyone)
         if policy.measures_rates:
             config = self.config
             self.rate_meters.meter(
@@ -366,19 +355,14 @@ class Fanout:
         boost_of: int = 0,
         original_author: int = 0,
     ) -> int:
-        """Push the post to the homes of the active followers in this chunk.
+        """Push the post to the homes of the active followers in this chunk (and to their
+        open streams).
 
         A delete buries the post before it sends its retraction, so a chunk that pushed
         after the retraction passed its followers finds the post buried and takes it back.
         """
         entry = Entry(post_id, author_id, boost_of, original_author)
-        delivered = self.feeds.push(entry, follower_ids)
-        jitter.pause("deliver_chunk.pushed")
-        if self.cache.buried(post_id):
-            self.feeds.retract(entry, follower_ids)
-            delivered = 0
-        else:
-            self.streams.publish_update(follower_ids, *entry)
+        delivered = self.feeds.push(entry, follower_ids, lambda: self.cache.buried(post_id))
         self.metrics.deliveries.inc(delivered)
         if self.deliveries.finish_chunk(post_id, attempt, index):
             self.posts.finish_fanout(post_id)
@@ -440,14 +424,10 @@ class Fanout:
         jitter.pause("retract_post.queued")  # a busy queue: reads meanwhile find the entries
         entry = Entry(post_id, author_id, boost_of, original_author)
         self.cache.bury(post_id)
-        self.feeds.withdraw(entry)
-        if not boost_of:
-            self.feeds.unshare(entry, tags)
-        self.streams.publish_delete([author_id], post_id, public=not boost_of)
+        self.feeds.retract_published(entry, tags)
         self.feeds.retract_from_lists(entry, self.lists.feeds_holding(author_id))
         for follower_ids in self.follows.follower_chunks(author_id):
             self.feeds.retract(entry, follower_ids)
-            self.streams.publish_delete(follower_ids, post_id)
 
     def reconcile(self, generation: int, not_before: float = 0) -> bool:
         """After a mode or threshold change, backfill authors that went from pulled to

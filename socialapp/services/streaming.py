@@ -7,16 +7,21 @@ A reader's stream carries what enters their home, as the home page shows it, in 
 - *pulled* authors' posts arrive once per post on the author's channel; the hub hands each to
   its connected readers who follow the author and pull them (their pulled set, or everyone
   in read mode), and to the author's own streams, as the home shows your own posts;
-- a post both pushed and pulled (an author being switched) is sent once: each reader keeps
-  the ids it was sent lately; authors the reader blocks, is blocked by or mutes are left out
-  (the reader's hidden accounts, as a page leaves them out).
+- the public posts of the hashtags the reader follows arrive on the public channel (below),
+  as the home page merges those tags' feeds: the hub keeps its connected readers in an
+  index by followed tag and hands each such post to them, whoever its author; the post's
+  ``delete`` comes on the public channel too, passed to the streams it was sent to this way
+  (those of a reader who follows its author have it on their own channel);
+- a post both pushed and pulled (an author being switched), or both followed and tagged, is
+  sent once: each reader keeps the ids it was sent lately; authors the reader blocks, is
+  blocked by or mutes are left out (the reader's hidden accounts, as a page leaves them out).
 
 The public and hashtag streams carry every post of the public feeds (public, not unlisted,
 not a boost; this server's posts are all local, so ``public`` and ``public:local`` are one),
 a hashtag stream those with its tag: each post comes once on the public channel with its
-tags, while this process holds such a stream, and the hub hands it to those streams in
-memory (an index by stream), rendered once for all; the reader's hidden accounts are
-left out there too, by the same rule (``ReaderView.hides``).
+tags, while this process holds such a stream or a connected reader follows a hashtag, and
+the hub hands it to those streams in memory (an index by stream), rendered once for all;
+the reader's hidden accounts are left out there too, by the same rule (``shown``).
 
 A ``list`` stream carries the new posts of a list's members, as the list's page shows them:
 each post once, from its author's channel (published once per post whatever the mode), not
@@ -25,13 +30,14 @@ list's owner may open it: its members are read through the API with the owner's 
 (``GET /api/v1/lists/:id/accounts``), which answers nobody else's list, and read again on
 every ``refresh`` (delivery sends one when the owner's lists change).
 
-The reader's followees, pulled set and hidden accounts are the Redis copies pages read
-(``FolloweeCopies``, ``TimelineStore``, ``HiddenAccounts``), read again when delivery says they
-changed (a ``refresh`` on the reader's channel, handled before any later message) and every
-``RELOAD_SECONDS``. Where Redis lacks them, a home read through the API rebuilds them, with
-the reader's own token. The API also answers who a token is (``/oauth/token/info``) and
-renders statuses (``/api/v1/statuses/:id``) and, with the reader's token, notifications
-(``/api/v1/notifications/:id``): this process reads Redis and nothing else.
+The reader's followees, followed hashtags, pulled set and hidden accounts are the Redis
+copies pages read (``FolloweeCopies``, ``TimelineStore``, ``HiddenAccounts``), read again
+when delivery says they changed (a ``refresh`` on the reader's channel, handled before any
+later message) and every ``RELOAD_SECONDS``. Where Redis lacks them, a home read through the
+API rebuilds them, with the reader's own token. The API also answers who a token is
+(``/oauth/token/info``) and renders statuses (``/api/v1/statuses/:id``) and, with the
+reader's token, notifications (``/api/v1/notifications/:id``): this process reads Redis
+and nothing else.
 """
 
 from __future__ import annotations
@@ -71,6 +77,7 @@ NOT_YOUR_LIST = "Not authorized to stream this list"  # Mastodon's, for another'
 RECENT = 1000  # post ids a reader's streams remember, to send each post once
 RENDERED = 2000  # statuses kept rendered (a post reaches many readers at once)
 RELOAD_SECONDS = 300.0  # a reader's copies are read again at least this often
+TAGGED_SENT = 10_000  # posts sent to user streams for a followed tag, whose deletes follow
 # What a token can be: printable ASCII without spaces (Mastodon's are 43 characters, a /v1
 # JWT about 200), far below what the API takes in a header (gunicorn: 8,190 bytes a line).
 TOKEN = re.compile(r"[!-~]{1,1024}")
@@ -343,12 +350,14 @@ class ReaderView:
     reader: int
     token: str
     followees: set[int] = dataclasses.field(default_factory=set)
+    tags: set[str] = dataclasses.field(default_factory=set)  # followed hashtags, normal forms
     pulled: set[int] = dataclasses.field(default_factory=set)
     hidden: dict[int, float] = dataclasses.field(default_factory=dict)
     boosts_hidden: set[int] = dataclasses.field(default_factory=set)  # reblogs=false follows
     connections: set[Connection] = dataclasses.field(default_factory=set)
     sent: collections.OrderedDict = dataclasses.field(default_factory=collections.OrderedDict)
     indexed: set[int] = dataclasses.field(default_factory=set)  # authors it is indexed under
+    tags_indexed: set[str] = dataclasses.field(default_factory=set)  # tags it is indexed under
     loaded_at: float = 0.0
     lists: dict[int, set[int]] = dataclasses.field(default_factory=dict)  # streamed: members
     list_sent: dict[int, collections.OrderedDict] = dataclasses.field(default_factory=dict)
@@ -434,11 +443,17 @@ class Hub:
         # Events queued on streams by kind, and streams dropped as slow consumers: /metrics
         self.counts: collections.Counter = collections.Counter()
         self._by_author: dict[int, set[int]] = collections.defaultdict(set)
+        # Readers by the hashtags they follow, and the posts sent to user streams for one of
+        # them (post: its author and those readers), whose deletes come on the public channel
+        self._by_tag: dict[str, set[int]] = collections.defaultdict(set)
+        self._tag_sent: collections.OrderedDict[int, tuple[int, set[int]]] = (
+            collections.OrderedDict()
+        )
         # Public and hashtag streams by key, and the public posts they were sent lately (a
         # delivery run again publishes its post again)
         self._public: dict[str, set[Connection]] = {}
         self._public_sent: collections.OrderedDict = collections.OrderedDict()
-        self._public_heard = False  # subscribed to the public channel
+        self._public_heard = False  # subscribed to the public channel (streams or tags need it)
         self._public_lock = asyncio.Lock()  # not behind a reader's load (``_lock``)
         self._rendered: collections.OrderedDict[int, asyncio.Future] = collections.OrderedDict()
         self._lock = asyncio.Lock()  # subscriptions change one reader at a time
@@ -574,9 +589,10 @@ class Hub:
         await self._hear_public()
 
     async def _hear_public(self) -> None:
-        """Listen to the public channel while a public or hashtag stream is held here."""
+        """Listen to the public channel while a public or hashtag stream is held here, or a
+        connected reader follows a hashtag."""
         async with self._public_lock:
-            if self._public_heard != bool(self._public):
+            if self._public_heard != bool(self._public or self._by_tag):
                 await self._subscription.follow_public(not self._public_heard)
                 self._public_heard = not self._public_heard
 
@@ -594,6 +610,7 @@ class Hub:
                 return
             del self._views[view.reader]
             await self._reindex(view, set())
+            await self._retag(view, set())
             await self._subscription.unfollow(readers=[view.reader])
             await asyncio.to_thread(self._streams.mark_closed, [view.reader])
 
@@ -649,6 +666,7 @@ class Hub:
                 for connection in list(connections):
                     connection.offer(stream, "delete", str(post_id))
                     self.counts["delete"] += 1
+            self._tagged_delete(post_id)
             return
         if not _first_time(self._public_sent, post_id):
             return
@@ -664,6 +682,34 @@ class Hub:
                 rendered = rendered or self._render(post_id)
                 connection.offer(stream, "update", rendered)
                 self.counts["update"] += 1
+        followers = set().union(*(self._by_tag.get(tag, ()) for tag in message.get("tags", ())))
+        for reader in followers:
+            view = self._views.get(reader)
+            if view is not None:
+                self._tagged_update(view, entry, now)
+
+    def _tagged_update(self, view: ReaderView, entry: Entry, now: float) -> None:
+        """A public post with a hashtag the reader follows, to their user streams as their
+        home page shows it: whoever its author, unless hidden from the reader, and once (a
+        post of an author they follow too comes once, whichever way first)."""
+        hidden = view.hidden_among([entry.author_id], now)
+        if not shown(entry, hidden) or not _first_time(view.sent, entry.post_id):
+            return
+        self.counts["update"] += view.offer([USER], "update", self._render(entry.post_id))
+        _, readers = self._tag_sent.setdefault(entry.post_id, (entry.author_id, set()))
+        readers.add(view.reader)
+        if len(self._tag_sent) > TAGGED_SENT:
+            self._tag_sent.popitem(last=False)
+
+    def _tagged_delete(self, post_id: int) -> None:
+        """A deleted post's ``delete`` to the user streams it was sent to for a followed
+        hashtag; not to a reader who follows its author (or wrote it): their own channel
+        carries it."""
+        author, readers = self._tag_sent.pop(post_id, (0, set()))
+        for reader in readers:
+            view = self._views.get(reader)
+            if view is not None and author != reader and author not in view.followees:
+                self.counts["delete"] += view.offer([USER], "delete", str(post_id))
 
     async def _on_reader_event(self, view: ReaderView, message: dict) -> None:
         event = message["event"]
@@ -730,14 +776,16 @@ class Hub:
 
     # A reader's copies -----------------------------------------------------------------------
     async def _load(self, view: ReaderView) -> None:
-        """Read the reader's followees, pulled set and hidden accounts (rebuilt by a home
-        read where Redis lacks them), and follow the channels of whom they follow."""
+        """Read the reader's followees, followed hashtags, pulled set and hidden accounts
+        (rebuilt by a home read where Redis lacks them), follow the channels of whom they
+        follow, and index them under their hashtags."""
         copies = await asyncio.to_thread(self._copies, view.reader)
-        if copies[0] is None or copies[2] is None:
+        if copies[0] is None or copies[2] is None or copies[4] is None:
             await self._gateway.read_home(view.token)
             copies = await asyncio.to_thread(self._copies, view.reader)
-        followees, pulled, hidden, boosts_hidden = copies
+        followees, pulled, hidden, boosts_hidden, tags = copies
         view.followees, view.pulled = followees or set(), pulled or set()
+        view.tags = set(tags or ())  # still None: a follow raced the read, whose refresh comes
         view.hidden, view.loaded_at = hidden or {}, self._clock()
         view.boosts_hidden = boosts_hidden
         for list_id in list(view.lists):  # members changed, or the list was deleted
@@ -748,6 +796,7 @@ class Hub:
                 continue
             view.lists[list_id] = members or set()
         await self._reindex(view, view.authors)
+        await self._retag(view, view.tags)
 
     def _copies(self, reader: int):
         return (
@@ -755,6 +804,7 @@ class Hub:
             self._timelines.pulled(reader),
             self._hidden.until(reader),
             self._hidden.boosts_hidden(reader),
+            self._followee_copies.streamed_tags(reader),
         )
 
     async def _reindex(self, view: ReaderView, authors: set[int]) -> None:
@@ -773,6 +823,19 @@ class Hub:
                 gone.append(author)
         await self._subscription.follow(authors=new)
         await self._subscription.unfollow(authors=gone)
+
+    async def _retag(self, view: ReaderView, tags: set[str]) -> None:
+        """Index the reader under the hashtags ``tags``; listen to the public channel while
+        any reader here is indexed under one."""
+        before, view.tags_indexed = view.tags_indexed, set(tags)
+        for tag in tags - before:
+            self._by_tag[tag].add(view.reader)
+        for tag in before - tags:
+            self._by_tag[tag].discard(view.reader)
+            if not self._by_tag[tag]:
+                del self._by_tag[tag]
+        if tags != before:
+            await self._hear_public()
 
     async def _tick(self) -> None:
         """Every ``heartbeat`` seconds, a heartbeat for each stream that was quiet."""

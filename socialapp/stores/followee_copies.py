@@ -79,6 +79,20 @@ class FolloweeCopies:
             return None
         return sorted(m for m in members if m != LOADED)
 
+    def streamed_tags(self, user_id: int) -> list[str] | None:
+        """The hashtags the reader follows, as the live streams read them: none when the
+        followee set does not say the reader follows any (``FOLLOWS_TAGS``; or is not
+        loaded), None when it does and the tag set is not loaded (a home read loads it)."""
+        pipe = self._redis.pipeline(transaction=False)  # one hash tag: one slot
+        pipe.sismember(_following(user_id), FOLLOWS_TAGS)
+        pipe.smembers(_followed_tags(user_id))
+        follows_tags, members = pipe.execute()
+        if not follows_tags:
+            return []
+        if LOADED not in members:
+            return None
+        return sorted(m for m in members if m != LOADED)
+
     def fill_followed_tags(self, user_id: int, changes: str, names: list[str]) -> bool:
         """Store the loaded tags unless a follow changed since ``changes``; True if stored."""
         keys = [_followed_tags(user_id), _following_changes(user_id)]

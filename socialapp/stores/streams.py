@@ -13,9 +13,10 @@ feed the streaming process (after Mastodon's ``timeline:<account>`` channels).
   its connected readers who pull the author (``everyone``: read mode, where every follower
   pulls).
 - ``timeline:public``: each new post of the public feeds (public, not unlisted, not a boost),
-  the same event with its tags, for the public and hashtag streams; and ``delete`` when a
-  post that is not a boost is deleted. A streaming process listens to it while it holds a
-  public or hashtag stream, and routes each post to those streams in memory.
+  the same event with its tags, for the public and hashtag streams and the user streams of
+  the readers who follow one of its tags; and ``delete`` when a post that is not a boost is
+  deleted. A streaming process listens to it while it holds a public or hashtag stream or
+  a connected reader follows a hashtag, and routes each post to those streams in memory.
 - ``timeline:revoked``: the hash of a revoked access token, whose streams close.
 
 Messages are JSON objects. The publishing side (``Streams``) is synchronous, as the other

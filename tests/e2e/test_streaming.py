@@ -562,3 +562,77 @@ def test_an_exclusive_lists_member_streams_on_the_list_not_the_user_stream(serve
     finally:
         for opened in (on_list, stream, watching):
             opened.close()
+
+
+def follow_tag(server: Server, token: str, tag: str) -> None:
+    server.call("PUT", f"/v1/me/tags/{tag}", token=token, expect=204)
+
+
+def test_a_followed_tags_posts_reach_the_user_stream_as_the_home_shows_them(server, app):
+    """The reader follows a hashtag, not its authors: a stranger's post with it comes on the
+    user stream, then its delete; a muted author's does not, nor any once the tag is
+    unfollowed. A watcher follows the tag too: once the watcher has a post, a delete of it
+    published to the reader after it passes the same pub/sub connection, so once that
+    arrives the reader's stream has had its chance at the post (a barrier, not a sleep)."""
+    tag = f"streamtag{next(_handles)}"
+    _author, author_token = account(server, app)
+    muted, muted_token = account(server, app)
+    reader, reader_token = account(server, app)
+    watcher, watcher_token = account(server, app)
+    for token in (reader_token, watcher_token):
+        follow_tag(server, token, tag)
+    server.call("PUT", f"/v1/me/mutes/{muted}", {}, reader_token, expect=204)
+    watching = open_user_stream(server, watcher_token, watcher)
+    stream = open_user_stream(server, reader_token, reader)
+    publisher = Streams(redis_of(server))
+
+    def passed(post_id: str) -> None:
+        wait_for(watching.updates, "the watcher's copy", until=lambda u: post_id in u)
+        publisher.publish_delete([int(reader)], int(post_id))
+        wait_for(lambda: stream.events, "the barrier", until=lambda e: e and e[-1][1] == post_id)
+
+    try:
+        shown = post(server, author_token, f"#{tag.upper()} from someone not followed")
+        wait_for(stream.updates, "the tagged post", until=lambda u: shown in u)
+        status = json.loads(next(d for e, d in stream.events if e == "update"))
+        assert status["id"] == shown and status["tags"][0]["name"] == tag
+        passed(post(server, muted_token, f"#{tag} from a muted account"))
+        server.call("DELETE", f"/v1/posts/{shown}", token=author_token, expect=204)
+        wait_for(stream.deletes, "the tagged post's delete", until=lambda d: shown in d)
+        server.call("DELETE", f"/v1/me/tags/{tag}", token=reader_token, expect=204)
+        passed(post(server, author_token, f"#{tag} once unfollowed"))
+        assert stream.updates() == [shown], stream.events
+    finally:
+        stream.close()
+        watching.close()
+
+
+def test_a_post_of_a_followed_author_with_a_followed_tag_streams_once(server, app):
+    """The reader follows the author and the tag: the post comes once (on the public channel
+    first, then pushed by delivery), its delete once (on the reader's channel). A watcher
+    who follows only the author is in the same delivery chunk: once they have the update
+    (or the delete), a barrier published to the reader comes after the reader's."""
+    tag = f"streamtag{next(_handles)}"
+    author, author_token, reader, reader_token = author_and_reader(server, app)
+    watcher, watcher_token = account(server, app)
+    follow(server, watcher_token, author)
+    follow_tag(server, reader_token, tag)
+    watching = open_user_stream(server, watcher_token, watcher)
+    stream = open_user_stream(server, reader_token, reader)
+    publisher = Streams(redis_of(server))
+
+    def barrier(watched, what: str, post_id: str) -> None:
+        wait_for(watched, f"the watcher's {what}", until=lambda found: post_id in found)
+        publisher.publish_delete([int(reader)], 1)
+        wait_for(lambda: stream.events, "the barrier", until=lambda e: e and e[-1][1] == "1")
+
+    try:
+        both = post(server, author_token, f"#{tag} from a followed author")
+        barrier(watching.updates, "update", both)
+        assert stream.updates() == [both], stream.events
+        server.call("DELETE", f"/v1/posts/{both}", token=author_token, expect=204)
+        barrier(watching.deletes, "delete", both)
+        assert stream.deletes() == ["1", both, "1"], stream.events
+    finally:
+        stream.close()
+        watching.close()

@@ -5,7 +5,9 @@ the race left behind brings it back. A like racing a read leaves no old count ca
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
+import time
 
 import pytest
 
@@ -14,6 +16,7 @@ from socialapp.domain.fanout import MODES
 from socialapp.domain.timeline import Entry
 from socialapp.services import fanout, operators
 from socialapp.stores.post_cache import post_key
+from socialapp.stores.streams import reader_channel
 from socialapp.stores.timelines import home_key
 
 WAIT = 60.0  # seconds a forced interleaving may take on a loaded machine
@@ -137,6 +140,9 @@ def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(
         hold.release.set()
         deleter.join(WAIT)
     assert deleted == [204]
+    heard = c.redis.pubsub(ignore_subscribe_messages=True)
+    heard.subscribe(reader_channel(int(bob.id)))
+    c.streams.mark_open([int(bob.id)])  # bob has a stream open
     c.fanout.retract_post(gone, author)  # the delete's retraction runs...
     for args in chunks.sent:  # ...before the delivery's chunks do
         c.fanout.deliver_chunk(*args)
@@ -145,6 +151,16 @@ def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(
     assert f"{gone}:{author}" not in members
     assert Entry(gone, author) not in c.timelines.read_outboxes([author])[author].entries
     assert gone not in home_ids(client, bob)
+    # bob's stream had the delete, and no update from the chunk that came after it
+    c.redis.publish(reader_channel(int(bob.id)), '{"event": "barrier"}')
+    events, deadline = [], time.monotonic() + WAIT
+    while not events or events[-1]["event"] != "barrier":
+        assert time.monotonic() < deadline, f"the barrier never came: {events}"
+        message = heard.get_message(timeout=1.0)  # None for the subscription's own
+        if message is not None:
+            events.append(json.loads(message["data"]))
+    heard.close()
+    assert events == [{"event": "delete", "post_id": gone}, {"event": "barrier"}]
 
 
 class RecordingQueue:

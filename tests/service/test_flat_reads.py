@@ -258,7 +258,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     )
     feeds = FeedManager(
         *(sources, timelines, followees, authors, activity, c.streams, c.settings),
-        *(c.shared_feeds, c.list_feeds),
+        *(c.shared_feeds, c.list_feeds, hidden),
     )
     pages = Pages(cache, c.posts, c.settings.boost_window)
     home = HomeReader(

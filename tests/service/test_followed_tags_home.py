@@ -119,3 +119,35 @@ def shared(client, path: str) -> list[int]:
         max_id = page["next_max_id"]
         if max_id is None:
             return found
+
+
+@pytest.mark.parametrize("mode", ["write", "read"])
+def test_a_home_read_loads_the_tags_the_streaming_process_reads(
+    client, signup, settle, components, mode
+):
+    """The streaming process reads a reader's followed tags from Redis only
+    (``streamed_tags``): none while the followee copy says none are followed; a follow or
+    unfollow drops that copy, which sends the streaming process to read the home, and that
+    read loads the tags; a tag copy lost alone reads as None, which sends it there too."""
+    operators.change_fanout(components.fanout, mode=mode)
+    settle()
+    reader = signup("rdr")
+    copies, reader_id = components.followee_copies, int(reader.id)
+    home(client, reader)
+    assert copies.streamed_tags(reader_id) == []
+    follow_tag(client, reader, "Cats")
+    assert copies.followees(reader_id) is None
+    home(client, reader)
+    assert copies.streamed_tags(reader_id) == ["cats"]
+    follow_tag(client, reader, "dogs")
+    home(client, reader)
+    assert copies.streamed_tags(reader_id) == ["cats", "dogs"]
+    components.redis.delete(f"followed_tags:{{{reader_id}}}")  # expired, say
+    assert copies.streamed_tags(reader_id) is None
+    home(client, reader)
+    assert copies.streamed_tags(reader_id) == ["cats", "dogs"]
+    for name in ("cats", "dogs"):
+        follow_tag(client, reader, name, method="delete")
+    assert copies.followees(reader_id) is None
+    home(client, reader)
+    assert copies.streamed_tags(reader_id) == []

@@ -67,6 +67,9 @@ class Copies:
     def boosts_hidden(self, reader: int) -> set[int]:
         return set()
 
+    def streamed_tags(self, reader: int) -> list[str]:
+        return []
+
     def mark_open(self, readers) -> None:
         pass
 
