@@ -28,6 +28,7 @@ from socialapp.stores import mongo, redis_client
 from socialapp.stores.adaptive_rounds import AdaptiveRounds
 from socialapp.stores.audit import AuditStore
 from socialapp.stores.author_copies import AuthorCopies
+from socialapp.stores.bookmarks import BookmarkStore, PinStore
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.deliveries import Deliveries
 from socialapp.stores.fanout_changes import FanoutChangeLog
@@ -40,6 +41,7 @@ from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.list_feeds import ListFeeds
 from socialapp.stores.lists import ListStore
+from socialapp.stores.markers import MarkerStore
 from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.oauth_codes import OAuthCodes
@@ -72,6 +74,9 @@ class Components:
     posts: PostStore
     likes: LikeStore
     boosts: BoostStore
+    bookmarks: BookmarkStore
+    pins: PinStore
+    markers: MarkerStore
     lists: ListStore
     notifications: NotificationStore
     idempotency: IdempotencyStore
@@ -122,6 +127,9 @@ class Components:
             self.oauth,
             self.fanout_changes,
             self.tag_follows,
+            self.bookmarks,
+            self.pins,
+            self.markers,
         )
         for store in (*stores, *others):
             store.ensure_indexes()
@@ -150,6 +158,8 @@ def build(settings: Settings) -> Components:
     posts = PostStore(db, settings)
     likes = LikeStore(db, settings)
     boosts = BoostStore(db, settings)
+    bookmarks = BookmarkStore(db, settings)
+    pins = PinStore(db, settings)
     lists = ListStore(db, settings)
     notifications = NotificationStore(db, settings)
     idempotency = IdempotencyStore(db, settings)
@@ -234,6 +244,9 @@ def build(settings: Settings) -> Components:
         posts=posts,
         likes=likes,
         boosts=boosts,
+        bookmarks=bookmarks,
+        pins=pins,
+        markers=MarkerStore(db, settings),
         lists=lists,
         notifications=notifications,
         idempotency=idempotency,
@@ -253,7 +266,17 @@ def build(settings: Settings) -> Components:
         deliveries=deliveries,
         audits=audits,
         uow=UnitOfWork(
-            transactions, users, follows, posts, likes, idempotency, filters, boosts, lists
+            transactions,
+            users,
+            follows,
+            posts,
+            likes,
+            idempotency,
+            filters,
+            boosts,
+            lists,
+            bookmarks,
+            pins,
         ),
         sources=sources,
         home=home,

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from pymongo.client_session import ClientSession
 
+from socialapp.stores.bookmarks import BookmarkStore, PinStore
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.follows import FollowStore
@@ -38,6 +39,8 @@ class UnitOfWork:
         filters: FilterStore,
         boosts: BoostStore,
         lists: ListStore,
+        bookmarks: BookmarkStore,
+        pins: PinStore,
     ) -> None:
         self._transactions = transactions
         self.users = users
@@ -48,6 +51,8 @@ class UnitOfWork:
         self.filters = filters
         self.boosts = boosts
         self.lists = lists
+        self.bookmarks = bookmarks
+        self.pins = pins
 
     def run(self, work: Callable[[ClientSession | None], T]) -> T:
         """``work(session)`` in one transaction: all of its writes land, or none."""

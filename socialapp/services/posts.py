@@ -100,8 +100,8 @@ def delete_post(
     caller_id: int,
     notifier: Notifier | None = None,
 ) -> dict:
-    """Delete the caller's own post with its comments, likes and notifications, and every
-    boost of it; the deleted post. Deleting a boost is unboosting."""
+    """Delete the caller's own post with its comments, likes, bookmarks, pin and
+    notifications, and every boost of it; the deleted post. Deleting a boost is unboosting."""
     post = get_post(uow.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
@@ -114,8 +114,9 @@ def delete_post(
         raise
     try:  # outside the transaction: a popular post has more likes than one should hold
         uow.likes.delete_for_post(post_id)
-    except Unavailable as error:  # the post is gone: nothing can reach its likes any more
-        log.warning("post %s deleted, its likes left behind: %r", post_id, error)
+        uow.bookmarks.delete_for_post(post_id)
+    except Unavailable as error:  # the post is gone: nothing can reach them any more
+        log.warning("post %s deleted, its likes or bookmarks left behind: %r", post_id, error)
     if notifier is not None:
         notifier.post_deleted(post)
         if post.get("boost_of"):  # an unboost: the boosted post's author is told no more
@@ -146,6 +147,7 @@ def _delete_counted(uow: UnitOfWork, post_id: int, session) -> dict:
     if post is None:  # a concurrent delete won
         raise NotFound("post not found")
     uow.users.add_to_counter(post["author_id"], "post_count", -1, session=session)
+    uow.pins.remove(post["author_id"], post_id, session=session)  # only its author pins it
     if post.get("boost_of"):
         uow.boosts.remove(post["boost_of"], post["author_id"], session=session)
         uow.posts.add_to_counter(post["boost_of"], "boost_count", -1, session=session)

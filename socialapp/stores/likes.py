@@ -1,14 +1,16 @@
-"""The ``likes`` collection: one document per (post, user), enforced by a unique index."""
+"""The ``likes`` collection: one document per (post, user), enforced by a unique index, and
+read by user too, newest first (Mastodon's favourites, paged by the like's ``_id``)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from pymongo import ASCENDING
+from pymongo import ASCENDING, DESCENDING
 
 from socialapp.config import Settings
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, insert_if_absent
+from socialapp.stores.bookmarks import PostEdge
+from socialapp.stores.mongo import collection, edges_by_id, insert_if_absent
 from socialapp.stores.unavailable import MONGODB, translates
 
 SCHEMA = schema.document(
@@ -31,6 +33,7 @@ class LikeStore:
         self._likes.create_index(
             [("post_id", ASCENDING), ("user_id", ASCENDING)], unique=True, name="post_user_unique"
         )
+        self._likes.create_index([("user_id", ASCENDING), ("_id", DESCENDING)], name="user_newest")
 
     def add(self, post_id: int, user_id: int, session=None) -> bool:
         """True only when this call added the like (False if the user liked it already)."""
@@ -51,6 +54,20 @@ class LikeStore:
             return set()
         query = {"post_id": {"$in": list(post_ids)}, "user_id": user_id}
         return {like["post_id"] for like in self._likes.find(query, projection={"post_id": 1})}
+
+    def edges(
+        self,
+        user_id: int,
+        limit: int,
+        before: str | None = None,
+        after: str | None = None,
+        oldest_first: bool = False,
+    ) -> list[PostEdge]:
+        """The user's likes with cursors between ``after`` and ``before`` (both excluded),
+        newest first (or ``oldest_first``), ``limit`` at most."""
+        query = {"user_id": user_id}
+        found = edges_by_id(self._likes, query, "post_id", limit, before, after, oldest_first)
+        return [PostEdge(*edge) for edge in found]
 
     def count(self, post_id: int) -> int:
         return self._likes.count_documents({"post_id": post_id})

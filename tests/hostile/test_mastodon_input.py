@@ -59,6 +59,8 @@ def reads(world, status: str) -> list[str]:
         "/api/v2/instance", "/api/v1/preferences", "/api/v1/lists",
         "/.well-known/oauth-authorization-server", "/api/v1/timelines/public",
         "/api/v1/timelines/tag/cats?any[]=dogs", "/api/v1/tags/café", "/api/v1/followed_tags",
+        "/api/v1/bookmarks", "/api/v1/favourites", "/api/v1/markers?timeline[]=home",
+        f"/api/v1/accounts/{ada}/statuses?pinned=true",
     ]  # fmt: skip
 
 

@@ -98,11 +98,15 @@ def test_an_accounts_statuses_page_with_min_id_since_id_and_links(client, masto)
 def test_pinned_and_only_media_answer_what_is_pinned_or_has_media_nothing_here(client, masto):
     """methods/accounts#statuses: pinned=true, only_media=true filter the statuses."""
     alice = masto()
-    post(client, alice, "plain text")
+    posted = post(client, alice, "plain text")
     url = f"/api/v1/accounts/{alice.id}/statuses"
 
     assert client.get(f"{url}?pinned=true").json == []
     assert client.get(f"{url}?only_media=true").json == []
+    pinned = client.post(f"/api/v1/statuses/{posted['id']}/pin", headers=alice.headers)
+    assert pinned.status_code == 200 and pinned.json["pinned"]
+    assert [s["id"] for s in client.get(f"{url}?pinned=true").json] == [posted["id"]]
+    assert client.get(f"{url}?only_media=true&pinned=true").json == []
     assert len(client.get(f"{url}?pinned=false&only_media=false").json) == 1
 
 

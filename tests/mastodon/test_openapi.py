@@ -59,6 +59,14 @@ def test_documented_parameters_are_those_the_views_read(client):
         path = f"/api/v1/accounts/{{account_id}}/{listed}"
         assert query(path) == {"limit", "max_id", "since_id", "min_id"}
     assert query("/api/v1/accounts/lookup") == {"acct"}
+    for listed in ("bookmarks", "favourites"):
+        assert query(f"/api/v1/{listed}") == {"limit", "max_id", "since_id", "min_id"}
+        assert "Link" in paths[f"/api/v1/{listed}"]["get"]["responses"]["200"]["headers"]
+    assert query("/api/v1/markers") == {"timeline"}
+    assert query("/api/v1/markers", "post") == {"home[last_read_id]", "notifications[last_read_id]"}
+    for action in ("bookmark", "unbookmark", "pin", "unpin"):
+        marked = paths[f"/api/v1/statuses/{{status_id}}/{action}"]["post"]
+        assert {"401", "403", "404", "422", "429"} <= set(marked["responses"])
     assert query("/api/v1/accounts/relationships") == {"id[]", "id"}
     assert query("/api/v1/accounts/search") == {"q", "limit", "offset", "resolve"}
     assert query("/api/v2/search") == {"q", "type", "limit", "offset", "resolve"}

@@ -18,6 +18,7 @@ import pytest
 
 from socialapp.config import Settings
 from socialapp.stores import (
+    bookmarks,
     boosts,
     fanout_changes,
     fanout_settings,
@@ -26,6 +27,7 @@ from socialapp.stores import (
     idempotency,
     likes,
     lists,
+    markers,
     notifications,
     oauth,
     posts,
@@ -58,6 +60,9 @@ def validators(settings: Settings) -> dict[str, dict]:
         "oauth_apps": oauth.APP_SCHEMA,
         "oauth_tokens": oauth.TOKEN_SCHEMA,
         "tag_follows": tag_follows.SCHEMA,
+        "bookmarks": bookmarks.SCHEMA,
+        "pins": bookmarks.SCHEMA,
+        "markers": markers.SCHEMA,
     }
 
 

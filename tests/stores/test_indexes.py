@@ -11,12 +11,14 @@ from typing import NamedTuple
 
 import pytest
 
+from socialapp.stores.bookmarks import BookmarkStore, PinStore
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.lists import ListStore
+from socialapp.stores.markers import MarkerStore
 from socialapp.stores.notifications import NotificationStore
 from socialapp.stores.oauth import OAuthStore
 from socialapp.stores.posts import PostStore
@@ -28,7 +30,8 @@ DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
     "idempotency_keys", "settings", "oauth_apps", "oauth_tokens", "notifications",
-    "notification_events", "tag_follows", "lists", "list_members",
+    "notification_events", "tag_follows", "lists", "list_members", "bookmarks", "pins",
+    "markers",
 )  # fmt: skip
 
 
@@ -142,6 +145,19 @@ HOT_QUERIES = [
     Query("tag_follows", TagFollowStore.followed_edges, ("account_id",), "_id"),
     Query("tag_follows", TagFollowStore.followers, ("tag",), "account_id"),
     Query("tag_follows", TagFollowStore.followed_with_prefix, (), "tag"),
+    Query("likes", LikeStore.edges, ("user_id",), "_id"),
+    Query("bookmarks", BookmarkStore.add, ("account_id", "post_id")),
+    Query("bookmarks", BookmarkStore.remove, ("account_id", "post_id")),
+    Query("bookmarks", BookmarkStore.marked_among, ("account_id", "post_id")),
+    Query("bookmarks", BookmarkStore.edges, ("account_id",), "_id"),
+    Query("bookmarks", BookmarkStore.delete_for_post, ("post_id",)),
+    Query("pins", PinStore.add, ("account_id", "post_id")),
+    Query("pins", PinStore.remove, ("account_id", "post_id")),
+    Query("pins", PinStore.marked_among, ("account_id", "post_id")),
+    Query("pins", PinStore.count, ("account_id",)),
+    Query("pins", PinStore.edges, ("account_id",), "_id"),
+    Query("markers", MarkerStore.save, ("account_id", "timeline")),
+    Query("markers", MarkerStore.get, ("account_id", "timeline")),
 ]
 
 # The unique indexes behind the upserts and the idempotent inserts, by name: renaming one
@@ -152,6 +168,9 @@ UNIQUE = [
     ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
     ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
     ("tag_follows", "account_tag_unique", [("account_id", 1), ("tag", 1)]),
+    ("bookmarks", "account_post_unique", [("account_id", 1), ("post_id", 1)]),
+    ("pins", "account_post_unique", [("account_id", 1), ("post_id", 1)]),
+    ("markers", "account_timeline_unique", [("account_id", 1), ("timeline", 1)]),
     ("list_members", "list_account_unique", [("list_id", 1), ("account_id", 1)]),
     (
         "notifications",
@@ -172,7 +191,10 @@ NAMED = {
     "posts": {"_id_", "author_newest", "fanout_pending_partial"},
     "comment_overflow": {"_id_", "post_bucket_unique"},
     "comment_ids": {"_id_", "post_comments"},
-    "likes": {"_id_", "post_user_unique"},
+    "likes": {"_id_", "post_user_unique", "user_newest"},
+    "bookmarks": {"_id_", "account_post_unique", "account_newest", "post_bookmarks"},
+    "pins": {"_id_", "account_post_unique", "account_newest"},
+    "markers": {"_id_", "account_timeline_unique"},
     "idempotency_keys": {"_id_", "expire"},
     "settings": {"_id_"},
     "oauth_apps": {"_id_"},

@@ -14,7 +14,7 @@ from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import READ_NOTE, render, viewer_id
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
-from socialapp.services import accounts, graph
+from socialapp.services import accounts, graph, marks
 from socialapp.services.filters import account_posts, blocked_by_any
 
 blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
@@ -123,15 +123,18 @@ def show(account_id: str):
     description=READ_NOTE,
 )
 def statuses(account_id: str):
-    """``pinned`` and ``only_media`` answer what is pinned or has media: nothing here; an
-    account that blocks the viewer shows them none, and its boosts of posts by accounts
-    hidden from the viewer (blocked either way, or muted) are left out, as on Mastodon."""
+    """``pinned=true`` answers the account's pinned statuses, newest pin first (5 at most:
+    one page, unlinked); ``only_media`` what has media: nothing here. An account that
+    blocks the viewer shows them none, and its boosts of posts by accounts hidden from the
+    viewer (blocked either way, or muted) are left out, as on Mastodon."""
     args = params(StatusPageArgs())
     c = components()
     cursors = {name: args[name] for name in ("max_id", "since_id", "min_id")}
     author, reader = _account_id(account_id), viewer_id()
+    if args["pinned"] and not args["only_media"]:
+        return jsonify(render(_pinned(author, reader), reader))
     page, _ = account_posts(c.users, c.posts, c.filters, author, reader, args["limit"], **cursors)
-    items = [] if args["pinned"] or args["only_media"] else page["items"]
+    items = [] if args["only_media"] else page["items"]
     if not items:
         return jsonify([])
     headers = paging.link(next_max_id=page["next_max_id"], prev_min_id=items[0]["_id"])
@@ -219,3 +222,12 @@ def followers(account_id: str):
 )
 def following(account_id: str):
     return _accounts_page(graph.following_newest_first, account_id)
+
+
+def _pinned(author: int, reader: int | None) -> list[dict]:
+    """The author's pinned posts as the reader sees them (none when the author blocks them)."""
+    c = components()
+    accounts.get_user(c.users, author)  # an unknown account is 404, as its statuses are
+    if blocked_by_any(c.filters, reader, [author]):
+        return []
+    return marks.pinned(c.pins, c.posts, author)

@@ -4,8 +4,8 @@ from our records.
 Posts are statuses and their comments are replies to them. What socialapp has no notion of
 is answered with Mastodon's neutral value: public visibility, no media, no mentions, no
 polls. A status's tags are its post's, in their normal form (a boost's are on its ``reblog``).
-Rendering needs the authors and the viewer's favourites of a page, which ``statuses`` gets
-from the posts service (``with_authors``), one query each.
+Rendering needs the authors and the viewer's favourites, boosts, bookmarks and pins of a
+page, which ``statuses`` gets one query each (``posts.with_authors``, ``reader_flags``).
 """
 
 from __future__ import annotations
@@ -89,9 +89,12 @@ def status(
     favourited: bool = False,
     reply_to: dict | None = None,
     reblogged: bool = False,
+    bookmarked: bool = False,
+    pinned: bool = False,
 ) -> dict:
     """A post (``reply_to`` None) or a comment on the post ``reply_to`` as a Status (a
-    boost's ``reblog`` is set by the caller, which renders the boosted post)."""
+    boost's ``reblog`` is set by the caller, which renders the boosted post); the flags are
+    the reader's (all False for an anonymous one)."""
     status_id = str(record["_id"] if "_id" in record else record["id"])
     url = f"{base_url()}/@{author['handle']}/{status_id}"
     return {
@@ -114,8 +117,8 @@ def status(
         "favourited": favourited,
         "reblogged": reblogged,
         "muted": False,
-        "bookmarked": False,
-        "pinned": False,
+        "bookmarked": bookmarked,
+        "pinned": pinned,
         "reblog": None,
         "application": None,
         "media_attachments": [],

@@ -16,6 +16,7 @@ from flask import Blueprint, jsonify, request
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import documented
 from socialapp.api.mastodon.streaming import streaming_url
+from socialapp.services import marks
 
 blp = Blueprint("mastodon_instance", __name__)
 MASTODON_VERSION = "4.2.0"
@@ -87,7 +88,7 @@ def describe_v2() -> dict:
         "configuration": {
             "urls": {"streaming": streaming_url(), "status": None, "about": f"{base}/docs"},
             "vapid": {"public_key": ""},
-            "accounts": {"max_featured_tags": 0, "max_pinned_statuses": 0},
+            "accounts": {"max_featured_tags": 0, "max_pinned_statuses": marks.MAX_PINNED},
             "statuses": STATUSES,
             "media_attachments": {**MEDIA, "description_limit": 0},
             "polls": POLLS,

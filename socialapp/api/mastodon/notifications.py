@@ -13,6 +13,7 @@ from socialapp.api.fields import id_from_path
 from socialapp.api.mastodon import entities, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
+from socialapp.api.mastodon.statuses import reader_marks
 from socialapp.errors import NotFound
 from socialapp.services import notifications
 
@@ -36,10 +37,15 @@ def render(items: list[dict], recipient_id: int) -> list[dict]:
     out."""
     c = components()
     rendered = []
-    for shown in notifications.shown(c.users, c.posts, c.likes, items, recipient_id):
+    found = notifications.shown(c.users, c.posts, c.likes, items, recipient_id)
+    posts = [shown.status for shown in found if shown.status and shown.reply_to is None]
+    marked, pinned = reader_marks(recipient_id, posts)
+    for shown in found:
+        status_id = shown.status and shown.reply_to is None and shown.status["_id"]
         status = shown.status and entities.status(
-            shown.status, shown.status_author, shown.favourited, shown.reply_to
-        )
+            shown.status, shown.status_author, shown.favourited, shown.reply_to,
+            bookmarked=status_id in marked, pinned=status_id in pinned,
+        )  # fmt: skip
         rendered.append(entities.notification(shown.notification, shown.actor, status))
     return rendered
 

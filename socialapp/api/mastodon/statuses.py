@@ -28,7 +28,10 @@ blp = Blueprint("mastodon_statuses", __name__, url_prefix="/api/v1")
 
 # Mastodon's own cap on a context's descendants (for a signed-in reader).
 DESCENDANTS_LIMIT = 4096
-READ_NOTE = "Anonymous, or with a token granting read:statuses (then ``favourited`` is set)."
+READ_NOTE = (
+    "Anonymous, or with a token granting read:statuses (then ``favourited``, ``reblogged``, "
+    "``bookmarked`` and ``pinned`` are the reader's)."
+)
 
 
 def _not_blank(text: str) -> None:
@@ -85,23 +88,47 @@ def viewer_id() -> int | None:
 def render(records: list[dict], viewer: int | None, reply_to: dict | None = None) -> list[dict]:
     """Posts (or comments on ``reply_to``) as statuses, with their authors in one query; a
     boost as Mastodon's wrapper Status whose ``reblog`` is the boosted post (a boost of a
-    deleted post, or of a gone account, is left out)."""
+    deleted post, or of a gone account, is left out). The wrapper's own ``favourited``,
+    ``reblogged`` and ``bookmarked`` are the boosted post's, as Mastodon computes them on
+    the original (``status.proper``)."""
     c = components()
-    if reply_to is not None:  # comments: never favourited, boosted or boosts
+    if reply_to is not None:  # comments: never favourited, boosted, bookmarked or boosts
         return [entities.status(r, a, False, reply_to) for r, a, _ in _with_authors(records)]
     originals = boosts.originals(c.posts, records)
     shown = posts.with_authors(c.users, c.likes, [*records, *originals.values()], viewer)
     mine = boosts.boosted_among(c.boosts, viewer, [r["_id"] for r, _, _ in shown])
-    by_id = {r["_id"]: entities.status(r, a, ok, None, r["_id"] in mine) for r, a, ok in shown}
+    marked, pinned = reader_marks(viewer, [r for r, _, _ in shown])
+    by_id = {
+        r["_id"]: entities.status(
+            r, a, ok, None, r["_id"] in mine, r["_id"] in marked, r["_id"] in pinned
+        )
+        for r, a, ok in shown
+    }
     statuses = []
     for record in records:
         found = by_id.get(record["_id"])
         if found is not None and record.get("boost_of"):
             original = by_id.get(record["boost_of"])
-            found = None if original is None else {**found, "reblog": original}
+            found = None if original is None else {**found, **proper(original), "reblog": original}
         if found is not None:
             statuses.append(found)
     return statuses
+
+
+def proper(original: dict) -> dict:
+    """The reader's flags a boost's wrapper takes from the Status it boosts."""
+    return {flag: original[flag] for flag in ("favourited", "reblogged", "bookmarked")}
+
+
+def reader_marks(viewer: int | None, records: list[dict]) -> tuple[set[int], set[int]]:
+    """Which of these posts the viewer has bookmarked, and which of their own they have
+    pinned: a query each at most (none for an anonymous viewer)."""
+    if viewer is None or not records:
+        return set(), set()
+    c = components()
+    marked = c.bookmarks.marked_among(viewer, [r["_id"] for r in records])
+    own = [r["_id"] for r in records if r["author_id"] == viewer and not r.get("boost_of")]
+    return marked, c.pins.marked_among(viewer, own) if own else set()
 
 
 def _with_authors(records: list[dict]):
