@@ -45,7 +45,7 @@ def measure(world, size, tokens: dict[str, list[str]]) -> dict:
     """Per mode: filtered p50 / plain p50, the median of alternating pairs."""
     c, found = world.c, {}
     for mode in MODES:
-        operators.change_fanout(c.fanout, mode=mode)
+        operators.change_fanout(c.fanout_settings, c.fanout, mode=mode)
         world.settle()
         with reads.Server(world.app) as server:
             plain, filtered = (

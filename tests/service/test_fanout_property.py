@@ -424,13 +424,15 @@ class FanoutMachine(RuleBasedStateMachine):
     @rule(mode=modes, reader=users, then_settle=st.booleans())
     @step
     def switch_mode(self, mode, reader, then_settle) -> None:
-        operators.change_fanout(self.c.fanout, mode=mode)
+        operators.change_fanout(self.c.fanout_settings, self.c.fanout, mode=mode)
         self.check_switch(self.user(reader), then_settle)
 
     @rule(threshold=thresholds, reader=users, then_settle=st.booleans())
     @step
     def change_threshold(self, threshold, reader, then_settle) -> None:
-        operators.change_fanout(self.c.fanout, celebrity_threshold=threshold)
+        operators.change_fanout(
+            self.c.fanout_settings, self.c.fanout, celebrity_threshold=threshold
+        )
         self.check_switch(self.user(reader), then_settle)
 
     @rule(
@@ -443,7 +445,7 @@ class FanoutMachine(RuleBasedStateMachine):
     def override(self, author, strategy, follower, then_settle) -> None:
         """Set an author's strategy, then one of their followers reads at once."""
         author = self.user(author)
-        operators.set_author_strategy(self.c.fanout, author, strategy)
+        operators.set_author_strategy(self.c.users, self.c.fanout, author, strategy)
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 
@@ -458,7 +460,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """Adaptive mode decides for an author (in force in adaptive mode only), then one of
         their followers reads at once."""
         c, author = self.c, self.user(author)
-        adaptive.lean(c.fanout, c.adaptive_rounds, {author: leaning}, time.time())
+        adaptive.lean(c.users, c.adaptive_rounds, c.fanout, {author: leaning}, time.time())
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 
@@ -468,7 +470,17 @@ class FanoutMachine(RuleBasedStateMachine):
         """A round of adaptive mode on the rates measured so far, then someone reads."""
         c = self.c
         time.sleep(0.002)  # the round's lock expires (adaptive_interval_seconds): not a wait
-        adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
+        adaptive.adapt(
+            c.settings,
+            c.fanout_settings,
+            c.sources,
+            c.users,
+            c.follows,
+            c.adaptive_rounds,
+            c.rate_meters,
+            c.activity,
+            c.fanout,
+        )
         self.check_switch(self.user(reader), then_settle)
 
     @rule()
