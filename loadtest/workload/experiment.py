@@ -193,7 +193,8 @@ def _set_up(
     world.settle()
     seed.generate(
         c.uow,
-        c.fanout,
+        c.author_copies,
+        c.sources,
         c.passwords,
         c.ids,
         size.users,

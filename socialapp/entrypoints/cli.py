@@ -222,7 +222,14 @@ def _seed_store(settings: Settings, params: dict, password: str) -> int:
     with progress_bar() as bar:
         try:
             written = seeding.generate(
-                c.uow, c.fanout, c.passwords, c.ids, **params, password=password, progress=bar.show
+                c.uow,
+                c.author_copies,
+                c.sources,
+                c.passwords,
+                c.ids,
+                **params,
+                password=password,
+                progress=bar.show,
             )
         except Conflict as error:
             print(f"socialapp: {error.message}", file=sys.stderr)
