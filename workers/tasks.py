@@ -37,7 +37,7 @@ def register(app, components: Callable[[], Components]) -> None:
     @app.task(name=posts.DELETE_BOOSTS, **RETRY)
     def delete_boosts(post_id: int) -> int:
         c = components()
-        return posts.delete_boosts_of(c.uow, c.fanout, post_id)
+        return posts.delete_boosts_of(c.uow, c.fanout, c.post_cache, c.queue, post_id)
 
     @app.task(name=fanout.SWEEP, **RETRY)
     def sweep() -> int:

@@ -93,7 +93,9 @@ class Writer:
         victim = self.live[author].pop(self.random.randrange(len(self.live[author])))
         with self.ledger.deleting(victim):
             if self.fault != "phantom-delete":  # the fault: recorded, never sent
-                posts.delete_post(self.c.uow, self.c.fanout, victim, author)
+                posts.delete_post(
+                    self.c.uow, self.c.fanout, self.c.post_cache, self.c.queue, victim, author
+                )
 
     def _follow(self) -> None:
         reader = self.random.choice(self.readers)

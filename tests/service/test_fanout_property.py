@@ -381,8 +381,8 @@ class FanoutMachine(RuleBasedStateMachine):
         """Delete a post (its boosts go with it) or a boost (an unboost)."""
         if not self.live:
             return
-        post_id = sorted(self.live)[which % len(self.live)]
-        posts.delete_post(self.c.uow, self.c.fanout, post_id, self.authors[post_id])
+        post_id, c = sorted(self.live)[which % len(self.live)], self.c
+        posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, post_id, self.authors[post_id])
         self.live -= {post_id, *(b for b, p in self.boosted.items() if p == post_id)}
 
     @rule(booster=users, which=st.integers(0, 100), reader=st.none() | users)
@@ -395,7 +395,9 @@ class FanoutMachine(RuleBasedStateMachine):
         post_id = sorted(self.live)[which % len(self.live)]
         original = self.shows(post_id)
         try:
-            made = boosts.boost(self.c.uow, self.c.fanout, self.c.ids, post_id, booster)
+            made = boosts.boost(
+                self.c.uow, self.c.fanout, self.c.post_cache, self.c.ids, post_id, booster
+            )
         except Forbidden:
             assert self.blocked_either(booster, self.authors[original])
             return
@@ -416,8 +418,8 @@ class FanoutMachine(RuleBasedStateMachine):
         if not live:
             return
         boost_id = live[which % len(live)]
-        booster = self.authors[boost_id]
-        boosts.unboost(self.c.uow, self.c.fanout, self.boosted[boost_id], booster)
+        booster, c = self.authors[boost_id], self.c
+        boosts.unboost(c.uow, c.fanout, c.post_cache, c.queue, self.boosted[boost_id], booster)
         self.live.discard(boost_id)
         self.check_reading(booster)
 
@@ -529,9 +531,10 @@ def test_entries_below_a_raised_floor_do_not_hide_newer_posts(components, settle
     old = posts.create_post(c.uow, c.fanout, c.ids, ada, "old")["_id"]
     cyds = [posts.create_post(c.uow, c.fanout, c.ids, cyd, f"cyd {n}")["_id"] for n in range(6)]
     settle()
-    posts.delete_post(c.uow, c.fanout, cyds[4], cyd)  # cyd's outbox: 2, 3, 5 above its floor 1
+    # cyd's outbox: 2, 3, 5 above its floor 1
+    posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, cyds[4], cyd)
     graph.follow(c.uow, c.fanout, bob, cyd)  # bob's home: old, 2, 3, 5, its floor raised to 1
-    posts.delete_post(c.uow, c.fanout, cyds[2], cyd)
+    posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, cyds[2], cyd)
     settle()
     expected = [cyds[5], cyds[3], cyds[1], cyds[0], old]
     assert [p["_id"] for p in read_all(c, bob)] == expected

@@ -128,7 +128,7 @@ def keep_posting(c, feed: Feed, user_ids: list[int]) -> int:
         mine[author].append(post["_id"])
         if count % 4 == 3:
             victim = mine[author].pop(0)
-            posts.delete_post(c.uow, c.fanout, victim, author)
+            posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, victim, author)
             feed.removed(victim)
         count += 1
         feed.wait_for_a_traversal()
