@@ -264,7 +264,9 @@ def real_mongodb(monkeypatch, redis_server):
 def each_mode(request, components, settle) -> str:
     """The test once in each fan-out mode, switched and settled first (celebrities from 2
     followers, so hybrid pulls some authors)."""
-    operators.change_fanout(components.fanout, mode=request.param, celebrity_threshold=2)
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode=request.param, celebrity_threshold=2
+    )
     settle()
     return request.param
 

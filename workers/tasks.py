@@ -37,7 +37,7 @@ def register(app, components: Callable[[], Components]) -> None:
     @app.task(name=posts.DELETE_BOOSTS, **RETRY)
     def delete_boosts(post_id: int) -> int:
         c = components()
-        return posts.delete_boosts_of(c.uow, c.fanout, post_id)
+        return posts.delete_boosts_of(c.uow, c.fanout, c.post_cache, c.queue, post_id)
 
     @app.task(name=fanout.SWEEP, **RETRY)
     def sweep() -> int:
@@ -58,7 +58,17 @@ def register(app, components: Callable[[], Components]) -> None:
     @app.task(name=adaptive.ADAPT, **RETRY)
     def adapt() -> int:
         c = components()
-        return adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
+        return adaptive.adapt(
+            c.settings,
+            c.fanout_settings,
+            c.sources,
+            c.users,
+            c.follows,
+            c.adaptive_rounds,
+            c.rate_meters,
+            c.activity,
+            c.fanout,
+        )
 
     @app.task(name=audit.AUDIT, **RETRY)
     def audit_round() -> int:

@@ -17,7 +17,9 @@ PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s", "first
 def setup(world, follower_counts: tuple[int, ...], name: str = "author") -> dict[int, int]:
     """One author per follower count, every follower active with an empty home."""
     c = world.c
-    operators.change_fanout(c.fanout, mode="write")  # every author is pushed, whatever their size
+    operators.change_fanout(
+        c.fanout_settings, c.fanout, mode="write"
+    )  # every author is pushed, whatever their size
     world.settle()
     authors = {}
     for count in follower_counts:

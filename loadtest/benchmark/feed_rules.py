@@ -25,7 +25,7 @@ def setup(world, size) -> dict[str, list[int]]:
         for author_id, stranger in zip(followees, strangers, strict=True):
             original = posts.create_post(c.uow, c.fanout, c.ids, stranger, f"stranger {n}")
             posts.create_post(c.uow, c.fanout, c.ids, author_id, f"post {n}")
-            boosts.boost(c.uow, c.fanout, c.ids, original["_id"], author_id)
+            boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, original["_id"], author_id)
     world.settle()
     groups = {"plain": seed.new_ids(c, size.readers), "filtered": seed.new_ids(c, size.readers)}
     edges = [(r, a) for ids in groups.values() for r in ids for a in followees]
@@ -45,7 +45,7 @@ def measure(world, size, tokens: dict[str, list[str]]) -> dict:
     """Per mode: filtered p50 / plain p50, the median of alternating pairs."""
     c, found = world.c, {}
     for mode in MODES:
-        operators.change_fanout(c.fanout, mode=mode)
+        operators.change_fanout(c.fanout_settings, c.fanout, mode=mode)
         world.settle()
         with reads.Server(world.app) as server:
             plain, filtered = (

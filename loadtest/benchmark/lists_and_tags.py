@@ -69,7 +69,7 @@ def measure_pages(world, size, readers: dict[int, tuple[int, str]]) -> tuple[dic
     owned = [(reader, list_id) for reader, (list_id, _) in readers.items()]
     for mode in size.list_modes:
         if c.fanout_settings.read().current.mode != mode:
-            operators.change_fanout(c.fanout, mode=mode)
+            operators.change_fanout(c.fanout_settings, c.fanout, mode=mode)
         world.settle()
         with reads.Server(world.app) as server:
             for path, warm in (home, page):

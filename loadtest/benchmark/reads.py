@@ -147,7 +147,7 @@ def measure(world, size, population: Population) -> dict:
     shared = {}
     for mode in MODES:
         if c.fanout_settings.read().current.mode != mode:
-            operators.change_fanout(c.fanout, mode=mode)
+            operators.change_fanout(c.fanout_settings, c.fanout, mode=mode)
         world.settle()
         with Server(world.app) as server:
             if healthz is None:

@@ -119,7 +119,7 @@ def _steps(size, world, author, readers, tokens, clients, pid, log) -> list[dict
         }
         log(f"  {connected} streams open ({failed} failed), {rss / 2**20:.0f} MiB resident")
         for mode in MODES:
-            operators.change_fanout(world.c.fanout, mode=mode)
+            operators.change_fanout(world.c.fanout_settings, world.c.fanout, mode=mode)
             world.settle()
             step["modes"][mode] = _measure(size, world, author, clients, connected)
             found = step["modes"][mode]

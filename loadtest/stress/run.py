@@ -95,7 +95,7 @@ class Scenario:
         ledger = Ledger(self.follow_some(authors, readers))
         mode = self.random.choice(MODES)
         threshold = self.random.randint(1, len(readers) + 1)
-        operators.change_fanout(self.c.fanout, mode, threshold)
+        operators.change_fanout(self.c.fanout_settings, self.c.fanout, mode, threshold)
         for reader in readers:  # active readers: fan-out pushes to them
             traverse(self.client, self.headers[reader], 20)
         writer = Writer(self.c, ledger, authors, readers, self.seed, self.options.fault)
@@ -114,7 +114,9 @@ class Scenario:
             "operations": dict(sorted(writer.done.items())),
             "violations": self.violations + writer.errors,
             "settle_seconds": self.settle_seconds,
-            "final_mode": operators.describe_fanout(self.c.fanout)["mode"],
+            "final_mode": operators.describe_fanout(
+                self.c.fanout_settings, self.c.author_copies, self.c.users
+            )["mode"],
         }
 
     def name(self, v: dict) -> None:
@@ -179,10 +181,12 @@ class Scenario:
         """Settled, every timeline is exact in the mode left in force, then in each mode."""
         if not self.settle(ledger, readers, "after the writer"):
             return
-        current = operators.describe_fanout(self.c.fanout)["mode"]
+        current = operators.describe_fanout(
+            self.c.fanout_settings, self.c.author_copies, self.c.users
+        )["mode"]
         start = MODES.index(current) + 1
         for mode in MODES[start:] + MODES[:start]:  # ends where it began
-            operators.change_fanout(self.c.fanout, mode)
+            operators.change_fanout(self.c.fanout_settings, self.c.fanout, mode)
             if not self.settle(ledger, readers, f"switched to {mode}"):
                 return
 
@@ -192,7 +196,9 @@ class Scenario:
         began = time.monotonic()
         busy = settled(self.world, began + self.options.settle_timeout)
         self.settle_seconds.append(round(time.monotonic() - began, 2))
-        mode = operators.describe_fanout(self.c.fanout)["mode"]
+        mode = operators.describe_fanout(
+            self.c.fanout_settings, self.c.author_copies, self.c.users
+        )["mode"]
         if busy:
             self.violations.append(violation("did not settle", None, began, when=when, **busy))
             return False

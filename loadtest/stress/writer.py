@@ -93,7 +93,9 @@ class Writer:
         victim = self.live[author].pop(self.random.randrange(len(self.live[author])))
         with self.ledger.deleting(victim):
             if self.fault != "phantom-delete":  # the fault: recorded, never sent
-                posts.delete_post(self.c.uow, self.c.fanout, victim, author)
+                posts.delete_post(
+                    self.c.uow, self.c.fanout, self.c.post_cache, self.c.queue, victim, author
+                )
 
     def _follow(self) -> None:
         reader = self.random.choice(self.readers)
@@ -116,13 +118,18 @@ class Writer:
         (self.follows.add if following else self.follows.discard)((follower, followee))
 
     def _mode(self) -> None:
-        current = operators.describe_fanout(self.c.fanout)["mode"]
+        current = operators.describe_fanout(
+            self.c.fanout_settings, self.c.author_copies, self.c.users
+        )["mode"]
         mode = self.random.choice([m for m in MODES if m != current])
         threshold = self._threshold_value() if self.random.random() < 0.3 else None
-        operators.change_fanout(self.c.fanout, mode, celebrity_threshold=threshold)
+        operators.change_fanout(
+            self.c.fanout_settings, self.c.fanout, mode, celebrity_threshold=threshold
+        )
 
     def _threshold(self, value: int | None = None) -> None:
         operators.change_fanout(
+            self.c.fanout_settings,
             self.c.fanout,
             celebrity_threshold=value or self._threshold_value(),
         )
@@ -136,12 +143,12 @@ class Writer:
         authors = {author or self.random.choice(self.users)}
         authors |= set(self.random.sample(self.users, self.random.randint(0, 2)))
         decisions = {chosen: self.random.choice(LEANINGS) for chosen in sorted(authors)}
-        adaptive.lean(self.c.fanout, self.c.adaptive_rounds, decisions, time.time())
+        adaptive.lean(self.c.users, self.c.adaptive_rounds, self.c.fanout, decisions, time.time())
 
     def _override(self, author: int | None = None) -> None:
         c, author = self.c, author or self.random.choice(self.users)
         strategy = self.random.choice(STRATEGIES)
-        operators.set_author_strategy(c.fanout, author, strategy)
+        operators.set_author_strategy(c.users, c.fanout, author, strategy)
 
     def _reconcile_race(self) -> None:
         """Move an author to the other side, then change their followers while the author is

@@ -30,10 +30,10 @@ import redis
 
 from loadtest.benchmark.world import World
 from loadtest.workload import Size, replay, traffic
-from loadtest.workload.rounds import Rounds, difference, redis_costs
+from loadtest.workload.rounds import Rounds, adapt, difference, redis_costs
 from loadtest.workload.strategies import ADAPTIVE, Strategy
 from loadtest.workload.visibility import Visibility
-from socialapp.services import adaptive, operators, seed, timeline
+from socialapp.services import operators, seed, timeline
 
 WARM_UP = 2  # slices of a cell's mix replayed before the cell: adaptive's meters' window
 # is a few seconds here, and the population's rates settle within about three of them
@@ -108,8 +108,7 @@ def running(server_url: str, size: Size, mix: traffic.Mix, strategy: Strategy, g
             log(f"  {strategy.name}: set up in {setup_s:.0f} s")
             adapting = strategy.mode == ADAPTIVE
             c = world.c
-            stores = (c.adaptive_rounds, c.rate_meters, c.activity)
-            decider = Rounds(c.fanout, *stores, size.round_interval_s) if adapting else None
+            decider = Rounds(c, size.round_interval_s) if adapting else None
             with (
                 Visibility().installed(world.c) as visibility,
                 decider.running() if decider else contextlib.nullcontext(),
@@ -186,6 +185,7 @@ def _set_up(
 ) -> list[int]:
     c = world.c
     operators.change_fanout(
+        c.fanout_settings,
         c.fanout,
         mode=strategy.mode,
         celebrity_threshold=strategy.threshold,
@@ -193,7 +193,8 @@ def _set_up(
     world.settle()
     seed.generate(
         c.uow,
-        c.fanout,
+        c.author_copies,
+        c.sources,
         c.passwords,
         c.ids,
         size.users,
@@ -212,5 +213,5 @@ def _set_up(
         if stale:  # none yet when the batch had not been written (a busy machine)
             client.delete(*stale)
         # its first round only starts the meters' clock
-        adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
+        adapt(c)
     return user_ids

@@ -22,11 +22,9 @@ class Rounds:
     """Runs rounds every ``interval`` seconds between ``start`` and ``stop``; counts the
     rounds' own CPU and the meters' calls and client CPU, in this process."""
 
-    def __init__(self, fanout, adaptive_rounds, rate_meters, activity, interval: float) -> None:
-        self._fanout = fanout
-        self._adaptive_rounds = adaptive_rounds
-        self._rate_meters = rate_meters
-        self._activity = activity
+    def __init__(self, c, interval: float) -> None:
+        self._c = c  # the world's components
+        self._rate_meters = c.rate_meters
         self._interval = interval
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -92,14 +90,27 @@ class Rounds:
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):
             began = time.thread_time()
-            changed = adaptive.adapt(
-                self._fanout, self._adaptive_rounds, self._rate_meters, self._activity
-            )
+            changed = adapt(self._c)
             spent = time.thread_time() - began
             with self._lock:
                 self.rounds += 1
                 self.changed += changed
                 self.round_cpu_s += spent
+
+
+def adapt(c) -> int:
+    """One round of adaptive mode over the components ``c``; how many decisions changed."""
+    return adaptive.adapt(
+        c.settings,
+        c.fanout_settings,
+        c.sources,
+        c.users,
+        c.follows,
+        c.adaptive_rounds,
+        c.rate_meters,
+        c.activity,
+        c.fanout,
+    )
 
 
 def difference(before: dict, after: dict) -> dict:

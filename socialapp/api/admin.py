@@ -132,7 +132,7 @@ class Fanout(MethodView):
     def get(self, args):
         """The fan-out settings in force, and the feed kinds beside the homes"""
         c = components()
-        described = operators.describe_fanout(c.fanout)
+        described = operators.describe_fanout(c.fanout_settings, c.author_copies, c.users)
         threshold = described["celebrity_threshold"]
         forecast = c.forecaster.threshold(threshold) if args["forecast"] else None
         feeds = operators.describe_feeds(c.lists, c.tag_follows, c.shared_feeds, forecast)
@@ -147,7 +147,8 @@ class Fanout(MethodView):
         """Switch fan-out mode and/or celebrity threshold, at runtime"""
         c = components()
         journal = operators.Journal(c.fanout_changes, c.ids, by=operator())
-        return operators.change_fanout(c.fanout, **body, journal=journal)
+        operators.change_fanout(c.fanout_settings, c.fanout, **body, journal=journal)
+        return operators.describe_fanout(c.fanout_settings, c.author_copies, c.users)
 
 
 class ChangeSchema(ma.Schema):
@@ -245,7 +246,7 @@ class AuthorFanout(MethodView):
         author_id = user_id_from_path(user_id)
         c = components()
         journal = operators.Journal(c.fanout_changes, c.ids, by=operator())
-        return operators.set_author_strategy(c.fanout, author_id, **body, journal=journal)
+        return operators.set_author_strategy(c.users, c.fanout, author_id, **body, journal=journal)
 
 
 class MismatchesSchema(ma.Schema):

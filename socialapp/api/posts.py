@@ -132,7 +132,9 @@ class Post(MethodView):
         """Delete your own post"""
         c = components()
         user_id = caller_id()
-        posts.delete_post(c.uow, c.fanout, post_id_from_path(post_id), user_id, c.notifier)
+        posts.delete_post(
+            c.uow, c.fanout, c.post_cache, c.queue, post_id_from_path(post_id), user_id, c.notifier
+        )
 
 
 @blp.route("/users/<user_id>/posts")
@@ -184,7 +186,9 @@ class Boost(MethodView):
         """Boost a post to your followers (idempotent: the existing boost is returned)"""
         c = components()
         user_id = caller_id()
-        made = boosts.boost(c.uow, c.fanout, c.ids, post_id_from_path(post_id), user_id, c.notifier)
+        made = boosts.boost(
+            c.uow, c.fanout, c.post_cache, c.ids, post_id_from_path(post_id), user_id, c.notifier
+        )
         return with_original(made, boosts.boosted_post(c.uow, made["boost_of"]), rendered=False)
 
     @limits.writes
@@ -195,7 +199,9 @@ class Boost(MethodView):
         """Take back your boost (idempotent)"""
         c = components()
         user_id = caller_id()
-        boosts.unboost(c.uow, c.fanout, post_id_from_path(post_id), user_id, c.notifier)
+        boosts.unboost(
+            c.uow, c.fanout, c.post_cache, c.queue, post_id_from_path(post_id), user_id, c.notifier
+        )
 
 
 @blp.route("/posts/<post_id>/comments")

@@ -73,7 +73,7 @@ class Seed(MethodView):
     def post(self, body):
         """Generate load_<i> and celeb_<i> accounts, their follows and posts, in the background"""
         c = components()
-        return _job().start(c.uow, c.fanout, c.passwords, c.ids, **body)
+        return _job().start(c.uow, c.author_copies, c.sources, c.passwords, c.ids, **body)
 
     @operator_only
     @blp.doc(**BEARER)

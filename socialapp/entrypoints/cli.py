@@ -148,11 +148,13 @@ def _fanout(args, settings: Settings) -> int:
     c = bootstrap.build(settings)
     if args.forecast:
         state = c.forecaster.threshold(args.forecast)
-    elif args.mode or args.threshold:
-        journal = operators.Journal(c.fanout_changes, c.ids, by=None)
-        state = operators.change_fanout(c.fanout, args.mode, args.threshold, journal=journal)
     else:
-        state = operators.describe_fanout(c.fanout)
+        if args.mode or args.threshold:
+            journal = operators.Journal(c.fanout_changes, c.ids, by=None)
+            operators.change_fanout(
+                c.fanout_settings, c.fanout, args.mode, args.threshold, journal=journal
+            )
+        state = operators.describe_fanout(c.fanout_settings, c.author_copies, c.users)
     print(" ".join(f"{key}={value}" for key, value in state.items()))
     return 0
 
@@ -166,7 +168,9 @@ def _fanout_override(args, settings: Settings) -> int:
     c = bootstrap.build(settings)
     try:
         journal = operators.Journal(c.fanout_changes, c.ids, by=None)
-        operators.set_author_strategy(c.fanout, args.user_id, args.strategy, journal=journal)
+        operators.set_author_strategy(
+            c.users, c.fanout, args.user_id, args.strategy, journal=journal
+        )
     except NotFound:
         print(f"socialapp: no user {args.user_id}", file=sys.stderr)
         return 1
@@ -218,7 +222,14 @@ def _seed_store(settings: Settings, params: dict, password: str) -> int:
     with progress_bar() as bar:
         try:
             written = seeding.generate(
-                c.uow, c.fanout, c.passwords, c.ids, **params, password=password, progress=bar.show
+                c.uow,
+                c.author_copies,
+                c.sources,
+                c.passwords,
+                c.ids,
+                **params,
+                password=password,
+                progress=bar.show,
             )
         except Conflict as error:
             print(f"socialapp: {error.message}", file=sys.stderr)

@@ -30,10 +30,14 @@ import time
 from socialapp.config import Settings
 from socialapp.domain.adaptive import Rates, Rule, estimate, rate, span
 from socialapp.domain.fanout import strategy_of
+from socialapp.feed_sources import FeedSources
 from socialapp.services.fanout import Fanout
 from socialapp.stores.adaptive_rounds import AdaptiveRounds
+from socialapp.stores.fanout_settings import FanoutSettingsStore
+from socialapp.stores.follows import FollowStore
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
+from socialapp.stores.users import UserStore
 
 ADAPT = "socialapp.adapt"
 SAMPLE_WINDOWS = 10  # a follower sample is kept this many meter windows, as a meter is
@@ -41,16 +45,20 @@ LEANING = {"auto": None, "auto-push": "push", "auto-pull": "pull"}  # strategy -
 
 
 def adapt(
-    fanout: Fanout,
+    settings: Settings,
+    fanout_settings: FanoutSettingsStore,
+    sources: FeedSources,
+    users: UserStore,
+    follows: FollowStore,
     adaptive_rounds: AdaptiveRounds,
     rate_meters: RateMeters,
     activity: ReaderActivity,
+    fanout: Fanout,
     clock=time.time,
 ) -> int:
     """One round of decisions, if adaptive mode is in force and it is this process's turn;
-    how many decisions changed."""
-    settings = fanout.config
-    policy = fanout.fanout_settings.current()
+    how many decisions changed (``fanout`` reconciles the authors they move)."""
+    policy = fanout_settings.current()
     if policy.current.mode != "adaptive":
         if not policy.measures_rates:
             adaptive_rounds.stop_measuring()  # measured afresh when adaptive mode is on again
@@ -65,13 +73,13 @@ def adapt(
         return 0  # the first round only starts the meters' clock
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     # read once: the population's check and measure's
-    prior = priors(fanout, rate_meters, since, now)
+    prior = priors(settings, rate_meters, since, now)
     population, crossed = _follow_the_population(adaptive_rounds, rule, prior)
     authors, turn = _looked_at(
-        fanout, adaptive_rounds, after, min(reads, settings.adaptive_revisits_per_round)
+        settings, sources, adaptive_rounds, after, min(reads, settings.adaptive_revisits_per_round)
     )
     decisions, held_over = {}, False
-    measured = measure(fanout, rate_meters, activity, authors, since, now, prior)
+    measured = measure(settings, follows, rate_meters, activity, authors, since, now, prior)
     for n, (author, rates) in enumerate(zip(authors, measured, strict=True)):
         if len(decisions) == settings.adaptive_changes_per_round:
             for marked in (False, True):  # the rest: the next round
@@ -81,9 +89,9 @@ def adapt(
             held_over = True
             break
         leaning = rule.leaning(rates, _held(author, population))
-        if leaning != author["fanout_leaning"] and _dwelt(fanout, author["_id"], now):
+        if leaning != author["fanout_leaning"] and _dwelt(settings, users, author["_id"], now):
             decisions[author["_id"]] = leaning
-    changed = lean(fanout, adaptive_rounds, decisions, now)
+    changed = lean(users, adaptive_rounds, fanout, decisions, now)
     quiet = 0 if changed or crossed or held_over else quiet + 1
     adaptive_rounds.end_adaptive_round(turn, quiet, rest(settings, quiet))
     return changed
@@ -134,21 +142,24 @@ def _held(author: dict, population: str | None) -> str | None:
 
 
 def _looked_at(
-    fanout: Fanout, adaptive_rounds: AdaptiveRounds, turn: str, revisits: int
+    settings: Settings,
+    sources: FeedSources,
+    adaptive_rounds: AdaptiveRounds,
+    turn: str,
+    revisits: int,
 ) -> tuple[list[dict], str]:
     """The authors this round looks at: those the population's crossing marked, who posted
     since the last look (up to ``adaptive_authors_per_round`` of both), then the next
     ``revisits`` in turn from ``turn``, as ``{_id, followers_count, fanout_leaning,
     crossed}`` from the hot-path copies (no pass over the store of record), less those an
     operator's override decides; and where the next round's turn goes on."""
-    settings = fanout.config
     crossed = adaptive_rounds.moved_authors(settings.adaptive_authors_per_round, crossed=True)
     moved = adaptive_rounds.moved_authors(settings.adaptive_authors_per_round - len(crossed))
     in_turn, turn = adaptive_rounds.authors_in_turn(turn, revisits)
     ids = list(dict.fromkeys(crossed + moved + in_turn))
     marked = set(crossed)
     found = []
-    for author_id, (followers, strategy, _) in fanout.sources.authors(ids).items():
+    for author_id, (followers, strategy, _) in sources.authors(ids).items():
         if followers > 0 and strategy in LEANING:
             found.append(
                 {
@@ -161,15 +172,19 @@ def _looked_at(
     return found, turn
 
 
-def _dwelt(fanout: Fanout, author_id: int, now: float) -> bool:
+def _dwelt(settings: Settings, users: UserStore, author_id: int, now: float) -> bool:
     """Whether the author's last decision (if any) is at least the dwell time old."""
-    author = fanout.users.get(author_id)
+    author = users.get(author_id)
     at = author and author.get("fanout_leaning") and author.get("fanout_leaning_at")
-    return not at or now - at.timestamp() >= fanout.config.adaptive_min_dwell_seconds
+    return not at or now - at.timestamp() >= settings.adaptive_min_dwell_seconds
 
 
 def lean(
-    fanout: Fanout, adaptive_rounds: AdaptiveRounds, decisions: dict[int, str], now: float
+    users: UserStore,
+    adaptive_rounds: AdaptiveRounds,
+    fanout: Fanout,
+    decisions: dict[int, str],
+    now: float,
 ) -> int:
     """Record adaptive mode's decisions (author → ``push`` or ``pull``) and reconcile the
     authors they move, together, as an override would; how many were recorded (an author
@@ -180,14 +195,14 @@ def lean(
     changes = []
     try:
         for author_id, leaning in decisions.items():
-            before = fanout.users.set_fanout_leaning(author_id, leaning, at)
+            before = users.set_fanout_leaning(author_id, leaning, at)
             if before is not None:
                 author = {**before, "fanout_leaning": leaning, "fanout_leaning_at": at}
                 changes.append((author, strategy_of(before)))
     finally:  # the decisions recorded are reconciled even if a later one could not be
         fanout.on_strategies_changed(changes)
     if changes:
-        adaptive_rounds.set_pages_leaning(majority(fanout.users.count_leanings()))
+        adaptive_rounds.set_pages_leaning(majority(users.count_leanings()))
     return len(changes)
 
 
@@ -198,7 +213,8 @@ def majority(counts: dict[str, int]) -> str | None:
 
 
 def measure(
-    fanout: Fanout,
+    settings: Settings,
+    follows: FollowStore,
     rate_meters: RateMeters,
     activity: ReaderActivity,
     authors: list[dict],
@@ -211,12 +227,11 @@ def measure(
     population's rate as far as its own counts are thin (``estimate``)."""
     if not authors:
         return []
-    settings = fanout.config
     window = settings.adaptive_rate_window_seconds
     held, share = span(now - since, window), settings.adaptive_meter_share
-    post_prior, read_prior = prior or priors(fanout, rate_meters, since, now)
+    post_prior, read_prior = prior or priors(settings, rate_meters, since, now)
     posted = rate_meters.meters([a["_id"] for a in authors], "posts", window, now)
-    samples = follower_samples(fanout, rate_meters, [a["_id"] for a in authors])
+    samples = follower_samples(settings, follows, rate_meters, [a["_id"] for a in authors])
     sampled = sorted({f for sample in samples for f in sample})
     reads = dict(zip(sampled, rate_meters.meters(sampled, "reads", window, now), strict=True))
     active = set(activity.active_among(sampled, settings.inactive_after_seconds))
@@ -235,16 +250,15 @@ def measure(
 
 
 def follower_samples(
-    fanout: Fanout, rate_meters: RateMeters, author_ids: list[int]
+    settings: Settings, follows: FollowStore, rate_meters: RateMeters, author_ids: list[int]
 ) -> list[list[int]]:
     """Each author's sample of followers (the first by id, which is cheap to read but
     leans towards older accounts), kept in Redis for ``SAMPLE_WINDOWS`` meter windows and
     read from MongoDB when none is kept."""
-    settings = fanout.config
     kept = rate_meters.follower_samples(author_ids)
     size = settings.adaptive_follower_sample
     read = {
-        author_id: fanout.follows.follower_ids(author_id, limit=size)
+        author_id: follows.follower_ids(author_id, limit=size)
         for author_id, sample in zip(author_ids, kept, strict=True)
         if sample is None
     }
@@ -256,11 +270,10 @@ def follower_samples(
 
 
 def priors(
-    fanout: Fanout, rate_meters: RateMeters, since: float, now: float
+    settings: Settings, rate_meters: RateMeters, since: float, now: float
 ) -> tuple[float, float]:
     """The population's mean rates: posts per author and reads per active reader, per
     second, measured since ``since``."""
-    settings = fanout.config
     window = settings.adaptive_rate_window_seconds
     posts, reads, authors, readers = rate_meters.population(
         window, now, settings.inactive_after_seconds

@@ -12,10 +12,12 @@ import contextlib
 
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import NotFound
+from socialapp.queue import TaskQueue
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
 from socialapp.services.posts import delete_post, get_post, refuse_across_block
 from socialapp.stores.boosts import BoostStore
+from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, new_boost
 from socialapp.unit_of_work import UnitOfWork
 
@@ -29,6 +31,7 @@ def boosted_post(uow: UnitOfWork, post_id: int) -> dict:
 def boost(
     uow: UnitOfWork,
     fanout: Fanout,
+    cache: PostCache,
     ids: IdGenerator,
     post_id: int,
     user_id: int,
@@ -51,7 +54,7 @@ def boost(
         return True
 
     if uow.run(store):
-        fanout.cache.invalidate(original["_id"])  # its boost count moved
+        cache.invalidate(original["_id"])  # its boost count moved
         fanout.on_post_created(made)
         if notifier is not None:
             notifier.boosted(user_id, original["_id"])
@@ -63,7 +66,13 @@ def boost(
 
 
 def unboost(
-    uow: UnitOfWork, fanout: Fanout, post_id: int, user_id: int, notifier: Notifier | None = None
+    uow: UnitOfWork,
+    fanout: Fanout,
+    cache: PostCache,
+    queue: TaskQueue,
+    post_id: int,
+    user_id: int,
+    notifier: Notifier | None = None,
 ) -> dict:
     """Take back the user's boost of the post (nothing if there is none), and its
     notification; the boosted post."""
@@ -71,7 +80,7 @@ def unboost(
     found = uow.boosts.boost_id(original["_id"], user_id)
     if found is not None:
         with contextlib.suppress(NotFound):  # a concurrent unboost won
-            delete_post(uow, fanout, found, user_id, notifier)
+            delete_post(uow, fanout, cache, queue, found, user_id, notifier)
     return original
 
 

@@ -11,14 +11,17 @@ from __future__ import annotations
 import contextlib
 import time
 
+from socialapp.config import Settings
 from socialapp.domain import series as charts
 from socialapp.domain.adaptive import Rule
 from socialapp.errors import Invalid, Unavailable
 from socialapp.metrics import BUILT
 from socialapp.queue import QUEUES, TaskQueue
 from socialapp.services import adaptive, operators
-from socialapp.services.fanout import Fanout
+from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.fanout_changes import FanoutChangeLog
+from socialapp.stores.fanout_settings import FanoutSettingsStore
+from socialapp.stores.follows import FollowStore
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import STEP_SECONDS, SeriesStore
@@ -29,14 +32,19 @@ RECONCILING_SHOWN = 20
 QUEUE_NAMES = (*QUEUES, "unacked")
 
 
-def status(fanout: Fanout, fanout_changes: FanoutChangeLog) -> dict:
+def status(
+    fanout_settings: FanoutSettingsStore,
+    author_copies: AuthorCopies,
+    users: UserStore,
+    fanout_changes: FanoutChangeLog,
+) -> dict:
     """The settings in force, a reconciliation under way and the newest changes."""
-    described = operators.describe_fanout(fanout)
-    unsettled = sorted(fanout.author_copies.unsettled())
-    shown = fanout.users.get_many(unsettled[:RECONCILING_SHOWN])
+    described = operators.describe_fanout(fanout_settings, author_copies, users)
+    unsettled = sorted(author_copies.unsettled())
+    shown = users.get_many(unsettled[:RECONCILING_SHOWN])
     changes = operators.changes(fanout_changes, 20)
     subjects = {c["subject"] for c in changes if "subject" in c}
-    handles = {u["_id"]: u["handle"] for u in fanout.users.get_many(sorted(subjects))}
+    handles = {u["_id"]: u["handle"] for u in users.get_many(sorted(subjects))}
     for change in changes:
         if "subject" in change:
             change["subject_handle"] = handles.get(change["subject"], str(change["subject"]))
@@ -51,7 +59,9 @@ def status(fanout: Fanout, fanout_changes: FanoutChangeLog) -> dict:
 
 
 def decisions(
-    fanout: Fanout,
+    settings: Settings,
+    users: UserStore,
+    follows: FollowStore,
     rate_meters: RateMeters,
     activity: ReaderActivity,
     limit: int = 10,
@@ -60,13 +70,12 @@ def decisions(
     """Adaptive mode's newest decisions, each with the rates measured now that weigh on it:
     the author's posts/s, their followers' reads/s and active followers (scaled up from a
     sample, as a round measures them) and the two costs the rule compares."""
-    settings = fanout.config
-    authors = fanout.users.newest_leanings(limit)
+    authors = users.newest_leanings(limit)
     now = clock()
     since = now - settings.adaptive_rate_window_seconds
     rule = Rule(settings.adaptive_cost_ratio, settings.adaptive_hysteresis)
     found = []
-    measured = adaptive.measure(fanout, rate_meters, activity, authors, since, now)
+    measured = adaptive.measure(settings, follows, rate_meters, activity, authors, since, now)
     for author, rates in zip(authors, measured, strict=True):
         push_cost, pull_cost = rule.costs(rates)
         found.append(

@@ -10,10 +10,13 @@ from socialapp.domain.fanout import strategy_of
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import NotFound
 from socialapp.services.fanout import Fanout
+from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.fanout_changes import WHAT, FanoutChangeLog
+from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.lists import ListStore
 from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.tag_follows import TagFollowStore
+from socialapp.stores.users import UserStore
 
 # What the forecast says of the feeds beside the homes (``domain.forecast``).
 FEED_FORECAST = (
@@ -57,18 +60,22 @@ def changes(fanout_changes: FanoutChangeLog, limit: int = 50) -> list[dict]:
     return fanout_changes.newest(limit)
 
 
-def describe_fanout(fanout: Fanout) -> dict:
-    policy = fanout.fanout_settings.read()
+def describe_fanout(
+    fanout_settings: FanoutSettingsStore, author_copies: AuthorCopies, users: UserStore
+) -> dict:
+    """The settings in force and pending; settled once no author is being reconciled either;
+    how many authors adaptive mode pushes and pulls."""
+    policy = fanout_settings.read()
     return {
         "mode": policy.current.mode,
         "celebrity_threshold": policy.current.celebrity_threshold,
         "generation": policy.generation,
-        "settled": policy.settled and not fanout.author_copies.unsettled(),
+        "settled": policy.settled and not author_copies.unsettled(),
         "pending": [
             {"mode": p.mode, "celebrity_threshold": p.celebrity_threshold} for p in policy.pending
         ],
-        "refresh_seconds": fanout.fanout_settings.refresh_seconds,
-        "adaptive": fanout.users.count_leanings(),
+        "refresh_seconds": fanout_settings.refresh_seconds,
+        "adaptive": users.count_leanings(),
     }
 
 
@@ -98,15 +105,17 @@ def describe_feeds(
 
 
 def change_fanout(
+    fanout_settings: FanoutSettingsStore,
     fanout: Fanout,
     mode: str | None = None,
     celebrity_threshold: int | None = None,
     *,
     journal: Journal | None = None,
-) -> dict:
-    """Switch mode and/or threshold; every process follows within the refresh interval."""
-    before = fanout.fanout_settings.read()
-    after = fanout.fanout_settings.change(mode=mode, threshold=celebrity_threshold)
+) -> None:
+    """Switch mode and/or threshold; every process follows within the refresh interval, and
+    ``fanout`` reconciles the change (``describe_fanout`` says how it stands)."""
+    before = fanout_settings.read()
+    after = fanout_settings.change(mode=mode, threshold=celebrity_threshold)
     if after.generation != before.generation:
         fanout.on_settings_changed(after.generation)
         if journal is not None:
@@ -116,20 +125,21 @@ def change_fanout(
             for what in ("mode", "celebrity_threshold"):
                 if getattr(was, what) != getattr(now, what):
                     journal.record(what, getattr(was, what), getattr(now, what))
-    return describe_fanout(fanout)
 
 
 def set_author_strategy(
+    users: UserStore,
     fanout: Fanout,
     user_id: int,
     strategy: str,
     *,
     journal: Journal | None = None,
 ) -> dict:
-    before = fanout.users.get(user_id)
+    """Override the author's strategy; ``fanout`` reconciles them if that moves them."""
+    before = users.get(user_id)
     if before is None:
         raise NotFound("user not found")
-    author = fanout.users.set_fanout_override(user_id, strategy)
+    author = users.set_fanout_override(user_id, strategy)
     fanout.on_strategy_changed(author, strategy_of(before))
     was = before.get("fanout_override", "auto")
     if journal is not None and was != strategy:

@@ -9,7 +9,7 @@ from collections.abc import Collection
 from socialapp import jitter
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound, Unavailable
-from socialapp.queue import FEED
+from socialapp.queue import FEED, TaskQueue
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
 from socialapp.stores.idempotency import IdempotencyStore
@@ -96,12 +96,16 @@ def get_post(posts: PostStore, post_id: int) -> dict:
 def delete_post(
     uow: UnitOfWork,
     fanout: Fanout,
+    cache: PostCache,
+    queue: TaskQueue,
     post_id: int,
     caller_id: int,
     notifier: Notifier | None = None,
 ) -> dict:
     """Delete the caller's own post with its comments, likes, bookmarks, pin and
-    notifications, and every boost of it; the deleted post. Deleting a boost is unboosting."""
+    notifications, and every boost of it; the deleted post. Deleting a boost is unboosting:
+    the boosted post's count moved, so its copy in ``cache`` goes; deleting a post sends the
+    deletion of its boosts on ``queue``."""
     post = get_post(uow.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
@@ -124,20 +128,22 @@ def delete_post(
     fanout.on_post_deleted(post)
     try:
         if post.get("boost_of"):
-            fanout.cache.invalidate(post["boost_of"])  # its boost count moved
+            cache.invalidate(post["boost_of"])  # its boost count moved
         else:  # pages leave out its boosts already: their post is gone
-            fanout.queue.send(DELETE_BOOSTS, post_id, queue=FEED)
+            queue.send(DELETE_BOOSTS, post_id, queue=FEED)
     except Unavailable as error:  # deleted: its boosts show nowhere, even if left behind
         log.warning("post %s deleted, its boosts left behind: %r", post_id, error)
     return post
 
 
-def delete_boosts_of(uow: UnitOfWork, fanout: Fanout, post_id: int) -> int:
+def delete_boosts_of(
+    uow: UnitOfWork, fanout: Fanout, cache: PostCache, queue: TaskQueue, post_id: int
+) -> int:
     """Delete every boost of a deleted post (a task, retried); how many."""
     deleted = 0
     for booster, boost_id in uow.boosts.of_post(post_id):
         with contextlib.suppress(NotFound):  # unboosted meanwhile
-            delete_post(uow, fanout, boost_id, booster)
+            delete_post(uow, fanout, cache, queue, boost_id, booster)
             deleted += 1
     return deleted
 

@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterator
 from socialapp.domain.ids import IdGenerator
 from socialapp.domain.timeline import Entry
 from socialapp.errors import Conflict
+from socialapp.feed_sources import FeedSources
 from socialapp.security import Passwords
-from socialapp.services.fanout import Fanout
+from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
@@ -68,7 +69,8 @@ def ensure_fresh(users: UserStore) -> None:
 
 def generate(
     uow: UnitOfWork,
-    fanout: Fanout,
+    author_copies: AuthorCopies,
+    sources: FeedSources,
     passwords: Passwords,
     ids: IdGenerator,
     users: int,
@@ -82,6 +84,8 @@ def generate(
 
     Bulk writes through the unit of work's stores, outside any transaction: a batch is far
     more than one transaction should hold, and accounts written last make the graph usable.
+    The authors' hot-path copies (``author_copies``) and the outboxes (``sources``) are
+    filled as following and posting would have filled them.
     """
     ensure_fresh(uow.users)
     tally = _Tally(progress)
@@ -91,14 +95,12 @@ def generate(
     tally.total = len(graph.edges) + len(graph.posts) + len(graph.accounts)
     uow.follows.add_many(graph.edges, on_batch=lambda n: tally("follows", n))
     uow.posts.create_many(graph.posts, on_batch=lambda n: tally("posts", n))
-    fanout.author_copies.set_followers_many(
-        {a["_id"]: a["followers_count"] for a in graph.accounts}
-    )
+    author_copies.set_followers_many({a["_id"]: a["followers_count"] for a in graph.accounts})
     accounts = [{**account, "password_hash": password_hash} for account in graph.accounts]
     uow.users.create_many(accounts, on_batch=lambda n: tally("accounts", n))
-    fanout.sources.ensure_authors()  # the first reads find a complete copy
+    sources.ensure_authors()  # the first reads find a complete copy
     # and the outboxes, as posting had filled them
-    fanout.sources.fill_outboxes([Entry(post_id, author) for post_id, author, _ in graph.posts])
+    sources.fill_outboxes([Entry(post_id, author) for post_id, author, _ in graph.posts])
     return {"accounts": len(accounts), "follows": len(graph.edges), "posts": len(graph.posts)}
 
 
@@ -188,7 +190,8 @@ class SeedJob:
     def start(
         self,
         uow: UnitOfWork,
-        fanout: Fanout,
+        author_copies: AuthorCopies,
+        sources: FeedSources,
         passwords: Passwords,
         ids: IdGenerator,
         users: int,
@@ -213,7 +216,7 @@ class SeedJob:
                 **params,
                 "started_at": _now(),
             }
-        collaborators = (uow, fanout, passwords, ids)
+        collaborators = (uow, author_copies, sources, passwords, ids)
         thread = threading.Thread(
             target=self._run, args=(collaborators, params, password), name="seed", daemon=True
         )

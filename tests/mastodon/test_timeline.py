@@ -19,7 +19,7 @@ def ids(response) -> list[str]:
 @pytest.fixture
 def world(client, masto, settle, components):
     """A reader following an author who posted 7 times, delivered in read mode."""
-    operators.change_fanout(components.fanout, mode="read")
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="read")
     settle()
     author, reader = masto(), masto()
     client.post(f"/api/v1/accounts/{author.id}/follow", headers=reader.headers)
@@ -112,7 +112,7 @@ def test_a_returning_reader_gets_the_whole_timeline_at_once_never_a_206(
 ):
     """Mastodon answers 206 while it regenerates a returning user's feed; socialapp rebuilds
     before reading, and a page read during another request's rebuild merges from MongoDB."""
-    operators.change_fanout(components.fanout, mode="write")
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
     settle()
     author, reader = masto(), masto()
     client.get("/api/v1/timelines/home", headers=reader.headers)

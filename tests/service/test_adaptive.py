@@ -32,7 +32,9 @@ class World:
 
     def __init__(self, c, settle) -> None:
         self.c, self.settle = c, settle
-        operators.change_fanout(c.fanout, mode="adaptive", celebrity_threshold=100)
+        operators.change_fanout(
+            c.fanout_settings, c.fanout, mode="adaptive", celebrity_threshold=100
+        )
         settle()
         self.quiet, self.chatty, *self.readers = (
             accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
@@ -64,8 +66,17 @@ class World:
         settings = dataclasses.replace(self.c.settings, **changes)
         c = self.c
         time.sleep(INTERVAL * 1.5)  # the last round's lock expires in Redis: not synchronisation
-        fanout = dataclasses.replace(c.fanout, config=settings)
-        return adaptive.adapt(fanout, c.adaptive_rounds, c.rate_meters, c.activity)
+        return adaptive.adapt(
+            settings,
+            c.fanout_settings,
+            c.sources,
+            c.users,
+            c.follows,
+            c.adaptive_rounds,
+            c.rate_meters,
+            c.activity,
+            c.fanout,
+        )
 
     def lean_population(self, leaning: str) -> None:
         """Set the population's leaning, and let pages see it (they read it at most once
@@ -96,7 +107,9 @@ def test_measured_rates_push_the_read_author_and_pull_the_chatty_one(world):
     assert world.read(world.readers[0]).merged_authors == 1  # the reader's own outbox
     assert world.adapt() == 2
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", "pull")
-    described = operators.describe_fanout(world.c.fanout)
+    described = operators.describe_fanout(
+        world.c.fanout_settings, world.c.author_copies, world.c.users
+    )
     assert described["adaptive"] == {"pushed": 1, "pulled": 1}
     world.check_homes()
     # 21 posts for 30 reads: a typical author is pulled, so a page merges every outbox...
@@ -116,11 +129,12 @@ def test_pages_follow_the_side_most_decided_authors_are_on(world):
     world.adapt()  # quiet pushed, chatty pulled: split evenly, the population pulls
     assert world.c.adaptive_rounds.population_leaning() == "pull"
     assert world.read(world.readers[0]).merged_authors == 3
-    now, engine, rounds = time.time(), world.c.fanout, world.c.adaptive_rounds
-    assert adaptive.lean(engine, rounds, {world.chatty: "push"}, now) == 1
+    now, c = time.time(), world.c
+    assert adaptive.lean(c.users, c.adaptive_rounds, c.fanout, {world.chatty: "push"}, now) == 1
     world.lean_population("pull")  # the population is unchanged; pages read their side anew
     assert world.read(world.readers[0]).merged_authors == 1  # the home, and own outbox
-    assert adaptive.lean(engine, rounds, {world.chatty: "pull", world.quiet: "pull"}, now) == 2
+    decisions = {world.chatty: "pull", world.quiet: "pull"}
+    assert adaptive.lean(c.users, c.adaptive_rounds, c.fanout, decisions, now) == 2
     world.lean_population("push")
     assert world.read(world.readers[0]).merged_authors == 3  # every outbox
     world.check_homes()
@@ -131,18 +145,18 @@ def test_leaving_adaptive_mode_sets_the_decisions_aside(world):
     world.lean_population("push")
     world.check_homes()
     assert world.read(world.readers[0]).merged_authors == 2  # own, and chatty's
-    operators.change_fanout(world.c.fanout, mode="hybrid")
+    operators.change_fanout(world.c.fanout_settings, world.c.fanout, mode="hybrid")
     world.check_homes()
     assert world.read(world.readers[0]).merged_authors == 1  # chatty pushed again
     assert world.adapt() == 0
-    operators.change_fanout(world.c.fanout, mode="adaptive")
+    operators.change_fanout(world.c.fanout_settings, world.c.fanout, mode="adaptive")
     world.check_homes()
     assert world.read(world.readers[0]).merged_authors == 2  # chatty pulled again
 
 
 def test_an_operators_override_wins(world):
     c = world.c
-    operators.set_author_strategy(c.fanout, world.chatty, "push")
+    operators.set_author_strategy(c.users, c.fanout, world.chatty, "push")
     assert world.adapt() == 1
     assert (world.leaning(world.quiet), world.leaning(world.chatty)) == ("push", None)
     merged = world.read(world.readers[0]).merged_authors
@@ -204,7 +218,7 @@ def test_a_round_rests_the_interval_doubled_per_quiet_round_up_to_the_cap(settin
 
 def test_other_modes_measure_nothing(components, settle, settings):
     world = World(components, settle)
-    operators.change_fanout(components.fanout, mode="hybrid")
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="hybrid")
     settle()
     world.read_everyone(3)
     world.post(world.chatty, 3)
@@ -235,7 +249,9 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
     sets; it must not settle the author then, or a post made right after is neither pushed
     nor pulled."""
     c, queue = components, InlineQueue(components)
-    operators.change_fanout(dataclasses.replace(c.fanout, queue=queue), mode="adaptive")
+    operators.change_fanout(
+        c.fanout_settings, dataclasses.replace(c.fanout, queue=queue), mode="adaptive"
+    )
     c.fanout_settings.settle(c.fanout_settings.read().generation)  # nobody to reconcile yet
     author, reader = (
         accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
@@ -250,7 +266,7 @@ def test_a_flip_during_reconciliation_hides_no_post(components):
 
     def lean(leaning: str) -> None:
         engine = dataclasses.replace(c.fanout, queue=queue)
-        adaptive.lean(engine, c.adaptive_rounds, {author: leaning}, time.time())
+        adaptive.lean(c.users, c.adaptive_rounds, engine, {author: leaning}, time.time())
 
     lean("pull")
     reconcile()  # settled as pulled: the reader's pulled set holds the author

@@ -90,7 +90,7 @@ def consistency(client, operator_headers) -> dict:
 def test_a_healthy_feed_audits_clean_in_every_mode(client, signup, settle, components, mode):
     c = components
     # threshold 2: in hybrid and adaptive, authors with 2+ followers are pulled
-    operators.change_fanout(c.fanout, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(c.fanout_settings, c.fanout, mode=mode, celebrity_threshold=2)
     settle()
     ada, bob, cyd, dan = (signup() for _ in range(4))
     for reader in (bob, cyd, dan):
@@ -118,7 +118,7 @@ def test_a_corrupted_timeline_is_caught_on_the_second_look(
     client, signup, settle, components, operator_headers
 ):
     c = components
-    operators.change_fanout(c.fanout, mode="write")
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
     settle()
     ada, bob, dan = signup(), signup(), signup()
     home(client, bob)

@@ -70,7 +70,7 @@ def test_posts_read_with_the_page_are_the_ones_it_shows(client, signup, componen
     home(client, bob)
     for author in (ada, cid, dan):
         assert client.put(f"/v1/me/following/{author.id}", headers=bob.headers).status_code == 204
-    operators.set_author_strategy(c.fanout, int(cid.id), "pull")
+    operators.set_author_strategy(c.users, c.fanout, int(cid.id), "pull")
     settle()
     for n in range(4):
         for author in (ada, cid, dan):

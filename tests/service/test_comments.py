@@ -170,7 +170,7 @@ def test_comments_racing_a_delete_leave_nothing_behind(signup, components):
 
     def delete():
         barrier.wait()
-        post_service.delete_post(c.uow, c.fanout, post["_id"], int(ada.id))
+        post_service.delete_post(c.uow, c.fanout, c.post_cache, c.queue, post["_id"], int(ada.id))
         return "deleted"
 
     with ThreadPoolExecutor(max_workers=17) as pool:

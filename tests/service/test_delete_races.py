@@ -63,7 +63,7 @@ def test_a_read_that_loaded_the_post_before_the_delete_cannot_cache_it(
     app, client, components, pair, mode
 ):
     c, (ada, bob) = components, pair
-    operators.change_fanout(c.fanout, mode=mode)
+    operators.change_fanout(c.fanout_settings, c.fanout, mode=mode)
     gone = post(client, ada, "soon gone")
     c.feeds.push(Entry(gone, int(ada.id)), [int(bob.id)])  # delivered, as a chunk would
     c.redis.delete(post_key(gone))  # not cached: the read loads it from MongoDB
@@ -95,7 +95,7 @@ def test_a_read_that_loaded_the_post_before_a_like_cannot_cache_the_old_count(
     """The like is stored and acknowledged while the read holds the post as it was: the
     read may show the old count, but it cannot leave it in the cache for the next ones."""
     c, (ada, bob) = components, pair
-    operators.change_fanout(c.fanout, mode="write")
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
     liked = post(client, ada, "soon liked")
     c.feeds.push(Entry(liked, int(ada.id)), [int(bob.id)])
     c.redis.delete(post_key(liked))  # not cached: the read loads it from MongoDB
@@ -120,7 +120,7 @@ def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(
     app, client, components, pair
 ):
     c, (ada, bob) = components, pair
-    operators.change_fanout(c.fanout, mode="write")
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
     gone = post(client, ada, "soon gone")
     author = int(ada.id)
     hold = HoldAt("delete_post.withdrawn", "deleter")

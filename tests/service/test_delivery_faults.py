@@ -41,7 +41,7 @@ def settings(settings):
 
 @pytest.fixture
 def write_mode(components, settle):
-    operators.change_fanout(components.fanout, mode="write")
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
     settle()
 
 

@@ -28,7 +28,7 @@ class RecordingQueue:
 
 
 def world(c, followers: int) -> tuple[int, dict]:
-    operators.change_fanout(c.fanout, mode="write")
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
     c.fanout_settings.settle(c.fanout_settings.read().generation)
     register = accounts.register
     author = register(c.users, c.passwords, c.ids, "big", "correct horse")["_id"]

@@ -383,8 +383,8 @@ class FanoutMachine(RuleBasedStateMachine):
         """Delete a post (its boosts go with it) or a boost (an unboost)."""
         if not self.live:
             return
-        post_id = sorted(self.live)[which % len(self.live)]
-        posts.delete_post(self.c.uow, self.c.fanout, post_id, self.authors[post_id])
+        post_id, c = sorted(self.live)[which % len(self.live)], self.c
+        posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, post_id, self.authors[post_id])
         self.live -= {post_id, *(b for b, p in self.boosted.items() if p == post_id)}
 
     @rule(booster=users, which=st.integers(0, 100), reader=st.none() | users)
@@ -397,7 +397,9 @@ class FanoutMachine(RuleBasedStateMachine):
         post_id = sorted(self.live)[which % len(self.live)]
         original = self.shows(post_id)
         try:
-            made = boosts.boost(self.c.uow, self.c.fanout, self.c.ids, post_id, booster)
+            made = boosts.boost(
+                self.c.uow, self.c.fanout, self.c.post_cache, self.c.ids, post_id, booster
+            )
         except Forbidden:
             assert self.blocked_either(booster, self.authors[original])
             return
@@ -418,21 +420,23 @@ class FanoutMachine(RuleBasedStateMachine):
         if not live:
             return
         boost_id = live[which % len(live)]
-        booster = self.authors[boost_id]
-        boosts.unboost(self.c.uow, self.c.fanout, self.boosted[boost_id], booster)
+        booster, c = self.authors[boost_id], self.c
+        boosts.unboost(c.uow, c.fanout, c.post_cache, c.queue, self.boosted[boost_id], booster)
         self.live.discard(boost_id)
         self.check_reading(booster)
 
     @rule(mode=modes, reader=users, then_settle=st.booleans())
     @step
     def switch_mode(self, mode, reader, then_settle) -> None:
-        operators.change_fanout(self.c.fanout, mode=mode)
+        operators.change_fanout(self.c.fanout_settings, self.c.fanout, mode=mode)
         self.check_switch(self.user(reader), then_settle)
 
     @rule(threshold=thresholds, reader=users, then_settle=st.booleans())
     @step
     def change_threshold(self, threshold, reader, then_settle) -> None:
-        operators.change_fanout(self.c.fanout, celebrity_threshold=threshold)
+        operators.change_fanout(
+            self.c.fanout_settings, self.c.fanout, celebrity_threshold=threshold
+        )
         self.check_switch(self.user(reader), then_settle)
 
     @rule(
@@ -445,7 +449,7 @@ class FanoutMachine(RuleBasedStateMachine):
     def override(self, author, strategy, follower, then_settle) -> None:
         """Set an author's strategy, then one of their followers reads at once."""
         author = self.user(author)
-        operators.set_author_strategy(self.c.fanout, author, strategy)
+        operators.set_author_strategy(self.c.users, self.c.fanout, author, strategy)
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 
@@ -460,7 +464,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """Adaptive mode decides for an author (in force in adaptive mode only), then one of
         their followers reads at once."""
         c, author = self.c, self.user(author)
-        adaptive.lean(c.fanout, c.adaptive_rounds, {author: leaning}, time.time())
+        adaptive.lean(c.users, c.adaptive_rounds, c.fanout, {author: leaning}, time.time())
         followers = sorted(a for a, b in self.follows if b == author) or [author]
         self.check_switch(followers[follower % len(followers)], then_settle)
 
@@ -470,7 +474,17 @@ class FanoutMachine(RuleBasedStateMachine):
         """A round of adaptive mode on the rates measured so far, then someone reads."""
         c = self.c
         time.sleep(0.002)  # the round's lock expires (adaptive_interval_seconds): not a wait
-        adaptive.adapt(c.fanout, c.adaptive_rounds, c.rate_meters, c.activity)
+        adaptive.adapt(
+            c.settings,
+            c.fanout_settings,
+            c.sources,
+            c.users,
+            c.follows,
+            c.adaptive_rounds,
+            c.rate_meters,
+            c.activity,
+            c.fanout,
+        )
         self.check_switch(self.user(reader), then_settle)
 
     @rule()
@@ -519,9 +533,10 @@ def test_entries_below_a_raised_floor_do_not_hide_newer_posts(components, settle
     old = posts.create_post(c.uow, c.fanout, c.ids, ada, "old")["_id"]
     cyds = [posts.create_post(c.uow, c.fanout, c.ids, cyd, f"cyd {n}")["_id"] for n in range(6)]
     settle()
-    posts.delete_post(c.uow, c.fanout, cyds[4], cyd)  # cyd's outbox: 2, 3, 5 above its floor 1
+    # cyd's outbox: 2, 3, 5 above its floor 1
+    posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, cyds[4], cyd)
     graph.follow(c.uow, c.fanout, bob, cyd)  # bob's home: old, 2, 3, 5, its floor raised to 1
-    posts.delete_post(c.uow, c.fanout, cyds[2], cyd)
+    posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, cyds[2], cyd)
     settle()
     expected = [cyds[5], cyds[3], cyds[1], cyds[0], old]
     assert [p["_id"] for p in read_all(c, bob)] == expected

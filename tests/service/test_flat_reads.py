@@ -93,7 +93,7 @@ def test_a_home_read_costs_the_same_with_10_or_1000_followees(
     components, settle, monkeypatch, mode
 ):
     c = components
-    operators.change_fanout(c.fanout, mode=mode)
+    operators.change_fanout(c.fanout_settings, c.fanout, mode=mode)
     settle()
     authors = [register(c, f"author_{n}") for n in range(10)]
     celebrity = register(c, "celebrity")
@@ -103,7 +103,7 @@ def test_a_home_read_costs_the_same_with_10_or_1000_followees(
         read(c, reader)  # active: deliveries reach their homes
         for followee in [*followees, celebrity]:
             graph.follow(c.uow, c.fanout, reader, followee)
-    operators.set_author_strategy(c.fanout, celebrity, "pull")
+    operators.set_author_strategy(c.users, c.fanout, celebrity, "pull")
     made = [
         posts.create_post(c.uow, c.fanout, c.ids, author, f"post {n}")["_id"]
         for n in range(3)
@@ -369,7 +369,7 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     from socialapp.stores.timelines import TimelineStore
 
     c = components
-    operators.change_fanout(c.fanout, mode="read")
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="read")
     settle()
     authors = [register(c, f"author_{n}") for n in range(1000)]
     few, many = register(c, "few"), register(c, "many")

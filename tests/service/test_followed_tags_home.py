@@ -27,7 +27,9 @@ def posted(client, account, text) -> int:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_followed_tags_posts_enter_and_leave_the_home(client, signup, settle, components, mode):
-    operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
+    )
     settle()
     ada, bob, eve, reader = signup("ada"), signup("bob"), signup("eve"), signup("rdr")
     home(client, reader)

@@ -46,7 +46,9 @@ def test_pushed_members_are_delivered_to_the_feed_pulled_ones_merged(
     client, settle, components, world, mode
 ):
     owner, bob, star, dan, list_id = world
-    operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
+    )
     settle()
     made = {who: post(client, who, f"{n}") for n, who in enumerate((bob, star, dan))}
     settle()
@@ -94,7 +96,9 @@ def test_the_page_stays_the_same_through_switches_and_a_lost_feed(
 
     expected = []
     for mode in ("hybrid", "write", "hybrid", "read", "write", "adaptive"):
-        operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+        operators.change_fanout(
+            components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
+        )
         expected[:0] = [post(client, who, f"{mode} switching") for who in (bob, star)][::-1]
         delivering = read_page()  # never a repeat or a stranger
         assert len(delivering) == len(set(delivering)) and set(delivering) <= set(expected)

@@ -128,7 +128,7 @@ def keep_posting(c, feed: Feed, user_ids: list[int]) -> int:
         mine[author].append(post["_id"])
         if count % 4 == 3:
             victim = mine[author].pop(0)
-            posts.delete_post(c.uow, c.fanout, victim, author)
+            posts.delete_post(c.uow, c.fanout, c.post_cache, c.queue, victim, author)
             feed.removed(victim)
         count += 1
         feed.wait_for_a_traversal()
@@ -137,7 +137,7 @@ def keep_posting(c, feed: Feed, user_ids: list[int]) -> int:
 
 def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
     c = components
-    operators.change_fanout(c.fanout, mode="write", celebrity_threshold=3)
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write", celebrity_threshold=3)
     authors = [signup() for _ in range(AUTHORS)]
     readers = [signup() for _ in range(READERS)]
     ids = {account.id: int(account.id) for account in authors + readers}
@@ -173,11 +173,18 @@ def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
                 if "lean" in change:
                     index, leaning = change["lean"]
                     author = ids[authors[index].id]
-                    adaptive.lean(c.fanout, c.adaptive_rounds, {author: leaning}, time.time())
+                    adaptive.lean(
+                        c.users, c.adaptive_rounds, c.fanout, {author: leaning}, time.time()
+                    )
                 else:
-                    operators.change_fanout(c.fanout, **change)
+                    operators.change_fanout(c.fanout_settings, c.fanout, **change)
                 wait_for_traversals(feed, readers, threads)
-                while reconciled and not operators.describe_fanout(c.fanout)["settled"]:
+                while (
+                    reconciled
+                    and not operators.describe_fanout(c.fanout_settings, c.author_copies, c.users)[
+                        "settled"
+                    ]
+                ):
                     wait_for_traversals(feed, readers, threads)
         finally:
             feed.stop.set()
@@ -186,7 +193,7 @@ def test_reads_stay_whole_while_modes_switch(app, components, signup, settle):
         assert posting.result() > 0
 
     settle()
-    assert operators.describe_fanout(c.fanout)["mode"] == "write"
+    assert operators.describe_fanout(c.fanout_settings, c.author_copies, c.users)["mode"] == "write"
     for reader in readers:
         timeline = [int(post["id"]) for post in read_all(app.test_client(), reader)]
         assert timeline == feed.expected(visible[reader.id])

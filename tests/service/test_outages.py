@@ -98,8 +98,8 @@ def test_reconciliations_the_broker_lost_are_sent_again(outage_app):
     client.put(f"/v1/me/following/{ada.id}", headers=bob.headers)
     sent = []
     c.queue.send = lambda *args, **kwargs: sent.append(args)  # the broker "loses" them
-    operators.set_author_strategy(c.fanout, int(ada.id), "pull")  # pushed until now
-    operators.change_fanout(c.fanout, mode="read")
+    operators.set_author_strategy(c.users, c.fanout, int(ada.id), "pull")  # pushed until now
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="read")
     assert {name for name, *_ in sent} == {fanout.RECONCILE, fanout.RECONCILE_AUTHORS}
     assert not c.fanout_settings.read().settled and c.author_copies.unsettled() == {int(ada.id)}
     del c.queue.send

@@ -66,7 +66,10 @@ def test_a_mode_reconciliation_leaves_the_sets_of_an_author_still_reconciled(com
 
     page()  # the reader is active
     operators.change_fanout(
-        dataclasses.replace(c.fanout, queue=queue), mode="adaptive", celebrity_threshold=1
+        c.fanout_settings,
+        dataclasses.replace(c.fanout, queue=queue),
+        mode="adaptive",
+        celebrity_threshold=1,
     )
     reconcile_mode()  # one follower, threshold 1: pulled, in the reader's pulled set
     post = posts.create_post(
@@ -75,10 +78,9 @@ def test_a_mode_reconciliation_leaves_the_sets_of_an_author_still_reconciled(com
     dataclasses.replace(c.fanout, queue=queue).deliver_post(post, author)
     assert page() == [post]
 
-    operators.change_fanout(dataclasses.replace(c.fanout, queue=queue), celebrity_threshold=2)
-    adaptive.lean(
-        dataclasses.replace(c.fanout, queue=queue), c.adaptive_rounds, {author: "push"}, time.time()
-    )
+    engine = dataclasses.replace(c.fanout, queue=queue)
+    operators.change_fanout(c.fanout_settings, engine, celebrity_threshold=2)
+    adaptive.lean(c.users, c.adaptive_rounds, engine, {author: "push"}, time.time())
     reconcile_mode()  # sees the author pushed now; their own reconciliation has not run
     assert page() == [post]
     ((_, args),) = [sent for sent in queue.sent if sent[0] == fanout.RECONCILE_AUTHORS]
@@ -92,7 +94,7 @@ def test_a_rounds_decisions_are_reconciled_together_in_one_task(components):
     while deliveries queued behind them (``test_reconcile_batches``)."""
     c, queue = components, RecordingQueue()
     engine = dataclasses.replace(c.fanout, queue=queue)
-    operators.change_fanout(engine, mode="adaptive")
+    operators.change_fanout(c.fanout_settings, engine, mode="adaptive")
     c.fanout_settings.settle(c.fanout_settings.read().generation)  # nobody to reconcile yet
     reader, *authors = (
         accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
@@ -102,7 +104,7 @@ def test_a_rounds_decisions_are_reconciled_together_in_one_task(components):
         graph.follow(c.uow, engine, reader, author)
     queue.sent = []
     decisions = {author: "pull" for author in authors}
-    assert adaptive.lean(engine, c.adaptive_rounds, decisions, time.time()) == 4
+    assert adaptive.lean(c.users, c.adaptive_rounds, engine, decisions, time.time()) == 4
     assert [(name, args[0]) for name, args in queue.sent] == [(fanout.RECONCILE_AUTHORS, authors)]
     assert c.author_copies.unsettled() == set(authors)
     assert engine.reconcile_authors(*queue.sent[0][1])

@@ -22,7 +22,7 @@ def settings(settings):
 
 def test_deliveries_go_on_while_a_round_of_decisions_waits_its_settle_delay(components, settle):
     c = components
-    operators.change_fanout(c.fanout, mode="adaptive")
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="adaptive")
     settle()
     reader, poster, *authors = (
         accounts.register(c.users, c.passwords, c.ids, f"batch_{n}", "correct horse")["_id"]
@@ -32,7 +32,7 @@ def test_deliveries_go_on_while_a_round_of_decisions_waits_its_settle_delay(comp
         graph.follow(c.uow, c.fanout, reader, author)
     settle()
     decisions = {author: "pull" for author in authors}
-    assert adaptive.lean(c.fanout, c.adaptive_rounds, decisions, time.time()) == FLIPS
+    assert adaptive.lean(c.users, c.adaptive_rounds, c.fanout, decisions, time.time()) == FLIPS
     post = posts.create_post(c.uow, c.fanout, c.ids, poster, "meanwhile")["_id"]
     wait_for(
         lambda: c.posts.get(post), "the post's delivery", until=lambda p: "fanout_pending" not in p

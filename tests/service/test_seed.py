@@ -32,7 +32,8 @@ def settings(settings):
 def seeded(components):
     written = seed.generate(
         components.uow,
-        components.fanout,
+        components.author_copies,
+        components.sources,
         components.passwords,
         components.ids,
         USERS,
@@ -147,7 +148,8 @@ def test_a_second_run_is_refused(components, seeded):
     with pytest.raises(Conflict):
         seed.generate(
             components.uow,
-            components.fanout,
+            components.author_copies,
+            components.sources,
             components.passwords,
             components.ids,
             10,

@@ -25,7 +25,7 @@ def post(client, account, text):
 def switch(components, mode: str) -> None:
     """``mode`` with threshold 2: in hybrid and adaptive, authors with 2+ followers are pulled."""
     c = components
-    operators.change_fanout(c.fanout, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(c.fanout_settings, c.fanout, mode=mode, celebrity_threshold=2)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -214,7 +214,7 @@ def test_only_a_switch_into_read_mode_drops_the_homes(components, settle, monkey
     switch(components, "read")
     settle()
     assert len(dropped) == 1
-    operators.change_fanout(components.fanout, celebrity_threshold=5)
+    operators.change_fanout(components.fanout_settings, components.fanout, celebrity_threshold=5)
     settle()
     assert len(dropped) == 1
 

@@ -208,7 +208,7 @@ def authors():
 def confirm_change():
     """The confirmation page: the forecast of the proposed settings beside today's."""
     c = components()
-    now = operators.describe_fanout(c.fanout)
+    now = operators.describe_fanout(c.fanout_settings, c.author_copies, c.users)
     change = change_request(request.args, now)
     curve = c.forecaster.curve([now["celebrity_threshold"], change.threshold])
     today = panels.forecast_for(curve, now["mode"], now["celebrity_threshold"])
@@ -228,9 +228,13 @@ def confirm_change():
 @operator_page
 def change_fanout():
     c = components()
-    change = change_request(request.form, operators.describe_fanout(c.fanout))
+    change = change_request(
+        request.form, operators.describe_fanout(c.fanout_settings, c.author_copies, c.users)
+    )
     journal = operators.Journal(c.fanout_changes, c.ids, by=g.operator)
-    operators.change_fanout(c.fanout, change.mode, change.threshold, journal=journal)
+    operators.change_fanout(
+        c.fanout_settings, c.fanout, change.mode, change.threshold, journal=journal
+    )
     return redirect(url_for(".home", _anchor="settings"), 303)
 
 
@@ -240,7 +244,7 @@ def change_strategy(user_id: int):
     c = components()
     strategy = strategy_request(request.form)
     journal = operators.Journal(c.fanout_changes, c.ids, by=g.operator)
-    operators.set_author_strategy(c.fanout, user_id, strategy, journal=journal)
+    operators.set_author_strategy(c.users, c.fanout, user_id, strategy, journal=journal)
     return redirect(url_for(".home", _anchor="authors"), 303)
 
 
@@ -256,8 +260,8 @@ def _page() -> dict:
 def _status() -> dict:
     c = components()
     return {
-        **console.status(c.fanout, c.fanout_changes),
-        "decisions": console.decisions(c.fanout, c.rate_meters, c.activity),
+        **console.status(c.fanout_settings, c.author_copies, c.users, c.fanout_changes),
+        "decisions": console.decisions(c.settings, c.users, c.follows, c.rate_meters, c.activity),
         "consistency": c.auditor.describe(),
     }
 

@@ -242,7 +242,9 @@ def delete(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
     try:
-        post = posts.delete_post(c.uow, c.fanout, _post(status_id), user_id, c.notifier)
+        post = posts.delete_post(
+            c.uow, c.fanout, c.post_cache, c.queue, _post(status_id), user_id, c.notifier
+        )
     except Forbidden as error:
         raise NotFound("Record not found") from error
     return jsonify(one(post, None, with_source=True))
@@ -293,7 +295,7 @@ def reblog(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
     post_id = _not_a_reply(_post(status_id), "boosting")
-    made = boosts.boost(c.uow, c.fanout, c.ids, post_id, user_id, c.notifier)
+    made = boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, post_id, user_id, c.notifier)
     return jsonify(one(made, user_id))
 
 
@@ -308,7 +310,9 @@ def reblog(status_id: str):
 def unreblog(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
-    original = boosts.unboost(c.uow, c.fanout, _post(status_id), user_id, c.notifier)
+    original = boosts.unboost(
+        c.uow, c.fanout, c.post_cache, c.queue, _post(status_id), user_id, c.notifier
+    )
     return jsonify(one(posts.get_post(c.posts, original["_id"]), user_id))
 
 
