@@ -53,11 +53,11 @@ class FanoutChangeLog:
         after,
         subject: int | None = None,
     ) -> None:
+        """Record a change; ``by`` the operator's account, or None for the command line."""
         document = {
             "_id": change_id,
             "at": at,
-            "by": by["_id"],
-            "by_handle": by["handle"],
+            "by_handle": COMMAND_LINE if by is None else by["handle"],
             "what": what,
             "before": before,
             "after": after,

@@ -4,8 +4,11 @@ import datetime as dt
 
 import pytest
 
-from socialapp import create_app
+from socialapp import bootstrap, create_app
+from socialapp.config import Settings
 from socialapp.entrypoints import cli
+from socialapp.services import accounts
+from socialapp.stores.fanout_changes import COMMAND_LINE
 from tests.conftest import with_operator
 
 
@@ -119,3 +122,23 @@ def test_commands_refuse_the_embedded_store(monkeypatch, capsys):
     monkeypatch.delenv("SOCIALAPP_MONGO_URI", raising=False)
     assert cli.main(["create-operator", "ops_lead"]) == 2
     assert "SOCIALAPP_MONGO_URI" in capsys.readouterr().err
+
+
+def test_fanout_commands_change_the_settings_and_journal_the_command_line(real_mongodb, capsys):
+    """`socialapp fanout` and `fanout-override` change what they name and journal it as made
+    from the command line (no operator account): they used to fail once the change was made."""
+    server = real_mongodb
+    assert cli.main(["fanout", "--mode", "write", "--threshold", "7"]) == 0
+    assert "mode=write" in capsys.readouterr().out
+    c = bootstrap.build(Settings.from_env())
+    author = accounts.register(c.users, c.passwords, c.ids, "ada", "correct horse")["_id"]
+    assert cli.main(["fanout-override", str(author), "pull"]) == 0
+    assert server.socialapp.users.find_one({"_id": author})["fanout_override"] == "pull"
+    journal = list(server.socialapp.fanout_changes.find({}, sort=[("_id", 1)]))
+    assert [(c["what"], c["after"]) for c in journal] == [
+        ("mode", "write"), ("celebrity_threshold", 7), ("strategy", "pull"),
+    ]  # fmt: skip
+    assert {c["by_handle"] for c in journal} == {COMMAND_LINE}
+    assert not any("by" in c for c in journal)
+    assert cli.main(["fanout-override", "999", "pull"]) == 1  # no such user: nothing journaled
+    assert server.socialapp.fanout_changes.count_documents({}) == 3
