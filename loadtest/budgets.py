@@ -13,7 +13,7 @@ def budget_checks(stats, budgets: dict) -> list[dict]:
     each with ``fail_ratio``, ``p95_ms`` and ``p99_ms`` (any of them)."""
     checks = []
     if stats.total.num_requests == 0:
-        checks.append({"label": "total", "met": False, "problem": "no request was made"})
+        checks.append({"label": "total", "met": False, "problem": "total: no request was made"})
     entries = [("total", stats.total, budgets.get("total", {}))]
     for name, budget in budgets.get("requests", {}).items():
         named = [entry for entry in stats.entries.values() if entry.name == name]

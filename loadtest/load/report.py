@@ -18,7 +18,7 @@ def read_run(folder: Path) -> dict:
     with open(folder / "stats_stats.csv", newline="") as stats_file:
         rows = {
             f"{row['Type']} {row['Name']}".strip(): {
-                column: float(row[column]) for column in COLUMNS
+                column: _figure(row[column]) for column in COLUMNS
             }
             for row in csv.DictReader(stats_file)
         }
@@ -29,6 +29,12 @@ def read_run(folder: Path) -> dict:
         "checks": verdict.get("checks", []),
         "problems": verdict.get("problems", []),
     }
+
+
+def _figure(text: str) -> float | None:
+    """A CSV cell as a number; None where locust measured nothing (``N/A``: a request made
+    too few times in a short run on a loaded machine for a percentile)."""
+    return None if text == "N/A" else float(text)
 
 
 def write_report(out: Path, sizes: list[int], runs: dict, options: dict) -> dict:
@@ -52,7 +58,7 @@ def ratios(small: dict, large: dict, percentile: str) -> dict[str, float]:
     found = {}
     for name, row in small["requests"].items():
         other = large["requests"].get(name)
-        if other and row[percentile] > 0:
+        if other and other[percentile] is not None and (row[percentile] or 0) > 0:
             found[name] = round(other[percentile] / row[percentile], 2)
     return found
 
@@ -66,7 +72,12 @@ def saturation(figures: dict) -> dict:
     if not steps:
         return {}
     table = [
-        {"users": u, "rps": r["Requests/s"], "p95_ms": r["95%"], "failures": r["Failure Count"]}
+        {
+            "users": u,
+            "rps": r["Requests/s"] or 0.0,
+            "p95_ms": r["95%"],
+            "failures": r["Failure Count"],
+        }
         for u, r in steps
     ]
     point = table[-1]

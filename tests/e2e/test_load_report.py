@@ -10,7 +10,7 @@ import pytest
 
 from loadtest.budgets import budget_checks
 from loadtest.load.__main__ import main as load_main
-from loadtest.load.report import saturation
+from loadtest.load.report import ratios, read_run, saturation
 
 pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
@@ -70,7 +70,7 @@ def test_budgets_check_p95_p99_and_failures_per_request_and_method():
 
 def test_an_empty_run_breaks_the_budgets():
     empty = Stats({}, Entry("", "Aggregated", []))
-    assert [c["problem"] for c in budget_checks(empty, {})] == ["no request was made"]
+    assert [c["problem"] for c in budget_checks(empty, {})] == ["total: no request was made"]
 
 
 def test_the_saturation_point_is_where_more_users_stop_adding_throughput():
@@ -106,3 +106,19 @@ def test_a_small_load_report_end_to_end(tmp_path):
     assert code == (0 if figures["budgets_met"] else 1)
     summary = (tmp_path / "summary.md").read_text()
     assert "## 120 seeded users" in summary and "Saturation point" in summary
+
+
+def test_a_figure_locust_could_not_measure_is_none_not_a_crash(tmp_path):
+    """A short run on a loaded machine makes some requests too few times for a percentile:
+    locust writes ``N/A``, and the report carries it as null (ratios and steps skip it)."""
+    header = "Type,Name,Request Count,Failure Count,50%,95%,99%,Requests/s\n"
+    rows = "GET,/v1/timeline/home,3,0,12,N/A,N/A,0.5\n,Aggregated,3,0,12,N/A,N/A,N/A\n"
+    (tmp_path / "stats_stats.csv").write_text(header + rows)
+    run = read_run(tmp_path)
+    assert run["requests"]["GET /v1/timeline/home"] == {
+        "Request Count": 3.0, "Failure Count": 0.0, "50%": 12.0, "95%": None, "99%": None,
+        "Requests/s": 0.5,
+    }  # fmt: skip
+    assert ratios(run, run, "95%") == {} and ratios(run, run, "50%")["GET /v1/timeline/home"] == 1
+    steps = saturation({"a": {"users": 2, "no_wait": True, **run}})["steps"]
+    assert steps == [{"users": 2, "rps": 0.0, "p95_ms": None, "failures": 0.0}]

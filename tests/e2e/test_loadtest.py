@@ -169,7 +169,8 @@ def test_a_run_over_budget_exits_non_zero(seeded, tmp_path):
         "--csv", str(tmp_path / "stats"), "--only-summary",
     ])  # fmt: skip
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "over budget: total: p95" in run.stderr
+    # p95 over 0 ms; or, where a loaded machine let no request finish in 4 s, no request
+    assert "over budget: total: p95" in run.stderr or "total: no request was made" in run.stderr
 
 
 def test_the_default_budgets_are_the_targets_of_the_embedded_default():
