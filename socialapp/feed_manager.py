@@ -147,17 +147,16 @@ class FeedManager:
             self._list_feeds.remove_author([list_key(owner_id, list_id)], author_id)
         self._streams.publish_refresh([owner_id])
 
-    def rebuild_list(
-        self, owner_id: int, list_id: int, member_ids: list[int], policy: FanoutSettings
-    ) -> None:
+    def rebuild_list(self, owner_id: int, list_id: int, policy: FanoutSettings) -> None:
         """Rebuild a list's feed Redis lost (or never had) from the outboxes of the members
         delivery pushes: begun first, so what is delivered meanwhile is kept, and the
-        members' sides read after it, so a member who moves to push meanwhile is either
-        backfilled (their move finds the feed) or read here, as a home's rebuild does."""
+        members and their sides read after it, as a home's rebuild reads whom its reader
+        follows: a member added meanwhile is either read here or backfilled by their add,
+        which finds the feed; one who moves to push meanwhile, likewise."""
         key = list_key(owner_id, list_id)
         self._list_feeds.begin_rebuild([key])
         jitter.pause("rebuild_list.begun")  # deliveries, member changes and switches land here
-        authors = self._sources.authors(sorted(member_ids))
+        authors = self._sources.authors(sorted(self._sources.list_members(list_id)))
         pushed = [a for a, info in authors.items() if self._pushed(policy, *info)]
         outboxes = self._sources.outboxes(pushed, count=self._outbox_cap)
         entries = [entry for outbox in outboxes for entry in outbox.entries]

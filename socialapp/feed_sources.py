@@ -91,6 +91,10 @@ class FeedSources:
         pushes their posts into the home, which pages leave out while they are listed)."""
         return self.followees(user_id) | self._lists.exclusive_member_ids(user_id)
 
+    def list_members(self, list_id: int) -> list[int]:
+        """From MongoDB: the members of a list, as a rebuild of its feed reads them."""
+        return self._lists.member_ids(list_id)
+
     def in_exclusive_list(self, user_id: int, account_id: int) -> bool:
         """From MongoDB: whether one of the reader's exclusive lists holds the account."""
         return self._lists.in_exclusive_list(user_id, account_id)

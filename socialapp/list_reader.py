@@ -172,7 +172,7 @@ class ListReader:
         def fetch(before, since_id, need, prefetch):
             reads, feed = [], None
             if not policy.pulls_everyone:
-                feed = self._feed(owner_id, list_id, member_ids, policy, before, since_id, need)
+                feed = self._feed(owner_id, list_id, policy, before, since_id, need)
                 reads.append(feed)
             if pulled:
                 reads += self._sources.pulled_reads(pulled, before, since_id, need)
@@ -183,12 +183,12 @@ class ListReader:
 
         return fetch
 
-    def _feed(self, owner_id, list_id, member_ids, policy, *bounds) -> SourceRead:
+    def _feed(self, owner_id, list_id, policy, *bounds) -> SourceRead:
         """The list's feed, rebuilt first if Redis lost it (``bounds``: before, since_id,
         need)."""
         key = list_key(owner_id, list_id)
         found = self._list_feeds.read([key], *bounds)[key]
         if found.floor is None:
-            self._feeds.rebuild_list(owner_id, list_id, member_ids, policy)
+            self._feeds.rebuild_list(owner_id, list_id, policy)
             found = self._list_feeds.read([key], *bounds)[key]
         return SourceRead(found.entries, source_floor(found.floor), bounds[-1])

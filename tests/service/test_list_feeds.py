@@ -128,3 +128,24 @@ def test_another_owner_s_list_holding_the_same_author_gets_the_post_too(
     assert int(made) in feed(components, owner, list_id)
     assert int(made) in feed(components, other, theirs)
     assert ok(client.get(f"/v1/me/lists/{theirs}/timeline", headers=other.headers))["items"]
+
+
+def test_a_feed_rebuilt_by_a_page_that_read_the_members_before_an_add_holds_the_new_member(
+    client, settle, components, world
+):
+    """A page reads the members, an add then completes (its feed dropped, its backfill finding
+    none), then the page rebuilds the feed: the rebuild reads the members itself, so the new
+    member's earlier posts are in it, and every later page shows them."""
+    owner, _bob, _star, dan, list_id = world
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
+    settle()
+    older = [post(client, dan, f"dan {n}") for n in range(2)]
+    settle()
+    members_read_by_the_page = components.lists.member_ids(int(list_id))
+    assert member(client, "put", owner, list_id, dan).status_code == 204  # the feed dropped
+    policy = components.fanout_settings.current()
+    components.list_reader.read_page(
+        int(owner.id), int(list_id), members_read_by_the_page, policy, 20
+    )
+    assert {int(i) for i in older} <= feed(components, owner, list_id)
+    assert page(client, owner, list_id)[:2] == older[::-1]
