@@ -11,13 +11,13 @@ import time
 
 from loadtest.benchmark.world import World
 from loadtest.stress import Options
-from loadtest.stress.checks import check_settled, violation
+from loadtest.stress.checks import HOME, LIST, check_settled, expected_timeline, violation
 from loadtest.stress.ledger import Ledger
-from loadtest.stress.readers import EVERY_POST, Reader, traverse
-from loadtest.stress.writer import Writer
+from loadtest.stress.readers import EVERY_POST, HOME_PATH, Reader, list_path, traverse
+from loadtest.stress.writer import TAG, Writer
 from socialapp import jitter
 from socialapp.domain.fanout import MODES
-from socialapp.services import graph, operators
+from socialapp.services import graph, lists, operators, tags
 
 # On top of the benchmark's world: cheap accounts, no rate limits, settings seen within
 # 0.05 s (reconciliation starts 0.6 s after a change), deliveries in chunks of 2 or 3
@@ -83,6 +83,7 @@ class Scenario:
         self.client = world.app.test_client()
         self.violations: list[dict] = []
         self.settle_seconds: list[float] = []
+        self.settled_posts: collections.Counter[str] = collections.Counter()
 
     def play(self) -> dict:
         names = [f"author_{i}" for i in range(self.options.authors)]
@@ -92,21 +93,26 @@ class Scenario:
         self.names = {user_id: name for name, (user_id, _) in accounts.items()}
         authors = [accounts[name][0] for name in names[: self.options.authors]]
         readers = [accounts[name][0] for name in names[self.options.authors :]]
-        ledger = Ledger(self.follow_some(authors, readers))
+        edges = self.follow_some(authors, readers)
+        self.list_ids, members = self.list_some(edges, readers)
+        ledger = Ledger(edges, members, self.follow_tag(readers))
         mode = self.random.choice(MODES)
         threshold = self.random.randint(1, len(readers) + 1)
         operators.change_fanout(self.c.fanout, mode, threshold)
-        for reader in readers:  # active readers: fan-out pushes to them
-            traverse(self.client, self.headers[reader], 20)
-        writer = Writer(self.c, ledger, authors, readers, self.seed, self.options.fault)
+        for reader in readers:  # active readers: fan-out pushes to them (and their lists)
+            for path in self.paths(reader).values():
+                traverse(self.client, self.headers[reader], 20, path)
+        writer = Writer(
+            self.c, ledger, authors, readers, self.list_ids, self.seed, self.options.fault
+        )
         for user in authors + readers:
             for _ in range(self.random.randint(1, 2)):
                 writer.post(user)
         if self.settle(ledger, readers, "before the writer"):
             found = self.concurrently(ledger, readers, writer)
-            self.afterwards(ledger, readers)
+            self.afterwards(ledger, readers, writer)
         else:
-            found = {"traversals": 0, "pages": 0, "required": 0}
+            found = {"traversals": 0, "list_traversals": 0, "pages": 0, "required": 0}
         for v in self.violations:
             self.name(v)
         return {
@@ -114,6 +120,7 @@ class Scenario:
             "operations": dict(sorted(writer.done.items())),
             "violations": self.violations + writer.errors,
             "settle_seconds": self.settle_seconds,
+            "settled_posts": dict(self.settled_posts),
             "final_mode": operators.describe_fanout(self.c.fanout)["mode"],
         }
 
@@ -147,12 +154,36 @@ class Scenario:
                 edges.add((reader, followee))
         return edges
 
+    def list_some(self, edges: set[tuple[int, int]], readers: list[int]):
+        """Each reader makes a list and puts about half the accounts they follow on it: the
+        lists' ids by owner, and the (owner, member) pairs."""
+        members = set()
+        list_ids = {}
+        for reader in readers:
+            made = lists.create_list(self.c.lists, self.c.ids, reader, "stress")
+            list_ids[reader] = made["_id"]
+            followed = sorted(a for r, a in edges if r == reader)
+            chosen = [a for a in followed if self.random.random() < 0.5]
+            if chosen:
+                lists.add_members(self.c.uow, self.c.fanout, reader, made["_id"], chosen)
+            members |= {(reader, a) for a in chosen}
+        return list_ids, members
+
+    def follow_tag(self, readers: list[int]) -> set[int]:
+        """About half the readers follow the run's hashtag."""
+        chosen = {r for r in readers if self.random.random() < 0.5}
+        for reader in sorted(chosen):
+            tags.follow(self.c.tag_follows, reader, TAG, self.c.fanout.on_tag_follow_changed)
+        return chosen
+
+    def paths(self, reader: int) -> dict[str, str]:
+        return {HOME: HOME_PATH, LIST: list_path(self.list_ids[reader])}
+
     def concurrently(self, ledger: Ledger, readers: list[int], writer: Writer) -> dict:
         """The readers traverse while the writer changes things; what they did."""
+        most = self.options.max_traversals
         threads = [
-            Reader(
-                self.world.app, ledger, r, self.headers[r], self.seed, self.options.max_traversals
-            )
+            Reader(self.world.app, ledger, r, self.headers[r], self.list_ids[r], self.seed, most)
             for r in readers
         ]
         for thread in threads:
@@ -171,17 +202,22 @@ class Scenario:
                 self.violations.append(violation("reader stuck", thread.reader, ledger.now()))
         return {
             "traversals": sum(thread.traversals for thread in threads),
+            "list_traversals": sum(thread.list_traversals for thread in threads),
             "pages": sum(thread.pages for thread in threads),
             "required": sum(thread.required for thread in threads),
         }
 
-    def afterwards(self, ledger: Ledger, readers: list[int]) -> None:
-        """Settled, every timeline is exact in the mode left in force, then in each mode."""
+    def afterwards(self, ledger: Ledger, readers: list[int], writer: Writer) -> None:
+        """Settled, every timeline is exact in the mode left in force, then in each mode;
+        every reader follows the tag if they did not, or unfollows it, at each switch, so
+        homes are checked with and without its posts."""
         if not self.settle(ledger, readers, "after the writer"):
             return
         current = operators.describe_fanout(self.c.fanout)["mode"]
         start = MODES.index(current) + 1
         for mode in MODES[start:] + MODES[:start]:  # ends where it began
+            for reader in readers:
+                writer.toggle_tag(reader)
             operators.change_fanout(self.c.fanout, mode)
             if not self.settle(ledger, readers, f"switched to {mode}"):
                 return
@@ -196,14 +232,29 @@ class Scenario:
         if busy:
             self.violations.append(violation("did not settle", None, began, when=when, **busy))
             return False
-        view = ledger.view()
+        view, when = ledger.view(), f"{mode}, {when}"
         for reader in readers:
-            pages = traverse(self.client, self.headers[reader], 20)
-            if pages.error:
-                self.violations.append(violation("error", reader, began, detail=pages.error))
-            self.violations += check_settled(view, reader, pages.items, began, f"{mode}, {when}")
-            self.audit(reader, began, f"{mode}, {when}")
+            for feed, path in self.paths(reader).items():
+                pages = traverse(self.client, self.headers[reader], 20, path)
+                if pages.error:
+                    self.violations.append(
+                        violation("error", reader, began, detail=pages.error, feed=feed)
+                    )
+                self.violations += check_settled(view, reader, pages.items, began, when, feed)
+                self.count_settled(view, reader, feed)
+            self.audit(reader, began, when)
         return True
+
+    def count_settled(self, view, reader: int, feed: str) -> None:
+        """What a settled check compared: posts in homes (those there by the tag alone) and
+        in lists, and boosts among them."""
+        expected = expected_timeline(view, reader, feed)
+        self.settled_posts[feed] += len(expected)
+        self.settled_posts[f"{feed} boosts"] += sum(p in view.boosts for p in expected)
+        if feed == HOME:
+            followed = view.followees(reader) | {reader}
+            by_tag = [p for p in expected if view.authors[p] not in followed]
+            self.settled_posts["home by the tag alone"] += len(by_tag)
 
     def audit(self, reader: int, began: float, when: str) -> None:
         """The consistency auditor's look at a settled reader (every post counts as past
