@@ -40,7 +40,7 @@ SETTINGS = dict(
     audit_sample=100,
     audit_grace_seconds=1.0,
 )
-FAULTS = ("phantom-delete", "lose-deliveries")
+FAULTS = ("phantom-delete", "lose-deliveries", "lose-list-deliveries")
 EVIDENCE_KEPT = 5  # violations quoted per run (all are counted)
 READER_JOIN_SECONDS = 30.0
 
@@ -54,6 +54,8 @@ def run(redis_url: str, seed: int, options: Options) -> dict:
     with jitter.installed(delay), logs.attached(), world:
         if options.fault == "lose-deliveries":  # the fault: deliveries reach no home
             world.c.feeds.push = lambda entry, follower_ids: 0
+        if options.fault == "lose-list-deliveries":  # the fault: deliveries reach no list
+            world.c.feeds.push_to_lists = lambda entry, lists: None
         found = Scenario(world, seed, options, started).play()
         audited = world.c.audits.totals()
     found["violations"] += [  # what the auditor running in the worker confirmed

@@ -73,6 +73,17 @@ def test_a_fault_is_found_with_a_seed_to_replay(tmp_path):
     assert f"`python -m loadtest.stress {replay}`" in markdown
 
 
+def test_a_list_fault_is_found_by_the_list_checks(tmp_path):
+    """Deliveries that skip the lists' feeds: seed 3 starts in write mode, where the posts
+    made before the writer are pushed to the lists, so the first settled check misses them."""
+    run, report = stress(tmp_path, "--runs", "1", "--seed", "3", "--fault", "lose-list-deliveries")
+    assert run.returncode == 1, run.stdout[-3000:]
+    kinds = report["totals"]["violations_by_kind"]
+    assert kinds.get("settled list wrong"), kinds
+    wrong = next(v for v in report["runs"][0]["evidence"] if v["kind"] == "settled list wrong")
+    assert wrong["missing"] and not wrong["unexpected"]
+
+
 def view(
     edges=None, deleted=None, authors=None, members=None, tags=None, tagged=(), following_tag=False
 ) -> View:
