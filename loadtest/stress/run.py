@@ -135,6 +135,9 @@ class Scenario:
         for key in ("missing", "unexpected"):
             if key in v:
                 v[key] = [(post, self.names.get(a, a)) for post, a in v[key]]
+        for key in ("missing_members", "unexpected_members"):
+            if key in v:
+                v[key] = [self.names.get(a, a) for a in v[key]]
 
     def signup(self, handle: str, password: str = "stress password") -> tuple[int, dict]:
         account = {"handle": handle, "password": password}
@@ -244,8 +247,26 @@ class Scenario:
                     )
                 self.violations += check_settled(view, reader, pages.items, began, when, feed)
                 self.count_settled(view, reader, feed)
+            self.check_members(view, reader, began, when)
             self.audit(reader, began, when)
         return True
+
+    def check_members(self, view, reader: int, began: float, when: str) -> None:
+        """The service's list must hold whom the ledger says it holds: else the model of the
+        list's timeline is wrong, not the timeline."""
+        members, model = set(self.c.lists.member_ids(self.list_ids[reader])), view.listed(reader)
+        if members != model:
+            missing, unexpected = sorted(model - members), sorted(members - model)
+            self.violations.append(
+                violation(
+                    "list members wrong",
+                    reader,
+                    began,
+                    when=when,
+                    missing_members=missing,
+                    unexpected_members=unexpected,
+                )
+            )
 
     def count_settled(self, view, reader: int, feed: str) -> None:
         """What a settled check compared: posts in homes (those there by the tag alone) and
