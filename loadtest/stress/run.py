@@ -56,10 +56,17 @@ def run(redis_url: str, seed: int, options: Options) -> dict:
             world.c.feeds.push = lambda entry, follower_ids: 0
         if options.fault == "lose-list-deliveries":  # the fault: deliveries reach no list
             world.c.feeds.push_to_lists = lambda entry, lists: None
-        found = Scenario(world, seed, options, started).play()
-        audited = world.c.audits.totals()
+        scenario = Scenario(world, seed, options, started)
+        found = scenario.play()
+        audited, recent = world.c.audits.totals(), world.c.audits.recent()
     found["violations"] += [  # what the auditor running in the worker confirmed
-        {"kind": f"running auditor: {kind}", "reader": None, "at": 0.0, "count": n}
+        {
+            "kind": f"running auditor: {kind}",
+            "reader": None,
+            "at": 0.0,
+            "count": n,
+            "recent": [scenario.audited(e) for e in recent if e["kind"] == kind],
+        }
         for kind, n in audited.mismatches.items()
         if n
     ]
@@ -85,6 +92,7 @@ class Scenario:
         self.client = world.app.test_client()
         self.violations: list[dict] = []
         self.settle_seconds: list[float] = []
+        self.ledger = Ledger(set())  # the run's, once made
         self.settled_posts: collections.Counter[str] = collections.Counter()
 
     def play(self) -> dict:
@@ -98,6 +106,7 @@ class Scenario:
         edges = self.follow_some(authors, readers)
         self.list_ids, members = self.list_some(edges, readers)
         ledger = Ledger(edges, members, self.follow_tag(readers))
+        self.ledger = ledger
         mode = self.random.choice(MODES)
         threshold = self.random.randint(1, len(readers) + 1)
         operators.change_fanout(self.c.fanout, mode, threshold)
@@ -138,6 +147,16 @@ class Scenario:
         for key in ("missing_members", "unexpected_members"):
             if key in v:
                 v[key] = [self.names.get(a, a) for a in v[key]]
+
+    def audited(self, evidence: dict) -> dict:
+        """One of the running auditor's evidences in the run's terms."""
+        names, authors = self.names, self.ledger.view().authors
+        return {
+            "reader": names.get(evidence["reader"], evidence["reader"]),
+            "posts": [(p, names.get(authors.get(p), "?")) for p in evidence["post_ids"]],
+            "mode": evidence["mode"],
+            "at": round(evidence["at"] - (time.time() - (time.monotonic() - self.started)), 3),
+        }
 
     def signup(self, handle: str, password: str = "stress password") -> tuple[int, dict]:
         account = {"handle": handle, "password": password}
