@@ -82,8 +82,24 @@ def check_traversal(view: View, t: Traversal) -> tuple[list[dict], int]:
         missing = sorted(set(required) - seen, reverse=True)
         authors = sorted({view.authors[post] for post in missing})
         took = round(t.ended - t.began, 3)
-        flag("delivered post missing", missing, authors=authors, shown=len(ids), took=took)
+        history = {}
+        if t.feed == LIST:  # how each author came to be on the list: seconds before it began
+            history = {"membership": {a: membership(view, t, a) for a in authors}}
+        flag(
+            "delivered post missing", missing, authors=authors, shown=len(ids), took=took,
+            **history,
+        )  # fmt: skip
     return found, len(required)
+
+
+def membership(view: View, t: Traversal, author: int) -> list:
+    """``author``'s changes on the reader's list, as (seconds before the traversal began that
+    the call began, that it returned, put on or taken off); "initial" if listed at first."""
+    changes = [
+        (round(t.began - c.started, 3), round(t.began - c.returned, 3), c.following)
+        for c in view.members.get((t.reader, author), ())
+    ]
+    return ["initial"] * ((t.reader, author) in view.initial_members) + changes
 
 
 def may_show(view: View, t: Traversal, post: int, author: int) -> bool | None:
