@@ -78,13 +78,28 @@ def check_traversal(view: View, t: Traversal) -> tuple[list[dict], int]:
         authors=sorted({author for _, author in foreign}),
     )
     required = required_posts(view, t)
+    span = (t.began, t.ended)
     if not t.error:  # a traversal cut short misses posts for that reason alone
         missing = sorted(set(required) - seen, reverse=True)
         authors = sorted({view.authors[post] for post in missing})
         took = round(t.ended - t.began, 3)
         history = {}
         if t.feed == LIST:  # how each author came to be on the list: seconds before it began
-            history = {"membership": {a: membership(view, t, a) for a in authors}}
+            history = {
+                "membership": {
+                    a: changes(view.members, (t.reader, a), view.initial_members, t)
+                    for a in authors
+                }
+            }
+        else:  # why it had to show them: a followee's, or the tag's (a stranger's)
+            by_tag = [p for p in missing if p in view.tagged and view.authors[p] != t.reader]
+            by_tag = [p for p in by_tag if not view.following(t.reader, view.authors[p], *span)]
+            history = {
+                "by_the_tag_alone": by_tag[:SHOWN],
+                "follows": {
+                    a: changes(view.edges, (t.reader, a), view.initial, t) for a in authors
+                },
+            }
         flag(
             "delivered post missing", missing, authors=authors, shown=len(ids), took=took,
             **history,
@@ -92,14 +107,15 @@ def check_traversal(view: View, t: Traversal) -> tuple[list[dict], int]:
     return found, len(required)
 
 
-def membership(view: View, t: Traversal, author: int) -> list:
-    """``author``'s changes on the reader's list, as (seconds before the traversal began that
-    the call began, that it returned, put on or taken off); "initial" if listed at first."""
-    changes = [
+def changes(history: dict, key, initial, t: Traversal) -> list:
+    """The changes of ``key`` (a follow edge, a list membership), as (seconds before the
+    traversal began that the call began, that it returned, on or off); "initial" first if
+    it held at first."""
+    made = [
         (round(t.began - c.started, 3), round(t.began - c.returned, 3), c.following)
-        for c in view.members.get((t.reader, author), ())
+        for c in history.get(key, ())
     ]
-    return ["initial"] * ((t.reader, author) in view.initial_members) + changes
+    return ["initial"] * (key in initial) + made
 
 
 def may_show(view: View, t: Traversal, post: int, author: int) -> bool | None:

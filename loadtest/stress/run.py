@@ -144,8 +144,9 @@ class Scenario:
         for key in ("missing", "unexpected"):
             if key in v:
                 v[key] = [(post, self.names.get(a, a)) for post, a in v[key]]
-        if "membership" in v:
-            v["membership"] = {self.names.get(a, a): h for a, h in v["membership"].items()}
+        for key in ("membership", "follows"):
+            if key in v:
+                v[key] = {self.names.get(a, a): h for a, h in v[key].items()}
         for key in ("missing_members", "unexpected_members"):
             if key in v:
                 v[key] = [self.names.get(a, a) for a in v[key]]
