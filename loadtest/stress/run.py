@@ -152,13 +152,24 @@ class Scenario:
                 v[key] = [self.names.get(a, a) for a in v[key]]
 
     def audited(self, evidence: dict) -> dict:
-        """One of the running auditor's evidences in the run's terms."""
-        names, authors = self.names, self.ledger.view().authors
+        """One of the running auditor's evidences in the run's terms: each post with its
+        author and whether it is public with the tag (and the reader's tag follows)."""
+        names, view, reader = self.names, self.ledger.view(), evidence["reader"]
+        start = time.time() - (time.monotonic() - self.started)  # the run's start, Unix time
+        posts = [
+            (p, names.get(view.authors.get(p), "?"), "tagged" if p in view.tagged else "")
+            for p in evidence["post_ids"]
+        ]
+        tag = [
+            (round(c.started - self.started, 3), round(c.returned - self.started, 3), c.following)
+            for c in view.tag_follows.get(reader, ())
+        ]
         return {
-            "reader": names.get(evidence["reader"], evidence["reader"]),
-            "posts": [(p, names.get(authors.get(p), "?")) for p in evidence["post_ids"]],
+            "reader": names.get(reader, reader),
+            "posts": posts,
             "mode": evidence["mode"],
-            "at": round(evidence["at"] - (time.time() - (time.monotonic() - self.started)), 3),
+            "at": round(evidence["at"] - start, 3),
+            "tag_follows": ["initial"] * (reader in view.initial_tags) + tag,
         }
 
     def signup(self, handle: str, password: str = "stress password") -> tuple[int, dict]:
