@@ -153,12 +153,11 @@ class Scenario:
 
     def audited(self, evidence: dict) -> dict:
         """One of the running auditor's evidences in the run's terms: each post with its
-        author and whether it is public with the tag (and the reader's tag follows)."""
+        author and what it is (public with the tag, a boost), and the reader's tag follows."""
         names, view, reader = self.names, self.ledger.view(), evidence["reader"]
         start = time.time() - (time.monotonic() - self.started)  # the run's start, Unix time
         posts = [
-            (p, names.get(view.authors.get(p), "?"), "tagged" if p in view.tagged else "")
-            for p in evidence["post_ids"]
+            (p, names.get(view.authors.get(p), "?"), what(view, p)) for p in evidence["post_ids"]
         ]
         tag = [
             (round(c.started - self.started, 3), round(c.returned - self.started, 3), c.following)
@@ -322,6 +321,12 @@ class Scenario:
             self.violations.append(
                 violation(f"audit: {kind}", reader, began, when=when, posts=post_ids)
             )
+
+
+def what(view, post: int) -> str:
+    if post in view.boosts:
+        return f"boost of {view.boosts[post]}"
+    return "tagged" if post in view.tagged else ""
 
 
 def settled(world: World, deadline: float) -> dict | None:
