@@ -4,10 +4,12 @@
 redis-server and N busy-looping processes, then runs N scenarios one after another, each on
 a fresh in-process stack (mongomock, a flushed Redis, the app, a real Celery worker), with a
 random delay at the app's race windows (``socialapp.jitter``). Readers traverse their home
-timelines while one writer posts, deletes, follows, unfollows and moves the fan-out under
-them; every traversal is checked, and after the writer every timeline must be exact, in
-every mode. A run's seed fixes its scenario and its delays (not the thread schedule):
-``--runs 1 --seed S`` replays it.
+timelines and their lists' while one writer posts (some with the run's hashtag), boosts,
+deletes, follows, unfollows, puts accounts on lists and takes them off, follows and
+unfollows the hashtag and moves the fan-out under them; every traversal is checked, and
+after the writer every timeline, home and list, must be exact, in every mode. A run's seed
+fixes its scenario and its delays (not the thread schedule): ``--runs 1 --seed S`` replays
+it.
 """
 
 from __future__ import annotations

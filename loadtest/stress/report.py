@@ -27,10 +27,12 @@ def summarize(runs: list[dict], session: dict) -> dict:
             "violations_by_kind": _sum(run["by_kind"] for run in runs),
             "operations": _sum(run.get("operations", {}) for run in runs),
             "traversals": sum(run.get("traversals", 0) for run in runs),
+            "list_traversals": sum(run.get("list_traversals", 0) for run in runs),
             "pages": sum(run.get("pages", 0) for run in runs),
             "required": sum(run.get("required", 0) for run in runs),
             "run_seconds": {"median": statistics.median(seconds), "max": max(seconds)},
             "settle_seconds": {"median": statistics.median(settles), "max": max(settles)},
+            "settled_posts": _sum(run.get("settled_posts", {}) for run in runs),
             "audit": _sum(run.get("audit", {}) for run in runs),
             "pauses": _sum(run.get("pauses", {}) for run in runs),
             "runs_pausing": _sum({point: 1 for point in run.get("pauses", {})} for run in runs),
@@ -88,10 +90,14 @@ def markdown(report: dict) -> str:
         f"| changes by the writer | {sum(t['operations'].values())}: "
         + ", ".join(f"{kind} {n}" for kind, n in t["operations"].items())
         + " |",
-        f"| traversals checked (pages) | {t['traversals']} ({t['pages']}) |",
+        f"| traversals checked (pages) | {t['traversals']} ({t['pages']}); of them list "
+        f"timelines: {t.get('list_traversals', 0)} |",
         f"| delivered posts they had to show (summed over traversals) | {t['required']} |",
         f"| settles (each followed by a check of every timeline) | median "
         f"{t['settle_seconds']['median']:.2f} s, max {t['settle_seconds']['max']:.2f} s |",
+        "| posts compared in settled timelines (summed over checks) | "
+        + ", ".join(f"{kind} {n}" for kind, n in t.get("settled_posts", {}).items())
+        + " |",
         f"| pages the running consistency auditor compared | {t['audit'].get('pages', 0)}; "
         "confirmed mismatches: "
         + ", ".join(f"{kind} {n}" for kind, n in t["audit"].items() if kind != "pages")

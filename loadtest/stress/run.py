@@ -11,13 +11,13 @@ import time
 
 from loadtest.benchmark.world import World
 from loadtest.stress import Options
-from loadtest.stress.checks import check_settled, violation
+from loadtest.stress.checks import HOME, LIST, check_settled, expected_timeline, violation
 from loadtest.stress.ledger import Ledger
-from loadtest.stress.readers import EVERY_POST, Reader, traverse
-from loadtest.stress.writer import Writer
+from loadtest.stress.readers import EVERY_POST, HOME_PATH, Reader, list_path, traverse
+from loadtest.stress.writer import TAG, Writer
 from socialapp import jitter
 from socialapp.domain.fanout import MODES
-from socialapp.services import graph, operators
+from socialapp.services import graph, lists, operators, tags
 
 # On top of the benchmark's world: cheap accounts, no rate limits, settings seen within
 # 0.05 s (reconciliation starts 0.6 s after a change), deliveries in chunks of 2 or 3
@@ -40,7 +40,7 @@ SETTINGS = dict(
     audit_sample=100,
     audit_grace_seconds=1.0,
 )
-FAULTS = ("phantom-delete", "lose-deliveries")
+FAULTS = ("phantom-delete", "lose-deliveries", "lose-list-deliveries")
 EVIDENCE_KEPT = 5  # violations quoted per run (all are counted)
 READER_JOIN_SECONDS = 30.0
 
@@ -54,10 +54,19 @@ def run(redis_url: str, seed: int, options: Options) -> dict:
     with jitter.installed(delay), logs.attached(), world:
         if options.fault == "lose-deliveries":  # the fault: deliveries reach no home
             world.c.feeds.push = lambda entry, follower_ids, withdrawn: 0
-        found = Scenario(world, seed, options, started).play()
-        audited = world.c.audits.totals()
+        if options.fault == "lose-list-deliveries":  # the fault: deliveries reach no list
+            world.c.feeds.push_to_lists = lambda entry, lists: None
+        scenario = Scenario(world, seed, options, started)
+        found = scenario.play()
+        audited, recent = world.c.audits.totals(), world.c.audits.recent()
     found["violations"] += [  # what the auditor running in the worker confirmed
-        {"kind": f"running auditor: {kind}", "reader": None, "at": 0.0, "count": n}
+        {
+            "kind": f"running auditor: {kind}",
+            "reader": None,
+            "at": 0.0,
+            "count": n,
+            "recent": [scenario.audited(e) for e in recent if e["kind"] == kind],
+        }
         for kind, n in audited.mismatches.items()
         if n
     ]
@@ -83,6 +92,8 @@ class Scenario:
         self.client = world.app.test_client()
         self.violations: list[dict] = []
         self.settle_seconds: list[float] = []
+        self.ledger = Ledger(set())  # the run's, once made
+        self.settled_posts: collections.Counter[str] = collections.Counter()
 
     def play(self) -> dict:
         names = [f"author_{i}" for i in range(self.options.authors)]
@@ -92,21 +103,27 @@ class Scenario:
         self.names = {user_id: name for name, (user_id, _) in accounts.items()}
         authors = [accounts[name][0] for name in names[: self.options.authors]]
         readers = [accounts[name][0] for name in names[self.options.authors :]]
-        ledger = Ledger(self.follow_some(authors, readers))
+        edges = self.follow_some(authors, readers)
+        self.list_ids, members = self.list_some(edges, readers)
+        ledger = Ledger(edges, members, self.follow_tag(readers))
+        self.ledger = ledger
         mode = self.random.choice(MODES)
         threshold = self.random.randint(1, len(readers) + 1)
         operators.change_fanout(self.c.fanout_settings, self.c.fanout, mode, threshold)
-        for reader in readers:  # active readers: fan-out pushes to them
-            traverse(self.client, self.headers[reader], 20)
-        writer = Writer(self.c, ledger, authors, readers, self.seed, self.options.fault)
+        for reader in readers:  # active readers: fan-out pushes to them (and their lists)
+            for path in self.paths(reader).values():
+                traverse(self.client, self.headers[reader], 20, path)
+        writer = Writer(
+            self.c, ledger, authors, readers, self.list_ids, self.seed, self.options.fault
+        )
         for user in authors + readers:
             for _ in range(self.random.randint(1, 2)):
                 writer.post(user)
         if self.settle(ledger, readers, "before the writer"):
             found = self.concurrently(ledger, readers, writer)
-            self.afterwards(ledger, readers)
+            self.afterwards(ledger, readers, writer)
         else:
-            found = {"traversals": 0, "pages": 0, "required": 0}
+            found = {"traversals": 0, "list_traversals": 0, "pages": 0, "required": 0}
         for v in self.violations:
             self.name(v)
         return {
@@ -114,6 +131,7 @@ class Scenario:
             "operations": dict(sorted(writer.done.items())),
             "violations": self.violations + writer.errors,
             "settle_seconds": self.settle_seconds,
+            "settled_posts": dict(self.settled_posts),
             "final_mode": operators.describe_fanout(
                 self.c.fanout_settings, self.c.author_copies, self.c.users
             )["mode"],
@@ -128,6 +146,32 @@ class Scenario:
         for key in ("missing", "unexpected"):
             if key in v:
                 v[key] = [(post, self.names.get(a, a)) for post, a in v[key]]
+        for key in ("membership", "follows"):
+            if key in v:
+                v[key] = {self.names.get(a, a): h for a, h in v[key].items()}
+        for key in ("missing_members", "unexpected_members"):
+            if key in v:
+                v[key] = [self.names.get(a, a) for a in v[key]]
+
+    def audited(self, evidence: dict) -> dict:
+        """One of the running auditor's evidences in the run's terms: each post with its
+        author and what it is (public with the tag, a boost), and the reader's tag follows."""
+        names, view, reader = self.names, self.ledger.view(), evidence["reader"]
+        start = time.time() - (time.monotonic() - self.started)  # the run's start, Unix time
+        posts = [
+            (p, names.get(view.authors.get(p), "?"), what(view, p)) for p in evidence["post_ids"]
+        ]
+        tag = [
+            (round(c.started - self.started, 3), round(c.returned - self.started, 3), c.following)
+            for c in view.tag_follows.get(reader, ())
+        ]
+        return {
+            "reader": names.get(reader, reader),
+            "posts": posts,
+            "mode": evidence["mode"],
+            "at": round(evidence["at"] - start, 3),
+            "tag_follows": ["initial"] * (reader in view.initial_tags) + tag,
+        }
 
     def signup(self, handle: str, password: str = "stress password") -> tuple[int, dict]:
         account = {"handle": handle, "password": password}
@@ -149,12 +193,36 @@ class Scenario:
                 edges.add((reader, followee))
         return edges
 
+    def list_some(self, edges: set[tuple[int, int]], readers: list[int]):
+        """Each reader makes a list and puts about half the accounts they follow on it: the
+        lists' ids by owner, and the (owner, member) pairs."""
+        members = set()
+        list_ids = {}
+        for reader in readers:
+            made = lists.create_list(self.c.lists, self.c.ids, reader, "stress")
+            list_ids[reader] = made["_id"]
+            followed = sorted(a for r, a in edges if r == reader)
+            chosen = [a for a in followed if self.random.random() < 0.5]
+            if chosen:
+                lists.add_members(self.c.uow, self.c.fanout, reader, made["_id"], chosen)
+            members |= {(reader, a) for a in chosen}
+        return list_ids, members
+
+    def follow_tag(self, readers: list[int]) -> set[int]:
+        """About half the readers follow the run's hashtag."""
+        chosen = {r for r in readers if self.random.random() < 0.5}
+        for reader in sorted(chosen):
+            tags.follow(self.c.tag_follows, reader, TAG, self.c.fanout.on_tag_follow_changed)
+        return chosen
+
+    def paths(self, reader: int) -> dict[str, str]:
+        return {HOME: HOME_PATH, LIST: list_path(self.list_ids[reader])}
+
     def concurrently(self, ledger: Ledger, readers: list[int], writer: Writer) -> dict:
         """The readers traverse while the writer changes things; what they did."""
+        most = self.options.max_traversals
         threads = [
-            Reader(
-                self.world.app, ledger, r, self.headers[r], self.seed, self.options.max_traversals
-            )
+            Reader(self.world.app, ledger, r, self.headers[r], self.list_ids[r], self.seed, most)
             for r in readers
         ]
         for thread in threads:
@@ -173,12 +241,15 @@ class Scenario:
                 self.violations.append(violation("reader stuck", thread.reader, ledger.now()))
         return {
             "traversals": sum(thread.traversals for thread in threads),
+            "list_traversals": sum(thread.list_traversals for thread in threads),
             "pages": sum(thread.pages for thread in threads),
             "required": sum(thread.required for thread in threads),
         }
 
-    def afterwards(self, ledger: Ledger, readers: list[int]) -> None:
-        """Settled, every timeline is exact in the mode left in force, then in each mode."""
+    def afterwards(self, ledger: Ledger, readers: list[int], writer: Writer) -> None:
+        """Settled, every timeline is exact in the mode left in force, then in each mode;
+        every reader follows the tag if they did not, or unfollows it, at each switch, so
+        homes are checked with and without its posts."""
         if not self.settle(ledger, readers, "after the writer"):
             return
         current = operators.describe_fanout(
@@ -186,6 +257,8 @@ class Scenario:
         )["mode"]
         start = MODES.index(current) + 1
         for mode in MODES[start:] + MODES[:start]:  # ends where it began
+            for reader in readers:
+                writer.toggle_tag(reader)
             operators.change_fanout(self.c.fanout_settings, self.c.fanout, mode)
             if not self.settle(ledger, readers, f"switched to {mode}"):
                 return
@@ -202,14 +275,47 @@ class Scenario:
         if busy:
             self.violations.append(violation("did not settle", None, began, when=when, **busy))
             return False
-        view = ledger.view()
+        view, when = ledger.view(), f"{mode}, {when}"
         for reader in readers:
-            pages = traverse(self.client, self.headers[reader], 20)
-            if pages.error:
-                self.violations.append(violation("error", reader, began, detail=pages.error))
-            self.violations += check_settled(view, reader, pages.items, began, f"{mode}, {when}")
-            self.audit(reader, began, f"{mode}, {when}")
+            for feed, path in self.paths(reader).items():
+                pages = traverse(self.client, self.headers[reader], 20, path)
+                if pages.error:
+                    self.violations.append(
+                        violation("error", reader, began, detail=pages.error, feed=feed)
+                    )
+                self.violations += check_settled(view, reader, pages.items, began, when, feed)
+                self.count_settled(view, reader, feed)
+            self.check_members(view, reader, began, when)
+            self.audit(reader, began, when)
         return True
+
+    def check_members(self, view, reader: int, began: float, when: str) -> None:
+        """The service's list must hold whom the ledger says it holds: else the model of the
+        list's timeline is wrong, not the timeline."""
+        members, model = set(self.c.lists.member_ids(self.list_ids[reader])), view.listed(reader)
+        if members != model:
+            missing, unexpected = sorted(model - members), sorted(members - model)
+            self.violations.append(
+                violation(
+                    "list members wrong",
+                    reader,
+                    began,
+                    when=when,
+                    missing_members=missing,
+                    unexpected_members=unexpected,
+                )
+            )
+
+    def count_settled(self, view, reader: int, feed: str) -> None:
+        """What a settled check compared: posts in homes (those there by the tag alone) and
+        in lists, and boosts among them."""
+        expected = expected_timeline(view, reader, feed)
+        self.settled_posts[feed] += len(expected)
+        self.settled_posts[f"{feed} boosts"] += sum(p in view.boosts for p in expected)
+        if feed == HOME:
+            followed = view.followees(reader) | {reader}
+            by_tag = [p for p in expected if view.authors[p] not in followed]
+            self.settled_posts["home by the tag alone"] += len(by_tag)
 
     def audit(self, reader: int, began: float, when: str) -> None:
         """The consistency auditor's look at a settled reader (every post counts as past
@@ -221,6 +327,12 @@ class Scenario:
             self.violations.append(
                 violation(f"audit: {kind}", reader, began, when=when, posts=post_ids)
             )
+
+
+def what(view, post: int) -> str:
+    if post in view.boosts:
+        return f"boost of {view.boosts[post]}"
+    return "tagged" if post in view.tagged else ""
 
 
 def settled(world: World, deadline: float) -> dict | None:

@@ -1,5 +1,8 @@
 """The writer: one thread making a seeded random sequence of changes under the readers.
 
+Besides posts (some carrying the run's hashtag, some unlisted), boosts, deletes, follows and
+the fan-out settings, it puts accounts on their follower's list and takes them off (an
+unfollow takes them off too, as the service does) and follows and unfollows the tag.
 Its choices depend only on its generator and on what it did itself, so a seed fixes the
 sequence (how much of it fits in the time given depends on the machine). Every change goes
 through the services the API and the operators' commands call, and is written to the ledger
@@ -9,13 +12,14 @@ with the moments it began and returned.
 from __future__ import annotations
 
 import collections
+import contextlib
 import random
 import time
 import traceback
 
 from loadtest.stress.ledger import Ledger
 from socialapp.domain.fanout import LEANINGS, MODES, STRATEGIES
-from socialapp.services import adaptive, graph, operators, posts
+from socialapp.services import adaptive, boosts, graph, lists, operators, posts, tags
 
 # How often each change is drawn. "reconcile race": an author's side changes (override,
 # leaning or threshold), then their followers change while reconcile_author runs.
@@ -29,7 +33,14 @@ WEIGHTS = {
     "lean": 7,
     "override": 6,
     "reconcile race": 5,
+    "boost": 6,
+    "list add": 6,
+    "list remove": 5,
+    "tag": 5,
 }
+TAG = "x"  # the run's hashtag
+TAGGED = 0.35  # of the posts, those carrying it
+UNLISTED = 0.2  # of the posts, those unlisted (a tagged one is then not in the tag's feed)
 BURST = (3, 6)  # follow/unfollow toggles after a side change, spread over...
 BURST_GAP = (0.05, 0.35)  # ...these gaps in seconds: across reconcile_authors' settle delay
 PACE = 0.03  # at most this long between two changes
@@ -37,15 +48,22 @@ ERRORS_KEPT = 5
 
 
 class Writer:
-    def __init__(self, components, ledger: Ledger, authors, readers, seed: int, fault=None):
+    def __init__(
+        self, components, ledger: Ledger, authors, readers, list_ids, seed: int, fault=None
+    ):
         self.c = components
         self.ledger = ledger
         self.authors, self.readers = list(authors), list(readers)
+        self.list_ids: dict[int, int] = dict(list_ids)  # reader -> their list
         self.users = self.authors + self.readers
         self.random = random.Random(f"writer:{seed}")
         self.fault = fault
-        self.follows = set(ledger.view().initial)
+        first = ledger.view()
+        self.follows = set(first.initial)
+        self.members = set(first.initial_members)  # (owner, account)
+        self.tag_followers = set(first.initial_tags)
         self.live: dict[int, list[int]] = {user: [] for user in self.users}
+        self.live_boosts: dict[int, tuple[int, int]] = {}  # live boost -> (booster, boosted post)
         self.done: collections.Counter[str] = collections.Counter()
         self.errors: list[dict] = []
 
@@ -77,10 +95,32 @@ class Writer:
 
     def post(self, author: int) -> int:
         c = self.c
-        post = posts.create_post(c.uow, c.fanout, c.ids, author, "stress")
-        self.ledger.posted(post["_id"], author)
+        tagged = self.random.random() < TAGGED
+        visibility = "unlisted" if self.random.random() < UNLISTED else "public"
+        text = f"stress #{TAG}" if tagged else "stress"
+        post = posts.create_post(c.uow, c.fanout, c.ids, author, text, visibility=visibility)
+        self.ledger.posted(post["_id"], author, tagged=tagged and visibility == "public")
         self.live[author].append(post["_id"])
         return post["_id"]
+
+    def _boost(self) -> None:
+        """Someone boosts another's live post (not a boost) they have not boosted yet."""
+        booster = self.random.choice(self.users)
+        done = {post for b, post in self.live_boosts.values() if b == booster}
+        originals = [
+            post
+            for author, live in self.live.items()
+            if author != booster
+            for post in live
+            if post not in self.live_boosts and post not in done
+        ]
+        if not originals:
+            return self._post()
+        original = self.random.choice(originals)
+        made = boosts.boost(self.c.uow, self.c.fanout, self.c.ids, original, booster)
+        self.ledger.posted(made["_id"], booster, boost_of=original)
+        self.live_boosts[made["_id"]] = (booster, original)
+        self.live[booster].append(made["_id"])
 
     def _post(self) -> None:
         self.post(self.random.choice(self.users))
@@ -91,6 +131,11 @@ class Writer:
             return self._post()
         author = author or self.random.choice(authors)
         victim = self.live[author].pop(self.random.randrange(len(self.live[author])))
+        self.live_boosts.pop(victim, None)  # an unboost
+        for boost, (booster, original) in list(self.live_boosts.items()):
+            if original == victim:  # a task deletes its boosts
+                del self.live_boosts[boost]
+                self.live[booster].remove(boost)
         with self.ledger.deleting(victim):
             if self.fault != "phantom-delete":  # the fault: recorded, never sent
                 posts.delete_post(
@@ -110,12 +155,53 @@ class Writer:
             self.toggle(reader, self.random.choice(followees))
 
     def toggle(self, follower: int, followee: int) -> None:
-        """Follow ``followee`` if not yet, else unfollow."""
+        """Follow ``followee`` if not yet, else unfollow (which takes them off the follower's
+        list, in the same call)."""
         c, following = self.c, (follower, followee) not in self.follows
         change = graph.follow if following else graph.unfollow
-        with self.ledger.changing(follower, followee, following):
+        listed = not following and (follower, followee) in self.members
+        with contextlib.ExitStack() as changes:
+            changes.enter_context(self.ledger.changing(follower, followee, following))
+            if listed:
+                changes.enter_context(self.ledger.listing(follower, followee, False))
             change(c.uow, c.fanout, follower, followee)
         (self.follows.add if following else self.follows.discard)((follower, followee))
+        self.members.discard((follower, followee))
+
+    def _list_add(self) -> None:
+        """A reader puts someone they follow on their list."""
+        owner = self.random.choice(self.readers)
+        candidates = sorted(
+            a for r, a in self.follows if r == owner and (owner, a) not in self.members
+        )
+        if not candidates:
+            return self._follow()
+        member = self.random.choice(candidates)
+        with self.ledger.listing(owner, member, True):
+            lists.add_members(self.c.uow, self.c.fanout, owner, self.list_ids[owner], [member])
+        self.members.add((owner, member))
+
+    def _list_remove(self) -> None:
+        """A reader takes someone off their list."""
+        owner = self.random.choice(self.readers)
+        listed = sorted(a for r, a in self.members if r == owner)
+        if not listed:
+            return self._list_add()
+        member = self.random.choice(listed)
+        with self.ledger.listing(owner, member, False):
+            lists.remove_members(self.c.uow, self.c.fanout, owner, self.list_ids[owner], [member])
+        self.members.discard((owner, member))
+
+    def _tag(self) -> None:
+        self.toggle_tag(self.random.choice(self.readers))
+
+    def toggle_tag(self, reader: int) -> None:
+        """Follow the tag if ``reader`` does not yet, else unfollow it."""
+        c, following = self.c, reader not in self.tag_followers
+        change = tags.follow if following else tags.unfollow
+        with self.ledger.tagging(reader, following):
+            change(c.tag_follows, reader, TAG, c.fanout.on_tag_follow_changed)
+        (self.tag_followers.add if following else self.tag_followers.discard)(reader)
 
     def _mode(self) -> None:
         current = operators.describe_fanout(
