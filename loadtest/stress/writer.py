@@ -117,7 +117,9 @@ class Writer:
         if not originals:
             return self._post()
         original = self.random.choice(originals)
-        made = boosts.boost(self.c.uow, self.c.fanout, self.c.ids, original, booster)
+        made = boosts.boost(
+            self.c.uow, self.c.fanout, self.c.post_cache, self.c.ids, original, booster
+        )
         self.ledger.posted(made["_id"], booster, boost_of=original)
         self.live_boosts[made["_id"]] = (booster, original)
         self.live[booster].append(made["_id"])
