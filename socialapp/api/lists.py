@@ -24,7 +24,7 @@ from socialapp.services import graph, lists
 blp = Blueprint("lists", __name__, url_prefix="/v1/me/lists", description="Lists")
 
 POLICY_NOTE = "Which replies the list shows, as on Mastodon: stored, no effect yet (see docs)"
-EXCLUSIVE_NOTE = "Leave the members' posts out of your home: stored, not applied yet (see docs)"
+EXCLUSIVE_NOTE = "Leave the members' posts out of your home timeline while they are on the list"
 
 
 def _title(**kwargs) -> Text:
