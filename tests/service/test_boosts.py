@@ -235,7 +235,9 @@ def test_a_lost_outbox_rebuilt_by_a_page_keeps_the_boost_rule(
     from socialapp.stores.timelines import outbox_key, pulls_key
 
     reader, star, fan, blocked = (signup() for _ in range(4))
-    operators.change_fanout(components.fanout, mode="hybrid", celebrity_threshold=2)
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode="hybrid", celebrity_threshold=2
+    )
     for who in (reader, fan):
         follow(client, who, star)  # two followers: pulled
     assert client.put(f"/v1/me/blocks/{blocked.id}", headers=reader.headers).status_code == 204

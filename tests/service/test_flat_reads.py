@@ -147,7 +147,9 @@ def test_a_warm_list_page_takes_one_round_trip_on_one_server(
     for followee in (bob, star, muted):
         assert client.put(f"/v1/me/following/{followee.id}", headers=owner.headers).status_code
     client.put(f"/v1/me/following/{star.id}", headers=fan.headers)
-    operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
+    )
     assert client.put(f"/v1/me/mutes/{muted.id}", json={}, headers=owner.headers).status_code
     assert client.put(f"/v1/me/blocks/{blocked.id}", headers=owner.headers).status_code == 204
     list_id = client.post("/v1/me/lists", json={"title": "l"}, headers=owner.headers).json["id"]

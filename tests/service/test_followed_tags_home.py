@@ -95,7 +95,9 @@ def test_tagged_homes_and_shared_pages_stay_exact_through_switches(
     deleted = posted(client, ada, "gone soon #cats")
     client.delete(f"/v1/posts/{deleted}", headers=ada.headers)
     for mode in ("hybrid", "write", "read", "adaptive", "hybrid"):
-        operators.change_fanout(components.fanout, mode=mode, celebrity_threshold=2)
+        operators.change_fanout(
+            components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
+        )
         for text, who in ((f"{mode} #cats", ada), (f"{mode} plain", bob), (f"{mode} x", ada)):
             made_id = posted(client, who, text)
             made["public"].insert(0, made_id)
@@ -131,7 +133,7 @@ def test_a_home_read_loads_the_tags_the_streaming_process_reads(
     (``streamed_tags``): none while the followee copy says none are followed; a follow or
     unfollow drops that copy, which sends the streaming process to read the home, and that
     read loads the tags; a tag copy lost alone reads as None, which sends it there too."""
-    operators.change_fanout(components.fanout, mode=mode)
+    operators.change_fanout(components.fanout_settings, components.fanout, mode=mode)
     settle()
     reader = signup("rdr")
     copies, reader_id = components.followee_copies, int(reader.id)
