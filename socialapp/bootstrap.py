@@ -19,6 +19,7 @@ from socialapp.metrics import Metrics
 from socialapp.queue import TaskQueue
 from socialapp.rendering import render_post
 from socialapp.security import Passwords, Tokens
+from socialapp.services import adaptive
 from socialapp.services.audit import Auditor
 from socialapp.services.fanout import Fanout
 from socialapp.services.forecast import Forecaster
@@ -109,6 +110,21 @@ class Components:
     fanout_changes: FanoutChangeLog
     series: SeriesStore
     streams: Streams
+
+    def adapt_round(self, settings: Settings | None = None) -> int:
+        """One round of adaptive mode over these components (``settings``: other than
+        theirs, for a test); how many decisions changed."""
+        return adaptive.adapt(
+            settings or self.settings,
+            self.fanout_settings,
+            self.sources,
+            self.users,
+            self.follows,
+            self.adaptive_rounds,
+            self.rate_meters,
+            self.activity,
+            self.fanout,
+        )
 
     def ensure_indexes(self) -> None:
         stores = (

@@ -58,17 +58,7 @@ def register(app, components: Callable[[], Components]) -> None:
     @app.task(name=adaptive.ADAPT, **RETRY)
     def adapt() -> int:
         c = components()
-        return adaptive.adapt(
-            c.settings,
-            c.fanout_settings,
-            c.sources,
-            c.users,
-            c.follows,
-            c.adaptive_rounds,
-            c.rate_meters,
-            c.activity,
-            c.fanout,
-        )
+        return c.adapt_round()
 
     @app.task(name=audit.AUDIT, **RETRY)
     def audit_round() -> int:

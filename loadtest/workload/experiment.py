@@ -30,7 +30,7 @@ import redis
 
 from loadtest.benchmark.world import World
 from loadtest.workload import Size, replay, traffic
-from loadtest.workload.rounds import Rounds, adapt, difference, redis_costs
+from loadtest.workload.rounds import Rounds, difference, redis_costs
 from loadtest.workload.strategies import ADAPTIVE, Strategy
 from loadtest.workload.visibility import Visibility
 from socialapp.services import operators, seed, timeline
@@ -213,5 +213,5 @@ def _set_up(
         if stale:  # none yet when the batch had not been written (a busy machine)
             client.delete(*stale)
         # its first round only starts the meters' clock
-        adapt(c)
+        c.adapt_round()
     return user_ids

@@ -15,8 +15,6 @@ import contextlib
 import threading
 import time
 
-from socialapp.services import adaptive
-
 
 class Rounds:
     """Runs rounds every ``interval`` seconds between ``start`` and ``stop``; counts the
@@ -90,27 +88,12 @@ class Rounds:
     def _run(self) -> None:
         while not self._stopped.wait(self._interval):
             began = time.thread_time()
-            changed = adapt(self._c)
+            changed = self._c.adapt_round()
             spent = time.thread_time() - began
             with self._lock:
                 self.rounds += 1
                 self.changed += changed
                 self.round_cpu_s += spent
-
-
-def adapt(c) -> int:
-    """One round of adaptive mode over the components ``c``; how many decisions changed."""
-    return adaptive.adapt(
-        c.settings,
-        c.fanout_settings,
-        c.sources,
-        c.users,
-        c.follows,
-        c.adaptive_rounds,
-        c.rate_meters,
-        c.activity,
-        c.fanout,
-    )
 
 
 def difference(before: dict, after: dict) -> dict:

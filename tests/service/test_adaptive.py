@@ -66,17 +66,7 @@ class World:
         settings = dataclasses.replace(self.c.settings, **changes)
         c = self.c
         time.sleep(INTERVAL * 1.5)  # the last round's lock expires in Redis: not synchronisation
-        return adaptive.adapt(
-            settings,
-            c.fanout_settings,
-            c.sources,
-            c.users,
-            c.follows,
-            c.adaptive_rounds,
-            c.rate_meters,
-            c.activity,
-            c.fanout,
-        )
+        return c.adapt_round(settings)
 
     def lean_population(self, leaning: str) -> None:
         """Set the population's leaning, and let pages see it (they read it at most once

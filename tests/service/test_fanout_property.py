@@ -474,17 +474,7 @@ class FanoutMachine(RuleBasedStateMachine):
         """A round of adaptive mode on the rates measured so far, then someone reads."""
         c = self.c
         time.sleep(0.002)  # the round's lock expires (adaptive_interval_seconds): not a wait
-        adaptive.adapt(
-            c.settings,
-            c.fanout_settings,
-            c.sources,
-            c.users,
-            c.follows,
-            c.adaptive_rounds,
-            c.rate_meters,
-            c.activity,
-            c.fanout,
-        )
+        c.adapt_round()
         self.check_switch(self.user(reader), then_settle)
 
     @rule()
