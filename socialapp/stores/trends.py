@@ -1,8 +1,8 @@
 """What trends measure, in Redis: the only owner of the ``trends:*`` keys.
 
-Per tag and day, ``trends:tag:<name>:<day>:uses`` counts the public posts that used it and
-``trends:tag:<name>:<day>:accounts`` (a HyperLogLog) the distinct accounts that did, which
-a Tag's ``history`` reads; per post and day, ``trends:status:<id>:<day>:accounts`` the
+Per tag and day, ``trends:tag:{<name>}:<day>:uses`` counts the public posts that used it and
+``trends:tag:{<name>}:<day>:accounts`` (a HyperLogLog) the distinct accounts that did, which
+a Tag's ``history`` reads; per post and day, ``trends:status:{<id>}:<day>:accounts`` the
 distinct accounts that favourited or boosted it. ``trends:tags`` and ``trends:statuses``
 rank tags and posts by a decayed score (``socialapp.domain.trends``), bumped by one script.
 These are measurements, derived from posts, likes and boosts but never rebuilt from them:
@@ -21,11 +21,11 @@ LUA = Path(__file__).parent / "lua"
 
 
 def _tag_day(name: str, day: int) -> str:
-    return f"trends:tag:{name}:{day}"
+    return f"trends:tag:{{{name}}}:{day}"
 
 
 def _status_day(post_id: int, day: int) -> str:
-    return f"trends:status:{post_id}:{day}:accounts"
+    return f"trends:status:{{{post_id}}}:{day}:accounts"
 
 
 @translates(REDIS)
