@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from redis.cluster import RedisCluster
+
 from socialapp.stores.unavailable import REDIS, translates
 
 TAGS = "trends:tags"
 STATUSES = "trends:statuses"
 LUA = Path(__file__).parent / "lua"
+COUNTERS = ("uses", "accounts")
 
 
 def _tag_day(name: str, day: int) -> str:
@@ -33,6 +36,8 @@ class TrendStore:
     def __init__(self, client) -> None:
         self._redis = client
         self._bump = client.register_script((LUA / "trend_bump.lua").read_text())
+        self._history = client.register_script((LUA / "trend_history.lua").read_text())
+        self._single_server = not isinstance(client, RedisCluster)
 
     def count_uses(self, names: list[str], account_id: int, day: int, ttl: int) -> list[str]:
         """Count one use of each tag by ``account_id`` on ``day``; the tags this account
@@ -42,8 +47,8 @@ class TrendStore:
             key = _tag_day(name, day)
             pipe.pfadd(f"{key}:accounts", str(account_id))
             pipe.incr(f"{key}:uses")
-            pipe.expire(f"{key}:accounts", ttl)
-            pipe.expire(f"{key}:uses", ttl)
+            for part in COUNTERS:
+                pipe.expire(f"{key}:{part}", ttl)
         replies = pipe.execute()
         return [name for name, added in zip(names, replies[::4], strict=True) if added]
 
@@ -76,13 +81,20 @@ class TrendStore:
             self._redis.zrem(ranking, *members)
 
     def history(self, names: list[str], days: list[int]) -> dict[str, list[tuple[int, int]]]:
-        """Each tag's (uses, accounts) on each of ``days``, in their order: one round trip."""
-        pipe = self._redis.pipeline(transaction=False)
-        for name in names:
-            for day in days:
-                pipe.get(f"{_tag_day(name, day)}:uses")
-                pipe.pfcount(f"{_tag_day(name, day)}:accounts")
-        replies = iter(pipe.execute())
+        """Each tag's (uses, accounts) on each of ``days``, in their order: one script call
+        on one server, one per tag on a cluster (a tag's keys share its slot)."""
+        keys = {
+            name: [f"{_tag_day(name, day)}:{part}" for day in days for part in COUNTERS]
+            for name in names
+        }
+        if self._single_server:
+            flat = (
+                self._history(keys=[key for name in names for key in keys[name]]) if names else []
+            )
+            replies = [flat[n * 2 * len(days) : (n + 1) * 2 * len(days)] for n in range(len(names))]
+        else:
+            replies = [self._history(keys=keys[name]) for name in names]
         return {
-            name: [(int(next(replies) or 0), int(next(replies))) for _ in days] for name in names
+            name: list(zip(counts[::2], counts[1::2], strict=True))
+            for name, counts in zip(names, replies, strict=True)
         }

@@ -52,15 +52,16 @@ class StatusArgs(TagArgs):
     limit = Count(default=20, maximum=40)
 
 
-def _paged(items: list, args: dict):
-    """``items`` with Mastodon's offset ``Link``: next when the page is full, prev past 0."""
+def _paged(items: list, args: dict, ranked: int | None = None):
+    """``items`` with Mastodon's offset ``Link``: next when the page of the ranking was full
+    (``ranked`` of it read, when the reader's page leaves some out), prev past 0."""
     links, offset, limit = [], args["offset"], args["limit"]
     kept = [(k, v) for k, v in request.args.items(multi=True) if k != "offset"]
 
     def url(at: int) -> str:
         return f"{request.base_url}?{urlencode([*kept, ('offset', at)])}"
 
-    if len(items) == limit and offset + limit < trends.KEPT:
+    if (len(items) if ranked is None else ranked) == limit and offset + limit < trends.KEPT:
         links.append(f'<{url(offset + limit)}>; rel="next"')
     if offset > 0:
         links.append(f'<{url(max(0, offset - limit))}>; rel="prev"')
@@ -98,7 +99,8 @@ def statuses():
     args = params(StatusArgs())
     c = components()
     found = trends.trending_posts(c.trends, c.posts, args["limit"], args["offset"])
-    return _paged(render(filters.without_hidden(c.filters, reader, found), reader), args)
+    shown = render(filters.without_hidden(c.filters, reader, found), reader)
+    return _paged(shown, args, len(found))
 
 
 @blp.get("/links")
