@@ -13,12 +13,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from mastodon import Mastodon
 
 from socialapp.domain.trends import day_of
 from tests.e2e.test_e2e_server import Server
 from tests.e2e.test_streaming import Updates, marked
 from tests.helpers_processes import served
+from tests.mastodon.oauth_flow import mastodon_py
 from tests.waiting import wait_for
 
 PASSWORD = "correct horse"
@@ -39,16 +39,12 @@ def server(tmp_path_factory):
 _handles = iter(range(10**6))
 
 
-def signed_in(server: Server) -> tuple[Mastodon, str]:
+def signed_in(server: Server) -> tuple:
     """A new account, signed in as an app signs in: the app and the account's id."""
     base = f"http://127.0.0.1:{server.port}"
     handle = f"phanpy{next(_handles)}"
     made, _ = server.call("POST", "/v1/users", {"handle": handle, "password": PASSWORD}, expect=201)
-    keys = Mastodon.create_app(
-        "first minute", api_base_url=base, scopes=["read", "write", "follow"]
-    )
-    app = Mastodon(*keys, api_base_url=base, version_check_mode="none")
-    app.log_in(handle, PASSWORD, scopes=["read", "write", "follow"], allow_http=True)
+    [app] = mastodon_py(base, [handle], ("read", "write", "follow"))
     return app, made["id"]
 
 

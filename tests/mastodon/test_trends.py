@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import time
 
-from mastodon import Mastodon
-
 from socialapp.domain.trends import day_of
 from tests.browser_fixtures import served_in_thread
+from tests.mastodon.oauth_flow import mastodon_py
 from tests.mastodon.paging import link
 
 ROUTES = ("/api/v1/trends/tags", "/api/v1/trends/statuses", "/api/v1/trends/links")
@@ -141,13 +140,7 @@ def test_hostile_limits_and_offsets_get_mastodons_json_error(client, masto):
 def test_mastodon_py_reads_the_three_trends(app, signup):
     ada, bob = signup(), signup()
     with served_in_thread(app) as base:
-        keys = Mastodon.create_app("trends", api_base_url=base, scopes=["read", "write"])
-        clients = []
-        for who in (ada, bob):
-            clients.append(Mastodon(*keys, api_base_url=base, version_check_mode="none"))
-            clients[-1].log_in(who.handle, "correct horse", scopes=["read", "write"],
-                               allow_http=True)  # fmt: skip
-        author, reader = clients
+        author, reader = mastodon_py(base, [ada.handle, bob.handle])
         posted = [author.status_post(f"#py{n} post {n}") for n in range(3)]
         reader.status_post("#py0 again")
         reader.status_favourite(posted[1])
