@@ -11,7 +11,7 @@ from socialapp.domain.trends import DAY, day_of
 from socialapp.services import posts, trends
 from socialapp.services.trends import STATUS_HALF_LIFE, TAG_HALF_LIFE
 
-NOON = 1_767_268_800 + DAY // 2  # 2026-01-01 12:00 UTC
+NOON = 1_767_225_600 + DAY // 2  # 2026-01-01 12:00 UTC
 
 
 class Clock:
