@@ -5,7 +5,8 @@ store, has them follow each other and post through ``/v1`` with a real Celery wo
 measures what MongoDB holds and is asked to write: the BSON bytes of each collection's
 documents (as the stores wrote them, before WiredTiger's compression and without indexes)
 and the write operations (inserts, updates, deletes) per post, per follow and per sign-up,
-counted on the store's collections while each kind of request runs. The capacity planner
+counted on the store's collections while each kind of request runs and until the worker
+has done what they asked (a follow's notification, a post's delivery). The capacity planner
 (``socialapp capacity``) reads MongoDB's storage and write rate from the file it writes
 (``reports/benchmark/storage.json``). It asserts nothing.
 """
@@ -13,9 +14,11 @@ counted on the store's collections while each kind of request runs. The capacity
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import dataclasses
 import json
+import operator
 import random
 import sys
 from pathlib import Path
@@ -25,6 +28,7 @@ import mongomock
 
 from loadtest import environment
 from loadtest.benchmark.world import World
+from loadtest.processes import wait_until
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.services.seed import WORDS
 
@@ -47,10 +51,20 @@ PASSWORD = "storage-benchmark-password"
 
 
 class WriteCounter:
-    """Counts the write operations sent to any mongomock collection while it is open."""
+    """Counts the write operations sent to any mongomock collection while it is open, by
+    collection."""
 
     def __init__(self) -> None:
-        self.count = 0
+        self.by_collection: collections.Counter = collections.Counter()
+
+    @property
+    def count(self) -> int:
+        return sum(self.by_collection.values())
+
+    def take(self) -> dict[str, int]:
+        """The counts so far, by collection; counting starts again from zero."""
+        found, self.by_collection = dict(self.by_collection), collections.Counter()
+        return found
 
     @contextlib.contextmanager
     def counting(self):
@@ -59,7 +73,7 @@ class WriteCounter:
 
         def counted(method):
             def call(coll, *args, **kwargs):
-                self.count += 1
+                self.by_collection[coll.name] += 1
                 return method(coll, *args, **kwargs)
 
             return call
@@ -83,47 +97,64 @@ def measure(redis_url: str, accounts: int = ACCOUNTS, seed: int = 13) -> dict:
     with world:
         client = world.app.test_client()
         counter = WriteCounter()
-        headers, ids = [], []
+        db = world.c.users._users.database
+
+        def drained() -> None:
+            """Until the worker has done all it was asked (the notification events a
+            request held are released once applied): its writes count to the phase."""
+            world.settle()
+            wait_until(
+                lambda: db["notification_events"].count_documents({}),
+                "events",
+                120,
+                until=operator.not_,
+            )
+
+        ids, headers = [], []
         with counter.counting():
             for n in range(accounts):
                 body = {"handle": f"storage_{n}", "password": PASSWORD}
                 created = client.post("/v1/users", json=body)
                 assert created.status_code == 201, created.json
                 ids.append(int(created.json["id"]))
-        signups = counter.count
+                created.close()
+            drained()
+        signups = counter.take()
         for n in range(accounts):
             body = {"handle": f"storage_{n}", "password": PASSWORD}
             token = client.post("/v1/auth/token", json=body).json["access_token"]
             headers.append({"authorization": f"Bearer {token}"})
-        counter.count = 0
-        follows = 0
+        counter.take()
         with counter.counting():
             for n, h in enumerate(headers):
                 for followee in rng.sample([i for i in ids if i != ids[n]], FOLLOWS_PER_ACCOUNT):
-                    assert client.put(f"/v1/me/following/{followee}", headers=h).status_code == 204
-                    follows += 1
-        follow_writes = counter.count
-        world.settle()
-        counter.count = 0
-        posts = 0
+                    followed = client.put(f"/v1/me/following/{followee}", headers=h)
+                    assert followed.status_code == 204
+                    followed.close()  # sends the tasks held for after the answer
+            drained()
+        follows = counter.take()
         with counter.counting():
             for _ in range(POSTS_PER_ACCOUNT):
                 for h in headers:
                     text = " ".join(rng.choices(WORDS, k=rng.randint(3, 25))).capitalize()
-                    assert (
-                        client.post("/v1/posts", json={"text": text}, headers=h).status_code == 201
-                    )
-                    posts += 1
-            world.settle()
-        post_writes = counter.count
+                    posted = client.post("/v1/posts", json={"text": text}, headers=h)
+                    assert posted.status_code == 201
+                    posted.close()
+            drained()
+        posts = counter.take()
+        made = {
+            "signup": accounts,
+            "follow": accounts * FOLLOWS_PER_ACCOUNT,
+            "post": accounts * POSTS_PER_ACCOUNT,
+        }
+        counts = {"signup": signups, "follow": follows, "post": posts}
         return {
             "accounts": accounts,
-            "follows": follows,
-            "posts": posts,
-            "writes_per_signup": round(signups / accounts, 2),
-            "writes_per_follow": round(follow_writes / follows, 2),
-            "writes_per_post": round(post_writes / posts, 2),
-            "bson_bytes_per_document": _document_sizes(world.c.users._users.database),
+            "follows": made["follow"],
+            "posts": made["post"],
+            **{f"writes_per_{k}": round(sum(counts[k].values()) / made[k], 2) for k in made},
+            "writes_by_collection": {k: dict(sorted(counts[k].items())) for k in made},
+            "bson_bytes_per_document": _document_sizes(db),
         }
 
 
