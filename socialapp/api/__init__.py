@@ -10,6 +10,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from socialapp.api import (
     accounts,
     admin,
+    capacity,
     errors,
     filters,
     graph,
@@ -49,6 +50,7 @@ BLUEPRINTS = (
     shared_timelines.blp,
     lists.blp,
     admin.blp,
+    capacity.blp,
     seed.blp,
     ops.blp,
 )
