@@ -9,32 +9,43 @@ from marshmallow import fields, validate
 
 from socialapp.api.auth import BEARER, components
 from socialapp.api.base import Blueprint, operator_only
+from socialapp.domain import capacity
 from socialapp.domain.capacity import LIMITS
 from socialapp.domain.fanout import MODES
-from socialapp.services import capacity
+from socialapp.services import capacity as planner
 
 blp = Blueprint(
     "capacity", __name__, url_prefix="/v1/admin", description="Operator controls: capacity"
 )
 
 
-def _text(name: str) -> fields.String:
-    """A number as typed: the planner parses it and names the input it refuses (400)."""
+class PlannerNumber(fields.String):
+    """A number as the planner reads it (``capacity.number``): decimal digits, a point, an
+    exponent, within the input's bounds; anything else is a 422 naming the input."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        try:
+            return capacity.number(attr, text)
+        except capacity.Impossible as error:
+            raise ma.ValidationError(str(error)) from None
+
+
+def _number(name: str) -> PlannerNumber:
     meaning = LIMITS[name][4]
-    required = name in capacity.REQUIRED
-    return fields.String(
+    required = name in planner.REQUIRED
+    return PlannerNumber(
         required=required,
-        validate=validate.Length(min=1, max=40),
         metadata={"description": meaning + ("" if required else " (default: docs/capacity.md)")},
     )
 
 
 CapacityArgs = ma.Schema.from_dict(
     {
-        **{name: _text(name) for name in capacity.INPUTS if name != "mode"},
+        **{name: _number(name) for name in planner.INPUTS if name != "mode"},
         "mode": fields.String(
-            validate=validate.Length(min=1, max=40),
-            metadata={"description": f"one of {', '.join(MODES)} (default: hybrid)"},
+            validate=validate.OneOf(MODES),
+            metadata={"description": "the fan-out mode (default: hybrid)"},
         ),
     },
     name="CapacityArgs",
@@ -80,6 +91,7 @@ class Capacity(MethodView):
     @blp.response(200, CapacitySchema)
     @blp.errors(400, 401, 403, 503)
     def get(self, args):
-        """Redis memory, deliveries, cores and MongoDB for a network of this shape"""
+        """Redis memory, deliveries, cores and MongoDB for a network of this shape (400: an
+        impossible combination, such as more followees than other users)"""
         settings = components().settings
-        return capacity.plan(capacity.network_from(args, settings), settings)
+        return planner.plan(planner.network_from(args, settings), settings)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 from socialapp.domain.fanout import MODES
 
@@ -72,7 +73,7 @@ class Network:
             raise Impossible(f"mode: {self.mode!r} is not a mode (one of {', '.join(MODES)})")
         for name, (low, high, open_low, whole, meaning) in LIMITS.items():
             check(name, getattr(self, name), low, high, open_low, whole, meaning)
-        if self.users > 1 and self.followees > self.users - 1:
+        if self.followees > self.users - 1:
             raise Impossible(f"followees: {self.followees:g} is more than the other users")
 
 
@@ -91,13 +92,20 @@ def check(name, value, low, high, open_low=False, whole=False, meaning="") -> No
         raise Impossible(f"{what}: must be {bound} {low:g} and at most {high:g}, not {value:g}")
 
 
+DECIMAL = re.compile(r"-?[0-9]{1,20}(\.[0-9]{1,20})?([eE][-+]?[0-9]{1,3})?")
+
+
 def number(name: str, raw: str) -> float:
-    """A number as typed on a command line or in a query string, or ``Impossible``."""
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        raise Impossible(f"{name}: not a number: {raw!r}") from None
-    return int(value) if LIMITS[name][3] and value.is_integer() else value
+    """A number as typed on a command line or in a query string (decimal digits, a point,
+    an exponent: no spaces, underscores, NaN or infinity), checked against its ``LIMITS``;
+    or ``Impossible`` naming ``name``."""
+    if not isinstance(raw, str) or DECIMAL.fullmatch(raw) is None:
+        raise Impossible(f"{name}: not a number: {str(raw)[:40]!r}")
+    value = float(raw)
+    value = int(value) if LIMITS[name][3] and value.is_integer() else value
+    low, high, open_low, whole, meaning = LIMITS[name]
+    check(name, value, low, high, open_low, whole, meaning)
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,6 +175,15 @@ def largest_account(network: Network) -> float:
     return min(network.users - 1, least_following(network) * network.users ** (1 / network.tail))
 
 
+def largest_pushed(network: Network, pulled: float) -> float:
+    """The most followers one pushed post reaches: the largest account's, below the
+    threshold in hybrid mode, none when every author is pulled."""
+    if pulled == 1.0:
+        return 0.0
+    largest = largest_account(network)
+    return min(largest, network.threshold - 1) if network.mode == "hybrid" else largest
+
+
 @dataclasses.dataclass(frozen=True)
 class Retention:
     """How long Redis keeps what a post leaves there (the product's settings)."""
@@ -227,17 +244,13 @@ def plan(network: Network, costs: UnitCosts, kept: Retention) -> dict:
         "follows": network.users * network.followees * c["mongo_bytes_per_follow"],
         "posts": stored_posts * c["mongo_bytes_per_post"],
     }
-    largest = largest_account(network)
-    pushed_largest = 0.0 if pulled == 1.0 else largest
-    if network.mode == "hybrid":
-        pushed_largest = min(largest, network.threshold - 1) if pulled < 1.0 else 0.0
     return {
         "pulled_share_of_follows": round(pulled, 4),
         "posts_per_second": posts,
         "reads_per_second": reads,
         "deliveries_per_post": per_post,
         "deliveries_per_second": {"mean": deliveries, "peak": deliveries * peak},
-        "largest_fanout": pushed_largest * network.active_share,
+        "largest_fanout": largest_pushed(network, pulled) * network.active_share,
         "outboxes_pulled_per_read": network.followees * pulled,
         "home_entries": entries if homes else 0.0,
         "redis_memory_bytes": {**memory, "total": sum(memory.values())},

@@ -178,8 +178,10 @@ def network_from(
     try:
         for name in INPUTS:
             given = raw.get(name)
-            if given is not None:
-                values[name] = given if name == "mode" else capacity.number(name, given)
+            if given is None:
+                continue
+            parsed = isinstance(given, int | float) or name == "mode"  # by the API's schema
+            values[name] = given if parsed else capacity.number(name, given)
         return capacity.Network(**values)
     except capacity.Impossible as error:
         raise Refused(str(error)) from None

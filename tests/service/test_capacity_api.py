@@ -42,21 +42,37 @@ def test_an_operator_gets_the_plan_with_its_sources(client, operator_headers, co
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("users", "-1"), ("users", "nan"), ("tail", "inf"), ("days", "1e300"), ("mode", "all")],
+    [
+        ("users", "-1"),
+        ("users", "nan"),
+        ("users", "1e30"),
+        ("users", "2.5"),
+        ("tail", "inf"),
+        ("tail", "1"),
+        ("days", "1e300"),
+        ("posts_per_user_day", "1_000"),
+        ("mode", "all"),
+    ],
 )
-def test_an_impossible_input_is_a_400_naming_it(client, operator_headers, name, value):
+def test_an_impossible_input_is_a_422_naming_it(client, operator_headers, name, value):
     answer = ask(client, operator_headers, **{**NETWORK, name: value})
 
+    assert answer.status_code == 422
+    assert list(answer.json["errors"]["query"]) == [name], answer.json
+
+
+def test_an_impossible_combination_is_a_400_naming_the_input(client, operator_headers):
+    answer = ask(client, operator_headers, **{**NETWORK, "users": "10", "followees": "12"})
+
     assert answer.status_code == 400
-    assert answer.json["message"].startswith(name), answer.json
+    assert answer.json["message"].startswith("followees"), answer.json
 
 
 def test_a_missing_or_unknown_input_is_refused(client, operator_headers):
     missing = ask(client, operator_headers, users="10")
     unknown = ask(client, operator_headers, **NETWORK, servers="3")
 
-    # as every /v1 query: a required or unknown parameter is the schema's 422, naming it
-    assert missing.status_code == 422 and "posts_per_user_day" in json.dumps(missing.json)
+    assert missing.status_code == 422 and "posts_per_user_day" in missing.json["errors"]["query"]
     assert unknown.status_code == 422 and "servers" in json.dumps(unknown.json)
 
 
