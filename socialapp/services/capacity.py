@@ -16,7 +16,7 @@ Every cost comes from a report's figures file, named with the figure in its answ
   does nothing (``reads.hybrid_vs_healthz``, healthz's median), which the workload's
   replay, calling the services directly, did not pay.
 - ``reports/benchmark/storage.json``: MongoDB's BSON bytes per account, follow and post and
-  its writes per post (``python -m loadtest.benchmark.storage``).
+  its writes per post (``make benchmark-storage``).
 """
 
 from __future__ import annotations
