@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import mongomock
+
+from socialapp.entrypoints import cli
 from socialapp.stores import sharding
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,3 +66,32 @@ def test_the_commands_shard_on_the_documented_keys_or_say_why_not(components):
         assert re.search(rf"`{name}`[^\n]*held back", DATA_MODEL), name
     assert sharded["posts"]["key"] == {"author_id": 1, "_id": 1}  # the hot collections
     assert sharded["likes"]["unique"] is True
+
+
+def test_the_init_jobs_command_sends_the_documented_shard_keys(real_mongodb, monkeypatch, capsys):
+    """`socialapp shard`, as the scale profile's init job runs it, against a server that
+    records the admin commands it is sent (mongomock knows none of them)."""
+    sent = []
+    command = mongomock.database.Database.command
+
+    def record(db, what, value=1, **kwargs):
+        if db.name != "admin":
+            return command(db, what, **kwargs)
+        sent.append(what if isinstance(what, dict) else {what: value})
+        return {"ok": 1}
+
+    monkeypatch.setattr(mongomock.database.Database, "command", record)
+    shard = "shard-a/scale-mongo-shard-a:27017"
+
+    assert cli.main(["shard", "--add-shard", shard]) == 0
+    out = capsys.readouterr().out
+    assert sent[:2] == [{"addShard": shard}, {"enableSharding": "socialapp"}]
+    docs = documented()
+    sharded = {c["shardCollection"].removeprefix("socialapp."): c for c in sent[2:]}
+    assert len(sharded) == len(sent) - 2 and set(sharded) < set(docs)
+    for name, command in sharded.items():
+        assert (command["key"], command.get("unique", False)) == docs[name], name
+    for name in set(docs) - set(sharded):  # held back, and the job's log says why
+        assert f"not sharded: {name}: unique index" in out, name
+    # the collections were made with their validators before they were sharded
+    assert real_mongodb["socialapp"]["posts"].index_information()
