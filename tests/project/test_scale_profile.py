@@ -137,6 +137,9 @@ def test_one_proxy_fronts_the_api_and_streaming_replicas(scale):
     assert "http://scale-api:8000" in conf and "http://scale-streaming:4000" in conf
     assert "location /api/v1/streaming" in conf and "Upgrade $http_upgrade" in conf
     assert "resolver 127.0.0.11" in conf  # every replica's address, asked again
+    # one proxy appends the client's address: the API's per-address limits count clients
+    assert "X-Forwarded-For $proxy_add_x_forwarded_for" in conf
+    assert environment(scale["scale-api"])["SOCIALAPP_TRUSTED_PROXIES"] == "1"
     assert any(str(p.get("target", "")) == "8080" or ":8080" in str(p) for p in proxy["ports"])
     for name in ("scale-api", "scale-streaming"):
         assert proxy["depends_on"][name]["condition"] == "service_healthy"
