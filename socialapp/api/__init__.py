@@ -13,6 +13,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from socialapp.api import (
     accounts,
     admin,
+    capacity,
     errors,
     filters,
     graph,
@@ -99,6 +100,7 @@ BLUEPRINTS = (
     shared_timelines.blp,
     lists.blp,
     admin.blp,
+    capacity.blp,
     seed.blp,
     ops.blp,
 )
