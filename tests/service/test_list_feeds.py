@@ -190,3 +190,16 @@ def test_the_members_a_page_reads_from_redis_follow_every_change(client, settle,
     assert page(client, owner, list_id) == [made[bob.id]]
     assert copied_members(components, owner, list_id) == {int(bob.id)}
 
+
+def test_an_unfollow_takes_the_account_s_posts_out_of_the_list_s_feed(
+    client, settle, components, world
+):
+    owner, bob, _star, _dan, list_id = world
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
+    settle()
+    made = [int(post(client, bob, f"bob {n}")) for n in range(2)]
+    settle()
+    assert set(made) <= feed(components, owner, list_id)
+    assert client.delete(f"/v1/me/following/{bob.id}", headers=owner.headers).status_code == 204
+    assert not set(made) & feed(components, owner, list_id)
+    assert page(client, owner, list_id) == []
