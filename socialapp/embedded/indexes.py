@@ -105,7 +105,7 @@ def presort(entries: list, width: int) -> None:
     Sorting by one key compares in C at a third of a tuple's cost, and a sort is stable: a
     stable sort by the last field, then by the fields before it, is the index order. An index
     ending in ``_id`` whose ids were made in insert order (``followee_newest``) needs only
-    the second sort; ``followee_follower``, whose followers were mostly inserted in order,
+    the second sort; ``followee_follower_unique``, whose followers were mostly inserted in order,
     both. ``SortedList`` then finds them sorted, in linear time.
     """
     if width < 2 or len(entries) < 2:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Iterator
 from typing import NamedTuple
 
 import bson
 from pymongo import ASCENDING, DESCENDING
+from pymongo.errors import OperationFailure
 
 from socialapp.config import Settings
 from socialapp.stores import schema
@@ -44,6 +46,10 @@ def is_cursor(raw: str) -> bool:
     return isinstance(raw, str) and len(raw) == 24 and bson.ObjectId.is_valid(raw)
 
 
+FOLLOWEE_FIRST = [("followee_id", ASCENDING), ("follower_id", ASCENDING)]
+FOLLOWER_FIRST = [("follower_id", ASCENDING), ("followee_id", ASCENDING)]
+
+
 @translates(MONGODB)
 class FollowStore:
     def __init__(self, db, settings: Settings) -> None:
@@ -53,14 +59,17 @@ class FollowStore:
 
     def ensure_indexes(self) -> None:
         schema.apply(self._follows, SCHEMA)
-        self._follows.create_index(
-            [("follower_id", ASCENDING), ("followee_id", ASCENDING)],
-            unique=True,
-            name="follower_followee_unique",
-        )
-        self._follows.create_index(
-            [("followee_id", ASCENDING), ("follower_id", ASCENDING)], name="followee_follower"
-        )
+        # One edge per pair is enforced in the shard key's order (followee first), so the
+        # collection can be sharded on it; earlier versions enforced it follower first. Each
+        # old index has a new one's keys, so it goes just before that one is made: the old
+        # unique index stands until the new one does.
+        for replaced, keys, unique, name in (
+            ("followee_follower", FOLLOWEE_FIRST, True, "followee_follower_unique"),
+            ("follower_followee_unique", FOLLOWER_FIRST, False, "follower_followee"),
+        ):
+            with contextlib.suppress(OperationFailure):  # IndexNotFound: nothing to replace
+                self._follows.drop_index(replaced)
+            self._follows.create_index(keys, unique=unique, name=name)
         self._follows.create_index(
             [("followee_id", ASCENDING), ("_id", DESCENDING)], name="followee_newest"
         )

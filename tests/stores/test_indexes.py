@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import pytest
 
+from socialapp.stores import sharding
 from socialapp.stores.bookmarks import BookmarkStore, PinStore
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.fanout_settings import FanoutSettingsStore
@@ -164,7 +165,7 @@ HOT_QUERIES = [
 # makes create_index fail on an existing database.
 UNIQUE = [
     ("users", "handle_unique", [("handle", 1)]),
-    ("follows", "follower_followee_unique", [("follower_id", 1), ("followee_id", 1)]),
+    ("follows", "followee_follower_unique", [("followee_id", 1), ("follower_id", 1)]),
     ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
     ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
     ("tag_follows", "account_tag_unique", [("account_id", 1), ("tag", 1)]),
@@ -183,8 +184,8 @@ NAMED = {
     "users": {"_id_", "handle_unique", "fanout_leaning_sparse", "name_key_sparse"},
     "follows": {
         "_id_",
-        "follower_followee_unique",
-        "followee_follower",
+        "followee_follower_unique",
+        "follower_followee",
         "followee_newest",
         "follower_newest",
     },
@@ -287,3 +288,27 @@ def test_the_pending_fanouts_index_holds_only_posts_in_flight(components):
     assert "fanout_pending" not in found
     assert found["fanout_pending_partial"]["partialFilterExpression"] == {"fanout_pending": True}
     components.posts.ensure_indexes()  # again: nothing left to replace
+
+
+def test_follows_made_follower_first_are_upgraded_to_the_shard_keys_order(components):
+    """Earlier versions kept one edge per pair with a unique index follower first, which a
+    collection sharded on ``{followee_id, follower_id}`` cannot have: a start upgrades the
+    indexes, and the edges and their uniqueness stay."""
+    follows = components.db["follows"]
+    for name in ("followee_follower_unique", "follower_followee"):
+        follows.drop_index(name)
+    follows.create_index([("follower_id", 1), ("followee_id", 1)], unique=True,
+                         name="follower_followee_unique")  # fmt: skip
+    follows.create_index([("followee_id", 1), ("follower_id", 1)], name="followee_follower")
+    assert components.follows.add(1, 2) is True
+
+    components.follows.ensure_indexes()
+
+    found = indexes(components.db, "follows")
+    assert {"follower_followee_unique", "followee_follower"}.isdisjoint(found)
+    assert found["followee_follower_unique"].get("unique") is True
+    assert not found["follower_followee"].get("unique")
+    assert components.follows.add(1, 2) is False  # the edge is there, and still one
+    assert components.follows.exists(1, 2)
+    assert [sharding.commands(components.db).held_back.get("follows")] == [None]
+    components.follows.ensure_indexes()  # again: nothing left to replace
