@@ -277,9 +277,11 @@ class FeedManager:
     def merge_tag(self, tag: str, follower_chunks: Iterable[list[int]]) -> None:
         """Backfill these followers' tagged sets (those that exist) with the tag's recent
         posts, from its shared feed (a tag followed, or gone from pulled to pushed)."""
-        feed = self._sources.tag_feeds([tag])[0]
-        jitter.pause("merge_tag.feed_read")  # a post or delete with the tag may land here
+        feed = None  # read once there is a follower to backfill
         for follower_ids in follower_chunks:
+            if feed is None:
+                feed = self._sources.tag_feeds([tag])[0]
+                jitter.pause("merge_tag.feed_read")  # a post or delete with it may land here
             self._timelines.backfill_tagged(follower_ids, feed.entries, feed.floor, tag)
 
     def unmerge_tag(self, follower_id: int, tag: str) -> None:

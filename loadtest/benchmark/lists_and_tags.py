@@ -102,7 +102,9 @@ def setup_delivery(world, size) -> tuple[int, int]:
     )
     for owner in c.follows.follower_ids(listed, limit=size.lists_holding):
         _list_of(c, owner, [listed])
-    seed.follow_tag(c, seed.new_ids(c, size.tag_followers), TAG)
+    tag_followers = seed.new_ids(c, size.tag_followers)
+    seed.activate(c, tag_followers)
+    seed.follow_tag(c, tag_followers, TAG)  # pushed to their tagged sets in write mode
     c.shared_reader.tag_page(None, TAG, 20)  # its feed exists, as its followers' homes read it
     world.settle()
     return plain, listed

@@ -228,9 +228,9 @@ class Fanout:
         changes = self.tag_copies.mark_unsettled(tag)
         count = self.tag_follows.count_followers(tag)
         before = self.tag_copies.set_followers(tag, count)
-        moves = self.fanout_settings.current().tag_moves(before, count)
+        moves = count and self.fanout_settings.current().tag_moves(before, count)
         if changes == 1 and not moves and self.tag_copies.settle(tag, str(changes)):
-            return count, False
+            return count, False  # nothing to backfill
         self.queue.send(RECONCILE_TAGS, [tag], queue=FEED)
         return count, True
 
@@ -402,6 +402,9 @@ class Fanout:
         if not feeds_of(post):
             return []
         states = self.tag_copies.states(sorted(set(post.get("tags", ()))))
+        for tag, (count, _) in states.items():
+            if count is None:  # not counted yet (since Redis lost it): counted now, once
+                states[tag] = self._count_tag(tag)
         return [tag for tag, state in states.items() if policy.pushes_tag(*state)]
 
     def _push_to_lists(self, entry: Entry) -> None:

@@ -196,6 +196,12 @@ class TimelineStore:
         args = add_args(self._home_cap, 0, [])
         return sum(self._run([("create", home_key(user_id), args) for user_id in user_ids]))
 
+    def create_tagged(self, user_ids: Iterable[int]) -> int:
+        """Create empty tagged sets (floor 0) where none exists, in one round trip (a
+        generator's readers who follow no tag yet, as their first page would)."""
+        args = add_args(self._home_cap, 0, [])
+        return sum(self._run([("create", tagged_key(user_id), args) for user_id in user_ids]))
+
     def create_outbox(self, author_id: int, entries: Iterable[Entry] = (), floor: int = 0) -> bool:
         return bool(self._one("create", outbox_key(author_id), self._outbox_cap, floor, entries))
 
