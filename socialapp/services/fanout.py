@@ -370,14 +370,15 @@ class Fanout:
             )
         size = self.follows.large_chunk_size
         targets: list[Iterable[tuple[str, list[int]]]] = []  # (tag, followers): "" a home's
-        if unsettled or policy.delivery_pushes(followers, strategy):
-            self._push_to_lists(entry)
+        pushed = unsettled or policy.delivery_pushes(followers, strategy)
+        if pushed:
             targets.append(("", chunk) for chunk in self.follows.follower_chunks(author_id))
         for tag in self._pushed_tags(policy, post):
             targets.append((tag, chunk) for chunk in self.tag_follows.follower_chunks(tag, size))
         chunks = itertools.chain.from_iterable(targets)
         first = next(chunks, None)
         if first is None:
+            self._push_to_lists(entry, pushed)
             self.posts.finish_fanout(post_id)
             return 0
         attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
@@ -385,11 +386,13 @@ class Fanout:
         if second is None:  # a small author: one chunk, on the queue of small deliveries
             self.deliveries.start_delivery(post_id, attempt, 1)
             self.queue.send(DELIVER_CHUNK, *_chunk_args(entry, first, 0, attempt), queue=FANOUT)
+            self._push_to_lists(entry, pushed)
             return 1
         sent = 0
         for target in regrouped(itertools.chain((first, second), chunks), size):
             args = _chunk_args(entry, target, sent, attempt)
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
+            self._push_to_lists(entry, pushed and not sent)
             sent += 1
         self.deliveries.start_delivery(post_id, attempt, sent + 1)
         args = _chunk_args(entry, ("", []), sent, attempt)
@@ -407,9 +410,12 @@ class Fanout:
                 states[tag] = self._count_tag(tag)
         return [tag for tag, state in states.items() if policy.pushes_tag(*state)]
 
-    def _push_to_lists(self, entry: Entry) -> None:
-        """Deliver to the feeds of the lists that hold the author; taken back if a delete
-        buried the post meanwhile (as a chunk takes it back from homes)."""
+    def _push_to_lists(self, entry: Entry, pushed: bool = True) -> None:
+        """Deliver to the feeds of the lists that hold a ``pushed`` author; taken back if a
+        delete buried the post meanwhile (as a chunk takes it back from homes). The planner
+        does it once the first chunk is on its way: the followers' homes do not wait for it."""
+        if not pushed:
+            return
         lists = self.lists.feeds_holding(entry.author_id)
         self.feeds.push_to_lists(entry, lists)
         if lists and self.cache.buried(entry.post_id):
@@ -467,23 +473,27 @@ class Fanout:
     def _reconcile_overdue(self) -> None:
         """Send again the reconciliations a broker that crashed may have lost (queued, not
         yet taken by a worker), or that a worker lost: a switch, or an author, unsettled at two
-        of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart. One that
-        is only slow runs twice meanwhile, which is safe: each settles only what is left."""
+        of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart, or a
+        hashtag. One that is only slow runs twice meanwhile, which is safe: each settles only
+        what is left."""
         policy = self.fanout_settings.read()
         unfinished = [f"author:{author_id}" for author_id in sorted(self.author_copies.unsettled())]
+        unfinished += [f"tag:{tag}" for tag in sorted(self.tag_copies.unsettled())]
         if not policy.settled:
             unfinished.append(f"generation:{policy.generation}")
         after = self.config.sweep_after_seconds + self.settle_delay()
-        authors = []  # re-sent together, in one task
+        found: dict[str, list] = {"author": [], "tag": []}  # each kind re-sent in one task
         for name in self.deliveries.overdue(unfinished, after):
             log.info("sweeper re-sent the reconciliation of %s", name)
-            kind, subject = name.split(":")
+            kind, subject = name.split(":", 1)
             if kind == "generation":
                 self.queue.send(RECONCILE, int(subject), queue=FEED)  # every process saw it
             else:
-                authors.append(int(subject))
-        if authors:
-            self.queue.send(RECONCILE_AUTHORS, authors, queue=FEED)
+                found[kind].append(int(subject) if kind == "author" else subject)
+        if found["author"]:
+            self.queue.send(RECONCILE_AUTHORS, found["author"], queue=FEED)
+        if found["tag"]:
+            self.queue.send(RECONCILE_TAGS, found["tag"], queue=FEED)
 
     def retract_post(
         self,

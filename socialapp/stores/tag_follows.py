@@ -16,7 +16,13 @@ from pymongo import ASCENDING, DESCENDING
 from socialapp.config import Settings
 from socialapp.domain import tags
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, edges_by_id, ids_after, insert_if_absent
+from socialapp.stores.mongo import (
+    collection,
+    edges_by_id,
+    id_chunks,
+    ids_after,
+    insert_if_absent,
+)
 from socialapp.stores.unavailable import MONGODB, translates
 
 SCHEMA = schema.document(
@@ -104,11 +110,8 @@ class TagFollowStore:
 
     def follower_chunks(self, tag: str, size: int) -> Iterator[list[int]]:
         """Every follower of ``tag``, ascending, in lists of ``size`` (one delivery task
-        each), a query per list."""
-        after = None
-        while chunk := self.followers(tag, after=after, limit=size):
-            yield chunk
-            after = chunk[-1]
+        each), from one query (covered by ``tag_account``)."""
+        return id_chunks(self._follows, {"tag": tag}, "account_id", size)
 
     def tags_followed(self, batch: int = 1000) -> Iterator[str]:
         """Every tag anyone follows, by name: ``batch`` index seeks at a time."""
