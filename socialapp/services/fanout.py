@@ -392,11 +392,11 @@ class Fanout:
         for target in regrouped(itertools.chain((first, second), chunks), size):
             args = _chunk_args(entry, target, sent, attempt)
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
-            self._push_to_lists(entry, pushed and not sent)
             sent += 1
         self.deliveries.start_delivery(post_id, attempt, sent + 1)
         args = _chunk_args(entry, ("", []), sent, attempt)
         self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
+        self._push_to_lists(entry, pushed)  # a worker lost now runs this task again (acks_late)
         return sent + 1
 
     def _pushed_tags(self, policy: FanoutSettings, post: dict) -> list[str]:
@@ -413,7 +413,7 @@ class Fanout:
     def _push_to_lists(self, entry: Entry, pushed: bool = True) -> None:
         """Deliver to the feeds of the lists that hold a ``pushed`` author; taken back if a
         delete buried the post meanwhile (as a chunk takes it back from homes). The planner
-        does it once the first chunk is on its way: the followers' homes do not wait for it."""
+        does it once the followers' chunks are on their way: their homes do not wait for it."""
         if not pushed:
             return
         lists = self.lists.feeds_holding(entry.author_id)

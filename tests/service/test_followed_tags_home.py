@@ -79,12 +79,15 @@ def test_the_store_page_is_the_served_page_and_pages_go_past_the_feed(
 def test_tagged_homes_and_shared_pages_stay_exact_through_switches(
     client, signup, settle, components
 ):
-    """A home with a followed tag, the public page and the tag's page while the fan-out moves
-    under them: mid-switch never a repeat, a stranger or a deleted post; settled, exact."""
+    """A home with two followed tags, one pushed (below the threshold, and in write mode) and
+    one a celebrity (pulled in hybrid and adaptive mode), the public page and a tag's page
+    while the fan-out moves under them: mid-switch never a repeat, a stranger or a deleted
+    post; settled, exact."""
     ada, bob, fan, reader = signup("ada"), signup("bob"), signup("fan"), signup("rdr")
     home(client, reader)
     for who in (reader, fan):
         client.put(f"/v1/me/following/{bob.id}", headers=who.headers)  # bob: a celebrity at 2
+        follow_tag(client, who, "dogs")  # dogs: a celebrity tag at 2
     follow_tag(client, reader, "cats")
     pages = {
         "home": lambda: [int(i) for i in all_pages(client, reader, limit=3)],
@@ -98,12 +101,13 @@ def test_tagged_homes_and_shared_pages_stay_exact_through_switches(
         operators.change_fanout(
             components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
         )
-        for text, who in ((f"{mode} #cats", ada), (f"{mode} plain", bob), (f"{mode} x", ada)):
+        texts = ((f"{mode} #cats", ada), (f"{mode} plain", bob), (f"{mode} x", ada))
+        for text, who in (*texts, (f"{mode} #dogs", ada), (f"{mode} #cats #dogs", ada)):
             made_id = posted(client, who, text)
             made["public"].insert(0, made_id)
             if "#cats" in text:
                 made["tag"].insert(0, made_id)
-            if "#cats" in text or who is bob:
+            if "#cats" in text or "#dogs" in text or who is bob:
                 made["home"].insert(0, made_id)
         for name, read in pages.items():  # mid-switch
             found = read()
