@@ -53,6 +53,7 @@ from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import SeriesStore
 from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.streams import Streams
+from socialapp.stores.tag_copies import TagCopies
 from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.trends import TrendStore
@@ -92,6 +93,7 @@ class Components:
     post_cache: PostCache
     followee_copies: FolloweeCopies
     author_copies: AuthorCopies
+    tag_copies: TagCopies
     activity: ReaderActivity
     rate_meters: RateMeters
     adaptive_rounds: AdaptiveRounds
@@ -188,6 +190,7 @@ def build(settings: Settings) -> Components:
     post_cache = PostCache(redis, settings, render=render_post)
     followee_copies = FolloweeCopies(redis)
     author_copies = AuthorCopies(redis)
+    tag_copies = TagCopies(redis)
     activity = ReaderActivity(redis)
     adaptive_rounds = AdaptiveRounds(redis)
     rate_meters = RateMeters(redis, adaptive_rounds)
@@ -210,6 +213,7 @@ def build(settings: Settings) -> Components:
         tag_follows,
         settings,
         lists,
+        tag_copies,
     )
     feeds = FeedManager(
         sources,
@@ -278,6 +282,7 @@ def build(settings: Settings) -> Components:
         post_cache=post_cache,
         followee_copies=followee_copies,
         author_copies=author_copies,
+        tag_copies=tag_copies,
         activity=activity,
         rate_meters=rate_meters,
         adaptive_rounds=adaptive_rounds,
@@ -314,6 +319,8 @@ def build(settings: Settings) -> Components:
             follows=follows,
             lists=lists,
             users=users,
+            tag_follows=tag_follows,
+            tag_copies=tag_copies,
             metrics=metrics,
             config=settings,
         ),

@@ -208,9 +208,9 @@ class FeedManager:
         return len(active)
 
     def drop_homes(self) -> int:
-        """Delete every home (``read`` mode reads none); each is rebuilt at its reader's
-        next page once another mode is in force."""
-        return self._timelines.drop_homes()
+        """Delete every home and tagged set (``read`` mode reads none); each is rebuilt at
+        its reader's next page once another mode is in force."""
+        return self._timelines.drop_homes() + self._timelines.drop_tagged()
 
     def retract(self, entry: Entry, follower_ids: Iterable[int]) -> None:
         """Take a deleted post out of these followers' homes, then send its ``delete`` to
@@ -255,6 +255,57 @@ class FeedManager:
         self._timelines.finish_rebuild_home(user_id, entries, floor)
         self._timelines.finish_rebuild_pulls(user_id, pulled)
 
+    # Tagged sets: the pushed hashtags' posts, beside each home ----------------------------
+    def push_tagged(
+        self,
+        entry: Entry,
+        tag: str,
+        follower_ids: list[int],
+        withdrawn: Callable[[], bool] = lambda: False,
+    ) -> int:
+        """Deliver a post with ``tag`` to the tagged sets of the tag's followers among
+        ``follower_ids`` whose set exists (an idle reader's has expired: rebuilt when they
+        read again); how many. Taken back, none counted, if a delete buried it meanwhile
+        (``withdrawn``, as ``push``). The live streams hear of it on the public channel."""
+        delivered = self._timelines.deliver_tagged(follower_ids, entry, tag) if follower_ids else 0
+        jitter.pause("deliver_tagged.pushed")
+        if withdrawn():
+            self._timelines.remove_from_tagged(follower_ids, entry, tag)
+            return 0
+        return delivered
+
+    def retract_tagged(self, entry: Entry, tag: str, follower_ids: list[int]) -> None:
+        """Take a deleted post out of the tagged sets of these followers of ``tag``."""
+        self._timelines.remove_from_tagged(follower_ids, entry, tag)
+
+    def merge_tag(self, tag: str, follower_chunks: Iterable[list[int]]) -> None:
+        """Backfill these followers' tagged sets (those that exist) with the tag's recent
+        posts, from its shared feed (a tag followed, or gone from pulled to pushed)."""
+        feed = None  # read once there is a follower to backfill
+        for follower_ids in follower_chunks:
+            if feed is None:
+                feed = self._sources.tag_feeds([tag])[0]
+                jitter.pause("merge_tag.feed_read")  # a post or delete with it may land here
+            self._timelines.backfill_tagged(follower_ids, feed.entries, feed.floor, tag)
+
+    def unmerge_tag(self, follower_id: int, tag: str) -> None:
+        """Take every post ``tag`` brought out of the reader's tagged set (an unfollow; a
+        post another followed tag brought stays, under that tag)."""
+        self._timelines.remove_tag(follower_id, tag)
+
+    def rebuild_tagged(self, user_id: int, pushed: Callable[[list[str]], list[str]]) -> None:
+        """Rebuild the reader's tagged set (expired with an idle reader, lost, or never
+        made) from the shared feeds of the tags they follow that delivery pushes
+        (``pushed(names)``): begun first, so what is delivered meanwhile is kept, and the
+        tags read after it, as a home's rebuild reads its followees."""
+        self._timelines.begin_rebuild_tagged(user_id)
+        jitter.pause("rebuild_tagged.begun")  # deliveries, tag follows and switches land here
+        names = pushed(self._sources.followed_tags_stored(user_id))
+        feeds = self._sources.tag_feeds(names)
+        floor = max((feed.floor for feed in feeds), default=0)
+        entries = {name: feed.entries for name, feed in zip(names, feeds, strict=True)}
+        self._timelines.finish_rebuild_tagged(user_id, entries, floor)
+
     @staticmethod
     def _pushed(policy: FanoutSettings, followers: int, override: str, unsettled: bool) -> bool:
         """Whether delivery copies the author's posts into homes (also while reconciled)."""
@@ -282,7 +333,8 @@ class FeedManager:
 
     def record_tags_changed(self, follower_id: int) -> None:
         """The reader followed or unfollowed a hashtag: their next page reads the tags again
-        (a tag's posts are pulled at read time, never pushed into homes)."""
+        (a pulled tag is read from its feed, a pushed one's entries are kept while it is
+        followed), and so do their streams."""
         self._followee_copies.forget_followed_tags(follower_id)
         self._streams.publish_refresh([follower_id])
 

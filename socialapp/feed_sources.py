@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry, SourceRead, shown, top_reads
+from socialapp.errors import Unavailable
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, FolloweeCopies
@@ -23,6 +24,7 @@ from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.lists import ListStore
 from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
 from socialapp.stores.shared_feeds import SharedFeeds, tag_key
+from socialapp.stores.tag_copies import TagCopies, TagState
 from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.timelines import Slice, TimelineStore
 from socialapp.stores.users import UserStore
@@ -47,6 +49,7 @@ class FeedSources:
         tag_follows: TagFollowStore,
         settings: Settings,
         lists: ListStore,
+        tag_copies: TagCopies,
     ) -> None:
         self._timelines = timelines
         self._followee_copies = followee_copies
@@ -58,6 +61,7 @@ class FeedSources:
         self._hidden = hidden
         self._shared = shared
         self._tag_follows = tag_follows
+        self._tag_copies = tag_copies
         self._lists = lists
         self._outbox_cap = settings.outbox_cap
         self._authors_reload = threading.Lock()
@@ -151,6 +155,25 @@ class FeedSources:
         return lambda before, after, limit, projection=None: self._posts.tagged_page(
             names, before, after, limit, projection
         )
+
+    def tag_feeds(self, names: list[str]) -> list[SourceRead]:
+        """Each tag's whole shared feed (rebuilt if lost), its floor the id below which it
+        is not known: what a tagged set is backfilled with. A feed another process is
+        rebuilding (floor +inf) is read again until it is done."""
+        loads = self.tag_loads(names)
+        cap = max((self._shared.cap(key) for key in loads), default=0)
+        for _ in range(FILL_ATTEMPTS):
+            reads = self.shared_reads(loads, None, None, cap)
+            known = [read.known_from for read in reads]
+            if all(math.isfinite(k) for k in known):
+                pairs = zip(reads, known, strict=True)
+                return [SourceRead(read.entries, k - 1, cap) for read, k in pairs]
+        raise Unavailable("a hashtag's feed keeps being rebuilt")
+
+    def tag_states(self, names: list[str]) -> dict[str, TagState]:
+        """Each tag's follower count (None: not counted) and whether it is being
+        reconciled, from Redis (``TagCopies``)."""
+        return self._tag_copies.states(names)
 
     def tag_loads(self, names: list[str]) -> dict[str, StorePage]:
         """Each tag's shared feed, with how to read its posts in MongoDB (``shared_reads``)."""

@@ -32,7 +32,14 @@ from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
-from socialapp.stores.timelines import HIDDEN_MISSING, MISSING, PageSources, TimelineStore
+from socialapp.stores.timelines import (
+    HIDDEN_MISSING,
+    MISSING,
+    TAGGED_MISSING,
+    TAGS_MISSING,
+    PageSources,
+    TimelineStore,
+)
 
 
 class HomeReader:
@@ -109,16 +116,15 @@ class HomeReader:
         return self._pages.read(stream, limit, rendered, hidden_from)
 
     def _with_tags(self, tags: _FollowedTags, hidden_among, fetch):
-        """``fetch`` with the feeds of the hashtags the reader follows merged in, pulled at
-        read time in every mode (a tag's posts are never pushed into homes, so unfollowing
-        it takes them out at once): their posts shown unless their author is hidden from
-        the reader (``hidden_among``), followed or not."""
+        """``fetch`` with the feeds of the hashtags the reader pulls merged in (the pushed
+        ones are in their tagged set, which ``fetch`` reads): their posts shown unless their
+        author is hidden from the reader (``hidden_among``), followed or not."""
 
         def fetch_tagged(before, since_id, need, prefetch):
             reads, keep, home, cached = fetch(before, since_id, need, prefetch)
-            if not tags.names():
+            if not tags.pulled():
                 return reads, keep, home, cached
-            loads = self._sources.tag_loads(tags.names())
+            loads = self._sources.tag_loads(tags.pulled())
             tag_reads = self._sources.shared_reads(loads, before, since_id, need)
             tagged = {e for read in tag_reads for e in read.entries}
             hidden = hidden_among(sorted({e.author_id for e in tagged}))
@@ -202,14 +208,48 @@ class HomeReader:
             def keep(e: Entry) -> bool:
                 return e not in refused and shown(e, unfollowed, originals, boosters)
 
-            return [*reads, home], keep, home, sources.cached
+            if not sources.follows_tags:
+                return [*reads, home], keep, home, sources.cached
+            tagged, tagged_shown = self._tagged(policy, sources, tags, need)
+            own = {e for read in (*reads, home) for e in read.entries}
+
+            def keep_with_tagged(e: Entry) -> bool:
+                return e in tagged_shown or (e in own and keep(e))
+
+            return [*reads, home, tagged], keep_with_tagged, home, sources.cached
 
         return fetch
+
+    def _tagged(
+        self, policy: FanoutSettings, sources: PageSources, tags: _FollowedTags, need: int
+    ) -> tuple[SourceRead, set[Entry]]:
+        """The tagged set's read, and its entries the page shows: a followed tag's, by an
+        author not hidden from the reader. Tells ``tags`` which followed tags the page pulls
+        (their counts read here on a cluster, by the page script on one server)."""
+        states = sources.tags or {}
+        if None in states.values():
+            states = self._sources.tag_states(list(states))
+        pulled = [name for name, state in states.items() if policy.pulls_tag(*state)]
+        tags.found(sorted(states), pulled)
+        entries = [entry for entry, _ in sources.tagged]
+        read = SourceRead(entries, source_floor(sources.tagged_floor), need)
+        hidden = sources.tagged_hidden
+        shown_ = {e for e, tag in sources.tagged if tag in states and e.author_id not in hidden}
+        return read, shown_
+
+    def _pushed_tags(self, policy: FanoutSettings):
+        """Which of some tags delivery pushes (what a tagged set is rebuilt with)."""
+
+        def pushed(names: list[str]) -> list[str]:
+            states = self._sources.tag_states(names)
+            return [name for name in names if policy.pushes_tag(*states[name])]
+
+        return pushed
 
     def _page_sources(self, reader, policy, before, since_id, need, prefetch) -> PageSources:
         """The page's sources; the reader's copies rebuilt first where Redis lacks them."""
         following, hidden = self._followee_copies.following_set(reader), self._hidden.key(reader)
-        for _ in range(FILL_ATTEMPTS):
+        for _ in range(FILL_ATTEMPTS + 2):  # the followed tags and the tagged set too
             activity = self._activity.activity(self._inactive_after)
             if not self._timelines.batched and not self._active(reader):
                 self._feeds.rebuild_home(reader, policy)
@@ -228,6 +268,10 @@ class HomeReader:
                 return found
             if found == HIDDEN_MISSING:
                 self._sources.hidden_among(reader, [])  # loads the set: read again
+            elif found == TAGS_MISSING:
+                self._sources.followed_tags(reader)  # loads them: read again
+            elif found == TAGGED_MISSING:
+                self._feeds.rebuild_tagged(reader, self._pushed_tags(policy))
             elif found == MISSING and self._followee_copies.followees(reader) is None:
                 # only the followee set was gone: reload it, read again
                 self._sources.followees(reader)
@@ -304,15 +348,22 @@ class HomeReader:
 
 class _FollowedTags:
     """The hashtags a page's reader follows, read once (``read()``), and only when needed:
-    the page script tells whether there are any."""
+    the page script tells whether there are any, and which; and those the page pulls from
+    their shared feeds (all of them, unless the page script read the tagged set)."""
 
     def __init__(self, read) -> None:
-        self._read, self._names = read, None
+        self._read, self._names, self._pulled = read, None, None
 
     def none_followed(self) -> None:
-        self._names = []
+        self._names = self._pulled = []
+
+    def found(self, names: list[str], pulled: list[str]) -> None:
+        self._names, self._pulled = names, pulled
 
     def names(self) -> list[str]:
         if self._names is None:
             self._names = self._read()
         return self._names
+
+    def pulled(self) -> list[str]:
+        return self.names() if self._pulled is None else self._pulled

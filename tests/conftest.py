@@ -228,6 +228,8 @@ def wait_settled(components, timeout: float = 120.0, interval: float = 0.05) -> 
             return f"a mode or threshold change is not reconciled: {c.fanout_settings.read()}"
         if unsettled := c.author_copies.unsettled():
             return f"authors still reconciled: {sorted(unsettled)}"
+        if unsettled_tags := c.tag_copies.unsettled():
+            return f"hashtags still reconciled: {sorted(unsettled_tags)}"
         if pending := c.posts.pending_fanouts(before_id=first_id_at(time.time() + 1)):
             return f"posts still being delivered: {[p['_id'] for p in pending]}"
         return None

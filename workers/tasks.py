@@ -26,6 +26,7 @@ def register(app, components: Callable[[], Components]) -> None:
     def deliver_chunk(
         post_id: int, author_id: int, follower_ids: list[int], index=0, attempt="", *boosted
     ) -> int:
+        # ``boosted``: a boost's, or 0, 0 and the tag whose followers the chunk holds
         engine = components().fanout
         return engine.deliver_chunk(post_id, author_id, follower_ids, index, attempt, *boosted)
 
@@ -50,6 +51,10 @@ def register(app, components: Callable[[], Components]) -> None:
     @app.task(name=fanout.RECONCILE_AUTHORS, **RETRY)
     def reconcile_authors(author_ids: list[int], not_before: float = 0) -> bool:
         return components().fanout.reconcile_authors(author_ids, not_before)
+
+    @app.task(name=fanout.RECONCILE_TAGS, **RETRY)
+    def reconcile_tags(tags: list[str]) -> bool:
+        return components().fanout.reconcile_tags(tags)
 
     @app.task(name=notifications.NOTIFY, **RETRY)
     def notify(type_: str, actor_id: int, event: dict, event_id: int | None = None) -> bool:

@@ -8,10 +8,11 @@ list and their home alternately on one server; the ratio is list p50 / home p50.
 
 Delivery (``Fanout.deliver_post``): two authors of ``list_followers`` followers each post in
 turn, one plain, the other in ``lists_holding`` lists (each read once, so its feed exists)
-with a tag ``tag_followers`` accounts follow (read once too). A followed tag is pulled at read
-time, so its followers cost delivery nothing; the lists' feeds are written by the planner.
-Deliveries count home and list-feed entries written, over the time from the first written
-to the last.
+with a tag ``tag_followers`` accounts follow (read once too). In write mode a followed tag is
+pushed, so its followers' tagged sets are written by the same chunk tasks as the homes
+(active followers: their sets exist, as after a first read); the lists' feeds are written by
+the planner once the chunks are sent. Deliveries count home, tagged-set and list-feed entries
+written, over the time from the first written to the last.
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ def setup_delivery(world, size) -> tuple[int, int]:
     )
     for owner in c.follows.follower_ids(listed, limit=size.lists_holding):
         _list_of(c, owner, [listed])
-    seed.follow_tag(c, seed.new_ids(c, size.tag_followers), TAG)
+    tag_followers = seed.new_ids(c, size.tag_followers)
+    seed.activate(c, tag_followers)
+    seed.follow_tag(c, tag_followers, TAG)  # pushed to their tagged sets in write mode
     c.shared_reader.tag_page(None, TAG, 20)  # its feed exists, as its followers' homes read it
     world.settle()
     return plain, listed

@@ -362,9 +362,10 @@ def _why_list_delivery(f: dict) -> list[str]:
     phases = ("delivery_s", "visible_s", "lookup_end_s", "first_visible_s")
     return [
         "Delivery runs from the first entry written to the last. A listed author's planner "
-        "writes the lists' feeds first (one script for all of them), then reads the "
-        "followers and sends the chunks: the window opens before the lookup and the first "
-        "chunk task, which a plain post's window starts after. p50 s, plain / listed: "
+        "reads the followers and the tag's, sends the chunks, then writes the lists' feeds "
+        "(one script for all of them): the window opens at the first chunk, as a plain "
+        "post's, and the planner's extra sends wait on Redis behind the chunks already "
+        "delivering. p50 s, plain / listed: "
         + "; ".join(
             f"{name[:-2]} {plain['phases'][name]['p50']} / {tagged['phases'][name]['p50']}"
             for name in phases
@@ -373,8 +374,9 @@ def _why_list_delivery(f: dict) -> list[str]:
         + ", ".join(f"{a:,.0f} / {b:,.0f}" for a, b in listed["pairs"])
         + f"; end to end (post created to last entry) the ratio is "
         f"{listed['end_to_end_ratio']}x.",
-        f"The tag's {listed['tag_followers']:,} followers are not delivered to: a followed tag "
-        "is pulled at read time, and the post enters the tag's one shared feed.",
+        f"The tag's {listed['tag_followers']:,} followers are delivered to: in write mode a "
+        "followed tag is pushed to its followers' tagged sets (under the threshold in "
+        "hybrid mode; a tag with more followers is pulled at read time).",
     ]
 
 
@@ -496,7 +498,7 @@ def _list_delivery(listed: dict) -> str:
         f"Two authors of {listed['followers']:,} followers post in turn, mode `write`, "
         f"{listed['sides'][0]['concurrency']} worker threads: one plain, one in "
         f"{listed['lists']} lists whose post carries a tag {listed['tag_followers']:,} "
-        "accounts follow. Deliveries are home and list-feed entries written.\n\n"
+        "accounts follow. Deliveries are home, tagged-set and list-feed entries written.\n\n"
         + _table(header, rows)
         + f"\nListed / plain deliveries/s, median of {len(listed['pairs'])} pairs: "
         f"{listed['ratio']}x (pairs {', '.join(f'{b / a:.2f}' for a, b in listed['pairs'])}); "

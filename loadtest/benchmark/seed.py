@@ -43,11 +43,17 @@ def follow_all(c, edges: list[tuple[int, int]]) -> None:
 
 
 def follow_tag(c, account_ids: list[int], tag: str) -> None:
-    """``account_ids`` follow ``tag`` (its normal form), inserted in bulk as follow edges."""
+    """``account_ids`` follow ``tag`` (its normal form), inserted in bulk as follow edges,
+    and its follower count and their (empty) tagged sets made, as follows and reads would:
+    delivery pushes it to them in write mode, and under the threshold."""
     created_at = dt.datetime.now(dt.UTC)
     documents = ({"account_id": a, "tag": tag, "created_at": created_at} for a in account_ids)
     store = c.tag_follows
     _insert_unchecked(store._follows, "account_tag_unique", store.ensure_indexes, documents)
+    c.tag_copies.set_followers(tag, store.count_followers(tag))  # as following one by one
+    account_ids = list(account_ids)
+    for start in range(0, len(account_ids), BATCH):  # their tagged sets, as a first read
+        c.timelines.create_tagged(account_ids[start : start + BATCH])
 
 
 def _insert_unchecked(collection, unique: str, ensure_indexes, documents: Iterable[dict]) -> None:

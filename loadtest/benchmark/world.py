@@ -64,6 +64,7 @@ class World:
                 or state.reserved_requests
                 or not self.c.fanout_settings.read().settled
                 or self.c.author_copies.unsettled()
+                or self.c.tag_copies.unsettled()
             )
 
         wait_until(busy, "fan-out to settle", timeout, until=operator.not_, in_a_row=3)

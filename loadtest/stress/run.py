@@ -358,6 +358,7 @@ def busy(c) -> dict:
         "queues": c.queue.depth(),
         "settings_settled": c.fanout_settings.read().settled,
         "unsettled_authors": sorted(c.author_copies.unsettled()),
+        "unsettled_tags": sorted(c.tag_copies.unsettled()),
         "pending_posts": still[:EVIDENCE_KEPT],
         "pending_count": len(still),
     }

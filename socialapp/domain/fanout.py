@@ -109,6 +109,28 @@ class FanoutSettings:
             not config.pushes(followers, strategy) for config in self.pending
         )
 
+    # A followed hashtag is an author without overrides or measured rates: pushed to its
+    # followers' tagged sets while its follower count is under the threshold, pulled from
+    # its shared feed at read time at or above it (in adaptive mode too, as an author not
+    # measured yet), pushed in ``write`` mode and pulled in ``read`` mode. A tag not counted
+    # (``followers`` None) or being reconciled is both, as an unsettled author is.
+
+    def pushes_tag(self, followers: int | None, unsettled: bool = False) -> bool:
+        """Whether a new post with the tag is copied into its followers' tagged sets."""
+        return unsettled or followers is None or self.delivery_pushes(followers)
+
+    def pulls_tag(self, followers: int | None, unsettled: bool = False) -> bool:
+        """Whether pages read the tag's shared feed (its followers' tagged sets may lack
+        some of its posts)."""
+        return followers is None or self.reader_pulls(followers, unsettled=unsettled)
+
+    def tag_moves(self, before: int | None, after: int) -> bool:
+        """Whether a change of a tag's follower count moves it between pushed and pulled
+        in some config (a count not kept before moves it)."""
+        return before is None or any(
+            config.pushes(before) != config.pushes(after) for config in self.configs
+        )
+
     def crosses_to_push(self, before: int, after: int, strategy: str = "auto") -> bool:
         """Whether a change of follower count moves the author from pulled to pushed."""
         return any(

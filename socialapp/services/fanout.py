@@ -36,6 +36,9 @@ from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, entry_of
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
+from socialapp.stores.shared_feeds import feeds_of
+from socialapp.stores.tag_copies import TagCopies
+from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.users import UserStore
 
 log = logging.getLogger(__name__)
@@ -45,8 +48,10 @@ DELIVER_CHUNK = "socialapp.deliver_chunk"
 RETRACT = "socialapp.retract_post"
 RECONCILE = "socialapp.reconcile"
 RECONCILE_AUTHORS = "socialapp.reconcile_authors"
+RECONCILE_TAGS = "socialapp.reconcile_tags"
 SWEEP = "socialapp.sweep"
 RECONCILE_ROUNDS = 5  # then an author whose status keeps changing is reconciled again later
+BACKFILL_CHUNK = 1000  # tag followers whose tagged sets one round trip backfills
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +80,8 @@ class Fanout:
     follows: FollowStore
     lists: ListStore
     users: UserStore
+    tag_follows: TagFollowStore
+    tag_copies: TagCopies
     metrics: Metrics
     config: Settings
 
@@ -201,8 +208,58 @@ class Fanout:
 
     def on_tag_follow_changed(self, follower_id: int, tag: str, following: bool) -> None:
         """The follower followed or unfollowed ``tag``: its posts enter or leave their home
-        from the next page on, in every mode (``HomeReader`` pulls followed tags)."""
+        from the next page on, in every mode. A followed tag delivery pushes has its recent
+        posts merged into their tagged set (a pulled one is read from its feed); an
+        unfollowed one's are taken out of it (pages leave them out at once: the set of tags
+        followed is read again). The tag's follower count moves: ``_count_tag``."""
         self.feeds.record_tags_changed(follower_id)
+        state = self._count_tag(tag)
+        if not following:
+            self.feeds.unmerge_tag(follower_id, tag)
+        elif self.fanout_settings.current().pushes_tag(*state):
+            self.feeds.merge_tag(tag, [[follower_id]])
+
+    def _count_tag(self, tag: str) -> tuple[int, bool]:
+        """Count the tag's followers again (after a follow or unfollow), marked as being
+        reconciled first: readers pull it and delivery pushes it until then, so no page
+        stops pulling it before its followers' tagged sets hold its posts. Settled at once
+        when the count moves it nowhere and no other change is under way, else reconciled
+        by a task (``reconcile_tags``). The tag's count and whether it is unsettled."""
+        changes = self.tag_copies.mark_unsettled(tag)
+        count = self.tag_follows.count_followers(tag)
+        before = self.tag_copies.set_followers(tag, count)
+        moves = count and self.fanout_settings.current().tag_moves(before, count)
+        if changes == 1 and not moves and self.tag_copies.settle(tag, str(changes)):
+            return count, False  # nothing to backfill
+        self.queue.send(RECONCILE_TAGS, [tag], queue=FEED)
+        return count, True
+
+    def reconcile_tags(self, tags: list[str]) -> bool:
+        """After tags' follower counts moved, backfill the followers' tagged sets of those
+        delivery now pushes, then settle each; again while a change raced it. True once all
+        settled (one still changing is left unsettled, which is safe, and reconciled by the
+        next change's task)."""
+        settled = True
+        for tag in tags:
+            settled = self._reconcile_tag(tag) and settled
+        return settled
+
+    def _reconcile_tag(self, tag: str) -> bool:
+        for _ in range(RECONCILE_ROUNDS):
+            changes = self.tag_copies.reconciling(tag)  # first: a later change shows
+            if changes is None:
+                return True
+            count = self.tag_copies.states([tag])[tag][0]
+            if count is None:  # lost: counted again
+                count = self.tag_follows.count_followers(tag)
+                self.tag_copies.set_followers(tag, count)
+            jitter.pause("reconcile_tag.read")
+            if self.fanout_settings.current().pushes_tag(count):
+                self.feeds.merge_tag(tag, self.tag_follows.follower_chunks(tag, BACKFILL_CHUNK))
+            if self.tag_copies.settle(tag, changes):
+                return True
+        log.info("tag %s kept changing while reconciled", tag)
+        return False
 
     def before_list_members_added(self, owner_id: int, list_id: int) -> None:
         """Drop the list's feed before members join it: a reader rebuilds it from the
@@ -311,35 +368,54 @@ class Fanout:
             self.rate_meters.meter(
                 author_id, "posts", config.adaptive_rate_window_seconds, config.adaptive_meter_share
             )
-        chunks = iter(())
-        if unsettled or policy.delivery_pushes(followers, strategy):
-            self._push_to_lists(entry)
-            chunks = iter(self.follows.follower_chunks(author_id))
+        size = self.follows.large_chunk_size
+        targets: list[Iterable[tuple[str, list[int]]]] = []  # (tag, followers): "" a home's
+        pushed = unsettled or policy.delivery_pushes(followers, strategy)
+        if pushed:
+            targets.append(("", chunk) for chunk in self.follows.follower_chunks(author_id))
+        for tag in self._pushed_tags(policy, post):
+            targets.append((tag, chunk) for chunk in self.tag_follows.follower_chunks(tag, size))
+        chunks = itertools.chain.from_iterable(targets)
         first = next(chunks, None)
         if first is None:
+            self._push_to_lists(entry, pushed)
             self.posts.finish_fanout(post_id)
             return 0
         attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
         second = next(chunks, None)
         if second is None:  # a small author: one chunk, on the queue of small deliveries
             self.deliveries.start_delivery(post_id, attempt, 1)
-            args = (post_id, author_id, first, 0, attempt, *_task_args(entry)[2:])
-            self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT)
+            self.queue.send(DELIVER_CHUNK, *_chunk_args(entry, first, 0, attempt), queue=FANOUT)
+            self._push_to_lists(entry, pushed)
             return 1
         sent = 0
-        size = self.follows.large_chunk_size
-        for follower_ids in regrouped(itertools.chain((first, second), chunks), size):
-            args = (post_id, author_id, follower_ids, sent, attempt, *_task_args(entry)[2:])
+        for target in regrouped(itertools.chain((first, second), chunks), size):
+            args = _chunk_args(entry, target, sent, attempt)
             self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
             sent += 1
         self.deliveries.start_delivery(post_id, attempt, sent + 1)
-        args = (post_id, author_id, [], sent, attempt, *_task_args(entry)[2:])
+        args = _chunk_args(entry, ("", []), sent, attempt)
         self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
+        self._push_to_lists(entry, pushed)  # a worker lost now runs this task again (acks_late)
         return sent + 1
 
-    def _push_to_lists(self, entry: Entry) -> None:
-        """Deliver to the feeds of the lists that hold the author; taken back if a delete
-        buried the post meanwhile (as a chunk takes it back from homes)."""
+    def _pushed_tags(self, policy: FanoutSettings, post: dict) -> list[str]:
+        """The post's tags delivery pushes to their followers' tagged sets: none for a post
+        no tag feed takes (a boost, an unlisted post)."""
+        if not feeds_of(post):
+            return []
+        states = self.tag_copies.states(sorted(set(post.get("tags", ()))))
+        for tag, (count, _) in states.items():
+            if count is None:  # not counted yet (since Redis lost it): counted now, once
+                states[tag] = self._count_tag(tag)
+        return [tag for tag, state in states.items() if policy.pushes_tag(*state)]
+
+    def _push_to_lists(self, entry: Entry, pushed: bool = True) -> None:
+        """Deliver to the feeds of the lists that hold a ``pushed`` author; taken back if a
+        delete buried the post meanwhile (as a chunk takes it back from homes). The planner
+        does it once the followers' chunks are on their way: their homes do not wait for it."""
+        if not pushed:
+            return
         lists = self.lists.feeds_holding(entry.author_id)
         self.feeds.push_to_lists(entry, lists)
         if lists and self.cache.buried(entry.post_id):
@@ -354,15 +430,20 @@ class Fanout:
         attempt: str = "",
         boost_of: int = 0,
         original_author: int = 0,
+        tag: str = "",
     ) -> int:
         """Push the post to the homes of the active followers in this chunk (and to their
-        open streams).
+        open streams), or with ``tag`` to the tagged sets of the tag's followers in it.
 
         A delete buries the post before it sends its retraction, so a chunk that pushed
         after the retraction passed its followers finds the post buried and takes it back.
         """
         entry = Entry(post_id, author_id, boost_of, original_author)
-        delivered = self.feeds.push(entry, follower_ids, lambda: self.cache.buried(post_id))
+        withdrawn = lambda: self.cache.buried(post_id)  # noqa: E731
+        if tag:
+            delivered = self.feeds.push_tagged(entry, tag, follower_ids, withdrawn)
+        else:
+            delivered = self.feeds.push(entry, follower_ids, withdrawn)
         self.metrics.deliveries.inc(delivered)
         if self.deliveries.finish_chunk(post_id, attempt, index):
             self.posts.finish_fanout(post_id)
@@ -392,23 +473,27 @@ class Fanout:
     def _reconcile_overdue(self) -> None:
         """Send again the reconciliations a broker that crashed may have lost (queued, not
         yet taken by a worker), or that a worker lost: a switch, or an author, unsettled at two
-        of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart. One that
-        is only slow runs twice meanwhile, which is safe: each settles only what is left."""
+        of the sweeper's looks ``sweep_after_seconds`` (and a settle delay) apart, or a
+        hashtag. One that is only slow runs twice meanwhile, which is safe: each settles only
+        what is left."""
         policy = self.fanout_settings.read()
         unfinished = [f"author:{author_id}" for author_id in sorted(self.author_copies.unsettled())]
+        unfinished += [f"tag:{tag}" for tag in sorted(self.tag_copies.unsettled())]
         if not policy.settled:
             unfinished.append(f"generation:{policy.generation}")
         after = self.config.sweep_after_seconds + self.settle_delay()
-        authors = []  # re-sent together, in one task
+        found: dict[str, list] = {"author": [], "tag": []}  # each kind re-sent in one task
         for name in self.deliveries.overdue(unfinished, after):
             log.info("sweeper re-sent the reconciliation of %s", name)
-            kind, subject = name.split(":")
+            kind, subject = name.split(":", 1)
             if kind == "generation":
                 self.queue.send(RECONCILE, int(subject), queue=FEED)  # every process saw it
             else:
-                authors.append(int(subject))
-        if authors:
-            self.queue.send(RECONCILE_AUTHORS, authors, queue=FEED)
+                found[kind].append(int(subject) if kind == "author" else subject)
+        if found["author"]:
+            self.queue.send(RECONCILE_AUTHORS, found["author"], queue=FEED)
+        if found["tag"]:
+            self.queue.send(RECONCILE_TAGS, found["tag"], queue=FEED)
 
     def retract_post(
         self,
@@ -428,6 +513,9 @@ class Fanout:
         self.feeds.retract_from_lists(entry, self.lists.feeds_holding(author_id))
         for follower_ids in self.follows.follower_chunks(author_id):
             self.feeds.retract(entry, follower_ids)
+        for tag in tags if not entry.boost_of else ():  # in every mode: pushed once, maybe
+            for follower_ids in self.tag_follows.follower_chunks(tag, BACKFILL_CHUNK):
+                self.feeds.retract_tagged(entry, tag, follower_ids)
 
     def reconcile(self, generation: int, not_before: float = 0) -> bool:
         """After a mode or threshold change, backfill authors that went from pulled to
@@ -449,6 +537,11 @@ class Fanout:
                 self._sync_pulled_sets(policy, author)  # before delivery stops
             elif author["_id"] in marked:
                 emptied.append(author)
+        for tag in self.tag_follows.tags_followed():  # pulled to pushed: backfilled
+            count, unsettled = self.sources.tag_states([tag])[tag]
+            if count is None or unsettled or policy.needs_backfill(count):
+                chunks = self.tag_follows.follower_chunks(tag, BACKFILL_CHUNK)
+                self.feeds.merge_tag(tag, chunks)
         settled = self.fanout_settings.settle(generation)
         for author in emptied if settled else ():  # once settled: readers pull them no more
             # An author being reconciled may have moved to push since it was read: their
@@ -520,17 +613,30 @@ def _retract_args(post: dict) -> tuple:
     return (*entry, list(post["tags"]))
 
 
-def regrouped(chunks: Iterable[list[int]], size: int) -> Iterator[list[int]]:
-    """The ids of ``chunks``, in order, in lists of ``size`` (the last may be shorter), each
-    handed on as soon as it is full."""
-    group: list[int] = []
-    for chunk in chunks:
-        group += chunk
-        while len(group) >= size:
-            yield group[:size]
-            group = group[size:]
-    if group:
-        yield group
+def _chunk_args(entry: Entry, target: tuple[str, list[int]], index: int, attempt: str) -> tuple:
+    """A delivery chunk's arguments: the task's ids around the followers, and for a tag's
+    followers ``0, 0`` (a post with tags is no boost) and the tag."""
+    tag, follower_ids = target
+    ids = _task_args(entry)
+    extra = (0, 0, tag) if tag else ids[2:]
+    return (*ids[:2], follower_ids, index, attempt, *extra)
+
+
+def regrouped(
+    chunks: Iterable[tuple[str, list[int]]], size: int
+) -> Iterator[tuple[str, list[int]]]:
+    """The ids of ``chunks`` (each a target, a tag or "" for homes, and ids), in order, in
+    lists of ``size`` per target (the last of each may be shorter), each handed on as soon
+    as it is full."""
+    for target, grouped in itertools.groupby(chunks, key=lambda chunk: chunk[0]):
+        group: list[int] = []
+        for _, chunk in grouped:
+            group += chunk
+            while len(group) >= size:
+                yield target, group[:size]
+                group = group[size:]
+        if group:
+            yield target, group
 
 
 def _wait_until(not_before: float) -> None:

@@ -32,7 +32,8 @@ def _following(user_id: int) -> str:
     return f"following:{{{user_id}}}"
 
 
-def _followed_tags(user_id: int) -> str:
+def followed_tags_key(user_id: int) -> str:
+    """The reader's followed tags (a page script reads them beside the home)."""
     return f"followed_tags:{{{user_id}}}"
 
 
@@ -74,7 +75,7 @@ class FolloweeCopies:
 
     def followed_tags(self, user_id: int) -> list[str] | None:
         """The hashtags the reader follows (normal forms); None when never loaded."""
-        members = self._redis.smembers(_followed_tags(user_id))
+        members = self._redis.smembers(followed_tags_key(user_id))
         if LOADED not in members:
             return None
         return sorted(m for m in members if m != LOADED)
@@ -85,7 +86,7 @@ class FolloweeCopies:
         loaded), None when it does and the tag set is not loaded (a home read loads it)."""
         pipe = self._redis.pipeline(transaction=False)  # one hash tag: one slot
         pipe.sismember(_following(user_id), FOLLOWS_TAGS)
-        pipe.smembers(_followed_tags(user_id))
+        pipe.smembers(followed_tags_key(user_id))
         follows_tags, members = pipe.execute()
         if not follows_tags:
             return []
@@ -95,14 +96,14 @@ class FolloweeCopies:
 
     def fill_followed_tags(self, user_id: int, changes: str, names: list[str]) -> bool:
         """Store the loaded tags unless a follow changed since ``changes``; True if stored."""
-        keys = [_followed_tags(user_id), _following_changes(user_id)]
+        keys = [followed_tags_key(user_id), _following_changes(user_id)]
         args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *names]
         return bool(self._scripts["fill_followees"](keys=keys, args=args))
 
     def forget_followed_tags(self, user_id: int) -> None:
         """Drop the reader's copies (a tag followed or unfollowed: whether the followee set
         holds ``FOLLOWS_TAGS`` may change): both are loaded again."""
-        self._forget(user_id, _followed_tags(user_id), _following(user_id))
+        self._forget(user_id, followed_tags_key(user_id), _following(user_id))
 
     def forget_followees(self, user_id: int) -> None:
         """Drop the reader's followee set (who their exclusive lists hold changed): loaded

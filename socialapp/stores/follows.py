@@ -16,6 +16,7 @@ from socialapp.stores import schema
 from socialapp.stores.mongo import (
     collection,
     edges_by_id,
+    id_chunks,
     ids_after,
     insert_if_absent,
     insert_unordered,
@@ -128,20 +129,8 @@ class FollowStore:
     def follower_chunks(self, followee_id: int, size: int | None = None) -> Iterator[list[int]]:
         """Every follower of ``followee_id``, ascending, in lists of ``size`` (by default
         ``fanout_chunk_size``: one delivery task each), from one query."""
-        size = size or self._chunk_size
-        edges = self._follows.find(
-            {"followee_id": followee_id},
-            projection={"follower_id": 1, "_id": 0},
-            sort=[("follower_id", ASCENDING)],
-        )
-        chunk = []
-        for edge in edges:
-            chunk.append(edge["follower_id"])
-            if len(chunk) == size:
-                yield chunk
-                chunk = []
-        if chunk:
-            yield chunk
+        query = {"followee_id": followee_id}
+        return id_chunks(self._follows, query, "follower_id", size or self._chunk_size)
 
     def followee_ids(
         self, follower_id: int, after: int | None = None, limit: int | None = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import bson
@@ -86,6 +86,21 @@ def ids_after(coll, query: dict, field: str, after: int | None, limit: int | Non
         query, projection={field: 1, "_id": 0}, sort=[(field, pymongo.ASCENDING)], limit=limit or 0
     )
     return [document[field] for document in found]
+
+
+def id_chunks(coll, query: dict, field: str, size: int) -> Iterator[list[int]]:
+    """``field`` of every document ``query`` matches, ascending, in lists of ``size``, from
+    one query, each handed on as soon as it is full (an edge collection's ids, which the
+    index sorts and covers: one delivery task's followers each)."""
+    found = coll.find(query, projection={field: 1, "_id": 0}, sort=[(field, pymongo.ASCENDING)])
+    chunk = []
+    for document in found:
+        chunk.append(document[field])
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def edges_by_id(

@@ -8,6 +8,7 @@ follows it: what delivers a tagged post to homes, and the tags search finds by p
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from pymongo import ASCENDING, DESCENDING
@@ -15,7 +16,13 @@ from pymongo import ASCENDING, DESCENDING
 from socialapp.config import Settings
 from socialapp.domain import tags
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, edges_by_id, ids_after, insert_if_absent
+from socialapp.stores.mongo import (
+    collection,
+    edges_by_id,
+    id_chunks,
+    ids_after,
+    insert_if_absent,
+)
 from socialapp.stores.unavailable import MONGODB, translates
 
 SCHEMA = schema.document(
@@ -96,11 +103,28 @@ class TagFollowStore:
         """The accounts following ``tag``, ascending above ``after`` (``limit`` 0: all)."""
         return ids_after(self._follows, {"tag": tag}, "account_id", after, limit)
 
-    def followed_with_prefix(self, prefix: str, limit: int) -> list[str]:
+    def count_followers(self, tag: str) -> int:
+        """How many accounts follow ``tag`` (the ``tag_account`` index's keys only): what
+        decides whether its posts are pushed or pulled."""
+        return self._follows.count_documents({"tag": tag})
+
+    def follower_chunks(self, tag: str, size: int) -> Iterator[list[int]]:
+        """Every follower of ``tag``, ascending, in lists of ``size`` (one delivery task
+        each), from one query (covered by ``tag_account``)."""
+        return id_chunks(self._follows, {"tag": tag}, "account_id", size)
+
+    def tags_followed(self, batch: int = 1000) -> Iterator[str]:
+        """Every tag anyone follows, by name: ``batch`` index seeks at a time."""
+        after = ""
+        while names := self.followed_with_prefix("", batch, after):
+            yield from names
+            after = names[-1]
+
+    def followed_with_prefix(self, prefix: str, limit: int, after: str = "") -> list[str]:
         """The first ``limit`` tags anyone follows that begin with ``prefix``, by name: one
         index seek each (walking on past a tag's other followers), never a scan of them."""
         found: list[str] = []
-        low: dict = {"$gte": prefix}
+        low: dict = {"$gt": after} if after else {"$gte": prefix}
         while len(found) < limit:
             query = {"tag": {**low, "$lt": prefix + LAST_CHARACTER}}
             first = self._follows.find_one(

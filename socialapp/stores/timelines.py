@@ -7,10 +7,13 @@ plus a sentinel member whose score is the set's floor: the set is complete for e
 above it (0: all history; +inf: being rebuilt, trust nothing). A set that does not exist is
 unknown and must be rebuilt by the caller.
 
-Next to each home, ``pulls:{user_id}`` holds the authors that reader merges at read time
-(celebrities in hybrid mode, pull overrides, authors being reconciled), so a page reads its
-sources on the reader's own hash slot without looking at every account followed. The member
-``"0"`` marks the set loaded, ``"-1"`` being rebuilt; a missing set is rebuilt by its reader.
+Next to each home, ``tagged:{user_id}`` holds the posts of the pushed hashtags the reader
+follows, one member per post and tag that brought it (``"post_id:author_id#tag"``), so that
+unfollowing a tag takes out exactly its members; and ``pulls:{user_id}`` holds the authors
+that reader merges at read time (celebrities in hybrid mode, pull overrides, authors being
+reconciled), so a page reads its sources on the reader's own hash slot without looking at
+every account followed. The member ``"0"`` marks the set loaded, ``"-1"`` being rebuilt; a
+missing set is rebuilt by its reader.
 
 Every script works on sets one at a time. On a Redis Cluster each call names one key; on a
 single server, delivering to many homes and reading many outboxes send up to ``BATCH`` keys
@@ -29,7 +32,8 @@ from redis.exceptions import NoScriptError
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
-from socialapp.stores.followee_copies import FOLLOWS_TAGS
+from socialapp.stores import tag_copies
+from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.unavailable import REDIS, translates
 
 LUA = Path(__file__).parent / "lua"
@@ -43,6 +47,7 @@ BATCH = 1000  # keys per script call on a single server: bounds how long one cal
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
 MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
 HIDDEN_MISSING = "hidden"  # the reader's hidden accounts must be loaded first
+TAGS_MISSING, TAGGED_MISSING = "tags", "tagged"  # the followed tags' copy, the tagged set
 
 
 def member_text(entry: Entry) -> str:
@@ -75,6 +80,14 @@ class PageSources(NamedTuple):
     # of a full home, below which no outbox entry is on the page.
     outbox_bound: int | None = None
     follows_tags: bool = True  # the reader follows hashtags (their feeds are read too)
+    # With ``follows_tags``: the tagged set's entries, each with the tag that brought it,
+    # and its floor; the tags followed, each with its follower count (None: not counted)
+    # and whether it is being reconciled (None: not read, on a cluster); and the authors of
+    # tagged entries hidden from the reader.
+    tagged: tuple[tuple[Entry, str], ...] = ()
+    tagged_floor: float = 0
+    tags: dict[str, tuple[int | None, bool] | None] | None = None
+    tagged_hidden: frozenset[int] = frozenset()
 
 
 def home_key(user_id: int | str) -> str:
@@ -83,6 +96,15 @@ def home_key(user_id: int | str) -> str:
 
 def outbox_key(author_id: int) -> str:
     return f"outbox:{{{author_id}}}"
+
+
+def tagged_key(user_id: int | str) -> str:
+    return f"tagged:{{{user_id}}}"
+
+
+def tagged_member(entry: Entry, tag: str) -> str:
+    """A tagged set's member: the entry and the followed tag that brought it."""
+    return f"{member_text(entry)}#{tag}"
 
 
 def pulls_key(user_id: int) -> str:
@@ -174,6 +196,12 @@ class TimelineStore:
         args = add_args(self._home_cap, 0, [])
         return sum(self._run([("create", home_key(user_id), args) for user_id in user_ids]))
 
+    def create_tagged(self, user_ids: Iterable[int]) -> int:
+        """Create empty tagged sets (floor 0) where none exists, in one round trip (a
+        generator's readers who follow no tag yet, as their first page would)."""
+        args = add_args(self._home_cap, 0, [])
+        return sum(self._run([("create", tagged_key(user_id), args) for user_id in user_ids]))
+
     def create_outbox(self, author_id: int, entries: Iterable[Entry] = (), floor: int = 0) -> bool:
         return bool(self._one("create", outbox_key(author_id), self._outbox_cap, floor, entries))
 
@@ -223,8 +251,57 @@ class TimelineStore:
         the activity set, then ``add_to_homes``."""
         if not self._batched:
             raise NotImplementedError("a cluster delivers with add_to_homes")
-        args = (self._home_cap, entry.post_id, member_text(entry))
+        return self._deliver(user_ids, entry.post_id, member_text(entry), home_key)
+
+    def _deliver(self, user_ids: list[int], score: int, member: str, key) -> int:
+        args = (self._home_cap, score, member, key(0)[:-2])
         return sum(self._run([("deliver", [], (*args, *ids)) for ids in _batches(user_ids)]))
+
+    # Tagged sets: the posts of the pushed hashtags each reader follows
+
+    def deliver_tagged(self, user_ids: list[int], entry: Entry, tag: str) -> int:
+        """Deliver a post with ``tag`` to the existing tagged sets among ``user_ids`` (the
+        tag's followers); how many exist (on one server: one command per ``BATCH``)."""
+        member = tagged_member(entry, tag)
+        if self._batched:
+            return self._deliver(user_ids, entry.post_id, member, tagged_key)
+        args = [self._home_cap, 0, entry.post_id, member]
+        keys = [tagged_key(user_id) for user_id in user_ids]
+        return sum(self._run([("add", key, args) for key in keys]))
+
+    def backfill_tagged(
+        self, user_ids: Iterable[int], entries: Iterable[Entry], floor: float, tag: str
+    ) -> None:
+        """Add a tag's entries to the existing tagged sets among ``user_ids`` and raise their
+        floor to at least ``floor``, in one round trip."""
+        args = tagged_args(self._home_cap, floor, {tag: entries})
+        self._run(self._calls("add", [tagged_key(user_id) for user_id in user_ids], args))
+
+    def remove_from_tagged(self, user_ids: Iterable[int], entry: Entry, tag: str) -> None:
+        pipe = self._client.pipeline(transaction=False)
+        for user_id in user_ids:
+            pipe.zrem(tagged_key(user_id), tagged_member(entry, tag))
+        pipe.execute()
+
+    def remove_tag(self, user_id: int, tag: str) -> int:
+        """Take every member ``tag`` brought out of the reader's tagged set; how many."""
+        return self._run([("remove_author", tagged_key(user_id), (f"#{tag}",))])[0]
+
+    def begin_rebuild_tagged(self, user_id: int) -> None:
+        """Empty the tagged set with floor +inf; deliveries meanwhile are kept, uncapped."""
+        self._run([("begin_rebuild", tagged_key(user_id), ())])
+
+    def finish_rebuild_tagged(
+        self, user_id: int, entries: dict[str, Iterable[Entry]], floor: float
+    ) -> bool:
+        """Add each tag's ``entries``, set the floor to max(floor, a floor already set),
+        trim; False when the set vanished meanwhile."""
+        args = tagged_args(self._home_cap, floor, entries)
+        return bool(self._run([("finish_rebuild", tagged_key(user_id), args)])[0])
+
+    def drop_tagged(self, batch: int = 1000) -> int:
+        """Delete every tagged set (``read`` mode reads none), as ``drop_homes``."""
+        return unlink_matching(self._client, tagged_key("*"), batch)
 
     def add_to_outbox(self, author_id: int, entry: Entry) -> None:
         self._one("add", outbox_key(author_id), self._outbox_cap, 0, [entry])
@@ -330,6 +407,8 @@ class TimelineStore:
         """The home slice, the pulled authors and (on one server) their outboxes, in one call.
 
         ``following`` names the reader's followee set and its loaded marker (same hash tag),
+        and beside them the reader's tagged set and followed tags (``followed_tags_key``;
+        on one server the tags' follower counts and marks too, ``TagCopies``' keys),
         ``hidden`` the set of accounts the reader does not see (same tag and marker): their
         entries are left out as an unfollowed author's are; ``activity`` the readers'
         activity set, now and the cutoff: on one server the call
@@ -339,14 +418,16 @@ class TimelineStore:
         keeps is among them. Boosts of accounts the reader does not see, or by boosters whose
         boosts the reader hides, are named in ``hidden_originals`` and ``hidden_boosters``.
         ``MISSING`` when the home or the pulled set must be rebuilt or the followee set
-        reloaded; ``HIDDEN_MISSING`` when the hidden set must be loaded; ``INACTIVE`` when the
-        reader had been idle (fan-out skipped them: rebuild). Renews the home's and the
-        pulled set's TTL.
+        reloaded; ``TAGS_MISSING`` when the followed tags must be loaded, ``TAGGED_MISSING``
+        when the tagged set must be rebuilt; ``HIDDEN_MISSING`` when the hidden set must be
+        loaded; ``INACTIVE`` when the reader had been idle (fan-out skipped them: rebuild).
+        Renews the home's, the pulled set's and the tagged set's TTL.
         """
         keys = [home_key(user_id), pulls_key(user_id), following[0], hidden]
+        keys += [tagged_key(user_id), followed_tags_key(user_id)]
         args = [*read_args(max_id, since_id, count), user_id, following[1], *activity[1:]]
         if self._batched:
-            keys.append(activity[0])
+            keys += [activity[0], tag_copies.FOLLOWERS, tag_copies.UNSETTLED]
             if cache_prefix:
                 args += [cache_prefix, count if prefetch is None else prefetch]
         reply = self._run([("read_page", keys, args)])[0]
@@ -354,9 +435,11 @@ class TimelineStore:
         if isinstance(reply, list):
             text, ids, *values = reply
             cached = dict(zip(ids_of(ids), values, strict=True))
-        if text in ("", INACTIVE, HIDDEN_MISSING):
+        if text in ("", INACTIVE, HIDDEN_MISSING, TAGS_MISSING, TAGGED_MISSING):
             return text or MISSING
-        home, pulled, unfollowed, originals, boosters, bound, tags, *outboxes = text.split(";")
+        home, pulled, unfollowed, originals, boosters, bound, tags, *rest = text.split(";")
+        tagged, states, tagged_hidden, *outboxes = rest
+        tagged_floor, tagged_members = _tagged_from_text(tagged)
         pulled_ids = ids_of(pulled)
         found = None
         if self._batched:
@@ -371,6 +454,10 @@ class TimelineStore:
             frozenset(ids_of(boosters)),
             int(bound) if bound else None,
             tags == "1",
+            tuple(tagged_members),
+            tagged_floor,
+            dict(map(_tag_state, states.split(","))) if states else {},
+            frozenset(ids_of(tagged_hidden)),
         )
 
     # The authors each reader pulls
@@ -448,6 +535,15 @@ def add_args(cap: int, floor: int, entries: Iterable[Entry]) -> list:
     return args
 
 
+def tagged_args(cap: int, floor: float, entries: dict[str, Iterable[Entry]]) -> list:
+    """``add_args`` for a tagged set: each tag's entries, members naming the tag."""
+    args: list = [cap, floor]
+    for tag, tagged in entries.items():
+        for entry in tagged:
+            args += [entry.post_id, tagged_member(entry, tag)]
+    return args
+
+
 def read_args(max_id: int | None, since_id: int | None, count: int) -> tuple:
     upper = "+inf" if max_id is None else f"({max_id}"
     lower = "-inf" if since_id is None else f"({since_id}"
@@ -477,6 +573,29 @@ def _batches(items: list) -> list[list]:
 
 def ids_of(text: str) -> list[int]:
     return [int(part) for part in text.split(",")] if text else []
+
+
+def _tagged_from_text(text: str) -> tuple[float, list[tuple[Entry, str]]]:
+    """A tagged set's read ("floor,post:author#tag,..."; "" when not read): its floor and
+    its entries, each with its tag."""
+    if not text:
+        return 0, []
+    floor, *members = text.split(",")
+    found = []
+    for member in members:
+        entry, _, tag = member.partition("#")
+        found.append((_entry(entry), tag))
+    return float(floor), found
+
+
+def _tag_state(text: str) -> tuple[str, tuple[int | None, bool] | None]:
+    """A followed tag from the page script: "name" (state not read), or
+    "name=followers=unsettled"."""
+    name, *state = text.split("=")
+    if not state:
+        return name, None
+    count, unsettled = state
+    return name, (int(count) if count else None, unsettled == "1")
 
 
 def slice_from_text(text: str) -> Slice:

@@ -164,7 +164,10 @@ def test_regrouped_keeps_every_id_in_order(sizes, size):
     for n in sizes:
         chunks.append(list(range(start, start + n)))
         start += n
-    groups = list(fanout.regrouped(iter(chunks), size))
-    assert [i for group in groups for i in group] == list(range(start))
-    assert all(len(group) == size for group in groups[:-1])
-    assert not groups or 0 < len(groups[-1]) <= size
+    tagged = [("", chunk) for chunk in chunks] + [("cats", chunk) for chunk in chunks]
+    groups = list(fanout.regrouped(iter(tagged), size))
+    for target in ("", "cats"):  # each target's followers regrouped apart, in order
+        mine = [group for name, group in groups if name == target]
+        assert [i for group in mine for i in group] == list(range(start))
+        assert all(len(group) == size for group in mine[:-1])
+        assert not mine or 0 < len(mine[-1]) <= size

@@ -275,6 +275,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     from socialapp.stores.post_cache import PostCache
     from socialapp.stores.rate_meters import RateMeters
     from socialapp.stores.reader_activity import ReaderActivity
+    from socialapp.stores.tag_copies import TagCopies
     from socialapp.stores.timelines import TimelineStore
 
     c, cluster = components, redis_cluster_client
@@ -286,7 +287,8 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     hidden = HiddenAccounts(cluster)
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
     sources = FeedSources(
-        timelines, followees, authors, *stores, c.shared_feeds, c.tag_follows, c.settings, c.lists
+        *(timelines, followees, authors, *stores, c.shared_feeds, c.tag_follows, c.settings),
+        *(c.lists, TagCopies(cluster)),
     )
     feeds = FeedManager(
         *(sources, timelines, followees, authors, activity, c.streams, c.settings),
@@ -344,6 +346,7 @@ def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_c
     from socialapp.stores.hidden import HiddenAccounts
     from socialapp.stores.post_cache import PostCache
     from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds
+    from socialapp.stores.tag_copies import TagCopies
     from socialapp.stores.timelines import TimelineStore
 
     c, cluster = components, redis_cluster_client
@@ -361,6 +364,7 @@ def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_c
         c.tag_follows,
         settings,
         c.lists,
+        TagCopies(cluster),
     )
     sources = FeedSources(timelines, *copies, *stores)
     pages = Pages(cache, c.posts, settings.boost_window)

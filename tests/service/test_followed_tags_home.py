@@ -79,12 +79,15 @@ def test_the_store_page_is_the_served_page_and_pages_go_past_the_feed(
 def test_tagged_homes_and_shared_pages_stay_exact_through_switches(
     client, signup, settle, components
 ):
-    """A home with a followed tag, the public page and the tag's page while the fan-out moves
-    under them: mid-switch never a repeat, a stranger or a deleted post; settled, exact."""
+    """A home with two followed tags, one pushed (below the threshold, and in write mode) and
+    one a celebrity (pulled in hybrid and adaptive mode), the public page and a tag's page
+    while the fan-out moves under them: mid-switch never a repeat, a stranger or a deleted
+    post; settled, exact."""
     ada, bob, fan, reader = signup("ada"), signup("bob"), signup("fan"), signup("rdr")
     home(client, reader)
     for who in (reader, fan):
         client.put(f"/v1/me/following/{bob.id}", headers=who.headers)  # bob: a celebrity at 2
+        follow_tag(client, who, "dogs")  # dogs: a celebrity tag at 2
     follow_tag(client, reader, "cats")
     pages = {
         "home": lambda: [int(i) for i in all_pages(client, reader, limit=3)],
@@ -98,12 +101,13 @@ def test_tagged_homes_and_shared_pages_stay_exact_through_switches(
         operators.change_fanout(
             components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
         )
-        for text, who in ((f"{mode} #cats", ada), (f"{mode} plain", bob), (f"{mode} x", ada)):
+        texts = ((f"{mode} #cats", ada), (f"{mode} plain", bob), (f"{mode} x", ada))
+        for text, who in (*texts, (f"{mode} #dogs", ada), (f"{mode} #cats #dogs", ada)):
             made_id = posted(client, who, text)
             made["public"].insert(0, made_id)
             if "#cats" in text:
                 made["tag"].insert(0, made_id)
-            if "#cats" in text or who is bob:
+            if "#cats" in text or "#dogs" in text or who is bob:
                 made["home"].insert(0, made_id)
         for name, read in pages.items():  # mid-switch
             found = read()
@@ -155,3 +159,116 @@ def test_a_home_read_loads_the_tags_the_streaming_process_reads(
     assert copies.followees(reader_id) is None
     home(client, reader)
     assert copies.streamed_tags(reader_id) == []
+
+
+def tagged_members(components, account) -> set[str]:
+    """The reader's tagged set (``post:author#tag``), less its floor."""
+    members = components.redis.zrange(f"tagged:{{{account.id}}}", 0, -1)
+    return {member for member in members if member != "floor"}
+
+
+@pytest.mark.parametrize("mode", ["write", "hybrid"])
+def test_a_pushed_tag_is_delivered_and_a_follow_backfills_it(
+    client, signup, settle, components, monkeypatch, mode
+):
+    """Under the threshold (hybrid) or in write mode a tag's posts are copied into its
+    followers' tagged sets at post time; following it merges its recent posts at once; a
+    warm page of a reader who follows only pushed tags is still one round trip."""
+    from tests.service.test_flat_reads import sent_to_redis
+
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
+    )
+    settle()
+    ada, reader = signup("ada"), signup("rdr")
+    home(client, reader)
+    before = posted(client, ada, "early #cats")
+    settle()
+    follow_tag(client, reader, "cats")
+    assert ids(client, reader) == [before]  # backfilled by the follow
+    after = posted(client, ada, "later #cats")
+    settle()
+    members = {f"{before}:{ada.id}#cats", f"{after}:{ada.id}#cats"}
+    assert tagged_members(components, reader) == members
+    assert ids(client, reader) == [after, before]
+    sent = sent_to_redis(monkeypatch)
+    assert ids(client, reader) == [after, before]
+    assert len(sent) == 1  # the tagged set is read beside the home, in the page's one call
+    client.delete(f"/v1/posts/{after}", headers=ada.headers)
+    settle()
+    assert tagged_members(components, reader) == {f"{before}:{ada.id}#cats"}  # retracted
+    assert ids(client, reader) == [before]
+
+
+def test_a_celebrity_tag_is_pulled_in_hybrid(client, signup, settle, components):
+    """A tag followed by as many accounts as the threshold is pulled from its shared feed:
+    nothing is copied into its followers' tagged sets, and their pages show its posts."""
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode="hybrid", celebrity_threshold=2
+    )
+    settle()
+    ada, fan, reader = signup("ada"), signup("fan"), signup("rdr")
+    home(client, reader)
+    follow_tag(client, fan, "cats")
+    follow_tag(client, reader, "cats")
+    settle()
+    assert components.tag_copies.states(["cats"]) == {"cats": (2, False)}
+    made = posted(client, ada, "#cats for many")
+    settle()
+    assert not tagged_members(components, reader)
+    assert ids(client, reader) == [made]
+    assert ids(client, fan) == [made]
+
+
+def test_unfollowing_a_pushed_tag_takes_out_exactly_its_posts(client, signup, settle, components):
+    """Write mode: the tagged set holds one member per post and tag; unfollowing ``cats``
+    takes out the posts only ``cats`` brought, keeping one a followee wrote and one
+    ``dogs`` brings too."""
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
+    settle()
+    ada, bob, reader = signup("ada"), signup("bob"), signup("rdr")
+    home(client, reader)
+    client.put(f"/v1/me/following/{bob.id}", headers=reader.headers)
+    follow_tag(client, reader, "cats")
+    follow_tag(client, reader, "dogs")
+    by_followee = posted(client, bob, "#cats by bob")
+    both = posted(client, ada, "#cats and #dogs")
+    only_cats = posted(client, ada, "#cats alone")
+    only_dogs = posted(client, ada, "#dogs alone")
+    settle()
+    assert ids(client, reader) == [only_dogs, only_cats, both, by_followee]
+    follow_tag(client, reader, "cats", method="delete")
+    assert ids(client, reader) == [only_dogs, both, by_followee]
+    assert tagged_members(components, reader) == {
+        f"{both}:{ada.id}#dogs",
+        f"{only_dogs}:{ada.id}#dogs",
+    }
+
+
+def test_tags_stay_exact_from_write_to_read_to_hybrid(client, signup, settle, components):
+    """Write mode pushes both tags; read mode pulls them (the tagged sets dropped once it
+    settles); back in hybrid ``cats`` (one follower) is pushed again, its followers' sets
+    rebuilt, and ``dogs`` (a celebrity at 2) pulled, one of its followers leaving in read
+    mode and coming back in hybrid (its count crosses the threshold both ways). Mid-switch
+    never a repeat or a stranger; settled, exact."""
+    ada, fan, reader = signup("ada"), signup("fan"), signup("rdr")
+    home(client, reader)
+    follow_tag(client, reader, "cats")
+    follow_tag(client, reader, "dogs")
+    follow_tag(client, fan, "dogs")
+    made: list[int] = []
+    for mode in ("write", "read", "hybrid"):
+        operators.change_fanout(
+            components.fanout_settings, components.fanout, mode=mode, celebrity_threshold=2
+        )
+        for text in (f"{mode} #cats", f"{mode} #dogs", f"{mode} #cats #dogs", f"{mode} #x"):
+            made_id = posted(client, ada, text)
+            made[:0] = [made_id] * ("#x" not in text)
+        follow_tag(client, fan, "dogs", method="delete" if mode == "read" else "put")
+        found = [int(i) for i in all_pages(client, reader, limit=3)]  # mid-switch
+        assert len(found) == len(set(found)) and set(found) <= set(made), mode
+        settle()
+        assert [int(i) for i in all_pages(client, reader, limit=3)] == made, mode
+    states = components.tag_copies.states(["cats", "dogs"])
+    assert states == {"cats": (1, False), "dogs": (2, False)}
+    assert {m.rsplit("#", 1)[1] for m in tagged_members(components, reader)} == {"cats"}

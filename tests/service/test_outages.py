@@ -90,8 +90,9 @@ def test_a_lost_delivery_task_is_swept_and_delivered_once(outage_app):
 
 
 def test_reconciliations_the_broker_lost_are_sent_again(outage_app):
-    """A switch and an author's override answered, and their reconciliations lost with the
-    broker (queued when it crashed, say): the sweeper sends them again, and both settle."""
+    """A switch, an author's override and a hashtag's new follower count answered, and their
+    reconciliations lost with the broker (queued when it crashed, say): the sweeper sends
+    them again, and all settle."""
     client = outage_app.test_client()
     c = outage_app.extensions["socialapp"]
     ada, bob = Account(client, "ada"), Account(client, "bob")
@@ -100,11 +101,15 @@ def test_reconciliations_the_broker_lost_are_sent_again(outage_app):
     c.queue.send = lambda *args, **kwargs: sent.append(args)  # the broker "loses" them
     operators.set_author_strategy(c.users, c.fanout, int(ada.id), "pull")  # pushed until now
     operators.change_fanout(c.fanout_settings, c.fanout, mode="read")
-    assert {name for name, *_ in sent} == {fanout.RECONCILE, fanout.RECONCILE_AUTHORS}
+    assert client.put("/v1/me/tags/cats", headers=bob.headers).status_code == 204  # counted
+    reconciliations = {fanout.RECONCILE, fanout.RECONCILE_AUTHORS, fanout.RECONCILE_TAGS}
+    assert reconciliations <= {name for name, *_ in sent}
     assert not c.fanout_settings.read().settled and c.author_copies.unsettled() == {int(ada.id)}
+    assert c.tag_copies.unsettled() == {"cats"}
     del c.queue.send
     wait_for(c.fanout_settings.read, "the switch to settle", until=lambda s: s.settled)
     wait_for(c.author_copies.unsettled, "the author to settle", until=lambda u: not u)
+    wait_for(c.tag_copies.unsettled, "the tag to settle", until=lambda u: not u)
 
 
 def test_a_retried_chunk_cannot_finish_a_delivery_early(components):

@@ -310,6 +310,8 @@ def test_only_fan_out_state_lives_without_a_ttl(client, signup, components, sett
         "fanout:overrides",
         "fanout:reconciling",
         "fanout:active",
+        "fanout:tag_followers",
+        "fanout:tags_reconciling",
     }
     assert "fanout:active" in without_ttl
     assert redis.ttl(f"home:{{{bob.id}}}") > 0

@@ -50,3 +50,22 @@ def test_falling_below_the_threshold_moves_an_author_to_push():
     assert settings.crosses_to_push(before=100, after=99) is True
     assert settings.crosses_to_push(before=99, after=100) is False
     assert settings.crosses_to_push(before=100, after=99, strategy="pull") is False
+
+
+def test_a_followed_tag_is_pushed_or_pulled_as_an_unmeasured_author():
+    """A tag under the threshold is pushed, at or above it pulled (adaptive as hybrid: a tag
+    has no measured rates); one not counted or being reconciled is both; a pending switch
+    makes each side do the superset, as for authors."""
+    hybrid, adaptive = FanoutSettings(HYBRID), FanoutSettings(FanoutConfig("adaptive", 100))
+    for policy in (hybrid, adaptive):
+        assert policy.pushes_tag(99) and not policy.pulls_tag(99)
+        assert not policy.pushes_tag(100) and policy.pulls_tag(100)
+        assert policy.pushes_tag(100, unsettled=True) and policy.pulls_tag(99, unsettled=True)
+        assert policy.pushes_tag(None) and policy.pulls_tag(None)
+    write, read = FanoutSettings(FanoutConfig("write")), FanoutSettings(FanoutConfig("read"))
+    assert write.pushes_tag(10**6) and not write.pulls_tag(10**6)
+    assert not read.pushes_tag(0) and read.pulls_tag(0)
+    switching = FanoutSettings(HYBRID, pending=(FanoutConfig("write"),))
+    assert switching.pushes_tag(100) and switching.pulls_tag(100)
+    assert hybrid.tag_moves(99, 100) and hybrid.tag_moves(None, 5)
+    assert not hybrid.tag_moves(5, 6) and not write.tag_moves(5, 10**6)

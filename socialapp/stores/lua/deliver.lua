@@ -1,15 +1,16 @@
--- One server only (the homes span hash slots): deliver one entry to the existing homes of
--- the readers ARGV[4..] (reader ids, at most 1000). ARGV[1]: the homes' cap; ARGV[2],
--- ARGV[3]: the entry's score and member. A home exists exactly while its reader is active:
+-- One server only (the sets span hash slots): deliver one entry to the existing sets
+-- ARGV[4] .. reader .. '}' of the readers ARGV[5..] (reader ids, at most 1000): their homes
+-- (ARGV[4] the homes' prefix), or their tagged sets. ARGV[1]: the sets' cap; ARGV[2],
+-- ARGV[3]: the entry's score and member. A set exists exactly while its reader is active:
 -- it is built when they read after being away, and each of their reads renews its TTL, the
--- activity cutoff. So the home's existence is the activity check, and an idle reader's home
--- has expired and is skipped. Each home is treated as add.lua treats it: the entry dropped
--- at or below a finite floor, then trimmed. The home keys are built here from the ids, so
--- the client does not build them. How many homes exist.
-local cap, score, member = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3]
+-- activity cutoff. So the set's existence is the activity check, and an idle reader's set
+-- has expired and is skipped. Each set is treated as add.lua treats it: the entry dropped
+-- at or below a finite floor, then trimmed. The keys are built here from the ids, so the
+-- client does not build them. How many sets exist.
+local cap, score, member, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local reached = 0
-for i = 4, #ARGV do
-  local home = HOME_PREFIX .. ARGV[i] .. '}'
+for i = 5, #ARGV do
+  local home = prefix .. ARGV[i] .. '}'
   local floor = read_floor(home)
   if floor then
     reached = reached + 1

@@ -2,17 +2,24 @@
 -- reader pulls, KEYS[3] whom the reader follows, KEYS[4] whom the reader does not see, each
 -- scored by when that ends (one hash tag). ARGV[1..3]: read bounds and count (see read());
 -- ARGV[4]: the reader; ARGV[5]: the member that marks the followee and hidden sets loaded;
--- ARGV[6]: now. On one server (the keys span hash slots) also KEYS[5], readers' last
--- activity, and ARGV[7], the cutoff of activity: the reader is marked active, and the
--- outboxes are read here too.
+-- ARGV[6]: now. KEYS[5] the reader's tagged set (posts of the pushed hashtags they follow,
+-- members "post:author#tag"), KEYS[6] the hashtags they follow (same hash tag). On one
+-- server (the keys span hash slots) also KEYS[7], readers' last activity, and ARGV[7], the
+-- cutoff of activity: the reader is marked active, and the outboxes are read here too; and
+-- KEYS[8], KEYS[9], the tags' follower counts and the tags being reconciled.
 -- 'inactive' when the reader was idle past the cutoff (fan-out skipped them: rebuild);
--- 'hidden' when the hidden set is missing (reload it); '' when the home, the pulled set or
+-- 'hidden' when the hidden set is missing (reload it); 'tags' when the reader follows
+-- hashtags and the set of them is missing (reload it), 'tagged' when their tagged set is
+-- (rebuild it); '' when the home, the pulled set or
 -- the followee set is missing (rebuild or reload). Else, joined by ';': the home as
 -- "floor,member,...", the pulled authors the reader still follows and sees, the authors of
 -- home entries the reader no longer follows or does not see, the authors of boosted posts
 -- the reader does not see, the boosters whose boosts the reader hides, the post id down to
 -- which the outboxes were read ('' when a page deep: see below), 1 when the reader follows
--- hashtags (member '#' of KEYS[3]) else 0, then (one server) the
+-- hashtags (member '#' of KEYS[3]) else 0, and when 1: the tagged set as
+-- "floor,member,...", the followed tags (on one server each as "name=followers=1 or 0",
+-- followers '' when not counted, 1 when being reconciled), the authors of tagged entries
+-- the reader does not see; then (one server) the
 -- outboxes of the reader and of each pulled author in that order. The cost is the page and the pulled
 -- authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
@@ -22,10 +29,10 @@
 -- source is known), so a warm
 -- page takes one round trip. Followee checks are one SMISMEMBER per list of authors,
 -- hidden checks one ZMSCORE.
-local here = KEYS[5] ~= nil
+local here = KEYS[7] ~= nil
 if here then
-  local seen = redis.call('ZSCORE', KEYS[5], ARGV[4])
-  redis.call('ZADD', KEYS[5], ARGV[6], ARGV[4])
+  local seen = redis.call('ZSCORE', KEYS[7], ARGV[4])
+  redis.call('ZADD', KEYS[7], ARGV[6], ARGV[4])
   if not seen or tonumber(seen) < tonumber(ARGV[7]) then return 'inactive' end
 end
 if not redis.call('ZSCORE', KEYS[4], ARGV[5]) then return 'hidden' end
@@ -93,16 +100,57 @@ for i, answer in ipairs(followed(authors)) do
   if answer == 0 then unfollowed[#unfollowed + 1] = authors[i] end
 end
 local hidden_originals, hidden_boosters = boosts_hidden(found, KEYS[4], now)
+-- The pushed hashtags' posts: the tagged set, shown while its tag is followed and its
+-- author is not hidden (followed or not: the tag brings them).
 local follows_tags = redis.call('SISMEMBER', KEYS[3], TAGS)
+local tagged_text, states, tagged_hidden, tag_followed, tag_hidden = '', {}, {}, {}, {}
+if follows_tags == 1 then
+  local names = {}
+  for _, name in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+    if name ~= ARGV[5] then names[#names + 1] = name end
+  end
+  if redis.call('SISMEMBER', KEYS[6], ARGV[5]) == 0 then return 'tags' end
+  local tagged = read(KEYS[5])
+  if not tagged then return 'tagged' end
+  renew(KEYS[5])
+  tagged_text = table.concat(tagged, ',')
+  found[#found + 1] = tagged
+  local counts, flags = {}, {}
+  if here and #names > 0 then
+    counts = redis.call('HMGET', KEYS[8], unpack(names))
+    flags = redis.call('HMGET', KEYS[9], unpack(names))
+  end
+  for i, name in ipairs(names) do
+    tag_followed[name] = true
+    states[i] = here and (name .. '=' .. (counts[i] or '') .. '=' .. (flags[i] and 1 or 0)) or name
+  end
+  local tagged_authors, listed = {}, {}
+  for i = 2, #tagged do
+    local author = string.match(tagged[i], ':(%d+)#')
+    if author and not listed[author] then
+      listed[author] = true
+      tagged_authors[#tagged_authors + 1] = author
+    end
+  end
+  tagged_hidden = hidden_among(KEYS[4], tagged_authors, '', now)
+  for _, author in ipairs(tagged_hidden) do tag_hidden[author] = true end
+end
 local out = {
   table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
   table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound, follows_tags,
+  tagged_text, table.concat(states, ','), table.concat(tagged_hidden, ','),
 }
 for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
 local text = table.concat(out, ';')
 if not ARGV[8] then return text end
 local gone = {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
-local shown = page_rule(function(author) return gone[author] end, hidden_originals,
+local rule = page_rule(function(author) return gone[author] end, hidden_originals,
   hidden_boosters)
+local function shown(entry)
+  local post, author, tag = string.match(entry, '^(%d+):(%d+)#(.+)$')
+  if not tag then return rule(entry) end
+  if tag_followed[tag] and not tag_hidden[author] then return post end
+  return nil
+end
 return with_cached({text}, ARGV[8], merged_ids(found, shown, tonumber(ARGV[9])))
