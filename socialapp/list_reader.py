@@ -59,6 +59,7 @@ class ListReader:
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
+        hides=None,
     ) -> FeedPage:
         """A page of the list's members' posts and boosts, newest first."""
         hidden_among = lambda ids: self._sources.hidden_among(owner_id, ids)  # noqa: E731
@@ -76,7 +77,7 @@ class ListReader:
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden_among)
+        return self._pages.read(stream, limit, rendered, hidden_among, hides)
 
     def read_page_from_store(
         self,
@@ -86,6 +87,7 @@ class ListReader:
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
+        hides=None,
     ) -> FeedPage:
         """The list's page from MongoDB alone (Redis is down): slow, but always right."""
         now = time.time()
@@ -99,7 +101,7 @@ class ListReader:
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden.intersection)
+        return self._pages.read(stream, limit, rendered, hidden.intersection, hides)
 
     def _one_call(self, owner_id, list_id, member_ids, policy, visible: set[int], apart):
         """One server: the page's fetch, its sources read in one call with the likely posts'

@@ -199,19 +199,22 @@ def read_list(
     max_id: int | None = None,
     since_id: int | None = None,
     rendered: bool = False,
+    hides=None,
 ) -> FeedPage:
     """A page of the list's timeline, newest first, paged as the home timeline is; from
-    MongoDB alone while Redis is unreachable."""
+    MongoDB alone while Redis is unreachable. ``hides``: as ``Pages.read`` takes it."""
     owned(lists, owner_id, list_id)
     members = lists.member_ids(list_id)
     try:
         policy = fanout_settings.current()
         return reader.read_page(
-            owner_id, list_id, members, policy, limit, max_id, since_id, rendered
+            owner_id, list_id, members, policy, limit, max_id, since_id, rendered, hides
         )
     except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
         log.warning("list read from MongoDB alone: %r", error)
-        return reader.read_page_from_store(owner_id, members, limit, max_id, since_id, rendered)
+        return reader.read_page_from_store(
+            owner_id, members, limit, max_id, since_id, rendered, hides
+        )
 
 
 def read_list_after(
@@ -223,11 +226,15 @@ def read_list_after(
     limit: int,
     min_id: int,
     max_id: int | None = None,
+    hides=None,
 ) -> FeedPage:
     """The ``limit`` posts of the list just newer than ``min_id`` (``timeline.read_after``)."""
 
     def read(count: int, before: int | None, since_id: int) -> FeedPage:
-        return read_list(reader, lists, fanout_settings, owner_id, list_id, count, before, since_id)
+        return read_list(
+            reader, lists, fanout_settings, owner_id, list_id, count, before, since_id,
+            hides=hides,
+        )  # fmt: skip
 
     return read_after(read, limit, min_id, max_id)
 
