@@ -472,7 +472,7 @@ def _keyword_filters(words: dict) -> str:
     return (
         f"Readers following {words['followees']} authors; the filtered readers have "
         f"{words['filters']} filters of {words['keywords']} keywords in all (half hiding, "
-        "half warning: about one post in ten hidden, as many marked). Mastodon home pages of "
+        "half warning: about one post in sixteen hidden, as many marked). Mastodon home pages of "
         "20 read alternately on one server; the ratio is the median of the pairs.\n\n"
         + _table(header, rows)
     )

@@ -76,26 +76,32 @@ class _Keyword:
         return None if match is None else match.span()
 
 
+def _screen(keywords: Iterable[_Keyword]) -> tuple[str, ...]:
+    """The texts whose presence (as substrings) any match of these keywords needs: a status
+    holding none of them matches none, found by one C-level search each."""
+    return tuple(dict.fromkeys(k.text for k in keywords))
+
+
+def _may_match(lowered: str, screen: tuple[str, ...]) -> bool:
+    return any(map(lowered.__contains__, screen))
+
+
 class Matcher:
     """A reader's filters, compiled once (``socialapp.services.keyword_filters`` caches it
-    until their filters change): which of them match a status in a context."""
+    until their filters change): which of them match a status in a context. A status that
+    holds none of the keywords (most) costs a substring search per keyword, in C."""
 
     def __init__(self, filters: Iterable[dict]) -> None:
-        self._filters = [
-            (
-                stored,
-                [_Keyword(k["keyword"], k["whole_word"]) for k in stored["keywords"]],
-                {s["status_id"] for s in stored["statuses"]},
-            )
-            for stored in filters
-        ]
-        self._contexts = {c for stored, _, _ in self._filters for c in stored["context"]}
-        self._hiding = {
-            c
-            for stored, _, _ in self._filters
-            if stored["action"] == "hide"
-            for c in stored["context"]
-        }
+        self._filters = []
+        for stored in filters:
+            keywords = [_Keyword(k["keyword"], k["whole_word"]) for k in stored["keywords"]]
+            statuses = {s["status_id"] for s in stored["statuses"]}
+            self._filters.append((stored, keywords, _screen(keywords), statuses))
+        self._screen = _screen(k for _, keywords, _, _ in self._filters for k in keywords)
+        self._statuses = {i for *_, statuses in self._filters for i in statuses}
+        self._contexts = {c for stored, *_ in self._filters for c in stored["context"]}
+        hiding = [stored for stored, *_ in self._filters if stored["action"] == "hide"]
+        self._hiding = {c for stored in hiding for c in stored["context"]}
 
     def hides_in(self, context: str) -> bool:
         """Whether a filter set for ``context`` hides what it matches (none: nothing can be
@@ -109,13 +115,18 @@ class Matcher:
         of this text whose ids (its own, and a boost's boosted one) are ``status_ids``."""
         if not self._filters or (context is not None and context not in self._contexts):
             return []
-        lowered, ids, found = text.lower(), list(status_ids), []
-        for stored, keywords, statuses in self._filters:
+        lowered, ids = text.lower(), list(status_ids)
+        if self._statuses.isdisjoint(ids) and not _may_match(lowered, self._screen):
+            return []
+        found = []
+        for stored, keywords, screen, statuses in self._filters:
             if context is not None and context not in stored["context"]:
                 continue
             if not active(stored, now):
                 continue
-            spans = [span for k in keywords if (span := k.first(lowered)) is not None]
+            spans = []
+            if _may_match(lowered, screen):
+                spans = [span for k in keywords if (span := k.first(lowered)) is not None]
             status_matches = [i for i in ids if i in statuses]
             if not spans and not status_matches:
                 continue
@@ -139,19 +150,10 @@ def post_matches(
     return matcher.matches(original.get("text", ""), [i for i in ids if i], now, context)
 
 
-def hidden(matcher: Matcher, post: dict, context: str, now: dt.datetime) -> bool:
-    """Whether a post (a boost carrying its ``original``) is hidden in ``context``: a
-    filter set for it whose action is ``hide`` matches."""
-    found = post_matches(matcher, post, now, context)
-    return any(match.filter["action"] == "hide" for match in found)
-
-
-def hiding(matcher: Matcher, context: str, now: dt.datetime):
-    """``hidden`` for one page: ``hides(post)``, or None when no filter is set for
-    ``context`` (nothing to check)."""
-    if not matcher.hides_in(context):
-        return None
-    return lambda post: hidden(matcher, post, context, now)
+def hides(matches: Iterable[Match], context: str) -> bool:
+    """Whether these matches hide their status in ``context``: one of them is a filter set
+    for that context whose action is ``hide``."""
+    return any(m.filter["action"] == "hide" and context in m.filter["context"] for m in matches)
 
 
 def expires_at(expires_in: int | None, now: dt.datetime) -> dt.datetime | None:

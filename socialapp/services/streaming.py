@@ -940,7 +940,7 @@ def with_filters(
     text = _plain(proper.get("content", ""))
     ids = [int(status["id"]), *([int(reblog["id"])] if reblog else [])]
     found = matcher.matches(text, ids, now)
-    if any(m.filter["action"] == "hide" and context in m.filter["context"] for m in found):
+    if keyword_filters.hides(found, context):
         return None
     status["filtered"] = [_result(match) for match in found]
     if reblog:

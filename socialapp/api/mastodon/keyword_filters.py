@@ -43,18 +43,31 @@ def matcher(reader: int | None) -> rules.Matcher:
     return cached[reader]
 
 
+def _matches(reader: int, post: dict) -> list[rules.Match]:
+    """The reader's filters that match a post (any context), once per request: a page's
+    hiding and its rendering ask about the same statuses."""
+    memo = g.setdefault("keyword_matches", {})
+    key = (reader, post.get("_id") or post.get("id"), post.get("boost_of"))
+    if key not in memo:
+        memo[key] = rules.post_matches(matcher(reader), post, keyword_filters.now())
+    return memo[key]
+
+
 def hides(reader: int | None, context: str):
     """``hides(post)`` for a page in ``context`` (None: no filter of the reader's hides
     anything there)."""
-    return rules.hiding(matcher(reader), context, keyword_filters.now())
+    if not matcher(reader).hides_in(context):
+        return None
+    return lambda post: rules.hides(_matches(reader, post), context)
 
 
 def results(reader: int | None, post: dict) -> list[dict]:
     """The FilterResults of a post (a boost carrying its ``original``) for the reader: every
     active filter that matches it, in any context, as Mastodon's ``filtered`` (a client
     applies those of the context it shows)."""
-    found = rules.post_matches(matcher(reader), post, keyword_filters.now())
-    return [entities.filter_result(match) for match in found]
+    if reader is None:
+        return []
+    return [entities.filter_result(match) for match in _matches(reader, post)]
 
 
 class Expiry(ma.fields.Field):
