@@ -68,7 +68,8 @@ def setup(world, size) -> dict[str, list[str]]:
 
 
 def measure(world, size, tokens: dict[str, list[str]]) -> dict:
-    """Per mode: filtered p50 / plain p50, the median of alternating pairs."""
+    """Per mode: filtered p50 / plain p50, the median of alternating pairs, and the same of
+    the server's CPU per request (``cpu_ratio``: steadier than latency on a busy machine)."""
     c, found = world.c, {}
     for mode in size.list_modes:
         operators.change_fanout(c.fanout_settings, c.fanout, mode=mode)
@@ -80,13 +81,21 @@ def measure(world, size, tokens: dict[str, list[str]]) -> dict:
             )
             reads.load(server.port, *plain, size.connections, size.read_seconds / 4)  # warm
             reads.load(server.port, *filtered, size.connections, size.read_seconds / 4)
-            found[mode] = reads.alternating(server.port, plain, filtered, size, "p50_ms")
+            found[mode] = reads.alternating(
+                server.port, plain, filtered, size, "p50_ms", cpu=server.cpu_seconds
+            )
+            spent = found[mode]["server_cpu_ms_per_request"]
+            found[mode]["cpu_ratio"] = round(_median([b / a for a, b in spent]), 3)
     return {
         "keywords": FILTERS * KEYWORDS_PER_FILTER,
         "filters": FILTERS,
         "followees": size.rules_followees,
         "filtered_vs_plain": found,
     }
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def run(size) -> dict:
@@ -107,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     (out / "keyword_filters.json").write_text(json.dumps(figures, indent=2) + "\n")
     for mode, found in figures["filtered_vs_plain"].items():
         pairs = ", ".join(f"{a} / {b}" for a, b in found["pairs"])
-        print(f"{mode}: p50 ms plain / filtered {pairs}; ratio {found['ratio']}x")
+        cpu = ", ".join(f"{a} / {b}" for a, b in found["server_cpu_ms_per_request"])
+        print(f"{mode}: p50 ms plain / filtered {pairs}; ratio {found['ratio']}x; "
+              f"server CPU ms per request {cpu}; ratio {found['cpu_ratio']}x")  # fmt: skip
     return 0
 
 

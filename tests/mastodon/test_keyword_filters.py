@@ -6,11 +6,11 @@ tests/service/test_keyword_filters.py)."""
 from __future__ import annotations
 
 import pytest
-from mastodon import Mastodon
 from mastodon.errors import MastodonNotFoundError
 from werkzeug.datastructures import MultiDict
 
 from tests.browser_fixtures import served_in_thread
+from tests.mastodon.conftest import MastodonUser, signed_in
 from tests.mastodon.test_marks import ok, refused, status
 
 
@@ -181,8 +181,6 @@ def test_a_status_filter_matches_the_status_and_its_boosts(client, masto):
 
 @pytest.mark.parametrize("scope", ["read:statuses", "write:statuses"])
 def test_filters_ask_for_mastodons_scopes(client, oauth_app, scope):
-    from tests.mastodon.conftest import MastodonUser
-
     me = MastodonUser(client, oauth_app, f"filters_{scope.replace(':', '_')}", scope=scope)
     refused(client.get("/api/v2/filters", headers=me.headers), 403)
     refused(create(client, me, title="t", context=["home"]), 403)
@@ -193,13 +191,7 @@ def test_mastodon_py_manages_filters_keywords_and_statuses(app, signup):
     """The client library apps are built on, unmodified, over a real HTTP server."""
     ada, bob = signup(), signup()
     with served_in_thread(app) as base:
-        keys = Mastodon.create_app("filters", api_base_url=base, scopes=["read", "write"])
-        apps = []
-        for who in (ada, bob):
-            apps.append(Mastodon(*keys, api_base_url=base, version_check_mode="none"))
-            apps[-1].log_in(who.handle, "correct horse", scopes=["read", "write"],
-                            allow_http=True)  # fmt: skip
-        me, author = apps
+        me, author = signed_in(base, (ada, bob), "filters")
         made = me.create_filter_v2(
             "Spoilers",
             ["home", "thread"],
