@@ -60,11 +60,9 @@ class FilterChanges:
     def filter(self, account: int, filter_id: int) -> dict:
         return _filter(self.filters(account), filter_id)
 
-    def keyword(self, account: int, keyword_id: int) -> dict:
-        return _item(self.filters(account), "keywords", keyword_id)[1]
-
-    def status(self, account: int, status_id: int) -> dict:
-        return _item(self.filters(account), "statuses", status_id)[1]
+    def item(self, account: int, kind: str, item_id: int) -> dict:
+        """A keyword (``kind`` "keywords") or a status ("statuses") of the account's."""
+        return _item(self.filters(account), kind, item_id)[1]
 
     # Filters --------------------------------------------------------------------------------
     def create(self, account: int, fields: dict, keywords: list[dict]) -> dict:

@@ -219,12 +219,29 @@ def delete(filter_id: str):
     return jsonify({})
 
 
+def _listed(filter_id: str, kind: str, render):
+    """A filter's keywords or statuses (``kind``), each as ``render`` renders it."""
+    me = authorized(*READ)
+    found = components().keyword_filters.filter(me, _id(filter_id))
+    return jsonify([render(item) for item in found[kind]])
+
+
+def _shown(item_id: str, kind: str, render):
+    """One keyword or status (``kind``) of the caller's filters."""
+    me = authorized(*READ)
+    return jsonify(render(components().keyword_filters.item(me, kind, _id(item_id))))
+
+
+def _removed(item_id: str, kind: str):
+    me = authorized(*WRITE)
+    components().keyword_filters.remove(me, kind, _id(item_id))
+    return jsonify({})
+
+
 @blp.get("/api/v2/filters/<filter_id>/keywords")
 @documented("A filter's keywords", "FilterKeywords", FOUND, scopes=READ)
 def keywords(filter_id: str):
-    me = authorized(*READ)
-    found = components().keyword_filters.filter(me, _id(filter_id))
-    return jsonify([entities.filter_keyword(k) for k in found["keywords"]])
+    return _listed(filter_id, "keywords", entities.filter_keyword)
 
 
 @blp.post("/api/v2/filters/<filter_id>/keywords")
@@ -242,9 +259,7 @@ def add_keyword(filter_id: str):
 @blp.get("/api/v2/filters/keywords/<keyword_id>")
 @documented("One keyword of the caller's filters", "The FilterKeyword", FOUND, scopes=READ)
 def keyword(keyword_id: str):
-    me = authorized(*READ)
-    found = components().keyword_filters.keyword(me, _id(keyword_id))
-    return jsonify(entities.filter_keyword(found))
+    return _shown(keyword_id, "keywords", entities.filter_keyword)
 
 
 @blp.put("/api/v2/filters/keywords/<keyword_id>")
@@ -261,17 +276,13 @@ def update_keyword(keyword_id: str):
 @documented("Remove a keyword", "An empty object", CHANGED, scopes=WRITE)
 @limits.writes
 def delete_keyword(keyword_id: str):
-    me = authorized(*WRITE)
-    components().keyword_filters.remove(me, "keywords", _id(keyword_id))
-    return jsonify({})
+    return _removed(keyword_id, "keywords")
 
 
 @blp.get("/api/v2/filters/<filter_id>/statuses")
 @documented("A filter's statuses", "FilterStatuses", FOUND, scopes=READ)
 def statuses(filter_id: str):
-    me = authorized(*READ)
-    found = components().keyword_filters.filter(me, _id(filter_id))
-    return jsonify([entities.filter_status(s) for s in found["statuses"]])
+    return _listed(filter_id, "statuses", entities.filter_status)
 
 
 @blp.post("/api/v2/filters/<filter_id>/statuses")
@@ -287,18 +298,14 @@ def add_status(filter_id: str):
 @blp.get("/api/v2/filters/statuses/<status_filter_id>")
 @documented("One status of the caller's filters", "The FilterStatus", FOUND, scopes=READ)
 def status(status_filter_id: str):
-    me = authorized(*READ)
-    found = components().keyword_filters.status(me, _id(status_filter_id))
-    return jsonify(entities.filter_status(found))
+    return _shown(status_filter_id, "statuses", entities.filter_status)
 
 
 @blp.delete("/api/v2/filters/statuses/<status_filter_id>")
 @documented("Remove a status from a filter", "An empty object", CHANGED, scopes=WRITE)
 @limits.writes
 def delete_status(status_filter_id: str):
-    me = authorized(*WRITE)
-    components().keyword_filters.remove(me, "statuses", _id(status_filter_id))
-    return jsonify({})
+    return _removed(status_filter_id, "statuses")
 
 
 @blp.get("/api/v1/filters")
