@@ -23,6 +23,7 @@ from socialapp.services import adaptive
 from socialapp.services.audit import Auditor
 from socialapp.services.fanout import Fanout
 from socialapp.services.forecast import Forecaster
+from socialapp.services.keyword_filters import FilterChanges, Matchers
 from socialapp.services.notifications import Notifier
 from socialapp.shared_reader import SharedFeedReader
 from socialapp.stores import mongo, redis_client
@@ -39,6 +40,7 @@ from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
+from socialapp.stores.keyword_filters import FilterVersions, KeywordFilterStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.list_feeds import ListFeeds
 from socialapp.stores.lists import ListStore
@@ -114,6 +116,9 @@ class Components:
     series: SeriesStore
     streams: Streams
     trends: TrendStore
+    keyword_filter_store: KeywordFilterStore
+    keyword_filters: FilterChanges  # Mastodon's filters v2 (``filters``: blocks and mutes)
+    matchers: Matchers
 
     def adapt_round(self, settings: Settings | None = None) -> int:
         """One round of adaptive mode over these components (``settings``: other than
@@ -150,6 +155,7 @@ class Components:
             self.bookmarks,
             self.pins,
             self.markers,
+            self.keyword_filter_store,
         )
         for store in (*stores, *others):
             store.ensure_indexes()
@@ -251,6 +257,8 @@ def build(settings: Settings) -> Components:
     )
     transactions = mongo.Transactions(db, settings)
     ids = IdGenerator()
+    keyword_filter_store = KeywordFilterStore(db, settings)
+    filter_versions = FilterVersions(redis)
     return Components(
         settings=settings,
         db=db,
@@ -335,4 +343,7 @@ def build(settings: Settings) -> Components:
         series=series,
         streams=streams,
         trends=TrendStore(redis),
+        keyword_filter_store=keyword_filter_store,
+        keyword_filters=FilterChanges(keyword_filter_store, filter_versions, streams, ids, posts),
+        matchers=Matchers(keyword_filter_store, filter_versions),
     )

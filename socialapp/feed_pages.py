@@ -40,10 +40,18 @@ class Pages:
         self._posts = posts
         self._boost_window = boost_window
 
-    def read(self, stream: EntryStream, limit: int, rendered: bool, hidden_among) -> FeedPage:
+    def read(
+        self, stream: EntryStream, limit: int, rendered: bool, hidden_among, hides=None
+    ) -> FeedPage:
         """The first ``limit`` entries of ``stream`` that the boost rule shows, hydrated
         (``rendered``: in their response form), less the comments embedded in them by
-        accounts hidden from the reader (``hidden_among``: which of some accounts are)."""
+        accounts hidden from the reader (``hidden_among``: which of some accounts are).
+        ``hides(post)``: whether the reader's keyword filters hide a hydrated post (a boost
+        carrying its ``original``), applied here, after every source is merged, so every
+        mode leaves out the same posts and the page reads on to fill its ``limit``."""
+        admits = stream.admits
+        if hides is not None:
+            admits = lambda post: stream.admits(post) and not hides(post)  # noqa: E731
         kept: list[tuple[Entry, object]] = []  # (entry, document or response form)
         pending: list[Entry] = []  # read, not yet decided: a boost waits for what is below
         complete = False  # nothing is below ``pending``
@@ -56,7 +64,7 @@ class Pages:
             if decided:
                 pending = pending[decided:]
                 hydrated = self._hydrate(showing, rendered, stream.cached, stream.stored)
-                kept += [item for item in hydrated if stream.admits(item[1])]
+                kept += [item for item in hydrated if admits(item[1])]
                 continue
             more = stream.read(need + self._boost_window if pending else need, need)
             complete = not more

@@ -88,6 +88,7 @@ class HomeReader:
         since_id: int | None = None,
         rendered: bool = False,
         counted: bool = True,
+        hides=None,
     ) -> FeedPage:
         """A page of the home timeline: post documents, or with ``rendered`` each post's
         response form (JSON text) as the post cache holds it. ``counted``: the read counts
@@ -113,7 +114,7 @@ class HomeReader:
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden_from)
+        return self._pages.read(stream, limit, rendered, hidden_from, hides)
 
     def _with_tags(self, tags: _FollowedTags, hidden_among, fetch):
         """``fetch`` with the feeds of the hashtags the reader pulls merged in (the pushed
@@ -299,6 +300,7 @@ class HomeReader:
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
+        hides=None,
     ) -> FeedPage:
         """The fan-out-on-read path over the store of record: slow, but always right. Its
         authors are the reader and whom they follow less the members of their exclusive
@@ -316,7 +318,7 @@ class HomeReader:
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden.intersection)
+        return self._pages.read(stream, limit, rendered, hidden.intersection, hides)
 
     def _home_page(self, visible, tags: _FollowedTags, hidden_among):
         """The store's page of a home: the posts of the authors ``visible()`` gives, and the

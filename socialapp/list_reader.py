@@ -65,6 +65,7 @@ class ListReader:
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
+        hides=None,
     ) -> FeedPage:
         """A page of the list's members' posts and boosts, newest first. ``load_members``:
         the list's members from MongoDB, raising ``NotFound`` unless the list is the
@@ -90,7 +91,7 @@ class ListReader:
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden_among)
+        return self._pages.read(stream, limit, rendered, hidden_among, hides)
 
     def read_page_from_store(
         self,
@@ -100,6 +101,7 @@ class ListReader:
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
+        hides=None,
     ) -> FeedPage:
         """The list's page from MongoDB alone (Redis is down): slow, but always right."""
         now = time.time()
@@ -113,7 +115,7 @@ class ListReader:
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden.intersection)
+        return self._pages.read(stream, limit, rendered, hidden.intersection, hides)
 
     def _load_members(self, owner_id: int, list_id: int, load_members) -> list[int]:
         """The list's members from MongoDB, copied to Redis unless they changed meanwhile

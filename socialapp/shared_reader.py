@@ -55,13 +55,15 @@ class SharedFeedReader:
         since_id: int | None = None,
         rendered: bool = False,
         from_store: bool = False,
+        hides=None,
     ) -> FeedPage:
         """A page of public posts (no boost, no unlisted post), newest first; ``reader``
         None: anonymous, nobody hidden. ``from_store``: MongoDB alone (Redis is down)."""
         page = self._posts.public_page
         return self._read(
-            reader, {PUBLIC: page}, page, limit, max_id, since_id, rendered, None, from_store
-        )
+            reader, {PUBLIC: page}, page, limit, max_id, since_id, rendered, None, from_store,
+            hides,
+        )  # fmt: skip
 
     def tag_page(
         self,
@@ -75,6 +77,7 @@ class SharedFeedReader:
         none_tags: Collection[str] = (),
         rendered: bool = False,
         from_store: bool = False,
+        hides=None,
     ) -> FeedPage:
         """A page of the public posts carrying ``tag`` or any of ``any_tags``, and every one
         of ``all_tags`` and none of ``none_tags`` (all normal forms): the feeds of ``tag``
@@ -92,7 +95,7 @@ class SharedFeedReader:
 
         page = self._sources.tagged(names)  # past the feeds: one query for all of them
         return self._read(
-            reader, loads, page, limit, max_id, since_id, rendered, admits, from_store
+            reader, loads, page, limit, max_id, since_id, rendered, admits, from_store, hides
         )
 
     def _read(
@@ -106,6 +109,7 @@ class SharedFeedReader:
         rendered: bool,
         admits,
         from_store: bool,
+        hides=None,
     ) -> FeedPage:
         """A page merged from the feeds ``loads`` names (each with how to read its posts
         from MongoDB when rebuilt), then ``store_page`` past them."""
@@ -131,7 +135,7 @@ class SharedFeedReader:
             since_id,
             admits,
         )
-        return self._pages.read(stream, limit, rendered, hidden_among or _nobody)
+        return self._pages.read(stream, limit, rendered, hidden_among or _nobody, hides)
 
     def _apart(self, loads: dict[str, StorePage], shown):
         """A Redis Cluster: the page's fetch, reading the feeds ``loads`` names, then asking

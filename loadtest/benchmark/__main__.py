@@ -15,6 +15,7 @@ from loadtest.benchmark import (
     Size,
     delivery,
     feed_rules,
+    keyword_filters,
     lists_and_tags,
     memory,
     reads,
@@ -65,6 +66,9 @@ def run(size: Size, log=lambda message: None) -> dict:
             profiles += found
         log(f"[{size.name}] blocks, mutes and boosts on a page...")
         figures["feed_rules"] = _in_world(server, size, feed_rules.setup, feed_rules.measure)
+        log(f"[{size.name}] keyword filters on a page...")
+        kw = keyword_filters.setup, keyword_filters.measure
+        figures["keyword_filters"] = _in_world(server, size, *kw)
         log(f"[{size.name}] list pages against home pages...")
         pages = lists_and_tags.setup_pages, lists_and_tags.measure_pages
         figures["list_pages"], found = _in_world(server, size, *pages)

@@ -42,6 +42,18 @@ def check(figures: dict) -> list[dict]:
         )
         for mode, found in rules["filtered_vs_plain"].items()
     ]
+    words = figures["keyword_filters"]
+    keyworded = [
+        _at_most(
+            f"{mode}_keywords",
+            f"{mode} mode p50, a reader with {words['keywords']} filter keywords / one with "
+            f"none (median of {len(found['pairs'])} alternating pairs)",
+            found["ratio"],
+            1.15,
+            "x",
+        )
+        for mode, found in words["filtered_vs_plain"].items()
+    ]
     pages = figures["list_pages"]
     lists = [
         _at_most(
@@ -75,6 +87,7 @@ def check(figures: dict) -> list[dict]:
         ),
         *flat,
         *filtered,
+        *keyworded,
         _at_least(
             "hybrid_throughput",
             f"hybrid read throughput / healthz ({hybrid['followees']} followees, "

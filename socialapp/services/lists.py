@@ -200,11 +200,12 @@ def read_list(
     max_id: int | None = None,
     since_id: int | None = None,
     rendered: bool = False,
+    hides=None,
 ) -> FeedPage:
     """A page of the list's timeline, newest first, paged as the home timeline is. The
     list's members (and that it is the owner's) come from their copy in Redis, read with
     the page; MongoDB is read for them only when Redis does not hold them, and alone while
-    Redis is unreachable."""
+    Redis is unreachable. ``hides``: as ``Pages.read`` takes it."""
 
     def members() -> list[int]:
         owned(lists, owner_id, list_id)
@@ -213,11 +214,13 @@ def read_list(
     try:
         policy = fanout_settings.current()
         return reader.read_page(
-            owner_id, list_id, members, policy, limit, max_id, since_id, rendered
+            owner_id, list_id, members, policy, limit, max_id, since_id, rendered, hides
         )
     except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
         log.warning("list read from MongoDB alone: %r", error)
-        return reader.read_page_from_store(owner_id, members(), limit, max_id, since_id, rendered)
+        return reader.read_page_from_store(
+            owner_id, members(), limit, max_id, since_id, rendered, hides
+        )
 
 
 def read_list_after(
@@ -229,11 +232,15 @@ def read_list_after(
     limit: int,
     min_id: int,
     max_id: int | None = None,
+    hides=None,
 ) -> FeedPage:
     """The ``limit`` posts of the list just newer than ``min_id`` (``timeline.read_after``)."""
 
     def read(count: int, before: int | None, since_id: int) -> FeedPage:
-        return read_list(reader, lists, fanout_settings, owner_id, list_id, count, before, since_id)
+        return read_list(
+            reader, lists, fanout_settings, owner_id, list_id, count, before, since_id,
+            hides=hides,
+        )  # fmt: skip
 
     return read_after(read, limit, min_id, max_id)
 

@@ -30,6 +30,13 @@ list's owner may open it: its members are read through the API with the owner's 
 (``GET /api/v1/lists/:id/accounts``), which answers nobody else's list, and read again on
 every ``refresh`` (delivery sends one when the owner's lists change).
 
+A reader's keyword filters (filters v2) apply to what reaches them as to their pages: read
+through the API with their token (``GET /api/v2/filters``; a token without ``read:filters``
+reads none) when their first stream opens and again on ``filters_changed``, which is passed
+on to their ``user`` streams; a status a ``hide`` filter of the stream's context matches
+(``home`` for ``user`` and ``list``, ``public`` for the public and hashtag streams) is not
+sent, and one that any active filter matches carries ``filtered``, as the API renders it.
+
 The reader's followees, followed hashtags, pulled set and hidden accounts are the Redis
 copies pages read (``FolloweeCopies``, ``TimelineStore``, ``HiddenAccounts``), read again
 when delivery says they changed (a ``refresh`` on the reader's channel, handled before any
@@ -46,6 +53,9 @@ import asyncio
 import collections
 import contextlib
 import dataclasses
+import datetime as dt
+import html
+import json
 import logging
 import re
 import time
@@ -53,7 +63,7 @@ from collections.abc import Iterable, Mapping
 
 import httpx
 
-from socialapp.domain import tags
+from socialapp.domain import keyword_filters, tags
 from socialapp.domain.ids import parse_id
 from socialapp.domain.timeline import Entry, shown
 from socialapp.services import oauth
@@ -228,6 +238,15 @@ class Gateway:
         response.raise_for_status()
         return {int(account["id"]) for account in response.json()}
 
+    async def filters(self, token: str) -> list[dict] | None:
+        """The reader's keyword filters (Mastodon's Filter entities), read with their token;
+        None if the API refuses (a token that may not read them)."""
+        response = await self._http.get("/api/v2/filters", headers=_bearer(token))
+        if response.is_client_error:
+            return None
+        response.raise_for_status()
+        return response.json()
+
     async def read_home(self, token: str) -> None:
         response = await self._http.get(
             "/api/v1/timelines/home", params={"limit": 1}, headers=_bearer(token)
@@ -361,6 +380,7 @@ class ReaderView:
     loaded_at: float = 0.0
     lists: dict[int, set[int]] = dataclasses.field(default_factory=dict)  # streamed: members
     list_sent: dict[int, collections.OrderedDict] = dataclasses.field(default_factory=dict)
+    filters: keyword_filters.Matcher = keyword_filters.NO_FILTERS
 
     @property
     def authors(self) -> set[int]:
@@ -680,7 +700,7 @@ class Hub:
                 if view is None or not shown(entry, view.hidden_among([author], now)):
                     continue
                 rendered = rendered or self._render(post_id)
-                connection.offer(stream, "update", rendered)
+                connection.offer(stream, "update", _filtered(view, "public", rendered))
                 self.counts["update"] += 1
         followers = set().union(*(self._by_tag.get(tag, ()) for tag in message.get("tags", ())))
         for reader in followers:
@@ -695,7 +715,8 @@ class Hub:
         hidden = view.hidden_among([entry.author_id], now)
         if not shown(entry, hidden) or not _first_time(view.sent, entry.post_id):
             return
-        self.counts["update"] += view.offer([USER], "update", self._render(entry.post_id))
+        rendered = _filtered(view, "home", self._render(entry.post_id))
+        self.counts["update"] += view.offer([USER], "update", rendered)
         _, readers = self._tag_sent.setdefault(entry.post_id, (entry.author_id, set()))
         readers.add(view.reader)
         if len(self._tag_sent) > TAGGED_SENT:
@@ -728,6 +749,9 @@ class Hub:
             async with self._lock:
                 if view.reader in self._views:
                     await self._load(view)
+        elif event == "filters_changed":
+            view.filters = await self._filters(view.token)
+            self.counts["filters_changed"] += view.offer([USER], "filters_changed", "")
 
     def _update(self, view: ReaderView, post_id: int, author: int, message: dict) -> None:
         """Send a post once, as a page would show it: not from an account hidden or no longer
@@ -738,7 +762,8 @@ class Hub:
         followed = author == view.reader or author in view.followees
         gone = hidden if followed else {author}  # unfollowed meanwhile: the page drops it too
         if _first_shown(entry, gone, hidden, view.boosts_hidden, view.sent):
-            self.counts["update"] += view.offer([USER], "update", self._render(post_id))
+            rendered = _filtered(view, "home", self._render(post_id))
+            self.counts["update"] += view.offer([USER], "update", rendered)
 
     def _list_update(
         self, view: ReaderView, list_id: int, post_id: int, author: int, message: dict
@@ -748,7 +773,8 @@ class Hub:
         entry = _entry(post_id, author, message)
         hidden = view.hidden_among((entry.author_id, entry.original_author), self._clock())
         if _first_shown(entry, hidden, hidden, view.boosts_hidden, view.list_sent[list_id]):
-            offered = view.offer([_listed(list_id)], "update", self._render(post_id))
+            rendered = _filtered(view, "home", self._render(post_id))
+            offered = view.offer([_listed(list_id)], "update", rendered)
             self.counts["update"] += offered
 
     def _render(self, post_id: int) -> asyncio.Future:
@@ -766,6 +792,19 @@ class Hub:
         except httpx.HTTPError as error:
             log.warning("streaming: status %s not rendered: %r", post_id, error)
             return None
+
+    async def _filters(self, token: str) -> keyword_filters.Matcher:
+        """The reader's keyword filters, compiled (none if the API cannot say)."""
+        try:
+            found = await self._gateway.filters(token)
+        except httpx.HTTPError as error:
+            log.warning("streaming: a reader's filters not read: %r", error)
+            return keyword_filters.NO_FILTERS
+        return (
+            keyword_filters.Matcher(map(_stored_filter, found))
+            if found
+            else keyword_filters.NO_FILTERS
+        )
 
     async def _notification(self, token: str, notification_id: int) -> str | None:
         try:
@@ -788,6 +827,7 @@ class Hub:
         view.tags = set(tags or ())  # still None: a follow raced the read, whose refresh comes
         view.hidden, view.loaded_at = hidden or {}, self._clock()
         view.boosts_hidden = boosts_hidden
+        view.filters = await self._filters(view.token)
         for list_id in list(view.lists):  # members changed, or the list was deleted
             try:
                 members = await self._gateway.list_members(view.token, list_id)
@@ -859,3 +899,66 @@ class Hub:
                             await self._load(view)
             except Exception:
                 log.exception("streaming: renewing the stream markers failed")
+
+
+def _stored_filter(entity: dict) -> dict:
+    """A Filter entity as the matcher takes a stored filter (its entity kept, less its
+    keywords and statuses, for the FilterResults it renders)."""
+    expires_at = entity.get("expires_at")
+    return {
+        "context": entity["context"],
+        "action": entity["filter_action"],
+        "expires_at": None if expires_at is None else dt.datetime.fromisoformat(expires_at),
+        "keywords": entity.get("keywords", []),
+        "statuses": [{"status_id": int(s["status_id"])} for s in entity.get("statuses", [])],
+        "entity": {k: v for k, v in entity.items() if k not in ("keywords", "statuses")},
+    }
+
+
+def _filtered(view: ReaderView, context: str, rendered: asyncio.Future) -> asyncio.Future:
+    """The rendered status as this reader's stream in ``context`` sends it: None (not sent)
+    if a ``hide`` filter of theirs matches it there, else with ``filtered``; the shared
+    rendering itself when they have no filters."""
+    if view.filters is keyword_filters.NO_FILTERS:
+        return rendered
+    return asyncio.ensure_future(_apply(view.filters, context, rendered))
+
+
+async def _apply(matcher: keyword_filters.Matcher, context: str, rendered: asyncio.Future):
+    text = await rendered
+    return None if text is None else with_filters(matcher, context, text, dt.datetime.now(dt.UTC))
+
+
+def with_filters(
+    matcher: keyword_filters.Matcher, context: str, rendered: str, now: dt.datetime
+) -> str | None:
+    """A rendered Status (JSON text) with the matching filters as ``filtered`` (a boost's
+    ``reblog`` too); None when one whose action is ``hide`` matches it in ``context``."""
+    status = json.loads(rendered)
+    reblog = status.get("reblog")
+    proper = reblog or status
+    text = _plain(proper.get("content", ""))
+    ids = [int(status["id"]), *([int(reblog["id"])] if reblog else [])]
+    found = matcher.matches(text, ids, now)
+    if keyword_filters.hides(found, context):
+        return None
+    status["filtered"] = [_result(match) for match in found]
+    if reblog:
+        reblog["filtered"] = [_result(m) for m in matcher.matches(text, ids[1:], now)]
+    return json.dumps(status)
+
+
+def _result(match: keyword_filters.Match) -> dict:
+    statuses = match.status_matches
+    return {
+        "filter": match.filter["entity"],
+        "keyword_matches": match.keyword_matches,
+        "status_matches": None if statuses is None else [str(i) for i in statuses],
+    }
+
+
+def _plain(content: str) -> str:
+    """A status's text from its ``content`` (the API's: the text escaped, in a paragraph,
+    line breaks as ``<br>``), as the API matches the post's own text."""
+    inner = content.removeprefix("<p>").removesuffix("</p>")
+    return html.unescape(inner.replace("<br>", "\n"))

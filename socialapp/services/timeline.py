@@ -28,16 +28,18 @@ def read_home(
     max_id: int | None,
     since_id: int | None,
     rendered: bool = False,
+    hides=None,
 ) -> FeedPage:
     """A page of the home timeline (``rendered``: posts in their cached response form, JSON
-    text); from MongoDB alone while Redis is unreachable."""
+    text; ``hides``: what the reader's keyword filters hide, ``Pages.read``); from MongoDB
+    alone while Redis is unreachable."""
     started = time.perf_counter()
     policy = fanout_settings.current()
     try:
-        page = home.read_page(user_id, policy, limit, max_id, since_id, rendered)
+        page = home.read_page(user_id, policy, limit, max_id, since_id, rendered, hides=hides)
     except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
         log.warning("timeline read from MongoDB alone: %r", error)
-        page = home.read_page_from_store(user_id, limit, max_id, since_id, rendered)
+        page = home.read_page_from_store(user_id, limit, max_id, since_id, rendered, hides)
     metrics.observe_timeline_read(page.mode, time.perf_counter() - started)
     return page
 
@@ -50,11 +52,14 @@ def read_home_after(
     limit: int,
     min_id: int,
     max_id: int | None = None,
+    hides=None,
 ) -> FeedPage:
     """The ``limit`` home posts just newer than ``min_id`` (``read_after``)."""
 
     def read(count: int, before: int | None, since_id: int) -> FeedPage:
-        return read_home(home, fanout_settings, metrics, user_id, count, before, since_id)
+        return read_home(
+            home, fanout_settings, metrics, user_id, count, before, since_id, hides=hides
+        )
 
     return read_after(read, limit, min_id, max_id)
 

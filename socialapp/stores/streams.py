@@ -98,6 +98,11 @@ class Streams:
         """What these readers' streams follow changed (followees, pulled set, hidden)."""
         return self._to_open(readers, {"event": "refresh"})
 
+    def publish_filters_changed(self, reader: int) -> int:
+        """The reader's keyword filters changed: their streams match with the new ones, and
+        pass Mastodon's ``filters_changed`` on to the client."""
+        return self._to_open([reader], {"event": "filters_changed"})
+
     def publish_notification(self, reader: int, notification_id: int) -> None:
         """A new notification of ``reader``'s, if they have a stream open (the streaming
         process renders it, as the API does, with the reader's own token)."""

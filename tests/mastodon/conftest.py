@@ -52,3 +52,16 @@ def oauth_app(client) -> dict:
 def masto(client, oauth_app):
     """``masto()`` signs up a fresh account and signs it in through OAuth."""
     return lambda: MastodonUser(client, oauth_app, f"masto_{next(_handles)}")
+
+
+def signed_in(base: str, accounts, name: str) -> list:
+    """A Mastodon.py client per account (signed up through /v1), each signed in through
+    the password grant to an app ``name`` registered on the server at ``base``."""
+    from mastodon import Mastodon
+
+    keys = Mastodon.create_app(name, api_base_url=base, scopes=["read", "write"])
+    clients = []
+    for who in accounts:
+        clients.append(Mastodon(*keys, api_base_url=base, version_check_mode="none"))
+        clients[-1].log_in(who.handle, "correct horse", scopes=["read", "write"], allow_http=True)
+    return clients

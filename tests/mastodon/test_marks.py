@@ -5,12 +5,11 @@ another account's marks never shown, and refused input changing nothing."""
 from __future__ import annotations
 
 import pytest
-from mastodon import Mastodon
 from mastodon.errors import MastodonAPIError
 
 from socialapp.services.marks import MAX_PINNED
 from tests.browser_fixtures import served_in_thread
-from tests.mastodon.conftest import MastodonUser
+from tests.mastodon.conftest import MastodonUser, signed_in
 from tests.mastodon.paging import link
 
 UNKNOWN_ID = "123456789"
@@ -338,12 +337,7 @@ def test_mastodon_py_bookmarks_favourites_pins_and_sets_markers(app, signup):
     """The client library apps are built on, unmodified, over a real HTTP server."""
     ada, bob = signup(), signup()
     with served_in_thread(app) as base:
-        keys = Mastodon.create_app("marks", api_base_url=base, scopes=["read", "write"])
-        apps = []
-        for who in (ada, bob):
-            apps.append(Mastodon(*keys, api_base_url=base, version_check_mode="none"))
-            apps[-1].log_in(who.handle, "correct horse", scopes=["read", "write"],
-                            allow_http=True)  # fmt: skip
+        apps = signed_in(base, (ada, bob), "marks")
         author, reader = apps
         posted = [author.status_post(f"post {n}") for n in range(5)]
         for status_ in posted:

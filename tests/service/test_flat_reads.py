@@ -224,7 +224,9 @@ def test_a_warm_public_or_hashtag_page_takes_one_round_trip_on_one_server(
     client, signup, monkeypatch, settle, signed_in
 ):
     """The feeds, which of their authors the reader does not see and the cached posts of
-    the page in one script call, as a home page's; the posts read with it are the page's."""
+    the page in one script call, as a home page's; the posts read with it are the page's. A
+    signed-in Mastodon page asks the version of the reader's keyword filters first (a
+    ``GET``), which their pages apply."""
     from socialapp.stores.shared_feeds import SharedFeeds
 
     ada, bob, reader = signup(), signup(), signup()
@@ -256,6 +258,9 @@ def test_a_warm_public_or_hashtag_page_takes_one_round_trip_on_one_server(
         response = client.get(url, headers=headers)
         page = response.json["items"] if url.startswith("/v1") else response.json
         assert [item["id"] for item in page] == expected, url
+        if signed_in and url.startswith("/api/"):  # first the reader's keyword filters' version
+            version = sent.pop(0)
+            assert f"keyword_filters:{{{reader.id}}}".encode() in version[0], url
         assert len(sent) == 1, url
         assert prefetched[-1] == expected  # exactly what the page shows
 

@@ -25,6 +25,7 @@ from socialapp.stores import (
     filters,
     follows,
     idempotency,
+    keyword_filters,
     likes,
     lists,
     markers,
@@ -63,6 +64,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "bookmarks": bookmarks.SCHEMA,
         "pins": bookmarks.SCHEMA,
         "markers": markers.SCHEMA,
+        "keyword_filters": keyword_filters.SCHEMA,
     }
 
 

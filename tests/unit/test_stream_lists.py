@@ -43,6 +43,9 @@ class Gateway:
     async def status(self, post_id: int) -> str:
         return json.dumps({"id": str(post_id)})
 
+    async def filters(self, token: str) -> list[dict] | None:
+        return None  # the reader has no keyword filters
+
     async def close(self) -> None:
         pass
 

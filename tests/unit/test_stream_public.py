@@ -84,6 +84,9 @@ class Gateway:
         self.rendered.append(post_id)
         return json.dumps({"id": str(post_id)})
 
+    async def filters(self, token: str) -> list[dict] | None:
+        return None  # the reader has no keyword filters
+
     async def close(self) -> None:
         pass
 

@@ -8,13 +8,13 @@ from flask import Blueprint, jsonify, request
 from socialapp.api import limits
 from socialapp.api.auth import authorized, caller, components, viewer
 from socialapp.api.fields import id_from_path
-from socialapp.api.mastodon import entities, paging
+from socialapp.api.mastodon import entities, keyword_filters, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import READ_NOTE, render, viewer_id
 from socialapp.domain.ids import parse_id
 from socialapp.errors import Forbidden, Invalid, NotFound
-from socialapp.services import accounts, graph, marks
+from socialapp.services import accounts, boosts, graph, marks
 from socialapp.services.filters import account_posts, blocked_by_any
 
 blp = Blueprint("mastodon_accounts", __name__, url_prefix="/api/v1/accounts")
@@ -134,11 +134,33 @@ def statuses(account_id: str):
     if args["pinned"] and not args["only_media"]:
         return jsonify(render(_pinned(author, reader), reader))
     page, _ = account_posts(c.users, c.posts, c.filters, author, reader, args["limit"], **cursors)
+    hides = keyword_filters.hides(reader, "account")
+    if hides is not None:
+        page = _unhidden(page, hides, author, reader, args["limit"], cursors)
     items = [] if args["only_media"] else page["items"]
     if not items:
         return jsonify([])
     headers = paging.link(next_max_id=page["next_max_id"], prev_min_id=items[0]["_id"])
     return jsonify(render(items, reader)), 200, headers
+
+
+def _unhidden(page: dict, hides, author: int, reader: int, limit: int, cursors: dict) -> dict:
+    """The page less the statuses the reader's keyword filters hide on an account's page,
+    read on below it until ``limit`` are shown (a ``min_id`` page: only less them)."""
+    c, kept = components(), []
+    while True:
+        originals = boosts.originals(c.posts, page["items"])
+        for post in page["items"]:
+            original = originals.get(post.get("boost_of"))
+            if not hides({**post, "original": original} if original else post):
+                kept.append(post)
+        if len(kept) >= limit or page["next_max_id"] is None or cursors["min_id"] is not None:
+            break
+        below = {**cursors, "max_id": page["next_max_id"]}
+        page, _ = account_posts(c.users, c.posts, c.filters, author, reader, limit, **below)
+    more = len(kept) > limit or page["next_max_id"] is not None
+    kept = kept[:limit]
+    return {"items": kept, "next_max_id": kept[-1]["_id"] if kept and more else None}
 
 
 class FollowArgs(Schema):

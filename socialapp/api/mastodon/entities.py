@@ -209,3 +209,53 @@ def notification(record: dict, actor: dict, status_entity: dict | None) -> dict:
     if status_entity is not None:
         rendered["status"] = status_entity
     return rendered
+
+
+def filter_keyword(keyword: dict) -> dict:
+    return {
+        "id": str(keyword["id"]),
+        "keyword": keyword["keyword"],
+        "whole_word": keyword["whole_word"],
+    }
+
+
+def filter_status(status: dict) -> dict:
+    return {"id": str(status["id"]), "status_id": str(status["status_id"])}
+
+
+def keyword_filter(stored: dict, whole: bool = True) -> dict:
+    """A Filter (filters v2); in a FilterResult (``whole`` False) without its keywords and
+    statuses, as Mastodon leaves them out there."""
+    rendered = {
+        "id": str(stored["id"]),
+        "title": stored["title"],
+        "context": list(stored["context"]),
+        "expires_at": timestamp(stored.get("expires_at")),
+        "filter_action": stored["action"],
+    }
+    if whole:
+        rendered["keywords"] = [filter_keyword(k) for k in stored["keywords"]]
+        rendered["statuses"] = [filter_status(s) for s in stored["statuses"]]
+    return rendered
+
+
+def filter_result(match) -> dict:
+    """A FilterResult: the filter matched (a ``keyword_filters.Match``) and what matched."""
+    statuses = match.status_matches
+    return {
+        "filter": keyword_filter(match.filter, whole=False),
+        "keyword_matches": match.keyword_matches,
+        "status_matches": None if statuses is None else [str(i) for i in statuses],
+    }
+
+
+def v1_filter(stored: dict, keyword: dict) -> dict:
+    """One keyword of a v2 filter as a V1::Filter, as Mastodon answers /api/v1/filters."""
+    return {
+        "id": str(keyword["id"]),
+        "phrase": keyword["keyword"],
+        "context": list(stored["context"]),
+        "whole_word": keyword["whole_word"],
+        "expires_at": timestamp(stored.get("expires_at")),
+        "irreversible": stored["action"] == "hide",
+    }

@@ -10,7 +10,7 @@ from flask import Blueprint, jsonify
 from socialapp.api import limits
 from socialapp.api.auth import authorized, components
 from socialapp.api.fields import Text, id_from_path, not_blank
-from socialapp.api.mastodon import entities, paging
+from socialapp.api.mastodon import entities, keyword_filters, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import render
@@ -192,10 +192,11 @@ def timeline(list_id: str):
     args = params(HomeArgs())
     c = components()
     read = (c.list_reader, c.lists, c.fanout_settings, me, number, args["limit"])
+    hides = keyword_filters.hides(me, "home")  # Mastodon's home context covers lists
     if args["min_id"] is not None:
-        page = lists.read_list_after(*read, args["min_id"], args["max_id"])
+        page = lists.read_list_after(*read, args["min_id"], args["max_id"], hides=hides)
     else:
-        page = lists.read_list(*read, args["max_id"], args["since_id"])
+        page = lists.read_list(*read, args["max_id"], args["since_id"], hides=hides)
     statuses = render(page.posts, me)
     if not page.posts:
         return jsonify(statuses)

@@ -10,7 +10,7 @@ from flask import Blueprint, jsonify
 from socialapp.api import limits
 from socialapp.api.auth import authorized, components
 from socialapp.api.fields import id_from_path
-from socialapp.api.mastodon import entities, paging
+from socialapp.api.mastodon import entities, keyword_filters, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import reader_marks
@@ -40,12 +40,17 @@ def render(items: list[dict], recipient_id: int) -> list[dict]:
     found = notifications.shown(c.users, c.posts, c.likes, items, recipient_id)
     posts = [shown.status for shown in found if shown.status and shown.reply_to is None]
     marked, pinned = reader_marks(recipient_id, posts)
+    hides = keyword_filters.hides(recipient_id, "notifications")
     for shown in found:
+        if hides is not None and shown.status and hides(shown.status):
+            continue  # the recipient's keyword filters hide its status here
         status_id = shown.status and shown.reply_to is None and shown.status["_id"]
         status = shown.status and entities.status(
             shown.status, shown.status_author, shown.favourited, shown.reply_to,
             bookmarked=status_id in marked, pinned=status_id in pinned,
         )  # fmt: skip
+        if status:
+            status["filtered"] = keyword_filters.results(recipient_id, shown.status)
         rendered.append(entities.notification(shown.notification, shown.actor, status))
     return rendered
 

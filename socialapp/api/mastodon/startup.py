@@ -1,6 +1,6 @@
 """What GUI clients ask for at start-up, answered as this server has it.
 
-``GET /api/v1/preferences`` (public posts, nothing hidden); filters, custom emojis and
+``GET /api/v1/preferences`` (public posts, nothing hidden); custom emojis and
 announcements are empty lists, because none exist on this server:
 a client that gives up on a 404 starts normally instead. Each asks for Mastodon's scope.
 """
@@ -41,8 +41,6 @@ def _nothing(scope: str | None):
 
 # path, what it lists, the scope it needs (None: public)
 EMPTY = (
-    ("/api/v1/filters", "The caller's filters (v1)", "read:filters"),
-    ("/api/v2/filters", "The caller's filters", "read:filters"),
     ("/api/v1/announcements", "The server's announcements", "read"),
     ("/api/v1/custom_emojis", "The server's custom emojis", None),
 )

@@ -10,7 +10,7 @@ from marshmallow import validate
 from socialapp.api import limits
 from socialapp.api.auth import authorized, components, viewer
 from socialapp.api.fields import Text, id_from_path
-from socialapp.api.mastodon import entities
+from socialapp.api.mastodon import entities, keyword_filters
 from socialapp.api.mastodon.openapi import (
     AUTHORIZED,
     BLOCKED,
@@ -90,10 +90,14 @@ def render(records: list[dict], viewer: int | None, reply_to: dict | None = None
     boost as Mastodon's wrapper Status whose ``reblog`` is the boosted post (a boost of a
     deleted post, or of a gone account, is left out). The wrapper's own ``favourited``,
     ``reblogged`` and ``bookmarked`` are the boosted post's, as Mastodon computes them on
-    the original (``status.proper``)."""
+    the original (``status.proper``). Each carries the viewer's keyword filters that match
+    it (``filtered``; a boost's ``reblog`` too)."""
     c = components()
     if reply_to is not None:  # comments: never favourited, boosted, bookmarked or boosts
-        return [entities.status(r, a, False, reply_to) for r, a, _ in _with_authors(records)]
+        return [
+            _filtered(entities.status(r, a, False, reply_to), r, {}, viewer)
+            for r, a, _ in _with_authors(records)
+        ]
     originals = boosts.originals(c.posts, records)
     shown = posts.with_authors(c.users, c.likes, [*records, *originals.values()], viewer)
     mine = boosts.boosted_among(c.boosts, viewer, [r["_id"] for r, _, _ in shown])
@@ -105,14 +109,28 @@ def render(records: list[dict], viewer: int | None, reply_to: dict | None = None
         for r, a, ok in shown
     }
     statuses = []
+    records_by_id = {r["_id"]: r for r, _, _ in shown}
     for record in records:
         found = by_id.get(record["_id"])
         if found is not None and record.get("boost_of"):
             original = by_id.get(record["boost_of"])
             found = None if original is None else {**found, **proper(original), "reblog": original}
         if found is not None:
-            statuses.append(found)
+            statuses.append(_filtered(found, record, records_by_id, viewer))
     return statuses
+
+
+def _filtered(status: dict, record: dict, records: dict, viewer: int | None) -> dict:
+    """The Status with the viewer's matching filters (``filtered``), a boost's on both the
+    wrapper and its ``reblog``."""
+    if viewer is None:
+        return status
+    original = records.get(record.get("boost_of"))
+    if original is None:
+        return {**status, "filtered": keyword_filters.results(viewer, record)}
+    reblog = {**status["reblog"], "filtered": keyword_filters.results(viewer, original)}
+    wrapper = keyword_filters.results(viewer, {**record, "original": original})
+    return {**status, "filtered": wrapper, "reblog": reblog}
 
 
 def proper(original: dict) -> dict:
@@ -330,13 +348,17 @@ def context(status_id: str):
     """A post: no ancestors (it replies to nothing), its comments, overflow included, as
     descendants, oldest first, up to Mastodon's own cap. A comment: its post as the one
     ancestor, and no descendants (nothing replies to a comment). A signed-in reader sees no
-    comment by an account they block, that blocks them or that they mute."""
+    comment by an account they block, that blocks them or that they mute, nor a status
+    their keyword filters hide in ``thread``."""
     c = components()
     record, reply_to = posts.get_status(c.posts, _post(status_id))
     viewer = viewer_id()
     _not_blocked(viewer, record, reply_to)
+    hides = keyword_filters.hides(viewer, "thread") or (lambda status: False)
     if reply_to is not None:
-        return jsonify({"ancestors": render([reply_to], viewer), "descendants": []})
+        ancestors = [] if hides(reply_to) else [reply_to]
+        return jsonify({"ancestors": render(ancestors, viewer), "descendants": []})
     comments = posts.first_comments(c.posts, record["_id"], DESCENDANTS_LIMIT)
     comments = filters.without_hidden(c.filters, viewer, comments)
+    comments = [comment for comment in comments if not hides(comment)]
     return jsonify({"ancestors": [], "descendants": render(comments, viewer, reply_to=record)})

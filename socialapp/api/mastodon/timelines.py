@@ -15,7 +15,7 @@ from flask import Blueprint, jsonify
 
 from socialapp.api.auth import authorized, components
 from socialapp.api.fields import tag_names
-from socialapp.api.mastodon import paging
+from socialapp.api.mastodon import keyword_filters, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import render, viewer_id
@@ -48,10 +48,11 @@ def home():
     args = params(HomeArgs())
     c = components()
     read = (c.home, c.fanout_settings, c.metrics, user_id, args["limit"])
+    hides = keyword_filters.hides(user_id, "home")
     if args["min_id"] is not None:  # the page above another: it links next below itself
-        page = timeline.read_home_after(*read, args["min_id"], args["max_id"])
+        page = timeline.read_home_after(*read, args["min_id"], args["max_id"], hides=hides)
     else:
-        page = timeline.read_home(*read, args["max_id"], args["since_id"])
+        page = timeline.read_home(*read, args["max_id"], args["since_id"], hides=hides)
     c.metrics.count_home_read(page)  # the console's home reads, as /v1 counts its own
     return _answer(page, user_id)
 
@@ -105,10 +106,10 @@ def _shared(args: dict, page) -> FeedPage | None:
 )
 def public():
     args, reader = params(PublicArgs()), viewer_id()
-    shared = components().shared_reader
+    shared, hides = components().shared_reader, keyword_filters.hides(reader, "public")
 
     def page(limit, max_id, since_id, **store):
-        return shared.public_page(reader, limit, max_id, since_id, **store)
+        return shared.public_page(reader, limit, max_id, since_id, hides=hides, **store)
 
     found = _shared(args, page)
     return jsonify([]) if found is None else _answer(found, reader)
@@ -131,10 +132,12 @@ def tag(hashtag: str):
     if name is None:
         raise NotFound("Record not found")
     wanted = {mode: [tags.named(n) for n in args[mode]] for mode in ("any", "all", "none")}
-    shared = components().shared_reader
+    shared, hides = components().shared_reader, keyword_filters.hides(reader, "public")
 
     def page(limit, max_id, since_id, **store):
-        return shared.tag_page(reader, name, limit, max_id, since_id, *wanted.values(), **store)
+        return shared.tag_page(
+            reader, name, limit, max_id, since_id, *wanted.values(), hides=hides, **store
+        )
 
     found = _shared(args, page)
     return jsonify([]) if found is None else _answer(found, reader)
