@@ -34,7 +34,7 @@ def follow_all(c, edges: list[tuple[int, int]]) -> None:
     created_at = dt.datetime.now(dt.UTC)  # the follows validator requires a date
     follows = c.follows._follows  # the benchmark's reaches into stores: see the report
     documents = ({"follower_id": a, "followee_id": b, "created_at": created_at} for a, b in edges)
-    _insert_unchecked(follows, "follower_followee_unique", c.follows.ensure_indexes, documents)
+    _insert_unchecked(follows, "followee_follower_unique", c.follows.ensure_indexes, documents)
     followers: dict[int, int] = {}
     for _, followee in edges:
         followers[followee] = followers.get(followee, 0) + 1

@@ -53,7 +53,8 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     assert all(p50 > 0 for found in pages.values() for pair in found["pairs"] for p50 in pair)
     plain, listed = figures["list_delivery"]["sides"]
     assert (plain["deliveries_per_post"], plain["list_deliveries_per_post"]) == (100, 0)
-    assert (listed["deliveries_per_post"], listed["list_deliveries_per_post"]) == (105, 5)
+    # 100 homes, 100 tag followers' tagged sets (the tag is pushed in write mode), 5 lists
+    assert (listed["deliveries_per_post"], listed["list_deliveries_per_post"]) == (205, 5)
     rules = figures["feed_rules"]["filtered_vs_plain"]
     assert set(rules) == {"write", "hybrid"}
     assert all(p50 > 0 for found in rules.values() for pair in found["pairs"] for p50 in pair)
