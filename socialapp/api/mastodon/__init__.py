@@ -50,6 +50,7 @@ BLUEPRINTS = (
     timelines.blp,
     lists.blp,
     notifications.blp,
+    notifications.grouped,
     search.blp,
     tags.blp,
     startup.blp,
