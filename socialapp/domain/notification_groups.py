@@ -55,3 +55,42 @@ def ungrouped_id(group_key: str) -> int | None:
     if raw == group_key or not raw.isascii() or not raw.isdigit() or len(raw) > 16:
         return None
     return int(raw)
+
+
+def aggregate(notifications: list[dict]) -> list[dict]:
+    """The groups new notifications make (of recipients holding none yet), as adding them one
+    by one in id order makes them; each notification gains its ``group_key``. For generated
+    history, loaded in bulk."""
+    newest: dict[tuple[int, str], int] = {}  # (recipient, prefix) -> its newest group's bucket
+    groups: dict[tuple[int, str], dict] = {}
+    for n in sorted(notifications, key=lambda n: n["_id"]):
+        recipient_id, notification_id = n["recipient_id"], n["_id"]
+        gathers, placed = prefix(n["type"], n.get("status_id")), {}
+        if gathers is None:
+            n["group_key"] = ungrouped(notification_id)
+        else:
+            placed = {
+                "prefix": gathers,
+                "bucket": bucket(notification_id, newest.get((recipient_id, gathers))),
+            }
+            newest[recipient_id, gathers] = placed["bucket"]
+            n["group_key"] = key(gathers, placed["bucket"])
+        group = groups.get((recipient_id, n["group_key"]))
+        if group is None:
+            about = {
+                f: n[f]
+                for f in ("recipient_id", "group_key", "type", "status_id", "post_id")
+                if f in n
+            }
+            group = groups[recipient_id, n["group_key"]] = {
+                **about,
+                **placed,
+                "count": 0,
+                "oldest_id": notification_id,
+                "sample": [],
+            }
+        group["count"] += 1
+        group["latest_id"] = notification_id
+        sampled = {"id": notification_id, "account_id": n["actor_id"]}
+        group["sample"] = [sampled, *group["sample"]][:SAMPLE_SIZE]
+    return list(groups.values())

@@ -30,7 +30,7 @@ from socialapp.config import Settings
 from socialapp.domain import notification_groups as groups
 from socialapp.domain.ids import id_datetime
 from socialapp.stores import schema
-from socialapp.stores.mongo import Transactions, collection, insert_if_absent
+from socialapp.stores.mongo import Transactions, collection, insert_if_absent, insert_unordered
 from socialapp.stores.unavailable import MONGODB, translates
 
 # follow: followed you; favourite: liked your post; reblog: boosted your post; mention: a
@@ -207,6 +207,15 @@ class NotificationStore:
             session=session,
         )
         return True
+
+    def add_many(self, notifications: list[dict]) -> None:
+        """Insert new notifications, of recipients holding none yet, and the groups they make
+        (``notification_groups.aggregate``) in unordered bulk writes: generated history (the
+        benchmark's), which ``add`` one by one would take hours to write on the embedded
+        store. Not atomic: a failure leaves part of it."""
+        made = groups.aggregate(notifications)
+        insert_unordered(self._notifications, notifications)
+        insert_unordered(self._groups, made)
 
     def remove(
         self, recipient_id: int, type_: str, actor_id: int, status_id: int | None = None

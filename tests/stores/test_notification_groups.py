@@ -167,3 +167,28 @@ class TestNotificationGroups:
         for notification in made[:-1]:
             store.remove(ADA, "favourite", notification["actor_id"], 10)
         assert store.group_page(ADA, 10) == [follows] and consistent(db, ADA)
+
+    def test_history_loaded_in_bulk_groups_as_added_one_by_one(self, db, store, note):
+        made = [
+            note(ADA, kind, actor, 10, hours=hours)
+            for hours, actor in ((0, BOB), (3, CYD), (13, DAN), (14, EVE))
+            for kind in ("favourite", "reblog")
+        ]
+        made += [note(ADA, "follow", actor, hours=h) for h, actor in ((1, BOB), (20, CYD))]
+        made += [note(ADA, "mention", BOB, 55 + n, 10, hours=n) for n in range(3)]
+        made += [note(ADA, "favourite", 100 + n, 11, hours=2) for n in range(10)]
+        offset = 1 << 11  # the same millisecond, another node: the same hours
+        loaded = [{**n, "recipient_id": CYD, "_id": n["_id"] + offset} for n in made]
+        for notification in made:
+            store.add(notification)
+        store.add_many(loaded[::-1])  # in any order
+
+        def groups(recipient: int, shift: int) -> list[dict]:
+            found = consistent(db, recipient).values()
+            return sorted(
+                (g["group_key"].replace(str(g["latest_id"]), str(g["latest_id"] - shift)),
+                 g["count"], g["latest_id"] - shift, [s["account_id"] for s in g["sample"]])
+                for g in found
+            )  # fmt: skip
+
+        assert groups(CYD, offset) == groups(ADA, 0) and len(groups(ADA, 0)) == 10
