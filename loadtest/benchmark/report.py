@@ -488,12 +488,14 @@ def _grouped_notifications(grouped: dict) -> str:
     found = grouped["many_vs_few"]
     accounts = sorted(grouped["accounts"].items(), key=lambda item: int(item[0]))
     rows = [[f"{int(count):,}", a["groups"], a["page_groups"]] for count, a in accounts]
-    pairs = "; ".join(f"{few} / {many}" for few, many in found["pairs"])
+    pairs = "; ".join(f"{few} / {many}" for few, many in found["few_first"]["pairs"])
+    pairs += "; " + "; ".join(f"{few} / {many}" for many, few in found["many_first"]["pairs"])
     return (
         "Two accounts whose newest 100 notifications are alike (so are their first pages), "
         "one with nothing older, the other with a long history under them, "
         "`GET /api/v2/notifications?limit=40` read alternately on one server: p50 ms "
-        f"(few / many) {pairs}; ratio {found['ratio']}.\n\n"
+        f"(few / many, each first in turn) {pairs}; ratio {found['ratio']} (the geometric "
+        "mean of the two orders' medians).\n\n"
         + _table(["notifications", "groups", "groups on the page"], rows)
     )
 

@@ -116,7 +116,7 @@ def check(figures: dict) -> list[dict]:
             "grouped_notifications",
             f"p50 of a page of grouped notifications (40 groups), an account with {many:,} "
             f"notifications / one with 100 (median of {len(grouped['many_vs_few']['pairs'])} "
-            "alternating pairs)",
+            "alternating pairs in each order, their geometric mean)",
             grouped["many_vs_few"]["ratio"], 1.15, "x",
         ),
     ]  # fmt: skip
