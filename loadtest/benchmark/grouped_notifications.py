@@ -23,6 +23,7 @@ import argparse
 import itertools
 import json
 import math
+import statistics
 import time
 
 from loadtest import environment
@@ -90,6 +91,7 @@ def measure(world, size, tokens: dict[int, str]) -> dict:
         groups = world.c.notifications.group_page(recipient, 10**9)
         accounts[count] = {"groups": len(groups), "page_groups": len(page),
                            "notifications": sum(g["count"] for g in groups)}  # fmt: skip
+    in_process = _in_process(client, tokens)
     few, many = ((PAGE, [reads.bearer(tokens[n])]) for n in (FEW, size.notifications_many))
     with reads.Server(world.app) as server:
         for warm in (few, many):
@@ -100,8 +102,28 @@ def measure(world, size, tokens: dict[int, str]) -> dict:
     # first (a loaded machine's scheduling, the server's collector); the geometric mean of
     # the two ratios cancels that.
     ratio = round(math.sqrt(found["ratio"] / back["ratio"]), 3)
-    return {"accounts": accounts,
-            "many_vs_few": {**found, "ratio": ratio, "few_first": found, "many_first": back}}
+    return {
+        "accounts": accounts,
+        "in_process": in_process,
+        "many_vs_few": {**found, "ratio": ratio, "few_first": found, "many_first": back},
+    }
+
+
+def _in_process(client, tokens: dict[int, str], rounds: int = 10, each: int = 40) -> dict:
+    """The same pages through the Flask test client in this process, ``each`` of one
+    account then of the other, the first swapped every round: no server, no load client,
+    no network, so less of the machine's noise than the HTTP pairs. p50 ms per account."""
+    spent: dict[int, list[float]] = {count: [] for count in tokens}
+    for n in range(rounds):
+        for count in sorted(tokens, reverse=bool(n % 2)):
+            headers = reads.bearer(tokens[count])
+            for _ in range(each):
+                started = time.perf_counter()
+                client.get(PAGE, headers=headers)
+                spent[count].append(time.perf_counter() - started)
+    p50 = {count: round(statistics.median(times) * 1e3, 2) for count, times in spent.items()}
+    few, many = sorted(p50)
+    return {"p50_ms": p50, "requests": rounds * each, "ratio": round(p50[many] / p50[few], 3)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -495,7 +495,9 @@ def _grouped_notifications(grouped: dict) -> str:
         "one with nothing older, the other with a long history under them, "
         "`GET /api/v2/notifications?limit=40` read alternately on one server: p50 ms "
         f"(few / many, each first in turn) {pairs}; ratio {found['ratio']} (the geometric "
-        "mean of the two orders' medians).\n\n"
+        "mean of the two orders' medians). In this process, through the test client, "
+        f"alternately: p50 ms {grouped['in_process']['p50_ms']}, ratio "
+        f"{grouped['in_process']['ratio']}.\n\n"
         + _table(["notifications", "groups", "groups on the page"], rows)
     )
 
