@@ -258,12 +258,12 @@ def as_group(group: dict) -> dict:
     }
 
 
-def single(notification: dict, group_key: str | None = None) -> dict:
-    """One notification as a group of its own (``ungrouped-<id>`` unless ``group_key``)."""
+def single(notification: dict) -> dict:
+    """One notification as a group of its own, ``ungrouped-<id>``."""
     notification_id = notification["_id"]
     return {
         **notification,
-        "group_key": group_key or grouping.ungrouped(notification_id),
+        "group_key": grouping.ungrouped(notification_id),
         "count": 1,
         "latest_id": notification_id,
         "oldest_id": notification_id,
