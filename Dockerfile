@@ -23,6 +23,9 @@ WORKDIR /app
 # The same pinned versions as `make setup` (requirements.lock, refreshed by `make lock`).
 COPY requirements.lock ./
 RUN pip install -c requirements.lock /wheels/*.whl && rm -rf /wheels
+# The measured unit costs `socialapp capacity` and the console's planner read.
+COPY reports/benchmark/figures.json reports/benchmark/storage.json reports/benchmark/
+COPY reports/workload/figures.json reports/workload/
 
 FROM base AS load
 RUN pip install -c requirements.lock "locust>=2.20"

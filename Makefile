@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark stream-benchmark workload workload-paired workload-evidence reliability load stress lock
+.PHONY: setup run test lint format system-deps benchmark benchmark-storage stream-benchmark workload workload-paired workload-evidence reliability load stress lock
 
 setup: system-deps $(STAMP)
 
@@ -54,6 +54,11 @@ SIZE ?= full
 benchmark: setup
 	@command -v redis-benchmark >/dev/null 2>&1 || scripts/install-system-deps.sh
 	$(PY) -m loadtest.benchmark --size $(SIZE) $(if $(OUT),--out $(OUT))
+
+# MongoDB's writes per post, follow and sign-up and its bytes per document, through /v1:
+# reports/benchmark/storage.json (OUT=FILE), which `socialapp capacity` reads.
+benchmark-storage: setup
+	$(PY) -m loadtest.benchmark.storage $(if $(OUT),--out $(OUT))
 
 # One streaming process holding 1,000 to 10,000 SSE streams, post-to-event latency in write and
 # read mode and memory per stream: reports/benchmark/streaming/ (`SIZE=smoke`: benchmark-smoke/).

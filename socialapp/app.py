@@ -9,6 +9,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from socialapp import bootstrap, queue
 from socialapp.api import console, cors, limits, mastodon, register_api, request_log
+from socialapp.api.rules import LazyBuilderRule
 from socialapp.config import Settings
 from socialapp.embedded import mongomock_store
 from socialapp.errors import Unavailable
@@ -29,6 +30,7 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
     settings = settings or Settings.from_env()
     components = components or bootstrap.build(settings)
     app = Flask(__name__)
+    app.url_rule_class = LazyBuilderRule
     app.config.update(
         SECRET_KEY=settings.secret_key,
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
@@ -55,7 +57,7 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
         )
     api = register_api(app)
     mastodon.init_oauth(app, components, settings)
-    mastodon.document(api, app)
+    api.document_later(lambda: mastodon.document(api, app))
     limits.init_app(app, api, settings)
     console.register(app)
     if settings.trusted_proxies > 0:

@@ -55,6 +55,7 @@ from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.streams import Streams
 from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.timelines import TimelineStore
+from socialapp.stores.trends import TrendStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
@@ -110,6 +111,7 @@ class Components:
     fanout_changes: FanoutChangeLog
     series: SeriesStore
     streams: Streams
+    trends: TrendStore
 
     def adapt_round(self, settings: Settings | None = None) -> int:
         """One round of adaptive mode over these components (``settings``: other than
@@ -325,4 +327,5 @@ def build(settings: Settings) -> Components:
         fanout_changes=FanoutChangeLog(db, settings),
         series=series,
         streams=streams,
+        trends=TrendStore(redis),
     )

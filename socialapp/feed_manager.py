@@ -133,7 +133,9 @@ class FeedManager:
     def record_list_members_added(self, owner_id: int, list_id: int, pushed: list[int]) -> None:
         """Members joined the list: backfill its feed with the recent posts of those that
         delivery pushes (``pushed``; a pulled member's are read from their outbox), then the
-        owner's streams reload (a list's stream reads its members again)."""
+        owner's streams reload (a list's stream reads its members again). The copy of the
+        owner's lists' members is dropped first: its pages load it again."""
+        self._list_feeds.forget_members(owner_id)
         for author_id in pushed:
             self.merge_into_lists(author_id, [(owner_id, list_id)])
         self._streams.publish_refresh([owner_id])
@@ -142,7 +144,8 @@ class FeedManager:
         self, owner_id: int, list_id: int, author_ids: list[int]
     ) -> None:
         """Take every post of these authors out of the list's feed (members removed), then
-        the owner's streams reload."""
+        the owner's streams reload; the copy of the owner's lists' members is dropped first."""
+        self._list_feeds.forget_members(owner_id)
         for author_id in author_ids:
             self._list_feeds.remove_author([list_key(owner_id, list_id)], author_id)
         self._streams.publish_refresh([owner_id])
@@ -164,8 +167,9 @@ class FeedManager:
         self._list_feeds.finish_rebuild({key: (entries, floor)})
 
     def forget_list(self, owner_id: int, list_id: int) -> None:
-        """Delete a deleted list's feed."""
-        self._list_feeds.delete([list_key(owner_id, list_id)])
+        """Delete a list's feed and the copy of its owner's lists' members (a list deleted,
+        or members about to join it)."""
+        self._list_feeds.forget(owner_id, list_id)
 
     def drop_lists(self) -> int:
         """Delete every list feed (``read`` mode reads none), rebuilt at its next read."""
@@ -270,6 +274,8 @@ class FeedManager:
         self._streams.publish_refresh([follower_id])
 
     def record_unfollow(self, follower_id: int, followee_id: int) -> None:
+        """Also drops the copy of the follower's lists' members (the followee left them)."""
+        self._list_feeds.forget_members(follower_id)
         self._followee_copies.remove_followee(follower_id, followee_id)
         self._timelines.remove_pulled([follower_id], followee_id)
         self._streams.publish_refresh([follower_id])

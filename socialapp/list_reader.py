@@ -6,10 +6,14 @@ pulled one's (a celebrity, a pull override, read mode) are merged from their out
 time, and a member being reconciled is read from both, so a switch never hides or repeats
 a post. The owner's home keeps the same sides in its pulled set (every member is someone
 the owner follows), so on one server a warm page is one round trip, as a home page is: one
-script reads the feed, the pulled members' outboxes, whom the owner does not see and the
-cached posts (``ListFeeds.read_page_sources``). On a Redis Cluster, or while the pulled set
-or the feed is missing, the sources are read apart and the feed rebuilt. Past what Redis
-holds the page reads MongoDB, and with Redis down MongoDB alone.
+script reads the list's members (the list-feed store's copy, which also says the list is
+the owner's), the feed, the pulled members' outboxes, whom the owner does not see and the
+cached posts (``ListFeeds.read_page_sources``), and MongoDB is not read. A copy of the
+members Redis does not hold is loaded from MongoDB (``load_members``, which finds only the
+owner's lists) as a feed is rebuilt: begun first, so a change of members meanwhile keeps it
+from being written. On a Redis Cluster, or while the pulled set or the feed is missing, the
+sources are read apart and the feed rebuilt. Past what Redis holds the page reads MongoDB,
+and with Redis down MongoDB alone.
 The page rules are every feed's (``socialapp.feed_pages``): members hidden from the owner
 left out, the boost rule, comments by hidden accounts left out.
 """
@@ -17,7 +21,9 @@ left out, the boost rule, comments by hidden accounts left out.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
+from socialapp import jitter
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Entry, SourceRead, shown
 from socialapp.feed_manager import FeedManager
@@ -25,7 +31,7 @@ from socialapp.feed_pages import EntryStream, FeedPage, Pages
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import LOADED, HiddenAccounts
-from socialapp.stores.list_feeds import ListFeeds, ListPageSources, list_key
+from socialapp.stores.list_feeds import MEMBERS_MISSING, ListFeeds, ListPageSources, list_key
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.timelines import HIDDEN_MISSING, MISSING
 
@@ -53,19 +59,27 @@ class ListReader:
         self,
         owner_id: int,
         list_id: int,
-        member_ids: list[int],
+        load_members: Callable[[], list[int]],
         policy: FanoutSettings,
         limit: int,
         max_id: int | None = None,
         since_id: int | None = None,
         rendered: bool = False,
     ) -> FeedPage:
-        """A page of the list's members' posts and boosts, newest first."""
+        """A page of the list's members' posts and boosts, newest first. ``load_members``:
+        the list's members from MongoDB, raising ``NotFound`` unless the list is the
+        owner's; called only when Redis does not hold them."""
         hidden_among = lambda ids: self._sources.hidden_among(owner_id, ids)  # noqa: E731
         visible: set[int] = set()  # the members the owner sees, as the first read found them
-        apart = lambda: self._apart(owner_id, list_id, member_ids, policy, visible)  # noqa: E731
+        load = lambda: self._load_members(owner_id, list_id, load_members)  # noqa: E731
+
+        def apart():
+            members = self._list_feeds.members(owner_id, list_id)
+            members = load() if members is None else members
+            return self._apart(owner_id, list_id, members, policy, visible)
+
         if self._list_feeds.batched:
-            fetch = self._one_call(owner_id, list_id, member_ids, policy, visible, apart)
+            fetch = self._one_call(owner_id, list_id, load, policy, visible, apart)
         else:
             fetch = apart()
         stream = EntryStream(
@@ -101,11 +115,21 @@ class ListReader:
         )
         return self._pages.read(stream, limit, rendered, hidden.intersection)
 
-    def _one_call(self, owner_id, list_id, member_ids, policy, visible: set[int], apart):
+    def _load_members(self, owner_id: int, list_id: int, load_members) -> list[int]:
+        """The list's members from MongoDB, copied to Redis unless they changed meanwhile
+        (the load begun before MongoDB is read: ``ListFeeds.begin_members``)."""
+        token = self._list_feeds.begin_members(owner_id)
+        jitter.pause("list_members.begun")  # members added or taken off land here
+        members = load_members()
+        self._list_feeds.finish_members(owner_id, list_id, token, members)
+        return members
+
+    def _one_call(self, owner_id, list_id, load, policy, visible: set[int], apart):
         """One server: the page's fetch, its sources read in one call with the likely posts'
         cached values (``ListFeeds.read_page_sources``: the list's sides are the home's); read
         ``apart()`` instead while the owner's pulled set or the list's feed is missing, which
-        rebuilds the feed (a first read of the list, an owner away, Redis lost them)."""
+        rebuilds the feed (a first read of the list, an owner away, Redis lost them), or
+        while the members cannot be copied to Redis (changed at each try)."""
         hidden = (self._hidden.key(owner_id), LOADED)
         pull_everyone = policy.pulls_everyone
         fallback = None
@@ -115,9 +139,8 @@ class ListReader:
             if fallback is not None:
                 return fallback(before, since_id, need, prefetch)
             found = self._read_sources(
-                owner_id, list_id, member_ids, pull_everyone, hidden, before, since_id, need,
-                prefetch,
-            )  # fmt: skip
+                owner_id, list_id, load, pull_everyone, hidden, before, since_id, need, prefetch
+            )
             if not isinstance(found, ListPageSources):
                 fallback = apart()
                 return fallback(before, since_id, need, prefetch)
@@ -143,18 +166,21 @@ class ListReader:
 
         return fetch
 
-    def _read_sources(self, owner_id, list_id, member_ids, pull_everyone, hidden, *bounds):
+    def _read_sources(self, owner_id, list_id, load, pull_everyone, hidden, *bounds):
         """``ListFeeds.read_page_sources`` (``bounds``: before, since_id, need, prefetch),
-        the owner's hidden set loaded first if missing."""
+        the owner's hidden set and the list's members loaded first if missing."""
         before, since_id, need, prefetch = bounds
         for _ in range(FILL_ATTEMPTS):
             found = self._list_feeds.read_page_sources(
-                owner_id, list_id, member_ids, pull_everyone, hidden, time.time(), before,
-                since_id, need, self._cache.key_prefix, prefetch,
+                owner_id, list_id, pull_everyone, hidden, time.time(), before, since_id, need,
+                self._cache.key_prefix, prefetch,
             )  # fmt: skip
-            if found != HIDDEN_MISSING:
+            if found == HIDDEN_MISSING:
+                self._sources.hidden_among(owner_id, [])  # loads the set: read again
+            elif found == MEMBERS_MISSING:
+                load()  # NotFound unless the list is the owner's
+            else:
                 return found
-            self._sources.hidden_among(owner_id, [])  # loads the set: read again
         return MISSING
 
     def _apart(self, owner_id, list_id, member_ids, policy, visible: set[int]):

@@ -17,6 +17,7 @@ about their authors, then the post cache, each apart.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Collection
 
@@ -78,17 +79,15 @@ class SharedFeedReader:
         """A page of the public posts carrying ``tag`` or any of ``any_tags``, and every one
         of ``all_tags`` and none of ``none_tags`` (all normal forms): the feeds of ``tag``
         and ``any_tags`` merged; ``all_tags`` and ``none_tags`` are checked on the hydrated
-        posts' own tags (so only as documents, not ``rendered``)."""
+        posts' own tags (a document's, or ``rendered``, its response form's)."""
         names = list(dict.fromkeys([tag, *any_tags]))
         loads = self._sources.tag_loads(names)
         admits = None
         if all_tags or none_tags:
-            if rendered:
-                raise ValueError("all_tags and none_tags are checked on documents")
             wanted, unwanted = set(all_tags), set(none_tags)
 
-            def admits(post: dict) -> bool:
-                found = set(post.get("tags", ()))
+            def admits(post: dict | str) -> bool:
+                found = set((json.loads(post) if rendered else post).get("tags", ()))
                 return wanted <= found and not unwanted & found
 
         page = self._sources.tagged(names)  # past the feeds: one query for all of them

@@ -348,10 +348,10 @@ def _shared_pairs(reads: dict) -> str:
 def _why_list(f: dict, mode: str) -> list[str]:
     pairs = f["list_pages"]["list_vs_home"][mode]["pairs"]
     lines = [
-        "A list page is read by `ListReader` (`services.lists.read_list`): the list document "
-        "and its member ids from MongoDB, the members' hidden and author copies from Redis, "
-        "then the list's feed (or, pulled, the outboxes), where a home page is one script "
-        "call. Alternating pairs (p50 ms, home / list): "
+        "A list page is read by `ListReader` (`services.lists.read_list`): one script call, "
+        "as a home page's, reads the list's members (copied in Redis), its feed, the pulled "
+        "members' outboxes, whom the owner does not see and the cached posts; MongoDB is "
+        "read only when Redis lost the members. Alternating pairs (p50 ms, home / list): "
         + ", ".join(f"{a} / {b}" for a, b in pairs)
         + "."
     ]

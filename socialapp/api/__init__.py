@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+
 from flask import Flask, Response, request
 from flask.json.provider import DefaultJSONProvider
 from flask_smorest import Api
@@ -10,6 +13,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from socialapp.api import (
     accounts,
     admin,
+    capacity,
     errors,
     filters,
     graph,
@@ -29,8 +33,55 @@ from socialapp.rendering import Id
 
 
 class SocialApi(Api):
+    """flask-smorest's ``Api``, writing its OpenAPI document when it is first read
+    (``/openapi.json``, ``api.spec``) rather than at start-up, where it was half of
+    ``create_app``'s time: routes are registered at once, their documentation waits."""
+
     # Each view documents the error statuses it can answer with, so no catch-all "default".
     DEFAULT_ERROR_RESPONSE_NAME = None
+
+    def __init__(self, app: Flask) -> None:
+        self._undocumented: list[Callable[[], None]] = []
+        self._documenting_lock = threading.RLock()
+        self._documenting = True  # flask-smorest reads the spec as it starts: no steps yet
+        super().__init__(app)
+        self._documenting = False
+
+    @property
+    def spec(self):
+        with self._documenting_lock:  # another thread waits for the whole document
+            if not self._documenting:  # a step reads the spec as it stands
+                self._documenting = True
+                try:
+                    while self._undocumented:
+                        self._undocumented.pop(0)()
+                finally:
+                    self._documenting = False
+        return self._spec
+
+    @spec.setter
+    def spec(self, spec) -> None:
+        self._spec = spec
+
+    def document_later(self, document: Callable[[], None]) -> None:
+        """Run ``document`` (it adds to the spec) when the spec is first read."""
+        self._undocumented.append(document)
+
+    def _register_responses(self) -> None:
+        # flask-smorest documents a response for every HTTP status as it starts.
+        self.document_later(super()._register_responses)
+
+    def register_blueprint(self, blp, *, parameters=None, **options):
+        # Api.register_blueprint's three steps, the last two deferred.
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._app.register_blueprint(blp, **options)
+
+        def document() -> None:
+            blp.register_views_in_doc(self, self._app, self.spec, name=name, parameters=parameters)
+            self.spec.tag({"name": name, "description": blp.description})
+
+        self.document_later(document)
 
     def handle_http_exception(self, error):
         payload, code, headers = super().handle_http_exception(error)
@@ -49,6 +100,7 @@ BLUEPRINTS = (
     shared_timelines.blp,
     lists.blp,
     admin.blp,
+    capacity.blp,
     seed.blp,
     ops.blp,
 )
@@ -66,10 +118,7 @@ def register_api(app: Flask) -> SocialApi:
     # "//v1/users" is no route: without this, routing answers with an HTML redirect.
     app.url_map.merge_slashes = False
     api = SocialApi(app)
-    api.register_field(Id, "string", None)
-    api.spec.components.security_scheme(
-        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-    )
+    api.document_later(lambda: document_types(api))
     for blueprint in BLUEPRINTS:
         api.register_blueprint(blueprint)
     errors.register(app, api)
@@ -78,6 +127,13 @@ def register_api(app: Flask) -> SocialApi:
     app.after_request(untyped_when_empty)
     mastodon.register(app)
     return api
+
+
+def document_types(api: SocialApi) -> None:
+    api.register_field(Id, "string", None)
+    api.spec.components.security_scheme(
+        "bearerAuth", {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
+    )
 
 
 def refuse_long_streams() -> None:

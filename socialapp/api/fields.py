@@ -9,6 +9,7 @@ import unicodedata
 import marshmallow as ma
 from marshmallow import fields, validate
 
+from socialapp.domain import tags
 from socialapp.domain.ids import parse_id
 from socialapp.errors import NotFound
 
@@ -92,3 +93,16 @@ def id_from_path(raw: str, what: str) -> int:
     if value is None:
         raise NotFound(f"{what} not found")
     return value
+
+
+def tag_names(**metadata) -> fields.List:
+    """Hashtag names for a hashtag timeline's ``any``, ``all`` or ``none`` (the /v1 and
+    the Mastodon routes alike): each a tag name (any spelling), ``tags.PER_MODE`` at most."""
+    name = fields.String(validate=_tag_name)
+    length = validate.Length(max=tags.PER_MODE)
+    return fields.List(name, load_default=(), validate=length, metadata=metadata)
+
+
+def _tag_name(name: str) -> None:
+    if tags.named(name) is None:
+        raise ma.ValidationError("is not a hashtag")

@@ -103,8 +103,9 @@ class Posts(MethodView):
     def post(self, body, headers):
         """Publish a post"""
         c = components()
+        key = headers["idempotency_key"]
         return posts.create_post(
-            c.uow, c.fanout, c.ids, caller_id(), body["text"], headers["idempotency_key"]
+            c.uow, c.fanout, c.ids, caller_id(), body["text"], key, trends=c.trends
         )
 
 
@@ -132,8 +133,9 @@ class Post(MethodView):
         """Delete your own post"""
         c = components()
         user_id = caller_id()
+        post_id = post_id_from_path(post_id)
         posts.delete_post(
-            c.uow, c.fanout, c.post_cache, c.queue, post_id_from_path(post_id), user_id, c.notifier
+            c.uow, c.fanout, c.post_cache, c.queue, post_id, user_id, c.notifier, c.trends
         )
 
 
@@ -162,7 +164,8 @@ class Like(MethodView):
         """Like a post (idempotent)"""
         c = components()
         user_id = caller_id()
-        posts.like(c.uow, c.post_cache, post_id_from_path(post_id), user_id, c.notifier)
+        post_id = post_id_from_path(post_id)
+        posts.like(c.uow, c.post_cache, post_id, user_id, c.notifier, c.trends)
 
     @limits.writes
     @blp.response(204)
@@ -186,8 +189,9 @@ class Boost(MethodView):
         """Boost a post to your followers (idempotent: the existing boost is returned)"""
         c = components()
         user_id = caller_id()
+        post_id = post_id_from_path(post_id)
         made = boosts.boost(
-            c.uow, c.fanout, c.post_cache, c.ids, post_id_from_path(post_id), user_id, c.notifier
+            c.uow, c.fanout, c.post_cache, c.ids, post_id, user_id, c.notifier, c.trends
         )
         return with_original(made, boosts.boosted_post(c.uow, made["boost_of"]), rendered=False)
 

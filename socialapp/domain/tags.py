@@ -14,6 +14,8 @@ import unicodedata
 
 MAX_LENGTH = 100  # characters of a name; longer names are refused, never cut
 MAX_PER_POST = 20  # a post's tags past these are text, not tags (a post has 500 characters)
+PER_MODE = 4  # names a hashtag timeline takes in each of any, all and none (Mastodon's
+# TagFeed::LIMIT_PER_MODE)
 _SEPARATORS = "_\u00b7\u30fb\u200c"
 _LETTER = rf"(?:[^\W\d_]|[{_SEPARATORS}])"  # a letter, or a separator
 _FIRST = rf"\w[\w{_SEPARATORS}]*{_LETTER}[\w{_SEPARATORS}]*\w"

@@ -68,6 +68,27 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("directory")
     load.set_defaults(run=_import)
 
+    shard = commands.add_parser(
+        "shard", help="create the collections and indexes through mongos, then shard them"
+    )
+    shard.add_argument(
+        "--add-shard",
+        action="append",
+        default=[],
+        metavar="RS/HOST:PORT",
+        help="a shard replica set to add first (repeat for each)",
+    )
+    shard.set_defaults(run=_shard)
+
+    plan = commands.add_parser(
+        "capacity", help="Redis, cores and MongoDB for a network, from the reports' unit costs"
+    )
+    for name in _capacity_inputs():
+        flag = "--" + name.replace("_", "-")
+        plan.add_argument(flag, dest=name, metavar="N", help=_capacity_help(name))
+    plan.add_argument("--json", action="store_true", help="the whole answer as JSON")
+    plan.set_defaults(run=_capacity)
+
     rotate = commands.add_parser(
         "rotate-secret-key", help="replace the signing key kept in SOCIALAPP_DATA_DIR"
     )
@@ -285,6 +306,106 @@ def _rotate_secret_key(args, settings: Settings) -> int:
         "flight ends when `socialapp serve` next starts, so restart it"
     )
     return 0
+
+
+def _shard(args, settings: Settings) -> int:
+    """Everything ``serve`` would create at start-up (collections with their validators,
+    indexes: the stores' own ``ensure_indexes``), then the sharding plan of
+    docs/data-model.md, on a sharded cluster through ``mongos``. Safe to run again."""
+    from pymongo.errors import PyMongoError
+
+    from socialapp import bootstrap
+    from socialapp.stores import sharding
+
+    _require_shared_stores(settings)
+    c = bootstrap.build(settings)
+    db = c.db
+    admin = db.client.admin
+    try:
+        for shard in args.add_shard:
+            admin.command("addShard", shard)
+            print(f"shard {shard} added")
+        c.ensure_indexes()
+        admin.command("enableSharding", db.name)
+        plan = sharding.commands(db)
+        for command in plan.commands:
+            admin.command(command)
+            print(f"sharded {command['shardCollection']} on {command['key']}")
+    except PyMongoError as error:
+        print(f"socialapp: shard: {error}", file=sys.stderr)
+        return 1
+    for name, why in plan.held_back.items():
+        print(f"not sharded: {name}: {why}")
+    return 0
+
+
+def _capacity_inputs() -> tuple[str, ...]:
+    from socialapp.services.capacity import INPUTS
+
+    return INPUTS
+
+
+def _capacity_help(name: str) -> str:
+    from socialapp.domain.capacity import LIMITS
+    from socialapp.services.capacity import REQUIRED
+
+    if name == "mode":
+        return "fan-out mode (default: hybrid)"
+    meaning = LIMITS[name][4]
+    return meaning + (" (required)" if name in REQUIRED else " (default: see docs/capacity.md)")
+
+
+def _capacity(args, settings: Settings) -> int:
+    import json
+
+    from socialapp.services import capacity
+
+    raw = {name: getattr(args, name) for name in capacity.INPUTS}
+    try:
+        answer = capacity.plan(capacity.network_from(raw, settings), settings)
+    except capacity.Refused as error:
+        print(f"socialapp: capacity: {error.message}", file=sys.stderr)
+        return 2
+    except capacity.ReportsMissing as error:
+        print(f"socialapp: {error.message}", file=sys.stderr)
+        return 1
+    print(json.dumps(answer, indent=2) if args.json else "\n".join(_capacity_text(answer)))
+    return 0
+
+
+def _capacity_text(answer: dict) -> list[str]:
+    """The planner's answer for a terminal: the figures, then each unit cost's source."""
+    from socialapp.api.console.charts import compact, size
+
+    n = answer["inputs"]
+    memory, cpu, cores = (
+        answer["redis_memory_bytes"],
+        answer["cpu_seconds_per_second"],
+        answer["cores"],
+    )
+    deliveries, writes = answer["deliveries_per_second"], answer["mongo_writes_per_second"]
+    lines = [
+        f"{n['users']:,} users following {n['followees']:.1f} each (Pareto tail {n['tail']:.2f}), "
+        f"{n['posts_per_user_day']:g} posts and {n['reads_per_user_day']:g} home reads per user "
+        f"per day; {n['mode']} (threshold {n['threshold']:,}); homes of {n['timeline_cap']:,}; "
+        f"{n['active_share']:.0%} active; peak {n['peak_factor']:g}x the mean; "
+        f"{n['days']:g} days of posts",
+        f"Redis memory      {size(memory['total'])}: homes {size(memory['homes'])}, "
+        f"outboxes {size(memory['outboxes'])}, the day's cached posts "
+        f"{size(memory['cached_posts'])}",
+        f"deliveries/s      mean {compact(deliveries['mean'])}, peak {compact(deliveries['peak'])} "
+        f"(one post reaches at most {answer['largest_fanout']:,.0f} homes)",
+        f"worker cores      {cores['worker']} at the peak",
+        f"API cores         {cores['api']} at the peak (HTTP included)",
+        f"Redis CPU cores   {cores['redis']} at the peak (one per master: a cluster spreads it)",
+        f"MongoDB storage   {size(answer['mongo_storage_bytes']['total'])} of documents "
+        "(BSON, before compression; indexes not included)",
+        f"MongoDB writes/s  mean {compact(writes['mean'])}, peak {compact(writes['peak'])}",
+        "CPU-seconds per second at the mean: " + ", ".join(f"{k} {v:.3g}" for k, v in cpu.items()),
+        "unit costs (value: where it was measured):",
+    ]
+    lines += [f"  {k} = {v['value']:.4g}: {v['source']}" for k, v in answer["unit_costs"].items()]
+    return lines
 
 
 def _operator_password() -> str:

@@ -13,12 +13,14 @@ import contextlib
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import NotFound
 from socialapp.queue import TaskQueue
+from socialapp.services import trends as trending
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
 from socialapp.services.posts import delete_post, get_post, refuse_across_block
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, new_boost
+from socialapp.stores.trends import TrendStore
 from socialapp.unit_of_work import UnitOfWork
 
 
@@ -36,9 +38,11 @@ def boost(
     post_id: int,
     user_id: int,
     notifier: Notifier | None = None,
+    trends: TrendStore | None = None,
 ) -> dict:
-    """The user's boost of the post, made, delivered and notified unless it exists (then
-    nothing changes and the existing boost is returned). Across a block either way: 403."""
+    """The user's boost of the post, made, delivered, notified and counted in ``trends``
+    unless it exists (then nothing changes and the existing boost is returned). Across a
+    block either way: 403."""
     original = boosted_post(uow, post_id)
     refuse_across_block(uow, user_id, original, "boost")
     made = new_boost(ids.next_id(), user_id, original)
@@ -58,6 +62,8 @@ def boost(
         fanout.on_post_created(made)
         if notifier is not None:
             notifier.boosted(user_id, original["_id"])
+        if trends is not None:
+            trending.interacted(trends, original, user_id)
         return made
     found = uow.boosts.boost_id(original["_id"], user_id)
     if found is None:  # unboosted meanwhile

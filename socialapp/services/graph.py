@@ -70,20 +70,27 @@ def follow(
 
 def unfollow(uow: UnitOfWork, fanout: Fanout, follower_id: int, followee_id: int) -> bool:
     """Stop following; True if there was an edge (counters move only then). The followee
-    leaves the follower's lists with the edge (also on a retry)."""
-    removed, followee = uow.run(lambda session: _unfollow(uow, follower_id, followee_id, session))
+    leaves the follower's lists with the edge (also on a retry), and their posts the lists'
+    feeds."""
+    removed, followee, left = uow.run(
+        lambda session: _unfollow(uow, follower_id, followee_id, session)
+    )
     if followee is not None:  # also on a retry, as for follow
         before = followee["followers_count"] + removed
         fanout.on_unfollow(follower_id, followee, before)
         fanout.on_filters_changed(follower_id)  # the edge's boosts setting goes with it
+    for list_id in left:
+        fanout.on_list_members_removed(follower_id, list_id, [followee_id])
     return removed
 
 
 def _unfollow(uow: UnitOfWork, follower_id: int, followee_id: int, session):
-    changed = _change_edge(uow, follower_id, followee_id, -1, session)
+    """Whether the edge was removed, the followee, and the lists the followee left."""
+    changed, followee = _change_edge(uow, follower_id, followee_id, -1, session)
+    left = []
     if follower_id != followee_id:  # an owner may list themself, whom they do not follow
-        uow.lists.remove_everywhere(follower_id, followee_id, session)
-    return changed
+        left = uow.lists.remove_everywhere(follower_id, followee_id, session)
+    return changed, followee, left
 
 
 def _not_blocked(uow: UnitOfWork, follower_id: int, followee_id: int) -> None:

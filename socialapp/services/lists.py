@@ -119,6 +119,7 @@ def add_members(
         _followed(uow, owner_id, added)
     except Invalid:
         uow.run(lambda session: uow.lists.remove_members(owner_id, list_id, added, session))
+        fanout.on_list_members_removed(owner_id, list_id, added)  # a page may have seen them
         if added:  # on an exclusive list for a moment: a load meanwhile kept them out
             _members_changed(uow.lists, fanout, owner_id, list_id)
         raise
@@ -200,10 +201,15 @@ def read_list(
     since_id: int | None = None,
     rendered: bool = False,
 ) -> FeedPage:
-    """A page of the list's timeline, newest first, paged as the home timeline is; from
-    MongoDB alone while Redis is unreachable."""
-    owned(lists, owner_id, list_id)
-    members = lists.member_ids(list_id)
+    """A page of the list's timeline, newest first, paged as the home timeline is. The
+    list's members (and that it is the owner's) come from their copy in Redis, read with
+    the page; MongoDB is read for them only when Redis does not hold them, and alone while
+    Redis is unreachable."""
+
+    def members() -> list[int]:
+        owned(lists, owner_id, list_id)
+        return lists.member_ids(list_id)
+
     try:
         policy = fanout_settings.current()
         return reader.read_page(
@@ -211,7 +217,7 @@ def read_list(
         )
     except Unavailable as error:  # Redis is down (if MongoDB is, this fails too: 503)
         log.warning("list read from MongoDB alone: %r", error)
-        return reader.read_page_from_store(owner_id, members, limit, max_id, since_id, rendered)
+        return reader.read_page_from_store(owner_id, members(), limit, max_id, since_id, rendered)
 
 
 def read_list_after(

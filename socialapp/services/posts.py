@@ -10,12 +10,14 @@ from socialapp import jitter
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Forbidden, NotFound, Unavailable
 from socialapp.queue import FEED, TaskQueue
+from socialapp.services import trends as trending
 from socialapp.services.fanout import Fanout
 from socialapp.services.notifications import Notifier
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, new_post
+from socialapp.stores.trends import TrendStore
 from socialapp.stores.users import UserStore
 from socialapp.unit_of_work import UnitOfWork
 
@@ -51,8 +53,10 @@ def create_post(
     text: str,
     idempotency_key: str | None = None,
     visibility: str = "public",
+    trends: TrendStore | None = None,
 ) -> dict:
-    """Store the post and count it, then put it in the author's outbox and queue delivery.
+    """Store the post and count it, then put it in the author's outbox and queue delivery;
+    its tags' uses count in ``trends``.
 
     With an ``idempotency_key`` the caller used before for this text, nothing is written:
     the post made then is returned. ``visibility`` is ``public`` or ``unlisted`` (delivered
@@ -74,6 +78,8 @@ def create_post(
     except _Replayed as replayed:
         return replayed.response
     fanout.on_post_created(post)
+    if trends is not None:
+        trending.post_published(trends, post)
     return post
 
 
@@ -101,11 +107,12 @@ def delete_post(
     post_id: int,
     caller_id: int,
     notifier: Notifier | None = None,
+    trends: TrendStore | None = None,
 ) -> dict:
     """Delete the caller's own post with its comments, likes, bookmarks, pin and
-    notifications, and every boost of it; the deleted post. Deleting a boost is unboosting:
-    the boosted post's count moved, so its copy in ``cache`` goes; deleting a post sends the
-    deletion of its boosts on ``queue``."""
+    notifications, and every boost of it, and take it out of ``trends``; the deleted post.
+    Deleting a boost is unboosting: the boosted post's count moved, so its copy in
+    ``cache`` goes; deleting a post sends the deletion of its boosts on ``queue``."""
     post = get_post(uow.posts, post_id)
     if post["author_id"] != caller_id:
         raise Forbidden("only the author can delete a post")
@@ -126,6 +133,8 @@ def delete_post(
         if post.get("boost_of"):  # an unboost: the boosted post's author is told no more
             notifier.unboosted(caller_id, post["boost_of"])
     fanout.on_post_deleted(post)
+    if trends is not None:
+        trending.post_deleted(trends, post)
     try:
         if post.get("boost_of"):
             cache.invalidate(post["boost_of"])  # its boost count moved
@@ -206,14 +215,23 @@ def with_authors(
 
 
 def like(
-    uow: UnitOfWork, cache: PostCache, post_id: int, user_id: int, notifier: Notifier | None = None
+    uow: UnitOfWork,
+    cache: PostCache,
+    post_id: int,
+    user_id: int,
+    notifier: Notifier | None = None,
+    trends: TrendStore | None = None,
 ) -> None:
-    """Idempotent: the post's like count moves, and its author is notified, only when the
-    like is new. Across a block either way: 403 (taking a like back stays open)."""
-    refuse_across_block(uow, user_id, get_post(uow.posts, post_id), "like")
+    """Idempotent: the post's like count moves, and its author is notified (and the like
+    counted in ``trends``), only when the like is new. Across a block either way: 403
+    (taking a like back stays open)."""
+    post = get_post(uow.posts, post_id)
+    refuse_across_block(uow, user_id, post, "like")
     added = uow.run(lambda session: _change_like(uow, post_id, user_id, +1, session))
     if added and notifier is not None:
         notifier.favourited(user_id, post_id)
+    if added and trends is not None:
+        trending.interacted(trends, post, user_id)
     cache.invalidate(post_id)  # even when unchanged: a retry after an outage refreshes
 
 

@@ -7,10 +7,20 @@ Each feed is a timeline set like a home (``socialapp.stores.timelines``: members
 ``"post_id:author_id"``, scored by post id, capped at ``SOCIALAPP_TIMELINE_CAP``, with a
 floor), on its owner's hash slot, and lives ``SOCIALAPP_INACTIVE_AFTER_SECONDS`` from its
 creation, renewed by every read: a list nobody reads expires.
+
+Beside the feeds, on the same slot, ``list_members:{<owner_id>}`` copies who is on each of
+the owner's lists (a hash: list id -> member ids joined by ``,``), so a warm page reads no
+MongoDB: a list the hash holds exists and is the owner's (another's list is in its own
+owner's hash, never read here). A list it lacks is loaded by its reader from MongoDB with
+``begin_members`` and ``finish_members``: begun first, the read of MongoDB after, written
+only if no change of the owner's members dropped the hash meanwhile (``forget_members``,
+after every change is written), so a copy never holds what MongoDB held before a change. It
+lives as the feeds do, renewed by the pages that read it.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -30,11 +40,18 @@ from socialapp.stores.timelines import (
 from socialapp.stores.unavailable import REDIS, translates
 
 PREFIX = "list:"
+MEMBERS_MISSING = "members"  # a page must load the list's members first
 
 
 def list_key(owner_id: int, list_id: int) -> str:
     """A list's feed, on its owner's hash slot."""
     return f"{PREFIX}{{{owner_id}}}:{list_id}"
+
+
+def members_key(owner_id: int) -> str:
+    """The owner's lists' members, on their hash slot (not under ``PREFIX``: read mode,
+    which drops every feed, still reads them)."""
+    return f"list_members:{{{owner_id}}}"
 
 
 class ListPageSources(NamedTuple):
@@ -54,6 +71,7 @@ class ListFeeds(FeedSets):
     def __init__(self, client, settings: Settings) -> None:
         super().__init__(client, settings)
         self._cap = settings.timeline_cap
+        self._ttl = settings.inactive_after_seconds
 
     def cap(self, key: str) -> int:
         return self._cap
@@ -72,7 +90,6 @@ class ListFeeds(FeedSets):
         self,
         owner_id: int,
         list_id: int,
-        member_ids: list[int],
         pull_everyone: bool,
         hidden: tuple[str, str],
         now: float,
@@ -89,14 +106,15 @@ class ListFeeds(FeedSets):
         the member marking it loaded (their hash slot, another owner's key). The cached
         values (keys ``cache_prefix`` + id + ``}``) of the newest ``prefetch`` entries
         merged come with it. ``timelines.HIDDEN_MISSING`` when the hidden set must be
-        loaded, ``MISSING`` when the pulled set or the feed is missing (read apart,
-        rebuilding them). Renews the feed's TTL."""
+        loaded, ``MEMBERS_MISSING`` when the copy of the list's members is (load it: the
+        list may be another's), ``MISSING`` when the pulled set or the feed is missing (read
+        apart, rebuilding them). Renews the feed's TTL and the copy's."""
         if not self.batched:
             raise NotImplementedError("a cluster reads a list's sources apart")
-        keys = [list_key(owner_id, list_id), pulls_key(owner_id), hidden[0]]
+        keys = [list_key(owner_id, list_id), pulls_key(owner_id), hidden[0], members_key(owner_id)]
         args = (
             *read_args(max_id, since_id, count), hidden[1], now, owner_id, int(pull_everyone),
-            cache_prefix, max(prefetch, 0), *member_ids,
+            cache_prefix, max(prefetch, 0), list_id,
         )  # fmt: skip
         reply = self._lua.run([("read_list", keys, args)])[0]
         if not isinstance(reply, list):
@@ -113,6 +131,39 @@ class ListFeeds(FeedSets):
             frozenset(ids_of(boosters)),
             dict(zip(ids_of(ids), values, strict=True)),
         )
+
+    # The copy of the owner's lists' members --------------------------------------------------
+    def members(self, owner_id: int, list_id: int) -> list[int] | None:
+        """The list's members as the copy holds them (None: not held; load them), renewing
+        it: a page read apart (a cluster, a feed to rebuild). One round trip."""
+        pipe = self._client.pipeline(transaction=False)  # one slot: one node on a cluster
+        pipe.hget(members_key(owner_id), str(list_id))
+        pipe.expire(members_key(owner_id), self._ttl)
+        found = pipe.execute()[0]
+        return None if found is None else ids_of(found)
+
+    def begin_members(self, owner_id: int) -> str:
+        """Begin loading one of the owner's lists into the copy, before MongoDB is read: the
+        token ``finish_members`` takes."""
+        return self._lua.run([("members_begin", members_key(owner_id), (secrets.token_hex(8),))])[0]
+
+    def finish_members(self, owner_id: int, list_id: int, token: str, members: list[int]) -> bool:
+        """Write the list's members read from MongoDB since ``begin_members`` gave ``token``;
+        whether they were (False: the owner's members changed meanwhile, and the copy was
+        dropped: a later page loads it again)."""
+        args = (token, list_id, ",".join(map(str, members)))
+        return bool(self._lua.run([("members_finish", members_key(owner_id), args)])[0])
+
+    def forget_members(self, owner_id: int) -> None:
+        """Drop the copy of the owner's lists' members, ending the loads under way: after
+        every change of them is written (members added or taken off, a list deleted, an
+        unfollow), so the next page reads them from MongoDB."""
+        self._client.unlink(members_key(owner_id))
+
+    def forget(self, owner_id: int, list_id: int) -> None:
+        """Delete the list's feed and drop the copy of its owner's lists' members (a list
+        deleted, or members about to join it), in one command (one slot)."""
+        self._client.unlink(list_key(owner_id, list_id), members_key(owner_id))
 
     def drop_all(self) -> int:
         """Delete every list feed (``read`` mode reads none); each is rebuilt at its next

@@ -174,12 +174,13 @@ class ListStore:
             self._count(owner_id, list_id, -removed, None, session)
         return removed
 
-    def remove_everywhere(self, owner_id: int, account_id: int, session=None) -> int:
-        """Take ``account_id`` off every list of the owner (an unfollow); how many lists."""
-        return sum(
-            self.remove_members(owner_id, list_id, [account_id], session)
+    def remove_everywhere(self, owner_id: int, account_id: int, session=None) -> list[int]:
+        """Take ``account_id`` off every list of the owner (an unfollow); those lists."""
+        return [
+            list_id
             for list_id in self._list_ids_holding(owner_id, account_id, session)
-        )
+            if self.remove_members(owner_id, list_id, [account_id], session)
+        ]
 
     def members_among(self, list_id: int, account_ids: list[int], session=None) -> list[int]:
         """Which of ``account_ids`` are on the list."""

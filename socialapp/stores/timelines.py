@@ -36,7 +36,7 @@ LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
     "create", "add", "add_many", "begin_rebuild", "finish_rebuild", "remove_author", "read",
     "read_many", "newest_many", "read_page", "read_shared", "read_list", "pulls_add",
-    "pulls_rebuild", "deliver",
+    "pulls_rebuild", "deliver", "members_begin", "members_finish",
 )  # fmt: skip
 SENTINEL = "floor"
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks

@@ -96,6 +96,14 @@ def test_an_operator_signs_in_reads_the_figures_and_changes_the_threshold(
     page.fill("input[type=search]", "star")
     expect(page.locator("#author-list")).to_contain_text("@star_author")
     expect(page.locator("#author-list")).not_to_contain_text("@reader_")
+    for name, value in (
+        ("users", "2000000"),
+        ("posts_per_user_day", "2"),
+        ("reads_per_user_day", "20"),
+    ):
+        page.fill(f"#capacity-form input[name={name}]", value)
+    page.click("#capacity-form button[type=submit]")  # the planner answers in place (htmx)
+    expect(page.locator("#capacity-redis")).to_contain_text("GB")
     page.screenshot(path=shots / "console.png", full_page=True)
 
     page.fill("input[name=celebrity_threshold]", "10")

@@ -80,3 +80,16 @@ def test_bad_query_parameters_are_422(client, signup):
         assert client.get(f"/v1/users/{ada.id}/posts?{query}").status_code in (200, 422)
         for path in ("/v1/timelines/public", "/v1/tags/cats/timeline"):
             assert_json_error(client.get(f"{path}?{query}"), allowed=(422,))
+    # A hashtag timeline's more tags: hundreds of names, no tag, an operator, a key's brackets.
+    for query in (
+        "any=a&" * 300,
+        "all=%00",
+        "none=" + "a" * 101,
+        "any=",
+        "all=$gt",
+        "none=a%20b",
+        "any=%23cats",
+        "all[$ne]=a",
+        "any=a&any=b&any=c&any=d&any=e",
+    ):
+        assert_json_error(client.get(f"/v1/tags/cats/timeline?{query}"), allowed=(422,))

@@ -10,6 +10,8 @@ import re
 import secrets
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from mastodon import Mastodon
+
 CALLBACK = "https://client.example/callback"
 PASSWORD = "correct horse"
 
@@ -102,3 +104,14 @@ def password_token(client, app: dict, handle: str, scope: str = "read"):
     data = {"grant_type": "password", "username": handle, "password": PASSWORD, "scope": scope}
     data |= {"client_id": app["client_id"], "client_secret": app["client_secret"]}
     return client.post("/oauth/token", data=data)
+
+
+def mastodon_py(base: str, handles: list[str], scopes: tuple[str, ...] = ("read", "write")):
+    """Mastodon.py, unmodified, signed in to the server at ``base`` as each of ``handles``
+    (password grant) through one app it registers there: a client per handle."""
+    keys = Mastodon.create_app("tests", api_base_url=base, scopes=list(scopes))
+    clients = []
+    for handle in handles:
+        clients.append(Mastodon(*keys, api_base_url=base, version_check_mode="none"))
+        clients[-1].log_in(handle, PASSWORD, scopes=list(scopes), allow_http=True)
+    return clients

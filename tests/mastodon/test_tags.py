@@ -48,12 +48,10 @@ def test_a_tag_is_named_in_its_normal_form_and_public(client, masto):
     for spelling in ("Café", "CAFÉ", "caf%C3%A9", "Cafe\u0301"):  # the last: e + accent
         shown = client.get(f"/api/v1/tags/{spelling}")
         assert shown.status_code == 200, (spelling, shown.json)
-        assert shown.json == {
-            "id": "café",
-            "name": "café",
-            "url": f"{BASE}/tags/caf%C3%A9",
-            "history": [],
-        }
+        body = dict(shown.json)
+        history = body.pop("history")
+        assert body == {"id": "café", "name": "café", "url": f"{BASE}/tags/caf%C3%A9"}
+        assert len(history) == 7 and {(d["uses"], d["accounts"]) for d in history} == {("0", "0")}
     assert client.get("/api/v1/tags/never_used", headers=ada.headers).json["following"] is False
 
 

@@ -79,19 +79,28 @@ class Compose:
         return self._services
 
     def config(self, *options: str, profile: str = "", environ: dict[str, str] = REQUIRED) -> dict:
+        """The file as Compose resolves it, with the services ``up`` would run: those of no
+        profile and of ``profile`` (docker-compose 1.x prints every service)."""
         reader = yaml_reader()
         fmt = () if reader else ("--format", "json")
         profiles = ("--profile", profile) if profile else ()
         result = self.run(*profiles, "config", *options, *fmt, environ=environ)
         assert result.returncode == 0, result.stderr
         if reader is None:
-            return json.loads(result.stdout)
-        to_json = "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)"
-        converted = subprocess.run(
-            [*reader, "-c", to_json], input=result.stdout, capture_output=True, text=True
-        )
-        assert converted.returncode == 0, converted.stderr
-        return json.loads(converted.stdout)
+            found = json.loads(result.stdout)
+        else:
+            to_json = "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)"
+            converted = subprocess.run(
+                [*reader, "-c", to_json], input=result.stdout, capture_output=True, text=True
+            )
+            assert converted.returncode == 0, converted.stderr
+            found = json.loads(converted.stdout)
+        found["services"] = {
+            name: service
+            for name, service in found["services"].items()
+            if not service.get("profiles") or profile in service["profiles"]
+        }
+        return found
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import uuid
 import pytest
 import redis
 
-from socialapp.services import accounts, graph, operators, posts, timeline
+from socialapp.services import accounts, graph, lists, operators, posts, timeline
 from socialapp.stores.timelines import outbox_key
 
 SILENT = 990  # followees who never post: they must cost a push-mode read nothing
@@ -79,6 +79,25 @@ def sent_to_redis(monkeypatch) -> list:
     return sent
 
 
+def asked_of_mongodb(monkeypatch) -> list[str]:
+    """What this thread asks of MongoDB from now on (``collection.method`` each), as the
+    guard records it (tests/stores/operations.py); other threads' calls not counted."""
+    from tests.stores import operations
+
+    asked, me = [], threading.get_ident()
+
+    class Recorder(operations.Recorder):
+        def observe(self, collection, method, args, kwargs, caller):
+            if threading.get_ident() == me:
+                asked.append(f"{collection}.{method}")
+            super().observe(collection, method, args, kwargs, caller)
+
+    recorder = Recorder()
+    recorder.seen, recorder.collections = operations.RECORDER.seen, operations.RECORDER.collections
+    monkeypatch.setattr(operations, "RECORDER", recorder)
+    return asked
+
+
 def register(c, handle: str) -> int:
     return accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
 
@@ -134,14 +153,15 @@ def test_a_warm_page_takes_one_round_trip_on_one_server(client, signup, monkeypa
     assert len(sent) == 1
 
 
-@pytest.mark.parametrize("mode", ["write", "hybrid", "read"])
+@pytest.mark.parametrize("mode", ["write", "hybrid", "read", "adaptive"])
 def test_a_warm_list_page_takes_one_round_trip_on_one_server(
     client, signup, components, monkeypatch, settle, mode
 ):
-    """A list's feed, its pulled members' outboxes, whom the owner does not see and the
-    cached posts in one script call, as a home page's: a pushed member, a celebrity (pulled
-    in hybrid mode), a muted member and a boost of a blocked account's post."""
-    from socialapp.stores.list_feeds import ListFeeds
+    """The list's members, its feed, its pulled members' outboxes, whom the owner does not
+    see and the cached posts in one script call, as a home page's, and nothing asked of
+    MongoDB: a pushed member, a celebrity (pulled in hybrid mode), a muted member and a
+    boost of a blocked account's post."""
+    from socialapp.stores.list_feeds import ListFeeds, members_key
 
     owner, bob, star, muted, blocked, fan = (signup() for _ in range(6))
     for followee in (bob, star, muted):
@@ -174,15 +194,25 @@ def test_a_warm_list_page_takes_one_round_trip_on_one_server(
 
     def recorded_prefetch(self, *args, **kwargs):
         found = read_sources(self, *args, **kwargs)
-        prefetched.append([str(post_id) for post_id in found.cached])
+        prefetched.append([str(post_id) for post_id in getattr(found, "cached", ())])
         return found
 
     monkeypatch.setattr(ListFeeds, "read_page_sources", recorded_prefetch)
-    sent = sent_to_redis(monkeypatch)
+    sent, asked = sent_to_redis(monkeypatch), asked_of_mongodb(monkeypatch)
     response = client.get(path, headers=owner.headers)
     assert [item["id"] for item in response.json["items"]] == expected
     assert len(sent) == 1
     assert prefetched == [expected]  # exactly what the page shows
+    # Only the answer's own question, as a home page's: which of its posts the owner boosted.
+    assert asked == ["boosts.find"]
+    read = (components.list_reader, components.lists, components.fanout_settings)
+    asked.clear()
+    page = lists.read_list(*read, int(owner.id), int(list_id), 20, rendered=True)
+    assert [str(shows) for shows in page.shows] == expected and asked == []
+    components.redis.delete(members_key(int(owner.id)))  # lost: loaded from MongoDB again
+    page = lists.read_list(*read, int(owner.id), int(list_id), 20, rendered=True)
+    assert [str(shows) for shows in page.shows] == expected
+    assert asked == ["lists.find_one", "list_members.find"]  # the owner's list, its members
 
 
 SHARED_PAGES = ("/v1/timelines/public", "/v1/tags/cats/timeline", "/api/v1/timelines/public",

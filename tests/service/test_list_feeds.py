@@ -8,7 +8,7 @@ import pytest
 
 from socialapp.domain.fanout import MODES
 from socialapp.services import operators
-from socialapp.stores.list_feeds import list_key
+from socialapp.stores.list_feeds import list_key, members_key
 from socialapp.stores.timelines import pulls_key
 from tests.service.test_lists import make_list, member, ok, post, timeline
 
@@ -133,19 +133,73 @@ def test_another_owner_s_list_holding_the_same_author_gets_the_post_too(
 def test_a_feed_rebuilt_by_a_page_that_read_the_members_before_an_add_holds_the_new_member(
     client, settle, components, world
 ):
-    """A page reads the members, an add then completes (its feed dropped, its backfill finding
-    none), then the page rebuilds the feed: the rebuild reads the members itself, so the new
-    member's earlier posts are in it, and every later page shows them."""
+    """A page loading the members (Redis lost its copy) reads them, an add then completes
+    (the feed and the copy dropped, the backfill finding no feed): the page does not write
+    what it read to the copy, and its rebuild of the feed reads the members itself, so the
+    new member's earlier posts are in it, and every later page shows them."""
     owner, _bob, _star, dan, list_id = world
     operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
     settle()
     older = [post(client, dan, f"dan {n}") for n in range(2)]
     settle()
-    members_read_by_the_page = components.lists.member_ids(int(list_id))
-    assert member(client, "put", owner, list_id, dan).status_code == 204  # the feed dropped
+    components.redis.delete(members_key(int(owner.id)))
+    loads = []
+
+    def members_then_an_add() -> list[int]:
+        loads.append(components.lists.member_ids(int(list_id)))
+        if len(loads) == 1:
+            assert member(client, "put", owner, list_id, dan).status_code == 204
+        return loads[-1]
+
     policy = components.fanout_settings.current()
-    components.list_reader.read_page(
-        int(owner.id), int(list_id), members_read_by_the_page, policy, 20
-    )
+    components.list_reader.read_page(int(owner.id), int(list_id), members_then_an_add, policy, 20)
+    assert int(dan.id) not in loads[0] and int(dan.id) in loads[-1]  # loaded again after it
     assert {int(i) for i in older} <= feed(components, owner, list_id)
     assert page(client, owner, list_id)[:2] == older[::-1]
+
+
+def copied_members(components, owner, list_id) -> set[int] | None:
+    """The members Redis's copy holds for the list (None: not held)."""
+    found = components.redis.hget(members_key(int(owner.id)), str(list_id))
+    return None if found is None else {int(m) for m in found.split(",") if m}
+
+
+def test_the_members_a_page_reads_from_redis_follow_every_change(client, settle, components, world):
+    """A warm page reads who is on the list from Redis alone: a member taken off (pulled
+    here, so nothing but the members read keeps their posts off the page), put on, or
+    unfollowed changes the next page, the copy warm before each change."""
+    owner, bob, star, dan, list_id = world
+    operators.change_fanout(
+        components.fanout_settings, components.fanout, mode="hybrid", celebrity_threshold=2
+    )
+    settle()
+    made = {who.id: post(client, who, who.id) for who in (bob, star, dan)}
+    settle()
+    assert page(client, owner, list_id) == [made[star.id], made[bob.id]]
+    assert copied_members(components, owner, list_id) == {int(bob.id), int(star.id)}
+
+    assert member(client, "delete", owner, list_id, star).status_code == 204
+    assert page(client, owner, list_id) == [made[bob.id]]
+    assert copied_members(components, owner, list_id) == {int(bob.id)}
+
+    assert member(client, "put", owner, list_id, dan).status_code == 204
+    assert page(client, owner, list_id) == [made[dan.id], made[bob.id]]
+    assert copied_members(components, owner, list_id) == {int(bob.id), int(dan.id)}
+
+    assert client.delete(f"/v1/me/following/{dan.id}", headers=owner.headers).status_code == 204
+    assert page(client, owner, list_id) == [made[bob.id]]
+    assert copied_members(components, owner, list_id) == {int(bob.id)}
+
+
+def test_an_unfollow_takes_the_account_s_posts_out_of_the_list_s_feed(
+    client, settle, components, world
+):
+    owner, bob, _star, _dan, list_id = world
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
+    settle()
+    made = [int(post(client, bob, f"bob {n}")) for n in range(2)]
+    settle()
+    assert set(made) <= feed(components, owner, list_id)
+    assert client.delete(f"/v1/me/following/{bob.id}", headers=owner.headers).status_code == 204
+    assert not set(made) & feed(components, owner, list_id)
+    assert page(client, owner, list_id) == []

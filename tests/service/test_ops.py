@@ -1,8 +1,10 @@
 """Operations endpoints, the OpenAPI contract and configuration safety."""
 
 import dataclasses
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from flask import url_for
 
 from socialapp import create_app
 from socialapp.config import ConfigError, Settings
@@ -58,6 +60,25 @@ def test_openapi_spec_covers_the_contract(client):
     assert timeline["security"] == [{"bearerAuth": []}]
     assert "X-Fanout-Mode" in timeline["responses"]["200"]["headers"]
     assert client.get("/docs").status_code == 200
+
+
+def test_the_spec_written_on_first_read_is_whole_for_every_reader_at_once(app):
+    """The document is written when first read: readers racing for it all get all of it."""
+    with ThreadPoolExecutor(4) as pool:
+        specs = list(pool.map(lambda _: app.test_client().get("/openapi.json").json, range(4)))
+    assert all(spec == specs[0] for spec in specs)
+    assert "/v1/timeline/home" in specs[0]["paths"]
+    assert "/api/v1/timelines/home" in specs[0]["paths"]
+
+
+def test_urls_are_built_by_builders_compiled_on_first_use(app):
+    with app.test_request_context():
+        assert url_for("posts.Post", post_id=42) == "/v1/posts/42"
+        assert url_for("posts.Post", post_id=42, page=2) == "/v1/posts/42?page=2"
+        strategy = url_for("console.change_strategy", user_id=7)
+        assert strategy.endswith("/authors/7/strategy")
+        with pytest.raises(ValueError):  # the int converter still refuses what is no int
+            url_for("console.change_strategy", user_id="seven")
 
 
 def test_metrics_report_deliveries_lag_and_reads(client, signup, settle):

@@ -144,8 +144,9 @@ def list_script_page(redis_client, case: Case) -> list[int]:
     redis_client.zadd(list_key(READER, 1), {"floor": 0})
     feeds.backfill([list_key(READER, 1)], case.home, 0)
     members = sorted({READER, *case.followees})
+    assert feeds.finish_members(READER, 1, feeds.begin_members(READER), members)
     found = feeds.read_page_sources(
-        READER, 1, members, False, (HIDDEN, LOADED), NOW, None, None, 20, PREFIX, 20
+        READER, 1, False, (HIDDEN, LOADED), NOW, None, None, 20, PREFIX, 20
     )
     return shown_ids(case, found.cached)
 

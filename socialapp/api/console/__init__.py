@@ -25,7 +25,7 @@ from socialapp.api.console import charts, panels, session
 from socialapp.api.console.forms import change_request, strategy_request
 from socialapp.domain.fanout import MODES, STRATEGIES
 from socialapp.errors import AppError, Forbidden, Invalid, Unavailable
-from socialapp.services import accounts, console, operators
+from socialapp.services import accounts, capacity, console, operators
 
 log = logging.getLogger(__name__)
 blp = flask.Blueprint(
@@ -35,7 +35,11 @@ blp = flask.Blueprint(
     template_folder="templates",
     static_folder="static",
 )
-QUERY = {"console.authors": ("q",), "console.confirm_change": ("mode", "celebrity_threshold")}
+QUERY = {
+    "console.authors": ("q",),
+    "console.confirm_change": ("mode", "celebrity_threshold"),
+    "console.capacity": capacity.INPUTS,
+}
 POLL_SECONDS = 3  # how often the page refreshes its figures
 SECURITY_HEADERS = {
     # Only the console's own script and styles; no frame may hold it, no form leave it.
@@ -178,6 +182,8 @@ def home():
         authors=console.authors(c.users, ""),
         search="",
         modes=MODES,
+        **_capacity_form({}),
+        plan=None,
     )
 
 
@@ -246,6 +252,38 @@ def change_strategy(user_id: int):
     journal = operators.Journal(c.fanout_changes, c.ids, by=g.operator)
     operators.set_author_strategy(c.users, c.fanout, user_id, strategy, journal=journal)
     return redirect(url_for(".home", _anchor="authors"), 303)
+
+
+@blp.get("/capacity", endpoint="capacity")
+@operator_page
+def capacity_plan():
+    """The capacity planner's answer: the result alone for htmx, else a page with the form."""
+    given = {name: request.args.get(name) or None for name in capacity.INPUTS}
+    settings = components().settings
+    plan = capacity.plan(capacity.network_from(given, settings), settings)
+    if request.headers.get("HX-Request"):
+        return render_template("console/_capacity.html", plan=plan)
+    return render_template(
+        "console/capacity.html", **_page(), **_capacity_form(given), modes=MODES, plan=plan
+    )
+
+
+def _capacity_form(given: dict) -> dict:
+    labels = {
+        "users": "Users",
+        "posts_per_user_day": "Posts/user/day",
+        "reads_per_user_day": "Reads/user/day",
+        "followees": "Mean followees",
+        "tail": "Tail",
+        "timeline_cap": "Timeline cap",
+        "threshold": "Threshold",
+        "peak_factor": "Peak over mean",
+    }
+    return {
+        "capacity_fields": list(labels.items()),
+        "capacity_inputs": given,
+        "capacity_required": capacity.REQUIRED,
+    }
 
 
 def _page() -> dict:

@@ -33,6 +33,7 @@ from socialapp.api.mastodon import (
     streaming,
     tags,
     timelines,
+    trends,
 )
 from socialapp.bootstrap import Components
 from socialapp.config import Settings
@@ -53,6 +54,7 @@ BLUEPRINTS = (
     notifications.grouped,
     search.blp,
     tags.blp,
+    trends.blp,
     startup.blp,
     images.blp,
     streaming.blp,

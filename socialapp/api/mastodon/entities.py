@@ -135,10 +135,11 @@ def tag_url(name: str) -> str:
     return f"{base_url()}/tags/{quote(name, safe='')}"
 
 
-def tag(name: str, following: bool | None = None) -> dict:
-    """A Tag: its ``id`` is its name (no tag has a number here), its ``history`` empty (uses
-    are not counted per day); ``following`` only for a signed-in reader, as Mastodon."""
-    rendered = {"id": name, "name": name, "url": tag_url(name), "history": []}
+def tag(name: str, following: bool | None = None, history: list[dict] | None = None) -> dict:
+    """A Tag: its ``id`` is its name (no tag has a number here), its ``history`` its uses
+    and accounts per day (``services.trends.history``); ``following`` only for a signed-in
+    reader, as Mastodon."""
+    rendered = {"id": name, "name": name, "url": tag_url(name), "history": history or []}
     if following is not None:
         rendered["following"] = following
     return rendered

@@ -113,6 +113,7 @@ def instance():
 
 
 @blp.get("/api/v2/instance")
+@blp.get("/api/v2/instance/")  # as Mastodon.py asks for it
 @documented("This server, its limits and URLs", "An Instance (v2)")
 def instance_v2():
     return jsonify(describe_v2())

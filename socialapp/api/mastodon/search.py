@@ -19,6 +19,7 @@ from socialapp.api.fields import Text
 from socialapp.api.mastodon import entities
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, documented
 from socialapp.api.mastodon.parsing import Limit, Schema, params
+from socialapp.api.mastodon.tags import rendered as rendered_tags
 from socialapp.services import accounts, tags
 
 blp = Blueprint("mastodon_search", __name__)
@@ -76,4 +77,4 @@ def search():
 def _hashtags(args: dict, reader: int | None) -> list[dict]:
     c = components()
     found = tags.search(c.tag_follows, args["q"], reader, args["limit"], args["offset"])
-    return [entities.tag(tag.name, tag.following) for tag in found]
+    return rendered_tags(found)

@@ -189,7 +189,7 @@ def create():
         return jsonify(_reply(user_id, args["in_reply_to_id"], args["status"], key))
     visibility = args["visibility"] or "public"
     post = posts.create_post(
-        c.uow, c.fanout, c.ids, user_id, args["status"], key, visibility=visibility
+        c.uow, c.fanout, c.ids, user_id, args["status"], key, visibility, c.trends
     )
     return jsonify(one(post, user_id))
 
@@ -243,7 +243,7 @@ def delete(status_id: str):
     c = components()
     try:
         post = posts.delete_post(
-            c.uow, c.fanout, c.post_cache, c.queue, _post(status_id), user_id, c.notifier
+            c.uow, c.fanout, c.post_cache, c.queue, _post(status_id), user_id, c.notifier, c.trends
         )
     except Forbidden as error:
         raise NotFound("Record not found") from error
@@ -259,7 +259,7 @@ def delete(status_id: str):
 )
 @limits.writes
 def favourite(status_id: str):
-    return _set_favourite(status_id, posts.like)
+    return _set_favourite(status_id, posts.like, trends=components().trends)
 
 
 @blp.post("/statuses/<status_id>/unfavourite")
@@ -274,12 +274,13 @@ def unfavourite(status_id: str):
     return _set_favourite(status_id, posts.unlike)
 
 
-def _set_favourite(status_id: str, change):
-    """``change`` is ``posts.like`` or ``posts.unlike``; the status as the caller now sees it."""
+def _set_favourite(status_id: str, change, **counted):
+    """``change`` is ``posts.like`` or ``posts.unlike`` (given ``counted``, its
+    ``trends``); the status as the caller now sees it."""
     user_id = authorized("write:favourites")
     c = components()
     post_id = _not_a_reply(_post(status_id), "favouriting")
-    change(c.uow, c.post_cache, post_id, user_id, c.notifier)
+    change(c.uow, c.post_cache, post_id, user_id, c.notifier, **counted)
     return jsonify(one(posts.get_post(c.posts, post_id), user_id))
 
 
@@ -295,7 +296,9 @@ def reblog(status_id: str):
     user_id = authorized("write:statuses")
     c = components()
     post_id = _not_a_reply(_post(status_id), "boosting")
-    made = boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, post_id, user_id, c.notifier)
+    made = boosts.boost(
+        c.uow, c.fanout, c.post_cache, c.ids, post_id, user_id, c.notifier, c.trends
+    )
     return jsonify(one(made, user_id))
 
 

@@ -13,7 +13,7 @@ from socialapp.api.auth import authorized, components, viewer
 from socialapp.api.mastodon import entities, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import Limit, Schema, params
-from socialapp.services import tags
+from socialapp.services import tags, trends
 
 blp = Blueprint("mastodon_tags", __name__, url_prefix="/api/v1")
 FOLLOWS = ("write:follows",)
@@ -29,8 +29,14 @@ class FollowedArgs(Schema):
     min_id = ma.fields.String(load_default=None)
 
 
+def rendered(found: list[tags.Tag]) -> list[dict]:
+    """Tags as Mastodon renders them, each with its history (one Redis round trip)."""
+    history = trends.history(components().trends, [t.name for t in found])
+    return [entities.tag(t.name, t.following, history[t.name]) for t in found]
+
+
 def _render(tag: tags.Tag):
-    return jsonify(entities.tag(tag.name, tag.following))
+    return jsonify(rendered([tag])[0])
 
 
 def _change(name: str, change) -> tuple:
@@ -44,7 +50,7 @@ def _change(name: str, change) -> tuple:
 @blp.get("/tags/<name>")
 @documented(
     "A hashtag, and whether the caller follows it",
-    "A Tag (its history empty: uses are not counted per day)",
+    "A Tag, with its uses and accounts of the last 7 days",
     {**AUTHORIZED, **NOT_FOUND},
     description=f"Anonymous, or with a token granting read:follows or read:statuses. {NAME_NOTE}",
 )
@@ -91,4 +97,4 @@ def followed_tags():
     args = params(FollowedArgs())
     page = tags.followed_page(components().tag_follows, me, **args)
     headers = paging.link(next_max_id=page.older, prev_since_id=page.newest)
-    return jsonify([entities.tag(t.name, t.following) for t in page.tags]), 200, headers
+    return jsonify(rendered(page.tags)), 200, headers

@@ -14,6 +14,7 @@ import marshmallow as ma
 from flask import Blueprint, jsonify
 
 from socialapp.api.auth import authorized, components
+from socialapp.api.fields import tag_names
 from socialapp.api.mastodon import paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
@@ -65,7 +66,6 @@ def _answer(page: FeedPage, reader: int | None):
     return jsonify(statuses), 200, links
 
 
-TAGS_PER_MODE = 4  # any[], all[] and none[] each (Mastodon's TagFeed::LIMIT_PER_MODE)
 SHARED_NOTE = (
     "Public: no token needed; with a user's token, no status of an account the reader "
     "blocks, is blocked by or mutes. Every status here is local and none has media: "
@@ -79,18 +79,8 @@ class PublicArgs(HomeArgs):
     only_media = ma.fields.Boolean(load_default=False)
 
 
-def _tag_names() -> ma.fields.List:
-    name = ma.fields.String(validate=_valid_tag)
-    return ma.fields.List(name, load_default=(), validate=ma.validate.Length(max=TAGS_PER_MODE))
-
-
-def _valid_tag(name: str) -> None:
-    if tags.named(name) is None:
-        raise ma.ValidationError("is not a hashtag")
-
-
 TagArgs = PublicArgs.from_dict(
-    {"any": _tag_names(), "all": _tag_names(), "none": _tag_names()}, name="TagArgs"
+    {"any": tag_names(), "all": tag_names(), "none": tag_names()}, name="TagArgs"
 )
 
 
@@ -132,8 +122,8 @@ def public():
     TagArgs,
     scopes=("read:statuses",),
     paged=True,
-    description=SHARED_NOTE + " A name that cannot be a hashtag is 404; at most 4 names "
-    "each in any[], all[] and none[] (422).",
+    description=SHARED_NOTE + " A name that cannot be a hashtag is 404; at most "
+    f"{tags.PER_MODE} names each in any[], all[] and none[] (422).",
 )
 def tag(hashtag: str):
     args, reader = params(TagArgs()), viewer_id()

@@ -1,26 +1,33 @@
 -- A list's page sources in one call, on one server only (the list's feed and its owner's sets
 -- share the owner's hash slot, the members' outboxes are each on their own): KEYS[1] the
 -- list's feed, KEYS[2] the authors the owner pulls (their home's pulled set), KEYS[3] whom
--- the owner does not see, each scored by when that ends. ARGV[1..3]: read bounds and count
--- (see read()); ARGV[4]: the member that marks the hidden set loaded; ARGV[5]: now; ARGV[6]: the
--- owner; ARGV[7]: '1' when every member is pulled (read mode: no feed is read); ARGV[8]: the
--- post cache's key prefix; ARGV[9]: how many of the page's likely posts to read from it;
--- ARGV[10..]: the list's members.
+-- the owner does not see, each scored by when that ends, KEYS[4] the owner's lists' members
+-- (list id -> member ids joined by ','). ARGV[1..3]: read bounds and count (see read());
+-- ARGV[4]: the member that marks the hidden set loaded; ARGV[5]: now; ARGV[6]: the owner;
+-- ARGV[7]: '1' when every member is pulled (read mode: no feed is read); ARGV[8]: the post
+-- cache's key prefix; ARGV[9]: how many of the page's likely posts to read from it;
+-- ARGV[10]: the list.
 -- The list's sides are the home's: a member the owner's pulled set holds (a celebrity, a pull
 -- override, an author being reconciled) is merged from their outbox, the others' posts are in
 -- the feed (delivered to lists as to homes); the owner, if a member, is always read from
 -- their outbox, as their home reads it.
--- 'hidden' when the hidden set is missing (load it); '' when the pulled set or (unless every
--- member is pulled) the feed is missing: the page reads its sources apart, rebuilding them.
+-- 'hidden' when the hidden set is missing (load it); 'members' when KEYS[4] does not hold the
+-- list (load it: the list may be unknown, or another's); '' when the pulled set or (unless
+-- every member is pulled) the feed is missing: the page reads its sources apart, rebuilding
+-- them.
 -- Else {text, the ids of the page's likely posts joined by ',', their cached values...} as
 -- read_page.lua gives them, the text joined by ';': the members the owner sees, the pulled
 -- ones among them, the feed as "floor,member,..." ('' when not read), the authors of boosted
 -- posts the owner does not see, the boosters whose boosts the owner hides, then the outboxes
 -- of the pulled members in that order ('' for one Redis lost).
 if not redis.call('ZSCORE', KEYS[3], ARGV[4]) then return 'hidden' end
+local listed = redis.call('HGET', KEYS[4], ARGV[10])
+if not listed then return 'members' end
 local everyone, now = ARGV[7] == '1', tonumber(ARGV[5])
 if not everyone and redis.call('SISMEMBER', KEYS[2], LOADED) == 0 then return '' end
-local members = {unpack(ARGV, 10)}
+renew(KEYS[4])
+local members = {}
+for member in string.gmatch(listed, '[^,]+') do members[#members + 1] = member end
 local hidden = {}
 for _, member in ipairs(hidden_among(KEYS[3], members, '', now)) do hidden[member] = true end
 local visible, seen = {}, {}
