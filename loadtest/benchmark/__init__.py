@@ -33,6 +33,7 @@ class Size:
     list_followers: int  # delivery to lists: followers of each of the two authors...
     lists_holding: int  # ...the lists holding the second...
     tag_followers: int  # ...and the followers of the tag its posts carry
+    notifications_many: int  # grouped notifications: a page for an account with this many
 
 
 SIZES = {
@@ -57,6 +58,7 @@ SIZES = {
         list_followers=100,
         lists_holding=5,
         tag_followers=100,
+        notifications_many=5_000,
     ),
     "full": Size(
         name="full",
@@ -79,5 +81,6 @@ SIZES = {
         list_followers=10_000,
         lists_holding=100,
         tag_followers=10_000,
+        notifications_many=100_000,
     ),
 }

@@ -15,6 +15,7 @@ from loadtest.benchmark import (
     Size,
     delivery,
     feed_rules,
+    grouped_notifications,
     keyword_filters,
     lists_and_tags,
     memory,
@@ -76,6 +77,9 @@ def run(size: Size, log=lambda message: None) -> dict:
         log(f"[{size.name}] delivery to {size.lists_holding} lists with a followed tag...")
         listed = lists_and_tags.setup_delivery, lists_and_tags.measure_delivery
         figures["list_delivery"] = _in_world(server, size, *listed)
+        log(f"[{size.name}] grouped notifications, {size.notifications_many:,} against 100...")
+        grouped = grouped_notifications.setup, grouped_notifications.measure
+        figures["grouped_notifications"] = _in_world(server, size, *grouped)
     figures["profiles"] = profiles
     figures["environment"]["load_average_end"] = environment.load_average()
     figures["targets"] = check(figures)

@@ -12,7 +12,8 @@ from loadtest.environment import run_line
 from socialapp.domain.fanout import MODES as FANOUT_MODES
 
 SECTIONS = ("environment", "size", "redis_ceiling", "memory", "delivery", "reads", "feed_rules",
-            "keyword_filters", "list_pages", "list_delivery", "profiles", "targets")  # fmt: skip
+            "keyword_filters", "list_pages", "list_delivery", "grouped_notifications",
+            "profiles", "targets")  # fmt: skip
 PLOTS = {"deliveries.png": plots.deliveries, "read_latency.png": plots.read_latency,
          "list_pages.png": plots.list_pages}  # fmt: skip
 
@@ -100,6 +101,8 @@ def summary(f: dict) -> str:
         "![list and home page p50 by mode](list_pages.png)\n",
         "## Delivery to lists, with a followed tag\n",
         _list_delivery(f["list_delivery"]),
+        "## Grouped notifications\n",
+        _grouped_notifications(f["grouped_notifications"]),
         "## Redis memory\n",
         _memory(f),
         "## Profiles\n",
@@ -144,6 +147,9 @@ METHOD = """\
   lists (owned by their followers, each list read once so its feed exists) and tagging a
   tag followed in bulk (its page read once); deliveries count home and list-feed entries
   written, from the first written (the planner writes the lists' feeds) to the last.
+- **Grouped notifications**: `loadtest.benchmark.grouped_notifications`: the older
+  history is loaded in bulk (`NotificationStore.add_many`, grouped as `add` groups), the
+  newest 100 of each account written one by one through `add`.
 - **Memory**: `INFO memory` used_memory deltas on an empty database; `MEMORY USAGE ... SAMPLES
   0` for single homes.
 """
@@ -523,6 +529,24 @@ def _list_pages(pages: dict) -> str:
         f"{pages['celebrities']} celebrities, each owning a list that holds all of them: their "
         "home and their list page (20 posts) read alternately on one server per mode; the "
         "ratio is the median of the pairs.\n\n" + _table(header, rows)
+    )
+
+
+def _grouped_notifications(grouped: dict) -> str:
+    found = grouped["many_vs_few"]
+    accounts = sorted(grouped["accounts"].items(), key=lambda item: int(item[0]))
+    rows = [[f"{int(count):,}", a["groups"], a["page_groups"]] for count, a in accounts]
+    pairs = "; ".join(f"{few} / {many}" for few, many in found["few_first"]["pairs"])
+    pairs += "; " + "; ".join(f"{few} / {many}" for many, few in found["many_first"]["pairs"])
+    return (
+        "Two accounts whose newest 100 notifications are alike (so are their first pages), "
+        "one with nothing older, the other with a long history under them, "
+        "`GET /api/v2/notifications?limit=40` read alternately on one server: p50 ms "
+        f"(few / many, each first in turn) {pairs}; ratio {found['ratio']} (the geometric "
+        "mean of the two orders' medians). In this process, through the test client, "
+        f"alternately: p50 ms {grouped['in_process']['p50_ms']}, ratio "
+        f"{grouped['in_process']['ratio']}.\n\n"
+        + _table(["notifications", "groups", "groups on the page"], rows)
     )
 
 

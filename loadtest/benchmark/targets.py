@@ -68,6 +68,8 @@ def check(figures: dict) -> list[dict]:
         for mode, found in pages["list_vs_home"].items()
     ]
     listed = figures["list_delivery"]
+    grouped = figures["grouped_notifications"]
+    many = max(int(count) for count in grouped["accounts"])
     return [
         _at_least(
             "deliveries",
@@ -122,6 +124,13 @@ def check(figures: dict) -> list[dict]:
             f"whose post carries a tag {listed['tag_followers']} accounts follow / the same "
             f"without lists or tag (median of {len(listed['pairs'])} alternating pairs)",
             listed["ratio"], 1.0, "x",
+        ),
+        _at_most(
+            "grouped_notifications",
+            f"p50 of a page of grouped notifications (40 groups), an account with {many:,} "
+            f"notifications / one with 100 (median of {len(grouped['many_vs_few']['pairs'])} "
+            "alternating pairs in each order, their geometric mean)",
+            grouped["many_vs_few"]["ratio"], 1.15, "x",
         ),
     ]  # fmt: skip
 

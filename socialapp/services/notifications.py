@@ -24,12 +24,14 @@ import time
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from socialapp.domain import notification_groups as grouping
 from socialapp.domain.ids import IdGenerator, first_id_at
 from socialapp.errors import NotFound, Unavailable
 from socialapp.queue import FEED, TaskQueue, send_after_answer
 from socialapp.stores.boosts import BoostStore
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.likes import LikeStore
+from socialapp.stores.markers import MarkerStore
 from socialapp.stores.notifications import TYPES, NotificationStore, new_notification
 from socialapp.stores.posts import PostStore
 from socialapp.stores.streams import Streams
@@ -231,6 +233,181 @@ def dismiss(store: NotificationStore, recipient_id: int, notification_id: int) -
     """Delete one of the recipient's notifications; NotFound for anyone else's."""
     if not store.dismiss(recipient_id, notification_id):
         raise NotFound("notification not found")
+
+
+# Grouped (Mastodon's /api/v2/notifications) -------------------------------------------------
+class GroupPage(NamedTuple):
+    groups: list[dict]  # each ``as_group``'s, newest first
+    older: int | None  # the ``max_id`` of the page below (None: nothing below)
+
+
+def as_group(group: dict) -> dict:
+    """A group document as a page shows it: like a notification (``_id`` the cursor, its
+    newest; ``actor_id`` its newest account), with its count, oldest and sample."""
+    sample = [s["account_id"] for s in group["sample"]]
+    about = {n: group[n] for n in ("recipient_id", "type", "status_id", "post_id") if n in group}
+    return {
+        **about,
+        "_id": group["latest_id"],
+        "actor_id": sample[0],
+        "group_key": group["group_key"],
+        "count": group["count"],
+        "latest_id": group["latest_id"],
+        "oldest_id": group["oldest_id"],
+        "sample_account_ids": sample,
+    }
+
+
+def single(notification: dict) -> dict:
+    """One notification as a group of its own, ``ungrouped-<id>``."""
+    notification_id = notification["_id"]
+    return {
+        **notification,
+        "group_key": grouping.ungrouped(notification_id),
+        "count": 1,
+        "latest_id": notification_id,
+        "oldest_id": notification_id,
+        "sample_account_ids": [notification["actor_id"]],
+    }
+
+
+def grouped_sources(
+    types: list[str] | None, grouped_types: Iterable[str] | None
+) -> tuple[list[str] | None, list[str]]:
+    """The types a page reads as groups (None: all) and those it reads as notifications,
+    each its own group: the groupable ones ``grouped_types`` leaves out (None: none)."""
+    wanted = list(TYPES) if types is None else types
+    apart = [] if grouped_types is None else [
+        t for t in grouping.GROUPABLE if t in wanted and t not in grouped_types
+    ]  # fmt: skip
+    if types is None and not apart:
+        return None, []
+    return [t for t in wanted if t not in apart], apart
+
+
+def group_page(
+    store: NotificationStore,
+    recipient_id: int,
+    limit: int,
+    max_id: int | None = None,
+    since_id: int | None = None,
+    min_id: int | None = None,
+    types: list[str] | None = None,
+    grouped_types: Iterable[str] | None = None,
+    account_id: int | None = None,
+) -> GroupPage:
+    """The recipient's notification groups, ordered by their newest notification, as
+    ``page`` orders notifications (``max_id``, ``since_id``, ``min_id`` compare with it).
+    Groups are read as stored; only the types ``grouped_types`` leaves out, and a filter by
+    ``account_id``, read notifications (at most ``kept`` a recipient)."""
+    oldest_first = min_id is not None
+    after = min_id if oldest_first else since_id
+    wanted = limit if oldest_first else limit + 1
+    as_groups, apart = grouped_sources(types, grouped_types)
+    if account_id is not None:
+        found = _from_account(
+            store, recipient_id, wanted, max_id, after, types, apart, account_id, oldest_first
+        )
+    else:
+        found = []
+        if as_groups != []:
+            found += [
+                as_group(g) for g in store.group_page(
+                    recipient_id, wanted, max_id, after, as_groups, oldest_first
+                )
+            ]  # fmt: skip
+        if apart:
+            found += [
+                single(n) for n in store.page(
+                    recipient_id, wanted, max_id, after, apart, oldest_first=oldest_first
+                )
+            ]  # fmt: skip
+    found.sort(key=lambda g: g["_id"], reverse=not oldest_first)
+    more = len(found) > limit
+    items = found[:limit]
+    if oldest_first:
+        return GroupPage(items[::-1], items[0]["_id"] if items else None)
+    return GroupPage(items, items[-1]["_id"] if more else None)
+
+
+def _from_account(store, recipient_id, wanted, max_id, after, types, apart, account_id,
+                  oldest_first) -> list[dict]:  # fmt: skip
+    """The groups of the account's notifications (each once, at its notification nearest
+    the cursor), or each its own where ``apart``."""
+    found = store.page(recipient_id, wanted, max_id, after, types, account_id, oldest_first)
+    keys = [n["group_key"] for n in found if "group_key" in n and n["type"] not in apart]
+    stored = store.groups(recipient_id, keys)
+    seen, result = set(), []
+    for n in found:
+        group = stored.get(n.get("group_key")) if n["type"] not in apart else None
+        if group is None:
+            result.append(single(n))
+        elif group["group_key"] not in seen:
+            seen.add(group["group_key"])
+            result.append({**as_group(group), "_id": n["_id"], "actor_id": account_id})
+    return result
+
+
+def group(store: NotificationStore, recipient_id: int, group_key: str) -> dict:
+    """One of the recipient's groups, by key (``ungrouped-<id>``: that notification);
+    NotFound for anyone else's."""
+    notification_id = grouping.ungrouped_id(group_key)
+    if notification_id is not None:
+        return single(get(store, recipient_id, notification_id))
+    found = store.group(recipient_id, group_key)
+    if found is None:
+        raise NotFound("Record not found")
+    return as_group(found)
+
+
+def group_accounts(store: NotificationStore, recipient_id: int, group_key: str) -> list[int]:
+    """Who made the group's notifications, newest first, at most ``GROUP_ACCOUNTS``."""
+    shown = group(store, recipient_id, group_key)
+    if grouping.ungrouped_id(group_key) is not None:
+        return shown["sample_account_ids"]
+    return store.group_accounts(recipient_id, shown["group_key"], GROUP_ACCOUNTS)
+
+
+def dismiss_group(store: NotificationStore, recipient_id: int, group_key: str) -> None:
+    """Delete the recipient's notifications of a group; NotFound for anyone else's."""
+    notification_id = grouping.ungrouped_id(group_key)
+    if notification_id is not None:
+        dismiss(store, recipient_id, notification_id)
+    elif not store.dismiss_group(recipient_id, group(store, recipient_id, group_key)["group_key"]):
+        raise NotFound("Record not found")
+
+
+GROUP_ACCOUNTS = 80  # a group's accounts listed at most (Mastodon lists all)
+UNREAD_CAP = 100  # Mastodon's default unread count limit (at most 1000)
+
+
+def unread_count(
+    store: NotificationStore,
+    markers: MarkerStore,
+    recipient_id: int,
+    cap: int = UNREAD_CAP,
+    types: list[str] | None = None,
+    account_id: int | None = None,
+    grouped_types: Iterable[str] | None = None,
+    grouped: bool = False,
+) -> int:
+    """How many notifications (``grouped``: groups) the recipient has above their
+    ``notifications`` marker (all, without one), counted up to ``cap``, as Mastodon counts."""
+    if types == []:
+        return 0
+    marker = markers.get(recipient_id, ["notifications"])
+    after = marker[0]["last_read_id"] if marker else None
+    if not grouped:
+        return store.count_after(recipient_id, after, types, cap, actor_id=account_id)
+    if account_id is not None:
+        page = group_page(store, recipient_id, cap, None, None, after or 0, types, grouped_types,
+                          account_id)  # fmt: skip
+        return len(page.groups)
+    as_groups, apart = grouped_sources(types, grouped_types)
+    count = 0 if as_groups == [] else store.count_after(recipient_id, after, as_groups, cap, True)
+    if apart and count < cap:
+        count += store.count_after(recipient_id, after, apart, cap - count)
+    return count
 
 
 class Shown(NamedTuple):

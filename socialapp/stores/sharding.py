@@ -31,6 +31,7 @@ SHARD_KEYS: dict[str, tuple[dict, bool]] = {
     "idempotency_keys": ({"_id": HASHED}, False),
     "oauth_tokens": ({"_id": HASHED}, False),
     "notifications": ({"recipient_id": 1}, False),
+    "notification_groups": ({"recipient_id": 1}, False),
     "notification_events": ({"_id": HASHED}, False),
     "tag_follows": ({"tag": 1, "account_id": 1}, True),
     "lists": ({"account_id": 1, "_id": 1}, False),

@@ -37,11 +37,15 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     spent = figures["reads"]["hybrid_vs_healthz"]["server_cpu_ms_per_request"]
     assert len(spent) == 3 and all(ms > 0 for pair in spent for ms in pair)
     assert set(figures["reads"]["by_followees"]) == {"write", "read", "hybrid"}
-    assert len(figures["targets"]) == 17
+    assert len(figures["targets"]) == 18
     keys = {target["key"] for target in figures["targets"]}
     assert {"write_flat", "hybrid_flat", "write_filtered", "hybrid_filtered"} <= keys
     assert {"list_hybrid", "list_read", "public_throughput", "tag_throughput"} <= keys
-    assert "list_delivery" in keys
+    assert {"list_delivery", "grouped_notifications"} <= keys
+    grouped = figures["grouped_notifications"]
+    assert {a["page_groups"] for a in grouped["accounts"].values()} == {40}
+    assert grouped["accounts"]["5000"]["notifications"] == 5000
+    assert all(p50 > 0 for pair in grouped["many_vs_few"]["pairs"] for p50 in pair)
     assert {"hybrid_keywords", "read_keywords"} <= keys
     words = figures["keyword_filters"]["filtered_vs_plain"]
     assert set(words) == {"hybrid", "read"} and figures["keyword_filters"]["keywords"] == 100
@@ -65,6 +69,7 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     assert "## List pages against home pages" in summary
     assert "## Keyword filters on a page" in summary
     assert "## Delivery to lists, with a followed tag" in summary
+    assert "## Grouped notifications" in summary
     assert "target" in capsys.readouterr().out
 
 

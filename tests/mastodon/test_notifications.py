@@ -48,7 +48,9 @@ def test_the_entities_of_a_follow_a_favourite_and_a_reply(client, masto, settle)
     mention, favourited, follow = listed(client, ada)
     assert [n["type"] for n in (mention, favourited, follow)] == ["mention", "favourite", "follow"]
     assert {n["account"]["id"] for n in (mention, favourited, follow)} == {bob.id}
-    assert "status" not in follow and follow["group_key"] == f"ungrouped-{follow['id']}"
+    assert "status" not in follow and follow["group_key"].startswith("follow-")
+    assert favourited["group_key"].startswith(f"favourite-{status_id}-")
+    assert mention["group_key"] == f"ungrouped-{mention['id']}"  # a mention never groups
     assert favourited["status"]["id"] == status_id and favourited["status"]["favourited"]
     assert favourited["status"]["account"]["id"] == ada.id
     assert mention["status"]["id"] == reply.json["id"]

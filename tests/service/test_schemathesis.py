@@ -77,6 +77,7 @@ def world(client, signup, components, monkeypatch):
             "post_id": [post["id"]],
             "status_id": [post["id"]],
             "notification_id": [str(followed["_id"])],
+            "group_key": [followed["group_key"]],
             "name": ["café", "CAFÉ"],
             "hashtag": ["café", "CAFÉ"],
             "list_id": [listed["id"]],

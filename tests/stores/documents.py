@@ -55,6 +55,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "list_members": lists.MEMBER_SCHEMA,
         "notifications": notifications.SCHEMA,
         "notification_events": notifications.EVENT_SCHEMA,
+        "notification_groups": notifications.GROUP_SCHEMA,
         "idempotency_keys": idempotency.SCHEMA,
         "settings": fanout_settings.SCHEMA,
         "fanout_changes": fanout_changes.SCHEMA,

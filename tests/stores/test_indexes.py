@@ -31,8 +31,8 @@ DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
     "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
     "idempotency_keys", "settings", "oauth_apps", "oauth_tokens", "notifications",
-    "notification_events", "tag_follows", "lists", "list_members", "bookmarks", "pins",
-    "markers",
+    "notification_events", "notification_groups", "tag_follows", "lists", "list_members",
+    "bookmarks", "pins", "markers",
 )  # fmt: skip
 
 
@@ -113,6 +113,13 @@ HOT_QUERIES = [
     Query("notifications", NotificationStore.clear, ("recipient_id",)),
     Query("notifications", NotificationStore.remove_from, ("recipient_id",)),
     Query("notifications", NotificationStore.remove_for_post, ("recipient_id",)),
+    Query("notifications", NotificationStore.dismiss_group, ("recipient_id", "group_key")),
+    Query("notifications", NotificationStore.group_accounts, ("recipient_id", "group_key"), "_id"),
+    Query("notification_groups", NotificationStore.add, ("recipient_id", "prefix"), "bucket"),
+    Query("notification_groups", NotificationStore.group, ("recipient_id", "group_key")),
+    Query("notification_groups", NotificationStore.groups, ("recipient_id", "group_key")),
+    Query("notification_groups", NotificationStore.group_page, ("recipient_id",), "latest_id"),
+    Query("notification_groups", NotificationStore.count_after, ("recipient_id",), "latest_id"),
     Query("notification_events", NotificationStore.release, ("_id",)),
     Query("notification_events", NotificationStore.held, (), "_id"),
     Query("lists", ListStore.get, ("_id",)),
@@ -178,6 +185,7 @@ UNIQUE = [
         "recipient_type_actor_status_unique",
         [("recipient_id", 1), ("type", 1), ("actor_id", 1), ("status_id", 1)],
     ),
+    ("notification_groups", "recipient_group_unique", [("recipient_id", 1), ("group_key", 1)]),
 ]
 
 NAMED = {
@@ -200,7 +208,18 @@ NAMED = {
     "settings": {"_id_"},
     "oauth_apps": {"_id_"},
     "oauth_tokens": {"_id_"},
-    "notifications": {"_id_", "recipient_newest", "recipient_type_actor_status_unique"},
+    "notifications": {
+        "_id_",
+        "recipient_newest",
+        "recipient_type_actor_status_unique",
+        "recipient_group_newest",
+    },
+    "notification_groups": {
+        "_id_",
+        "recipient_group_unique",
+        "recipient_latest",
+        "recipient_prefix_bucket",
+    },
     "tag_follows": {"_id_", "account_tag_unique", "tag_account", "account_newest"},
     "lists": {"_id_", "owner_lists"},
     "list_members": {"_id_", "list_account_unique", "account_owner"},

@@ -53,6 +53,7 @@ BLUEPRINTS = (
     timelines.blp,
     lists.blp,
     notifications.blp,
+    notifications.grouped,
     search.blp,
     tags.blp,
     trends.blp,

@@ -197,12 +197,12 @@ def application(app: dict, client_secret: str | None = None) -> dict:
 
 
 def notification(record: dict, actor: dict, status_entity: dict | None) -> dict:
-    """A Notification (ungrouped: its own ``group_key``); a follow's has no ``status``, as
-    Mastodon leaves it out."""
+    """A Notification with the ``group_key`` of its group (one stored before groups were kept:
+    its own); a follow's has no ``status``, as Mastodon leaves it out."""
     rendered = {
         "id": str(record["_id"]),
         "type": record["type"],
-        "group_key": f"ungrouped-{record['_id']}",
+        "group_key": record.get("group_key") or f"ungrouped-{record['_id']}",
         "created_at": timestamp(record["created_at"]),
         "account": account(actor),
     }

@@ -1,6 +1,8 @@
 """Notifications as Mastodon serves them: the caller's, ``Link``-paged newest first, one by
-id, dismissed or cleared. The /v1 service and store; a comment on the caller's post is a
-``mention`` whose status is the comment, a reply to that post."""
+id, dismissed or cleared, and counted past the ``notifications`` marker (/api/v1); grouped
+as Mastodon 4.3 groups them (/api/v2: ``GroupedNotificationsResults``, the groups kept at
+write time by the store). A comment on the caller's post is a ``mention`` whose status is
+the comment, a reply to that post."""
 
 from __future__ import annotations
 
@@ -14,10 +16,12 @@ from socialapp.api.mastodon import entities, keyword_filters, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, LIMITED, NOT_FOUND, documented
 from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
 from socialapp.api.mastodon.statuses import reader_marks
-from socialapp.errors import NotFound
+from socialapp.domain.ids import id_datetime
+from socialapp.errors import Invalid, NotFound
 from socialapp.services import notifications
 
 blp = Blueprint("mastodon_notifications", __name__, url_prefix="/api/v1/notifications")
+grouped = Blueprint("mastodon_grouped_notifications", __name__, url_prefix="/api/v2/notifications")
 READ, WRITE = ("read:notifications",), ("write:notifications",)
 TYPE_NAME = ma.fields.String(validate=ma.validate.Length(max=64))
 
@@ -32,11 +36,27 @@ class NotificationArgs(Schema):
     account_id = IdParam(load_default=None)
 
 
-def render(items: list[dict], recipient_id: int) -> list[dict]:
-    """Notifications as Mastodon's entities; those whose account or status is gone are left
-    out."""
+class GroupedArgs(NotificationArgs):
+    grouped_types = ma.fields.List(TYPE_NAME, load_default=None)
+    # full, or partial_avatars (answered with full accounts, which a client reads alike)
+    expand_accounts = ma.fields.String(validate=ma.validate.Length(max=64), load_default=None)
+
+
+class UnreadArgs(Schema):
+    limit = Limit(default=notifications.UNREAD_CAP, maximum=1000)
+    types = ma.fields.List(TYPE_NAME, load_default=None)
+    exclude_types = ma.fields.List(TYPE_NAME, load_default=())
+    account_id = IdParam(load_default=None)
+
+
+class GroupedUnreadArgs(UnreadArgs):
+    grouped_types = ma.fields.List(TYPE_NAME, load_default=None)
+
+
+def _rendered(items: list[dict], recipient_id: int):
+    """Each item whose account and status still exist (``notifications.shown``) with its
+    Status entity (None for a follow)."""
     c = components()
-    rendered = []
     found = notifications.shown(c.users, c.posts, c.likes, items, recipient_id)
     posts = [shown.status for shown in found if shown.status and shown.reply_to is None]
     marked, pinned = reader_marks(recipient_id, posts)
@@ -51,8 +71,52 @@ def render(items: list[dict], recipient_id: int) -> list[dict]:
         )  # fmt: skip
         if status:
             status["filtered"] = keyword_filters.results(recipient_id, shown.status)
-        rendered.append(entities.notification(shown.notification, shown.actor, status))
-    return rendered
+        yield shown, status
+
+
+def render(items: list[dict], recipient_id: int) -> list[dict]:
+    """Notifications as Mastodon's entities; those whose account or status is gone are left
+    out."""
+    return [
+        entities.notification(shown.notification, shown.actor, status)
+        for shown, status in _rendered(items, recipient_id)
+    ]
+
+
+def render_groups(groups: list[dict], recipient_id: int, paged: bool = True) -> dict:
+    """A GroupedNotificationsResults: the groups (as ``notifications.as_group`` gives them)
+    whose newest account and status still exist, with every account and status they name
+    once. ``paged``: with the page fields (``page_min_id``...)."""
+    found = list(_rendered(groups, recipient_id))
+    sampled = {i for shown, _ in found for i in shown.notification["sample_account_ids"]}
+    accounts = {u["_id"]: u for u in components().users.get_many(list(sampled))}
+    statuses, rendered = {}, []
+    for shown, status in found:
+        group = shown.notification
+        sample = [i for i in group["sample_account_ids"] if i in accounts]
+        entity = {
+            "group_key": group["group_key"],
+            "notifications_count": group["count"],
+            "type": group["type"],
+            "most_recent_notification_id": str(group["latest_id"]),
+            "sample_account_ids": [str(i) for i in sample],
+        }
+        if paged:
+            entity |= {
+                "page_min_id": str(group["oldest_id"]),
+                "page_max_id": str(group["_id"]),
+                "latest_page_notification_at": entities.timestamp(id_datetime(group["_id"])),
+            }
+        if status is not None:
+            entity["status_id"] = status["id"]
+            statuses.setdefault(status["id"], status)
+        rendered.append(entity)
+    shown_accounts = dict.fromkeys(i for g in rendered for i in g["sample_account_ids"])
+    return {
+        "accounts": [entities.account(accounts[int(i)]) for i in shown_accounts],
+        "statuses": list(statuses.values()),
+        "notification_groups": rendered,
+    }
 
 
 def _notification_id(raw: str) -> int:
@@ -114,4 +178,119 @@ def clear():
 def dismiss(notification_id: str):
     user_id = authorized(*WRITE)
     notifications.dismiss(components().notifications, user_id, _notification_id(notification_id))
+    return jsonify({})
+
+
+@blp.get("/unread_count")
+@documented(
+    "How many of the caller's notifications are newer than their notifications marker "
+    "(all, without one), counted up to limit (default 100, at most 1000)",
+    "{count}",
+    {**AUTHORIZED, **INVALID},
+    UnreadArgs,
+    scopes=READ,
+)
+def unread_count():
+    return _unread(UnreadArgs(), grouped=False)
+
+
+def _unread(schema: UnreadArgs, grouped: bool):
+    user_id = authorized(*READ)
+    args = params(schema)
+    c = components()
+    count = notifications.unread_count(
+        c.notifications, c.markers, user_id, args["limit"],
+        notifications.wanted_types(args["types"], args["exclude_types"]), args["account_id"],
+        args.get("grouped_types"), grouped=grouped,
+    )  # fmt: skip
+    return jsonify({"count": count})
+
+
+# /api/v2: grouped ---------------------------------------------------------------------------
+def _group_key(raw: str) -> str:
+    """A group key as a path names it: a bad one is no group (404), as an unknown one."""
+    if len(raw) > 80 or not raw.isascii():
+        raise NotFound("Record not found")
+    return raw
+
+
+@grouped.get("")
+@documented(
+    "The caller's notifications grouped as Mastodon 4.3 groups them: favourites and boosts "
+    "of one status, and follows, within 12 hours; mentions apart. Groups are ordered and "
+    "paged by their newest notification (types[], exclude_types[], grouped_types[] and "
+    "account_id filter them; expand_accounts full or partial_avatars, both answered with "
+    "full accounts)",
+    "GroupedNotificationsResults",
+    {**AUTHORIZED, **INVALID},
+    GroupedArgs,
+    scopes=READ,
+    paged=True,
+)
+def grouped_index():
+    user_id = authorized(*READ)
+    args = params(GroupedArgs())
+    if args["expand_accounts"] not in (None, "full", "partial_avatars"):
+        raise Invalid(
+            f"Invalid value for 'expand_accounts': '{args['expand_accounts']}', allowed "
+            "values are 'full' and 'partial_avatars'"
+        )
+    page = notifications.group_page(
+        components().notifications, user_id, args["limit"], args["max_id"], args["since_id"],
+        args["min_id"], notifications.wanted_types(args["types"], args["exclude_types"]),
+        args["grouped_types"], args["account_id"],
+    )  # fmt: skip
+    rendered = render_groups(page.groups, user_id)
+    if not page.groups:
+        return jsonify(rendered)
+    links = paging.link(next_max_id=page.older, prev_min_id=page.groups[0]["_id"])
+    return jsonify(rendered), 200, links
+
+
+@grouped.get("/unread_count")
+@documented(
+    "How many of the caller's notification groups have a notification newer than their "
+    "notifications marker (all, without one), counted up to limit (default 100, at most 1000)",
+    "{count}",
+    {**AUTHORIZED, **INVALID},
+    GroupedUnreadArgs,
+    scopes=READ,
+)
+def grouped_unread_count():
+    return _unread(GroupedUnreadArgs(), grouped=True)
+
+
+@grouped.get("/<group_key>")
+@documented("One of the caller's notification groups", "GroupedNotificationsResults",
+            {**AUTHORIZED, **NOT_FOUND}, scopes=READ)  # fmt: skip
+def grouped_show(group_key: str):
+    user_id = authorized(*READ)
+    found = notifications.group(components().notifications, user_id, _group_key(group_key))
+    rendered = render_groups([found], user_id, paged=False)
+    if not rendered["notification_groups"]:  # its account or its status is gone
+        raise NotFound("Record not found")
+    return jsonify(rendered)
+
+
+@grouped.get("/<group_key>/accounts")
+@documented(
+    "The accounts of a group's notifications, newest first (at most 80)",
+    "Array of Account",
+    {**AUTHORIZED, **NOT_FOUND},
+    scopes=READ,
+)
+def grouped_accounts(group_key: str):
+    user_id = authorized(*READ)
+    ids = notifications.group_accounts(components().notifications, user_id, _group_key(group_key))
+    found = {u["_id"]: u for u in components().users.get_many(ids)}
+    return jsonify([entities.account(found[i]) for i in ids if i in found])
+
+
+@grouped.post("/<group_key>/dismiss")
+@documented("Dismiss a group: every notification of it", "An empty object",
+            {**AUTHORIZED, **NOT_FOUND, **LIMITED}, scopes=WRITE)  # fmt: skip
+@limits.writes
+def grouped_dismiss(group_key: str):
+    user_id = authorized(*WRITE)
+    notifications.dismiss_group(components().notifications, user_id, _group_key(group_key))
     return jsonify({})
