@@ -32,6 +32,7 @@ SHARD_KEYS: dict[str, tuple[dict, bool]] = {
     "oauth_tokens": ({"_id": HASHED}, False),
     "notifications": ({"recipient_id": 1}, False),
     "notification_groups": ({"recipient_id": 1}, False),
+    "keyword_filters": ({"_id": HASHED}, False),
     "notification_events": ({"_id": HASHED}, False),
     "tag_follows": ({"tag": 1, "account_id": 1}, True),
     "lists": ({"account_id": 1, "_id": 1}, False),
