@@ -29,6 +29,8 @@ import json
 import time
 from collections.abc import AsyncIterator, Iterable
 
+from redis.cluster import RedisCluster
+
 from socialapp.stores.unavailable import REDIS, translates
 
 OPEN = "stream:open"
@@ -52,6 +54,7 @@ class Streams:
     def __init__(self, client, clock=time.time) -> None:
         self._redis = client
         self._clock = clock
+        self._single_server = not isinstance(client, RedisCluster)
 
     # The streaming process's markers -------------------------------------------------------
     def mark_open(self, readers: Iterable[int]) -> None:
@@ -123,11 +126,7 @@ class Streams:
         if not public:
             self._redis.publish(author_channel(author_id), json.dumps(event))
             return
-        text = json.dumps(event | {"tags": list(tags)})
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.publish(author_channel(author_id), text)
-        pipe.publish(PUBLIC, text)
-        pipe.execute()
+        self._publish([author_channel(author_id), PUBLIC], json.dumps(event | {"tags": list(tags)}))
 
     def publish_revoked(self, token_hash: str) -> None:
         self._redis.publish(REVOKED, token_hash)
@@ -137,12 +136,21 @@ class Streams:
         open_readers = self.open_among(readers)
         channels = [*map(reader_channel, open_readers), *also]
         if channels:
-            text = json.dumps(event)
-            pipe = self._redis.pipeline(transaction=False)
-            for channel in channels:
-                pipe.publish(channel, text)
-            pipe.execute()
+            self._publish(channels, json.dumps(event))
         return len(open_readers)
+
+    def _publish(self, channels: list[str], text: str) -> None:
+        """``text`` on each of ``channels``: in one round trip on one server; one PUBLISH
+        each on a cluster, whose client refuses PUBLISH in a pipeline (any node takes it and
+        the cluster bus carries it to every node's subscribers)."""
+        if not self._single_server:
+            for channel in channels:
+                self._redis.publish(channel, text)
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for channel in channels:
+            pipe.publish(channel, text)
+        pipe.execute()
 
 
 class Subscription:
