@@ -25,11 +25,15 @@ stores; the streaming process listens through ``Subscription`` (redis-py's async
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
 import time
 from collections.abc import AsyncIterator, Iterable
 
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
+from redis.exceptions import ConnectionError, TimeoutError
 
 from socialapp.stores.unavailable import REDIS, translates
 
@@ -155,12 +159,21 @@ class Streams:
 
 class Subscription:
     """The streaming process's side: one redis-py asyncio pub/sub connection, subscribed to
-    the channels of its connected readers and of the authors they follow."""
+    the channels of its connected readers and of the authors they follow.
+
+    On a Redis Cluster the connection is to one node, any: a PUBLISH reaches every node's
+    subscribers over the cluster bus. When that node is lost (a master killed), the next
+    look for messages moves the subscription, every channel of it, to a node that answers;
+    what was published in between is missed, as on a lost connection to one server.
+    """
 
     def __init__(self, async_client) -> None:
+        self._client = async_client
+        self._cluster = isinstance(async_client, AsyncRedisCluster)
         self._pubsub = async_client.pubsub(ignore_subscribe_messages=True)
 
     async def start(self) -> None:
+        await self._client.initialize()  # a cluster client knows no node before it
         await self._pubsub.subscribe(REVOKED)
 
     async def follow(self, readers: Iterable[int] = (), authors: Iterable[int] = ()) -> None:
@@ -184,6 +197,15 @@ class Subscription:
         """``(kind, id, message)``: kind ``reader`` or ``author`` with the reader's or
         author's id and the event, ``public`` (no id) with the event, or ``revoked`` with
         the token's hash."""
+        try:
+            async for message in self._listened():
+                yield message
+        except (ConnectionError, TimeoutError):
+            if self._cluster:
+                await self._move()
+            raise
+
+    async def _listened(self) -> AsyncIterator[tuple[str, int | None, dict | str]]:
         async for message in self._pubsub.listen():
             if message["type"] != "message":
                 continue
@@ -196,6 +218,21 @@ class Subscription:
                 yield "author", int(channel[len(_AUTHOR) :]), json.loads(data)
             else:
                 yield "reader", int(channel[len(_READER) :]), json.loads(data)
+
+    async def _move(self) -> None:
+        """Subscribe every channel again on a node that answers now (the cluster's nodes read
+        afresh); the old connection is dropped once the new one holds them all."""
+        await self._client.nodes_manager.initialize()
+        node = random.choice(self._client.get_nodes())
+        moved = self._client.pubsub(node=node, ignore_subscribe_messages=True)
+        try:
+            await moved.subscribe(*self._pubsub.channels)
+        except BaseException:
+            await moved.aclose()
+            raise
+        old, self._pubsub = self._pubsub, moved
+        with contextlib.suppress(Exception):
+            await old.aclose()
 
     async def close(self) -> None:
         await self._pubsub.aclose()
