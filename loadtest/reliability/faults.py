@@ -62,8 +62,35 @@ class Faults:
         )
 
     def crash_timelines(self) -> None:
-        """SIGKILL the timelines' redis-server: timelines, outboxes, caches are gone."""
+        """SIGKILL the timelines' redis-server: timelines, outboxes, caches are gone (on a
+        cluster: one master, see ``kill_master``)."""
+        if self._stack.topology == "cluster":
+            self.kill_master()
+            return
         self._crash(self._stack.timelines, "timelines Redis crash")
+
+    def kill_master(self) -> None:
+        """SIGKILL a master of the timelines' Redis Cluster under load: its replica takes over
+        once the others stop hearing from it; the dead node is then started again and
+        rejoins as a replica. How long its slots went unserved is recorded."""
+        cluster = self._stack.timelines
+        master = cluster.masters()[0]
+        master.kill()
+        started = time.time()
+        cluster.wait_serving(timeout=120)
+        failover = time.time() - started
+        readyz = self._stack.api.call("GET", "/readyz")
+        time.sleep(max(0.0, started + self.down - time.time()))
+        master.restart()  # its nodes.conf: back in the cluster, as the new master's replica
+        cluster.wait_serving(timeout=120, whole=True)
+        self._record(
+            "cluster master SIGKILL",
+            started,
+            "one of 3 masters SIGKILLed, its replica promoted; the dead node restarted as a "
+            "replica",
+            failover_seconds=round(failover, 1),
+            readyz_after_failover=readyz.status,
+        )
 
     def crash_broker(self) -> None:
         """SIGKILL the broker's redis-server: every queued task is gone."""
