@@ -19,13 +19,16 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode
 from redis.retry import Retry
 
+T = TypeVar("T")
 START_TIMEOUT = 10.0
 SLOTS = 16384  # hash slots of a Redis Cluster
 PR_SET_PDEATHSIG = 1  # prctl option: signal sent to this child when its parent dies
@@ -211,12 +214,7 @@ def _die_with_parent() -> None:
 
 def _answers(port: int, pid: int) -> bool:
     """True once the server with process id ``pid`` answers on ``port``."""
-    client = _probe(port)
-    with contextlib.closing(client):
-        try:
-            return client.info("server")["process_id"] == pid
-        except redis.RedisError:
-            return False
+    return _ask(port, lambda client: client.info("server")["process_id"] == pid, False)
 
 
 class RedisCluster3:
@@ -358,48 +356,43 @@ class RedisCluster3:
 
 
 def _role(port: int) -> str | None:
-    client = _probe(port)
-    with contextlib.closing(client):
-        try:
-            return client.info("replication")["role"]
-        except redis.RedisError:
-            return None
+    return _ask(port, lambda client: client.info("replication")["role"], None)
 
 
 def _slot_owners(port: int) -> set[int]:
     """The ports of the masters serving hash slots, as the node on ``port`` knows them."""
-    client = _probe(port)
-    with contextlib.closing(client):
-        try:
-            return {int(entry[2][1]) for entry in client.cluster("SLOTS")}
-        except redis.RedisError:
-            return {0}
+    return _ask(port, lambda client: {int(e[2][1]) for e in client.cluster("SLOTS")}, {0})
 
 
 def _replicas_online(port: int) -> int:
-    client = _probe(port)
-    with contextlib.closing(client):
-        try:
-            info = client.info("replication")
-        except redis.RedisError:
-            return 0
+    def online(client) -> int:
+        info = client.info("replication")
         return sum(
             1
             for key, value in info.items()
-            if key.startswith("slave")
-            and isinstance(value, dict)
-            and value.get("state") == "online"
+            if key.startswith("slave") and isinstance(value, dict) and value["state"] == "online"
         )
+
+    return _ask(port, online, 0)
 
 
 def _cluster_ok(port: int) -> bool:
+    def ok(client) -> bool:
+        info = client.cluster("INFO")
+        return info["cluster_state"] == "ok" and info["cluster_slots_ok"] == str(SLOTS)
+
+    return _ask(port, ok, False)
+
+
+def _ask(port: int, question: Callable[[redis.Redis], T], otherwise: T) -> T:
+    """``question(client)`` of the node on ``port``, asked once; ``otherwise`` if it cannot
+    answer."""
     client = _probe(port)
     with contextlib.closing(client):
         try:
-            info = client.cluster("INFO")
+            return question(client)
         except redis.RedisError:
-            return False
-        return info.get("cluster_state") == "ok" and info.get("cluster_slots_ok") == str(SLOTS)
+            return otherwise
 
 
 def _probe(port: int) -> redis.Redis:
