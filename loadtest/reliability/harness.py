@@ -81,7 +81,8 @@ def _run(stack: Stack, options: Options, logs: Path) -> dict:
     driver = Driver(api, journal, people.untouched[:3], people.celebrity, every=0.5)
     watchers = Watchers(api, journal, people.sample, every=3.0)
     seconds = max(10, round(options.minutes * 60))
-    faults = Faults(stack, driver, down=round(min(15.0, max(3.0, 0.06 * seconds)), 1))
+    down = round(min(15.0, max(3.0, 0.06 * seconds)), 1)
+    faults = Faults(stack, driver, down, readers=people.sample)
     load = _load(stack, options, people, seconds, (driver, watchers, faults), journal, logs)
 
     for fault in faults.log:  # what the readers of home timelines saw meanwhile
