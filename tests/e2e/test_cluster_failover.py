@@ -4,7 +4,8 @@ soon after the cluster serves every slot again, by the delivery tasks' own retri
 sweeper is turned off here: it would hide a delivery that gave up).
 
 The cluster is real (3 masters, one replica each, ``redis-server`` in cluster mode); the
-broker is its own redis-server; the worker is a real Celery worker in this process.
+broker is its own redis-server; the worker is a real Celery worker in this process. And
+``socialapp serve`` starts such a cluster of its own.
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ import threading
 import time
 
 import pytest
+import redis
 
+from loadtest.api_client import Api
 from socialapp.embedded.redis_server import RedisCluster3, RedisServer
 from socialapp.stores.timelines import outbox_key
 from tests.e2e.test_fault_injection import (
+    PASSWORD,
     Poster,
     acknowledged,
     assert_delivered_once,
     holds,
     world,
 )
+from tests.helpers_processes import served
 from tests.waiting import DEADLINE, wait_for
 
 pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
@@ -117,3 +122,36 @@ def test_a_master_killed_under_load_loses_and_delays_nothing(app, components, se
 
 def not_any(items: list) -> bool:
     return not items
+
+
+def test_serve_starts_its_own_cluster_and_broker(tmp_path):
+    """``SOCIALAPP_EMBEDDED_REDIS_CLUSTER=3``: ``socialapp serve`` runs the timelines on 3
+    masters with a replica each, the broker on its own server; it stops them on leaving."""
+    env = dict(SOCIALAPP_EMBEDDED_REDIS_CLUSTER="3", SOCIALAPP_DATA_DIR=str(tmp_path / "data"))
+    with served(tmp_path / "serve.log", **env) as (process, port):
+        line = next(x for x in process.log().splitlines() if "own Redis Cluster" in x)
+        ports = [int(p) for p in line.rsplit("ports ", 1)[1].split(", ")]
+        info = redis.Redis(port=ports[0], decode_responses=True).cluster("INFO")
+        assert len(ports) == 6 and info["cluster_size"] == "3", info
+        assert info["cluster_known_nodes"] == "6" and info["cluster_state"] == "ok", info
+
+        api = Api(f"http://127.0.0.1:{port}")
+        assert api.call("GET", "/readyz").body["checks"]["broker"] == "ok"
+        ada, bob = (signed_up(api, handle) for handle in ("ada", "bob"))
+        assert api.call("PUT", f"/v1/me/following/{ada[0]}", token=bob[1]).status == 204
+        post = api.call("POST", "/v1/posts", {"text": "on the cluster"}, ada[1]).body["id"]
+
+        def home() -> list[str]:
+            answer = api.call("GET", "/v1/timeline/home", token=bob[1])
+            return [item["id"] for item in answer.body["items"]]
+
+        wait_for(home, "the post in the follower's home", until=lambda ids: post in ids)
+    with pytest.raises(redis.ConnectionError):
+        redis.Redis(port=ports[0], socket_connect_timeout=1).ping()
+
+
+def signed_up(api: Api, handle: str) -> tuple[str, str]:
+    """``(user id, token)`` of a new account."""
+    body = {"handle": handle, "password": PASSWORD}
+    user = api.call("POST", "/v1/users", body).body
+    return user["id"], api.sign_in(handle, PASSWORD)
