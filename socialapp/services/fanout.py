@@ -95,11 +95,17 @@ class Fanout:
 
     def before_post_deleted(self, post: dict) -> None:
         """Take the post out of the author's outbox and the shared feeds (Redis must be up:
-        503 if not)."""
+        503 if not). A Redis Cluster can refuse a step after an earlier one was done (the
+        outbox on a live master, a shared feed on a lost one): the post, not deleted, then
+        goes back as after a failed delete, its task finishing the repair."""
         entry = entry_of(post)
-        self.feeds.withdraw(entry)
-        if not entry.boost_of:
-            self.feeds.unshare(entry, post.get("tags", ()))
+        try:
+            self.feeds.withdraw(entry)
+            if not entry.boost_of:
+                self.feeds.unshare(entry, post.get("tags", ()))
+        except Unavailable:
+            self.on_delete_failed(post)
+            raise
 
     def on_delete_failed(self, post: dict) -> None:
         """The post was withdrawn from its author's outbox, then not deleted (MongoDB, or the
