@@ -29,7 +29,7 @@ from tests.e2e.test_fault_injection import (
     world,
 )
 from tests.helpers_processes import served
-from tests.waiting import DEADLINE, wait_for
+from tests.waiting import DEADLINE, PROCESS_DEADLINE, wait_for
 
 pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
@@ -146,6 +146,12 @@ def test_serve_starts_its_own_cluster_and_broker(tmp_path):
             return [item["id"] for item in answer.body["items"]]
 
         wait_for(home, "the post in the follower's home", until=lambda ids: post in ids)
+
+        # the streaming process beside it, on the same cluster (it subscribes as it starts)
+        line = next(x for x in process.log().splitlines() if "socialapp streaming on" in x)
+        streaming = Api(line.rsplit(" ", 1)[1].removesuffix("/api/v1/streaming"))
+        health = lambda: streaming.answers("/api/v1/streaming/health")  # noqa: E731
+        wait_for(health, "the streaming process", PROCESS_DEADLINE)
     with pytest.raises(redis.ConnectionError):
         redis.Redis(port=ports[0], socket_connect_timeout=1).ping()
 
