@@ -83,9 +83,12 @@ workload-evidence: setup
 
 # Load with a worker SIGKILLed and the timelines and broker Redis crashed, then proof that no
 # acknowledged post was lost or duplicated: reports/reliability/ (MINUTES=M, OUT=DIR).
+# TOPOLOGY=cluster: the timelines on a Redis Cluster of 3+3, a master SIGKILLed in place of
+# the timelines' crash: reports/reliability-cluster/.
 MINUTES ?= 3
+TOPOLOGY ?= single
 reliability: setup
-	$(PY) -m loadtest.reliability --minutes $(MINUTES) $(if $(OUT),--out $(OUT))
+	$(PY) -m loadtest.reliability --minutes $(MINUTES) --topology $(TOPOLOGY) $(if $(OUT),--out $(OUT))
 
 # The steady mix (loadtest/README.md) on fresh embedded servers at each size, and the
 # saturation point without think time: reports/load/ (SIZES=3000,30000, OUT=DIR).

@@ -15,6 +15,7 @@ KEPT_EMPTY = ("data_dir",)  # settings an empty value turns off, rather than lea
 # The signing key when SOCIALAPP_SECRET_KEY is unset: drawn once per process (forked
 # processes share it), unless ``socialapp serve`` uses the one its data directory keeps.
 PROCESS_KEY = secrets.token_urlsafe(48)
+EMBEDDED_CLUSTER_MASTERS = 3  # the size SOCIALAPP_EMBEDDED_REDIS_CLUSTER may ask for
 
 
 class ConfigError(RuntimeError):
@@ -40,7 +41,10 @@ class Settings:
     # Redis: no URL means a redis-server started by the service itself
     redis_url: str = ""
     redis_cluster: bool = False  # SOCIALAPP_REDIS_URL names a node of a Redis Cluster
-    broker_url: str = ""
+    # `serve` with no REDIS_URL: the timelines on a Redis Cluster of this many masters (3),
+    # one replica each, started by the service itself; 0: one redis-server
+    embedded_redis_cluster: int = 0
+    broker_url: str = ""  # empty: database 1 of REDIS_URL (not on a cluster: see checked)
     broker_visibility_timeout: int = 300  # a task unacknowledged this long is redelivered
     # Accounts and tokens
     token_ttl_seconds: int = 3600
@@ -141,12 +145,33 @@ class Settings:
             raise ConfigError("SOCIALAPP_MONGO_URI must be set when SOCIALAPP_ENV=production")
         if self.operator_handle and not is_handle(self.operator_handle):
             raise ConfigError(f"SOCIALAPP_OPERATOR_HANDLE: {RULE}")
+        self._check_redis()
         for name in ("audit_interval_seconds", "audit_sample", "audit_grace_seconds"):
             if not 0 <= getattr(self, name) < math.inf:  # NaN fails too
                 raise ConfigError(f"{PREFIX}{name.upper()} must be a finite number, 0 or more")
         if not self.secret_key:
             return dataclasses.replace(self, secret_key=PROCESS_KEY)
         return self
+
+    def _check_redis(self) -> None:
+        """Refuse a broker that cannot work, rather than answer 201 to posts that never fan
+        out: Celery's Redis transport SELECTs a database, which a Redis Cluster refuses."""
+        if self.redis_cluster and not self.broker_url:
+            raise ConfigError(
+                "SOCIALAPP_REDIS_CLUSTER=true needs SOCIALAPP_BROKER_URL: the Celery broker "
+                "cannot live on a Redis Cluster (it would land on database 1 of a cluster "
+                "node, where SELECT is not allowed); give it its own redis-server"
+            )
+        if self.embedded_redis_cluster not in (0, EMBEDDED_CLUSTER_MASTERS):
+            raise ConfigError(
+                f"SOCIALAPP_EMBEDDED_REDIS_CLUSTER must be 0 (one redis-server) or "
+                f"{EMBEDDED_CLUSTER_MASTERS} (masters, one replica each)"
+            )
+        if self.embedded_redis_cluster and (self.redis_url or self.redis_cluster):
+            raise ConfigError(
+                "SOCIALAPP_EMBEDDED_REDIS_CLUSTER starts the service's own cluster: leave "
+                "SOCIALAPP_REDIS_URL and SOCIALAPP_REDIS_CLUSTER unset"
+            )
 
 
 def _parse(field: dataclasses.Field, raw: str):

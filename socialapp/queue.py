@@ -33,18 +33,24 @@ FANOUT_LARGE = "fanout_large"
 FEED = "feed"
 QUEUES = (FANOUT, FANOUT_LARGE, FEED)
 REQUEST_ID = "request_id"  # the task header naming the request that caused it
-# Every task retries, with backoff and jitter, while a backing store is unavailable.
+# Every task retries, with backoff and jitter, while a backing store is unavailable: after a
+# whole number of seconds drawn up to 2**retries, at most RETRY_CAP (Celery's full jitter).
+# The cap is short: a task that failed during a Redis Cluster failover (a few seconds) runs
+# again at most RETRY_CAP s after the cluster serves again, not at the sweeper's next turn;
+# the retries still cover one or two minutes of an outage (then the sweeper sends it again).
+RETRY_CAP = 4
 RETRY = dict(
     autoretry_for=(Unavailable,),
-    retry_backoff=0.5,
-    retry_backoff_max=30,
+    retry_backoff=1,  # Celery rounds a factor down to a whole second, and up to 1
+    retry_backoff_max=RETRY_CAP,
     retry_jitter=True,
-    max_retries=12,
+    max_retries=50,
 )
 
 
 def broker_url(settings: Settings) -> str:
-    """The broker: its own URL, else database 1 of the timelines' Redis."""
+    """The broker: its own URL, else database 1 of the timelines' Redis (not a Redis Cluster:
+    ``Settings`` refuses that)."""
     if settings.broker_url:
         return settings.broker_url
     base, _, _db = settings.redis_url.rstrip("/").rpartition("/")

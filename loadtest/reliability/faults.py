@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import redis
 
@@ -19,8 +20,9 @@ from loadtest.reliability.traffic import Driver
 
 
 class Faults:
-    def __init__(self, stack: Stack, driver: Driver, down: float) -> None:
+    def __init__(self, stack: Stack, driver: Driver, down: float, readers=()) -> None:
         self._stack, self._driver, self.down = stack, driver, down
+        self._readers = list(readers)  # whose homes show when a failover's posts arrive
         self.log: list[dict] = []
 
     def kill_worker(self) -> None:
@@ -62,8 +64,76 @@ class Faults:
         )
 
     def crash_timelines(self) -> None:
-        """SIGKILL the timelines' redis-server: timelines, outboxes, caches are gone."""
+        """SIGKILL the timelines' redis-server: timelines, outboxes, caches are gone (on a
+        cluster: one master, see ``kill_master``)."""
+        if self._stack.topology == "cluster":
+            self.kill_master()
+            return
         self._crash(self._stack.timelines, "timelines Redis crash")
+
+    def kill_master(self) -> None:
+        """SIGKILL a master of the timelines' Redis Cluster under load: its replica takes over
+        once the others stop hearing from it; the dead node is then started again and
+        rejoins as a replica. How long its slots went unserved is recorded."""
+        cluster = self._stack.timelines
+        master = cluster.masters()[0]
+        before = len(self._driver.acknowledged)
+        master.kill()
+        started = time.time()
+        cluster.wait_serving(timeout=120)
+        failover = time.time() - started
+        readyz = self._stack.api.call("GET", "/readyz")
+        during = self._driver.acknowledged[before:]
+        home_after = self._seconds_until_home(during, started + failover)
+        time.sleep(max(0.0, started + self.down - time.time()))
+        master.restart()  # its nodes.conf: back in the cluster, as the new master's replica
+        cluster.wait_serving(timeout=120, whole=True)
+        self._record(
+            "cluster master SIGKILL",
+            started,
+            "one of 3 masters SIGKILLed, its replica promoted; the dead node restarted as a "
+            "replica",
+            failover_seconds=round(failover, 1),
+            readyz_after_failover=readyz.status,
+            posts_during_failover=len(during),
+            in_sampled_homes_seconds_after_failover=home_after,
+        )
+
+    def _seconds_until_home(self, posts: list, serving: float, timeout: float = 60.0):
+        """How long after ``serving`` every one of ``posts`` (by the driver, not deleted) was
+        in the home of each sampled reader who follows its author, as the reader reads it
+        (the window of ids they span, one page); None past ``timeout``."""
+        deleted = set(self._driver.deletes)
+        posts = [(post_id, author) for post_id, author in posts if post_id not in deleted]
+        if not posts:
+            return None
+        ids = [int(post_id) for post_id, _ in posts]
+        window = f"/v1/timeline/home?limit=100&max_id={max(ids) + 1}&since_id={min(ids) - 1}"
+        api = self._stack.api
+
+        def missing_for(reader) -> set[str]:
+            following = api.pages(f"/v1/users/{reader.id}/following", token=reader.token)
+            followed = {user["id"] for user in following} | {reader.id}
+            expected = {post_id for post_id, author in posts if author in followed}
+            if not expected:
+                return set()
+            answer = api.call("GET", window, token=reader.token)
+            if answer.status != 200:
+                return expected
+            return expected - {post["id"] for post in answer.body["items"]}
+
+        def missing() -> list:
+            try:
+                with ThreadPoolExecutor(4) as pool:
+                    return [m for found in pool.map(missing_for, self._readers) for m in found]
+            except Exception as error:  # a page refused meanwhile: look again
+                return [repr(error)]
+
+        try:
+            wait_until(missing, "the failover's posts home", timeout, 0.2, until=lambda m: not m)
+        except TimeoutError:
+            return None
+        return round(time.time() - serving, 1)
 
     def crash_broker(self) -> None:
         """SIGKILL the broker's redis-server: every queued task is gone."""

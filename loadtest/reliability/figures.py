@@ -38,6 +38,20 @@ def requests(lines: list[dict], faults: list[dict]) -> dict:
     }
 
 
+def home_reads(lines: list[dict], fault: dict) -> dict:
+    """Home timeline reads answered while ``fault`` was in force, by status, and how many
+    of the watchers' pages were served from MongoDB alone (``X-Fanout-Mode: store``)."""
+    reads = [
+        line
+        for line in lines
+        if "timeline/home" in line["name"] and fault["started"] <= line["t"] <= fault["ended"]
+    ]
+    return {
+        "by_status": {str(s): n for s, n in sorted(Counter(r["status"] for r in reads).items())},
+        "from_mongodb": sum(1 for line in reads if line.get("mode") == "store"),
+    }
+
+
 def acknowledged_during(lines: list[dict], faults: list[dict]) -> dict[str, int]:
     """Posts acknowledged while each fault was in force."""
     posts = [line["t"] for line in lines if "post" in line]

@@ -50,6 +50,7 @@ class Options:
     seed: int = 0
     settle_timeout: float = 180.0
     bad_input_repeat: int = 4
+    topology: str = "single"  # or "cluster": the timelines on a Redis Cluster of 3+3
 
 
 def run(options: Options, logs: Path | None = None) -> dict:
@@ -57,7 +58,7 @@ def run(options: Options, logs: Path | None = None) -> dict:
     logs = logs or Path(tempfile.mkdtemp(prefix="socialapp-reliability-"))
     logs.mkdir(parents=True, exist_ok=True)
     # The most followed celebrity (about 80% of the accounts) fills five chunks or so.
-    stack = Stack(logs, chunk_size=max(5, options.accounts // 6))
+    stack = Stack(logs, chunk_size=max(5, options.accounts // 6), topology=options.topology)
     try:
         stack.start()
         return {**_run(stack, options, logs), "logs": str(logs)}
@@ -80,9 +81,12 @@ def _run(stack: Stack, options: Options, logs: Path) -> dict:
     driver = Driver(api, journal, people.untouched[:3], people.celebrity, every=0.5)
     watchers = Watchers(api, journal, people.sample, every=3.0)
     seconds = max(10, round(options.minutes * 60))
-    faults = Faults(stack, driver, down=round(min(15.0, max(3.0, 0.06 * seconds)), 1))
+    down = round(min(15.0, max(3.0, 0.06 * seconds)), 1)
+    faults = Faults(stack, driver, down, readers=people.sample)
     load = _load(stack, options, people, seconds, (driver, watchers, faults), journal, logs)
 
+    for fault in faults.log:  # what the readers of home timelines saw meanwhile
+        fault["home_reads"] = figures.home_reads(load["lines"], fault)
     acknowledged = [(line["post"], line["author"]) for line in load["lines"] if "post" in line]
     checked = verify(api, acknowledged, driver.deletes, people.sample, options.settle_timeout)
     lost, deleted = set(checked.pop("lost_ids")), set(checked.pop("deleted_ids"))
@@ -93,6 +97,7 @@ def _run(stack: Stack, options: Options, logs: Path) -> dict:
     return {
         "run": {
             "started": load["started"],
+            "topology": options.topology,
             "load_seconds": round(load["ended"] - load["started"], 1),
             "graph": graph,
             "locust_users": options.locust_users,

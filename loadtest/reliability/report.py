@@ -36,6 +36,13 @@ def write(report: dict, out: Path) -> tuple[Path, Path]:
     return json_path, markdown_path
 
 
+TIMELINES = {
+    "single": "Timelines on one redis-server.",
+    "cluster": "Timelines on a Redis Cluster of 3 masters with a replica each (a 2 s node "
+    "timeout); a master SIGKILLed in place of the timelines' crash.",
+}
+
+
 def _time(t: float) -> str:
     return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%H:%M:%S")
 
@@ -54,7 +61,7 @@ def markdown(report: dict) -> str:
         f"{run['load_seconds']} s of load by {run['locust_users']} locust users on "
         f"{run['graph']['accounts']} accounts ({run['graph']['follows']} follows, "
         f"{run['graph']['posts']} seeded posts); each fault held {run['down_seconds']:.1f} s. "
-        "See docs/reliability.md.",
+        f"{TIMELINES.get(run.get('topology'), TIMELINES['single'])} See docs/reliability.md.",
         "",
         "| figure | value |",
         "|---|---|",

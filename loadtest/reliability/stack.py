@@ -1,4 +1,5 @@
-"""The processes under test: two redis-servers, the API (its store kept in a data directory,
+"""The processes under test: two redis-servers (or, topology ``cluster``, the timelines on a
+Redis Cluster of 3 masters with a replica each), the API (its store kept in a data directory,
 so it can be killed and started again) and a worker for large fan-outs."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from loadtest.api_client import Api
 from loadtest.processes import Process, clean_env, serve
-from socialapp.embedded.redis_server import RedisServer, free_port
+from socialapp.embedded.redis_server import RedisCluster3, RedisServer, free_port
 
 OPERATOR = "reliability_ops"
 CHUNK_QUEUE = "fanout_large"
@@ -25,20 +26,29 @@ SETTINGS = {
     "ARGON2_MEMORY_KIB": "8192",
     "EMBEDDED_WORKER_QUEUES": "fanout,feed",
 }
+TOPOLOGIES = ("single", "cluster")
+NODE_TIMEOUT_MS = 2000  # as `socialapp serve` starts its own cluster
 WORKER_PAUSE = "0.1"  # seconds each chunk stops half-way, so a kill lands mid-chunk
 
 
 class Stack:
     """``chunk_size`` should make the celebrities' posts large fan-outs (several chunks)."""
 
-    def __init__(self, logs: Path, chunk_size: int) -> None:
+    def __init__(self, logs: Path, chunk_size: int, topology: str = "single") -> None:
         self.logs = logs
+        self.topology = topology
         self.settings = {
             **SETTINGS,
             "FANOUT_CHUNK_SIZE": str(chunk_size),
             "FANOUT_CELEBRITY_CHUNK_SIZE": str(chunk_size),
         }
-        self.timelines = RedisServer(maxmemory_policy="volatile-lru")  # as in docker-compose.yml
+        self.timelines = (
+            RedisCluster3(
+                replicas=1, node_timeout_ms=NODE_TIMEOUT_MS, maxmemory_policy="volatile-lru"
+            )
+            if topology == "cluster"
+            else RedisServer(maxmemory_policy="volatile-lru")  # as in docker-compose.yml
+        )
         self.broker = RedisServer()  # noeviction: queued tasks must not vanish
         self.operator_password = secrets.token_urlsafe(16)
         self.port = free_port()
@@ -57,10 +67,15 @@ class Stack:
     def env(self, **values: str) -> dict[str, str]:
         return clean_env(
             **{f"SOCIALAPP_{key}": value for key, value in self.settings.items()},
-            SOCIALAPP_REDIS_URL=f"{self.timelines.url}/0",
+            **self._timelines_env(),
             SOCIALAPP_BROKER_URL=f"{self.broker.url}/0",
             **values,
         )
+
+    def _timelines_env(self) -> dict[str, str]:
+        if self.topology == "cluster":
+            return {"SOCIALAPP_REDIS_URL": self.timelines.url, "SOCIALAPP_REDIS_CLUSTER": "true"}
+        return {"SOCIALAPP_REDIS_URL": f"{self.timelines.url}/0"}
 
     def start(self) -> None:
         self.timelines.start()

@@ -135,7 +135,8 @@ class Watchers(threading.Thread):
                 if self._stopped.is_set():
                     return
                 answer = self._api.call("GET", "/v1/timeline/home?limit=50", token=reader.token)
-                self._journal.record("GET", "/v1/timeline/home [watcher]", answer)
+                mode = answer.headers.get("X-Fanout-Mode")  # "store": from MongoDB alone
+                self._journal.record("GET", "/v1/timeline/home [watcher]", answer, mode=mode)
                 if answer.status == 200:
                     ids = [post["id"] for post in answer.body["items"]]
                     self.pages_with_duplicates += len(ids) != len(set(ids))

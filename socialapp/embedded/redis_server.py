@@ -1,4 +1,5 @@
-"""Real ``redis-server`` processes started by the project: one server, or a 3-master cluster.
+"""Real ``redis-server`` processes started by the project: one server, or a 3-master cluster
+(with replicas, for failover).
 
 Used by the embedded default (no ``SOCIALAPP_REDIS_URL``) and by the tests. Every process
 started here is stopped when the interpreter exits, so no server outlives its run.
@@ -18,14 +19,18 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import redis
 from redis.backoff import NoBackoff
 from redis.cluster import ClusterNode
 from redis.retry import Retry
 
+T = TypeVar("T")
 START_TIMEOUT = 10.0
+SLOTS = 16384  # hash slots of a Redis Cluster
 PR_SET_PDEATHSIG = 1  # prctl option: signal sent to this child when its parent dies
 INSTALL_HINT = (
     "install it with `apt-get install redis-server` (Debian/Ubuntu) or `make setup`, "
@@ -209,21 +214,32 @@ def _die_with_parent() -> None:
 
 def _answers(port: int, pid: int) -> bool:
     """True once the server with process id ``pid`` answers on ``port``."""
-    client = _probe(port)
-    with contextlib.closing(client):
-        try:
-            return client.info("server")["process_id"] == pid
-        except redis.RedisError:
-            return False
+    return _ask(port, lambda client: client.info("server")["process_id"] == pid, False)
 
 
 class RedisCluster3:
-    """Three masters on localhost, every hash slot assigned, no replicas."""
+    """Three masters on localhost, every hash slot assigned, each with ``replicas`` replicas.
 
-    def __init__(self, workdir: str | None = None, maxmemory_policy: str = "noeviction") -> None:
+    With replicas, a master that dies is replaced by its replica once the others have not
+    heard from it for ``node_timeout_ms`` (then a second or so of election). The cluster keeps
+    serving the other masters' slots meanwhile (``cluster-require-full-coverage no``): only
+    the lost master's keys are unavailable, not every key.
+    """
+
+    MASTERS = 3
+
+    def __init__(
+        self,
+        workdir: str | None = None,
+        maxmemory_policy: str = "noeviction",
+        replicas: int = 0,
+        node_timeout_ms: int = 5000,
+    ) -> None:
         self._workdir = workdir
         self._owns_dir = False
         self.maxmemory_policy = maxmemory_policy
+        self.replicas = replicas
+        self.node_timeout_ms = node_timeout_ms
         self.nodes: list[RedisServer] = []
 
     @property
@@ -242,7 +258,7 @@ class RedisCluster3:
             self._owns_dir = True
             atexit.register(self.stop)
         try:
-            for _ in range(3):
+            for _ in range(self.MASTERS * (1 + self.replicas)):
                 port = free_port()
                 node = RedisServer(
                     port=port,
@@ -252,7 +268,11 @@ class RedisCluster3:
                         "--cluster-enabled", "yes",
                         "--cluster-config-file", f"{self._workdir}/nodes-{port}.conf",
                         "--cluster-port", str(free_port()),
-                        "--cluster-node-timeout", "5000",
+                        "--cluster-node-timeout", str(self.node_timeout_ms),
+                        "--cluster-require-full-coverage", "no",
+                        # a replica may be promoted however long it lost its master (none
+                        # has data the others need: the store of record is MongoDB)
+                        "--cluster-replica-validity-factor", "0",
                     ),
                 )  # fmt: skip
                 self.nodes.append(node)
@@ -265,8 +285,17 @@ class RedisCluster3:
 
     def _create(self, cli: str) -> None:
         addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+        replicas = str(self.replicas)
         created = subprocess.run(
-            [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            [
+                cli,
+                "--cluster",
+                "create",
+                *addresses,
+                "--cluster-replicas",
+                replicas,
+                "--cluster-yes",
+            ],
             capture_output=True,
             text=True,
             timeout=60,
@@ -274,11 +303,41 @@ class RedisCluster3:
         )
         if created.returncode != 0:
             raise RedisUnavailable(f"redis-cli --cluster create failed:\n{created.stdout}")
-        deadline = time.monotonic() + START_TIMEOUT
-        while not all(_cluster_ok(node.port) for node in self.nodes):
+        try:
+            self.wait_serving(START_TIMEOUT + 5 * self.replicas, whole=True)
+        except RedisUnavailable:
+            raise RedisUnavailable(f"the cluster on {addresses} did not reach state ok") from None
+
+    def serving(self) -> bool:
+        """Every hash slot is on a running master, and every running node sees it served."""
+        running = [node for node in self.nodes if node.running]
+        if not running or not all(_cluster_ok(node.port) for node in running):
+            return False
+        ports = {node.port for node in running}
+        return all(port in ports for port in _slot_owners(running[0].port))
+
+    def whole(self) -> bool:
+        """Serving, with each master's replicas attached (a restarted node has rejoined)."""
+        if not self.serving():
+            return False
+        masters = self.masters()
+        return len(masters) == self.MASTERS and all(
+            _replicas_online(node.port) >= self.replicas for node in masters
+        )
+
+    def wait_serving(self, timeout: float, whole: bool = False) -> None:
+        """Return once ``serving()`` (``whole()`` if asked); ``RedisUnavailable`` after
+        ``timeout`` s."""
+        ready = self.whole if whole else self.serving
+        deadline = time.monotonic() + timeout
+        while not ready():
             if time.monotonic() > deadline:
-                raise RedisUnavailable(f"the cluster on {addresses} did not reach state ok")
+                raise RedisUnavailable(f"the cluster did not serve every slot in {timeout:.0f} s")
             time.sleep(0.05)
+
+    def masters(self) -> list[RedisServer]:
+        """The running nodes that are masters now (a promoted replica is one)."""
+        return [node for node in self.nodes if node.running and _role(node.port) == "master"]
 
     def stop(self) -> None:
         for node in self.nodes:
@@ -296,13 +355,44 @@ class RedisCluster3:
         self.stop()
 
 
+def _role(port: int) -> str | None:
+    return _ask(port, lambda client: client.info("replication")["role"], None)
+
+
+def _slot_owners(port: int) -> set[int]:
+    """The ports of the masters serving hash slots, as the node on ``port`` knows them."""
+    return _ask(port, lambda client: {int(e[2][1]) for e in client.cluster("SLOTS")}, {0})
+
+
+def _replicas_online(port: int) -> int:
+    def online(client) -> int:
+        info = client.info("replication")
+        return sum(
+            1
+            for key, value in info.items()
+            if key.startswith("slave") and isinstance(value, dict) and value["state"] == "online"
+        )
+
+    return _ask(port, online, 0)
+
+
 def _cluster_ok(port: int) -> bool:
+    def ok(client) -> bool:
+        info = client.cluster("INFO")
+        return info["cluster_state"] == "ok" and info["cluster_slots_ok"] == str(SLOTS)
+
+    return _ask(port, ok, False)
+
+
+def _ask(port: int, question: Callable[[redis.Redis], T], otherwise: T) -> T:
+    """``question(client)`` of the node on ``port``, asked once; ``otherwise`` if it cannot
+    answer."""
     client = _probe(port)
     with contextlib.closing(client):
         try:
-            return client.cluster("INFO").get("cluster_state") == "ok"
+            return question(client)
         except redis.RedisError:
-            return False
+            return otherwise
 
 
 def _probe(port: int) -> redis.Redis:

@@ -35,6 +35,7 @@ from socialapp.queue import QUEUES
 log = logging.getLogger(__name__)
 
 EMBEDDED_THREADS = 8  # request threads of the embedded default's single process
+EMBEDDED_NODE_TIMEOUT_MS = 2000  # a master unheard this long is failed over to its replica
 
 # What gunicorn answers itself (the request never reached the app), most specific first.
 _STATUSES = (
@@ -174,8 +175,19 @@ def serve(settings: Settings) -> int:
         print(f"socialapp keeps its data in {data.path}", flush=True)
         if settings.drawn_key:  # the worker, forked from here, signs with the kept key
             settings = dataclasses.replace(settings, secret_key=data.secret_key())
-    redis = None
-    if not settings.redis_url:
+    redis, cluster = None, None
+    if not settings.redis_url and settings.embedded_redis_cluster:
+        cluster, redis = embedded_cluster(), RedisServer(**persistence(data))
+        settings = dataclasses.replace(
+            settings,
+            redis_url=cluster.start(),
+            redis_cluster=True,
+            broker_url=redis.start() + "/0",
+        )
+        ports = ", ".join(str(node.port) for node in cluster.nodes)
+        print(f"socialapp started its own Redis Cluster on ports {ports}", flush=True)
+        print(f"socialapp started its broker's redis-server at {redis.url}", flush=True)
+    elif not settings.redis_url:
         redis = RedisServer(**persistence(data))
         settings = dataclasses.replace(settings, redis_url=redis.start() + "/0")
         print(f"socialapp started its own redis-server at {redis.url}", flush=True)
@@ -195,7 +207,18 @@ def serve(settings: Settings) -> int:
             streaming.stop()
         if redis:
             redis.stop()  # only in the process that started it
+        if cluster and os.getpid() == master:
+            cluster.stop()
     return 0
+
+
+def embedded_cluster():
+    """The timelines' own Redis Cluster (``SOCIALAPP_EMBEDDED_REDIS_CLUSTER``): 3 masters with
+    a replica each and a short node timeout, so a lost master is replaced in a few seconds.
+    Its nodes keep nothing on disk: what they hold is rebuilt from MongoDB as it is read."""
+    from socialapp.embedded.redis_server import RedisCluster3
+
+    return RedisCluster3(replicas=1, node_timeout_ms=EMBEDDED_NODE_TIMEOUT_MS)
 
 
 def persistence(data: DataDir | None) -> dict:

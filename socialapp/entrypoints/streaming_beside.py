@@ -39,6 +39,10 @@ class Beside:
         env = {
             **os.environ,
             "SOCIALAPP_REDIS_URL": self._settings.redis_url,
+            # the timelines' store as serve started it (its own cluster: a cluster URL)
+            "SOCIALAPP_REDIS_CLUSTER": "true" if self._settings.redis_cluster else "false",
+            "SOCIALAPP_BROKER_URL": self._settings.broker_url,
+            "SOCIALAPP_EMBEDDED_REDIS_CLUSTER": "0",
             "SOCIALAPP_API_URL": self._settings.api_url
             or f"http://{api_host}:{self._settings.port}",
         }

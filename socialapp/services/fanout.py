@@ -102,11 +102,17 @@ class Fanout:
 
     def before_post_deleted(self, post: dict) -> None:
         """Take the post out of the author's outbox and the shared feeds (Redis must be up:
-        503 if not)."""
+        503 if not). A Redis Cluster can refuse a step after an earlier one was done (the
+        outbox on a live master, a shared feed on a lost one): the post, not deleted, then
+        goes back as after a failed delete, its task finishing the repair."""
         entry = entry_of(post)
-        self.feeds.withdraw(entry)
-        if not entry.boost_of:
-            self.feeds.unshare(entry, post.get("tags", ()))
+        try:
+            self.feeds.withdraw(entry)
+            if not entry.boost_of:
+                self.feeds.unshare(entry, post.get("tags", ()))
+        except Unavailable:
+            self.on_delete_failed(post)
+            raise
 
     def on_delete_failed(self, post: dict) -> None:
         """The post was withdrawn from its author's outbox, then not deleted (MongoDB, or the
@@ -118,7 +124,8 @@ class Fanout:
     def _publish(self, post: dict, failed: str, held: bool = False) -> None:
         """Put the post in its author's outbox and send its delivery (``held``: once the
         request is answered, for a post the sweeper delivers if that is lost); log ``failed``
-        (with the post id and the error) if Redis or the broker is unavailable."""
+        (with the post id and the error) if the broker is unavailable (Redis unavailable: the
+        task puts it in the outbox)."""
 
         def unpublished(error: Unavailable) -> None:
             log.warning(failed, post["_id"], error)
@@ -126,13 +133,20 @@ class Fanout:
         entry = entry_of(post)
         try:
             self.feeds.publish(entry)
-            if not held:
-                self.queue.send(DELIVER, *_task_args(entry))
         except Unavailable as error:
-            unpublished(error)
-            return
+            # Sent all the same: the task publishes it too, retrying (Celery's backoff, a few
+            # seconds) until Redis answers: a master failing over on a cluster delays the
+            # post by seconds, not until the sweeper's next turn.
+            log.warning(
+                "post %s not in its author's outbox yet, left to its task: %r", post["_id"], error
+            )
         if held:
             send_after_answer(self.queue, unpublished, DELIVER, *_task_args(entry))
+            return
+        try:
+            self.queue.send(DELIVER, *_task_args(entry))
+        except Unavailable as error:
+            unpublished(error)
 
     def on_post_deleted(self, post: dict) -> None:
         """Bury the deleted post in the cache, then retract it from followers' timelines.

@@ -25,9 +25,15 @@ stores; the streaming process listens through ``Subscription`` (redis-py's async
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
 import time
 from collections.abc import AsyncIterator, Iterable
+
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
+from redis.exceptions import ConnectionError, TimeoutError
 
 from socialapp.stores.unavailable import REDIS, translates
 
@@ -52,6 +58,7 @@ class Streams:
     def __init__(self, client, clock=time.time) -> None:
         self._redis = client
         self._clock = clock
+        self._single_server = not isinstance(client, RedisCluster)
 
     # The streaming process's markers -------------------------------------------------------
     def mark_open(self, readers: Iterable[int]) -> None:
@@ -128,11 +135,7 @@ class Streams:
         if not public:
             self._redis.publish(author_channel(author_id), json.dumps(event))
             return
-        text = json.dumps(event | {"tags": list(tags)})
-        pipe = self._redis.pipeline(transaction=False)
-        pipe.publish(author_channel(author_id), text)
-        pipe.publish(PUBLIC, text)
-        pipe.execute()
+        self._publish([author_channel(author_id), PUBLIC], json.dumps(event | {"tags": list(tags)}))
 
     def publish_revoked(self, token_hash: str) -> None:
         self._redis.publish(REVOKED, token_hash)
@@ -142,22 +145,40 @@ class Streams:
         open_readers = self.open_among(readers)
         channels = [*map(reader_channel, open_readers), *also]
         if channels:
-            text = json.dumps(event)
-            pipe = self._redis.pipeline(transaction=False)
-            for channel in channels:
-                pipe.publish(channel, text)
-            pipe.execute()
+            self._publish(channels, json.dumps(event))
         return len(open_readers)
+
+    def _publish(self, channels: list[str], text: str) -> None:
+        """``text`` on each of ``channels``: in one round trip on one server; one PUBLISH
+        each on a cluster, whose client refuses PUBLISH in a pipeline (any node takes it and
+        the cluster bus carries it to every node's subscribers)."""
+        if not self._single_server:
+            for channel in channels:
+                self._redis.publish(channel, text)
+            return
+        pipe = self._redis.pipeline(transaction=False)
+        for channel in channels:
+            pipe.publish(channel, text)
+        pipe.execute()
 
 
 class Subscription:
     """The streaming process's side: one redis-py asyncio pub/sub connection, subscribed to
-    the channels of its connected readers and of the authors they follow."""
+    the channels of its connected readers and of the authors they follow.
+
+    On a Redis Cluster the connection is to one node, any: a PUBLISH reaches every node's
+    subscribers over the cluster bus. When that node is lost (a master killed), the next
+    look for messages moves the subscription, every channel of it, to a node that answers;
+    what was published in between is missed, as on a lost connection to one server.
+    """
 
     def __init__(self, async_client) -> None:
+        self._client = async_client
+        self._cluster = isinstance(async_client, AsyncRedisCluster)
         self._pubsub = async_client.pubsub(ignore_subscribe_messages=True)
 
     async def start(self) -> None:
+        await self._client.initialize()  # a cluster client knows no node before it
         await self._pubsub.subscribe(REVOKED)
 
     async def follow(self, readers: Iterable[int] = (), authors: Iterable[int] = ()) -> None:
@@ -181,6 +202,15 @@ class Subscription:
         """``(kind, id, message)``: kind ``reader`` or ``author`` with the reader's or
         author's id and the event, ``public`` (no id) with the event, or ``revoked`` with
         the token's hash."""
+        try:
+            async for message in self._listened():
+                yield message
+        except (ConnectionError, TimeoutError):
+            if self._cluster:
+                await self._move()
+            raise
+
+    async def _listened(self) -> AsyncIterator[tuple[str, int | None, dict | str]]:
         async for message in self._pubsub.listen():
             if message["type"] != "message":
                 continue
@@ -193,6 +223,21 @@ class Subscription:
                 yield "author", int(channel[len(_AUTHOR) :]), json.loads(data)
             else:
                 yield "reader", int(channel[len(_READER) :]), json.loads(data)
+
+    async def _move(self) -> None:
+        """Subscribe every channel again on a node that answers now (the cluster's nodes read
+        afresh); the old connection is dropped once the new one holds them all."""
+        await self._client.nodes_manager.initialize()
+        node = random.choice(self._client.get_nodes())
+        moved = self._client.pubsub(node=node, ignore_subscribe_messages=True)
+        try:
+            await moved.subscribe(*self._pubsub.channels)
+        except BaseException:
+            await moved.aclose()
+            raise
+        old, self._pubsub = self._pubsub, moved
+        with contextlib.suppress(Exception):
+            await old.aclose()
 
     async def close(self) -> None:
         await self._pubsub.aclose()

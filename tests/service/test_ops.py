@@ -120,6 +120,36 @@ def test_settings_come_from_the_environment():
         Settings.from_env({"SOCIALAPP_PORT": "eighty"})
 
 
+def test_a_broker_on_the_redis_cluster_fails_the_start(monkeypatch, capsys):
+    """Celery's Redis transport SELECTs a database, which a cluster refuses: left unset, the
+    broker would land on a cluster node, and posts be answered 201 but never fanned out."""
+    from socialapp.entrypoints import cli
+
+    cluster = {"SOCIALAPP_REDIS_URL": "redis://node-1:6379", "SOCIALAPP_REDIS_CLUSTER": "true"}
+    with pytest.raises(
+        ConfigError, match="SOCIALAPP_REDIS_CLUSTER=true needs SOCIALAPP_BROKER_URL"
+    ):
+        Settings.from_env(cluster)
+    for key, value in cluster.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("SOCIALAPP_BROKER_URL", raising=False)
+    assert cli.main(["serve"]) == 2  # before anything starts
+    assert "SOCIALAPP_BROKER_URL" in capsys.readouterr().err
+    ok = Settings.from_env(cluster | {"SOCIALAPP_BROKER_URL": "redis://broker:6379/0"})
+    assert ok.redis_cluster and ok.broker_url == "redis://broker:6379/0"
+
+
+def test_the_embedded_cluster_is_three_masters_and_owns_the_timelines():
+    assert Settings.from_env({"SOCIALAPP_EMBEDDED_REDIS_CLUSTER": "3"}).embedded_redis_cluster == 3
+    for value in ("2", "-3", "6"):
+        with pytest.raises(ConfigError, match="SOCIALAPP_EMBEDDED_REDIS_CLUSTER must be 0"):
+            Settings.from_env({"SOCIALAPP_EMBEDDED_REDIS_CLUSTER": value})
+    with pytest.raises(ConfigError, match="leave SOCIALAPP_REDIS_URL"):
+        Settings.from_env(
+            {"SOCIALAPP_EMBEDDED_REDIS_CLUSTER": "3", "SOCIALAPP_REDIS_URL": "redis://r:6379/0"}
+        )
+
+
 def test_cors_is_off_unless_origins_are_configured(client, settings):
     headers = {"Origin": "https://app.example"}
     assert "Access-Control-Allow-Origin" not in client.get("/healthz", headers=headers).headers
