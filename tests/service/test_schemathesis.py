@@ -109,18 +109,46 @@ def exercise(operation, world) -> None:
     run()
 
 
-def test_every_operation_keeps_its_contract(app, world):
+SHARDS = 3  # xdist hands each class to a worker: the operations are fuzzed on both at once
+
+
+def operations(app) -> list:
+    """Every operation of the app's spec, in a fixed order."""
     schema = schemathesis.openapi.from_wsgi("/openapi.json", app)
-    tested, failures = set(), {}
-    for result in schema.get_all_operations():
-        operation = result.ok()
-        name = (operation.path, operation.method.lower())
-        tested.add(name)
-        try:
-            exercise(operation, world)
-        except (Exception, BaseExceptionGroup) as error:
-            failures[name] = error
-    assert {(path, method) for path, methods in CONTRACT.items() for method in methods} <= tested
-    assert not failures, "\n\n".join(
-        f"{method.upper()} {path}: {error}" for (path, method), error in failures.items()
-    )
+    found = [result.ok() for result in schema.get_all_operations()]
+    return sorted(found, key=lambda operation: (operation.path, operation.method.lower()))
+
+
+class Shard:
+    """One in ``SHARDS`` of the operations (each its own test, under its own timeout)."""
+
+    shard: int
+
+    def test_its_operations_keep_their_contract(self, app, world):
+        failures = {}
+        for operation in operations(app)[self.shard :: SHARDS]:
+            try:
+                exercise(operation, world)
+            except (Exception, BaseExceptionGroup) as error:
+                failures[(operation.path, operation.method.lower())] = error
+        assert not failures, "\n\n".join(
+            f"{method.upper()} {path}: {error}" for (path, method), error in failures.items()
+        )
+
+
+class TestFirstShard(Shard):
+    shard = 0
+
+
+class TestSecondShard(Shard):
+    shard = 1
+
+
+class TestThirdShard(Shard):
+    shard = 2
+
+
+def test_the_shards_fuzz_every_operation_of_the_contract(app):
+    fuzzed = {(operation.path, operation.method.lower()) for operation in operations(app)}
+    assert {(path, method) for path, methods in CONTRACT.items() for method in methods} <= fuzzed
+    assert len({shard.shard for shard in Shard.__subclasses__()}) == SHARDS
