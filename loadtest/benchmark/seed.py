@@ -49,7 +49,7 @@ def follow_tag(c, account_ids: list[int], tag: str) -> None:
     created_at = dt.datetime.now(dt.UTC)
     documents = ({"account_id": a, "tag": tag, "created_at": created_at} for a in account_ids)
     store = c.tag_follows
-    _insert_unchecked(store._follows, "account_tag_unique", store.ensure_indexes, documents)
+    _insert_unchecked(store._follows, "tag_account_unique", store.ensure_indexes, documents)
     c.tag_copies.set_followers(tag, store.count_followers(tag))  # as following one by one
     account_ids = list(account_ids)
     for start in range(0, len(account_ids), BATCH):  # their tagged sets, as a first read

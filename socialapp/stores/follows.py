@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 from collections.abc import Iterator
 from typing import NamedTuple
 
 import bson
 from pymongo import ASCENDING, DESCENDING
-from pymongo.errors import OperationFailure
 
 from socialapp.config import Settings
 from socialapp.stores import schema
@@ -20,6 +18,7 @@ from socialapp.stores.mongo import (
     ids_after,
     insert_if_absent,
     insert_unordered,
+    replace_index,
 )
 from socialapp.stores.unavailable import MONGODB, translates
 
@@ -64,13 +63,12 @@ class FollowStore:
         # collection can be sharded on it; earlier versions enforced it follower first. Each
         # old index has a new one's keys, so it goes just before that one is made: the old
         # unique index stands until the new one does.
-        for replaced, keys, unique, name in (
-            ("followee_follower", FOLLOWEE_FIRST, True, "followee_follower_unique"),
-            ("follower_followee_unique", FOLLOWER_FIRST, False, "follower_followee"),
-        ):
-            with contextlib.suppress(OperationFailure):  # IndexNotFound: nothing to replace
-                self._follows.drop_index(replaced)
-            self._follows.create_index(keys, unique=unique, name=name)
+        replace_index(
+            self._follows, "followee_follower", FOLLOWEE_FIRST, "followee_follower_unique", True
+        )
+        replace_index(
+            self._follows, "follower_followee_unique", FOLLOWER_FIRST, "follower_followee"
+        )
         self._follows.create_index(
             [("followee_id", ASCENDING), ("_id", DESCENDING)], name="followee_newest"
         )

@@ -17,7 +17,7 @@ from pymongo import ASCENDING, DESCENDING, ReturnDocument
 from socialapp.config import Settings
 from socialapp.domain import lists
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, insert_if_absent
+from socialapp.stores.mongo import collection, insert_if_absent, replace_index
 from socialapp.stores.unavailable import MONGODB, translates
 
 LIST_SCHEMA = schema.document(
@@ -38,6 +38,8 @@ MEMBER_SCHEMA = schema.document(
         "account_id": schema.ID,
     }
 )
+OWNER_LIST_ACCOUNT = [("owner_id", ASCENDING), ("list_id", ASCENDING), ("account_id", ASCENDING)]
+LIST_ACCOUNT = [("list_id", ASCENDING), ("account_id", ASCENDING)]
 
 
 @translates(MONGODB)
@@ -52,11 +54,14 @@ class ListStore:
         self._lists.create_index(
             [("account_id", ASCENDING), ("_id", ASCENDING)], name="owner_lists"
         )
+        # One member per list is enforced with the owner first, the shard key's order, so the
+        # collection can be sharded on it (a list has one owner: the same uniqueness as
+        # ``{list_id, account_id}``'s, which earlier versions enforced and a list's own reads
+        # still use). Made before the old unique index becomes a plain one: uniqueness stands.
         self._members.create_index(
-            [("list_id", ASCENDING), ("account_id", ASCENDING)],
-            unique=True,
-            name="list_account_unique",
+            OWNER_LIST_ACCOUNT, unique=True, name="owner_list_account_unique"
         )
+        replace_index(self._members, "list_account_unique", LIST_ACCOUNT, "list_account")
         self._members.create_index(
             [("account_id", ASCENDING), ("owner_id", ASCENDING)], name="account_owner"
         )
@@ -90,7 +95,7 @@ class ListStore:
         mine = {"_id": list_id, "account_id": account_id}
         if self._lists.delete_one(mine, session=session).deleted_count == 0:
             return False
-        self._members.delete_many({"list_id": list_id}, session=session)
+        self._members.delete_many({"owner_id": account_id, "list_id": list_id}, session=session)
         return True
 
     def total(self) -> int:
@@ -121,7 +126,7 @@ class ListStore:
         exclusive = [found["_id"] for found in mine if found["exclusive"]]
         if not exclusive:
             return set()
-        query = {"list_id": {"$in": exclusive}}
+        query = {"owner_id": owner_id, "list_id": {"$in": exclusive}}
         found = self._members.find(query, projection={"account_id": 1, "_id": 0})
         return {member["account_id"] for member in found} - {owner_id}
 
@@ -150,8 +155,8 @@ class ListStore:
             for account in new
             if insert_if_absent(
                 self._members,
-                {"list_id": list_id, "account_id": account},
-                {"owner_id": owner_id},
+                {"owner_id": owner_id, "list_id": list_id, "account_id": account},
+                {},
                 session,
             )
         ]
@@ -165,7 +170,7 @@ class ListStore:
         """Take ``account_ids`` off the owner's list; how many were on it."""
         removed = sum(
             self._members.delete_one(
-                {"list_id": list_id, "account_id": account, "owner_id": owner_id},
+                {"owner_id": owner_id, "list_id": list_id, "account_id": account},
                 session=session,
             ).deleted_count
             for account in account_ids

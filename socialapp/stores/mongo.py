@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -75,6 +76,16 @@ def insert_if_absent(coll, key: dict, fields: dict, session=None) -> bool:
     """
     result = coll.update_one(key, {"$setOnInsert": fields}, upsert=True, session=session)
     return result.upserted_id is not None
+
+
+def replace_index(coll, replaced: str, keys: list, name: str, unique: bool = False) -> None:
+    """Create the index ``name`` on ``keys``, first dropping ``replaced`` (an earlier
+    version's, if it is there): the way to change a unique index's keys or options on an
+    existing database. Made in steps each of which moves one index whose keys another
+    index still holds, uniqueness never lapses (``FollowStore.ensure_indexes``)."""
+    with contextlib.suppress(pymongo.errors.OperationFailure):  # IndexNotFound: nothing to do
+        coll.drop_index(replaced)
+    coll.create_index(keys, unique=unique, name=name)
 
 
 def ids_after(coll, query: dict, field: str, after: int | None, limit: int | None) -> list[int]:

@@ -22,6 +22,7 @@ from socialapp.stores.mongo import (
     id_chunks,
     ids_after,
     insert_if_absent,
+    replace_index,
 )
 from socialapp.stores.unavailable import MONGODB, translates
 
@@ -33,6 +34,8 @@ SCHEMA = schema.document(
         "created_at": schema.DATE,
     }
 )
+TAG_FIRST = [("tag", ASCENDING), ("account_id", ASCENDING)]
+ACCOUNT_FIRST = [("account_id", ASCENDING), ("tag", ASCENDING)]
 LAST_CHARACTER = "\U0010ffff"  # no tag name holds it: every name with a prefix sorts below
 
 
@@ -50,12 +53,12 @@ class TagFollowStore:
 
     def ensure_indexes(self) -> None:
         schema.apply(self._follows, SCHEMA)
-        self._follows.create_index(
-            [("account_id", ASCENDING), ("tag", ASCENDING)], unique=True, name="account_tag_unique"
-        )
-        self._follows.create_index(
-            [("tag", ASCENDING), ("account_id", ASCENDING)], name="tag_account"
-        )
+        # One follow per account and tag is enforced in the shard key's order (tag first), so
+        # the collection can be sharded on it; earlier versions enforced it account first.
+        # Each old index has a new one's keys, so it goes just before that one is made: the
+        # old unique index stands until the new one does (as ``FollowStore``'s).
+        replace_index(self._follows, "tag_account", TAG_FIRST, "tag_account_unique", True)
+        replace_index(self._follows, "account_tag_unique", ACCOUNT_FIRST, "account_tag")
         self._follows.create_index(
             [("account_id", ASCENDING), ("_id", DESCENDING)], name="account_newest"
         )
@@ -104,13 +107,13 @@ class TagFollowStore:
         return ids_after(self._follows, {"tag": tag}, "account_id", after, limit)
 
     def count_followers(self, tag: str) -> int:
-        """How many accounts follow ``tag`` (the ``tag_account`` index's keys only): what
+        """How many accounts follow ``tag`` (the ``tag_account_unique`` index's keys only): what
         decides whether its posts are pushed or pulled."""
         return self._follows.count_documents({"tag": tag})
 
     def follower_chunks(self, tag: str, size: int) -> Iterator[list[int]]:
         """Every follower of ``tag``, ascending, in lists of ``size`` (one delivery task
-        each), from one query (covered by ``tag_account``)."""
+        each), from one query (covered by ``tag_account_unique``)."""
         return id_chunks(self._follows, {"tag": tag}, "account_id", size)
 
     def tags_followed(self, batch: int = 1000) -> Iterator[str]:

@@ -64,6 +64,7 @@ def test_the_commands_shard_on_the_documented_keys_or_say_why_not(components):
         assert blocking and all(index in why for index in blocking), name
         # docs/data-model.md names what stays unsharded, and why
         assert re.search(rf"`{name}`[^\n]*held back", DATA_MODEL), name
+    assert set(plan.held_back) == {"users"}  # its handles' uniqueness needs a collection
     assert sharded["posts"]["key"] == {"author_id": 1, "_id": 1}  # the hot collections
     assert sharded["likes"]["unique"] is True
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from pymongo.errors import DuplicateKeyError
 
+from socialapp.domain.lists import new_list
 from socialapp.stores import sharding
 from socialapp.stores.bookmarks import BookmarkStore, PinStore
 from socialapp.stores.boosts import BoostStore
@@ -127,16 +129,17 @@ HOT_QUERIES = [
     Query("lists", ListStore.delete, ("_id",)),
     Query("lists", ListStore.of_account, ("account_id",), "_id"),
     Query("lists", ListStore.count, ("account_id",)),
-    Query("list_members", ListStore.add_members, ("list_id", "account_id")),
-    Query("list_members", ListStore.remove_members, ("list_id", "account_id")),
+    Query("list_members", ListStore.add_members, ("owner_id", "list_id", "account_id")),
+    Query("list_members", ListStore.add_members, ("list_id", "account_id")),  # members_among
+    Query("list_members", ListStore.remove_members, ("owner_id", "list_id", "account_id")),
     Query("list_members", ListStore.members_among, ("list_id", "account_id")),
     Query("list_members", ListStore.member_ids, ("list_id",), "account_id"),
-    Query("list_members", ListStore.delete, ("list_id",)),
+    Query("list_members", ListStore.delete, ("owner_id", "list_id")),
     Query("list_members", ListStore.holding, ("account_id", "owner_id")),
     Query("list_members", ListStore.remove_everywhere, ("account_id", "owner_id")),
     Query("list_members", ListStore.remove_everywhere, ("account_id",)),  # delivery, to come
     Query("lists", ListStore.exclusive_member_ids, ("account_id",)),
-    Query("list_members", ListStore.exclusive_member_ids, ("list_id",)),
+    Query("list_members", ListStore.exclusive_member_ids, ("owner_id", "list_id")),
     Query("list_members", ListStore.in_exclusive_list, ("account_id", "owner_id")),
     Query("lists", ListStore.in_exclusive_list, ("_id",)),
     Query("idempotency_keys", IdempotencyStore.claim, ("_id",)),
@@ -175,11 +178,15 @@ UNIQUE = [
     ("follows", "followee_follower_unique", [("followee_id", 1), ("follower_id", 1)]),
     ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
     ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
-    ("tag_follows", "account_tag_unique", [("account_id", 1), ("tag", 1)]),
+    ("tag_follows", "tag_account_unique", [("tag", 1), ("account_id", 1)]),
     ("bookmarks", "account_post_unique", [("account_id", 1), ("post_id", 1)]),
     ("pins", "account_post_unique", [("account_id", 1), ("post_id", 1)]),
     ("markers", "account_timeline_unique", [("account_id", 1), ("timeline", 1)]),
-    ("list_members", "list_account_unique", [("list_id", 1), ("account_id", 1)]),
+    (
+        "list_members",
+        "owner_list_account_unique",
+        [("owner_id", 1), ("list_id", 1), ("account_id", 1)],
+    ),
     (
         "notifications",
         "recipient_type_actor_status_unique",
@@ -220,9 +227,9 @@ NAMED = {
         "recipient_latest",
         "recipient_prefix_bucket",
     },
-    "tag_follows": {"_id_", "account_tag_unique", "tag_account", "account_newest"},
+    "tag_follows": {"_id_", "tag_account_unique", "account_tag", "account_newest"},
     "lists": {"_id_", "owner_lists"},
-    "list_members": {"_id_", "list_account_unique", "account_owner"},
+    "list_members": {"_id_", "owner_list_account_unique", "list_account", "account_owner"},
 }
 
 
@@ -309,25 +316,73 @@ def test_the_pending_fanouts_index_holds_only_posts_in_flight(components):
     components.posts.ensure_indexes()  # again: nothing left to replace
 
 
-def test_follows_made_follower_first_are_upgraded_to_the_shard_keys_order(components):
-    """Earlier versions kept one edge per pair with a unique index follower first, which a
-    collection sharded on ``{followee_id, follower_id}`` cannot have: a start upgrades the
-    indexes, and the edges and their uniqueness stay."""
-    follows = components.db["follows"]
-    for name in ("followee_follower_unique", "follower_followee"):
-        follows.drop_index(name)
-    follows.create_index([("follower_id", 1), ("followee_id", 1)], unique=True,
-                         name="follower_followee_unique")  # fmt: skip
-    follows.create_index([("followee_id", 1), ("follower_id", 1)], name="followee_follower")
-    assert components.follows.add(1, 2) is True
+class Upgrade(NamedTuple):
+    collection: str
+    earlier: dict[str, tuple[list, bool]]  # an earlier version's indexes: name -> keys, unique
+    now: dict[str, bool]  # the indexes replacing them: name -> unique
+    add: object  # components -> whether the store's upsert added its one document
+    present: object  # components -> whether that document is found
+    key: dict  # that document's unique fields
 
-    components.follows.ensure_indexes()
 
-    found = indexes(components.db, "follows")
-    assert {"follower_followee_unique", "followee_follower"}.isdisjoint(found)
-    assert found["followee_follower_unique"].get("unique") is True
-    assert not found["follower_followee"].get("unique")
-    assert components.follows.add(1, 2) is False  # the edge is there, and still one
-    assert components.follows.exists(1, 2)
-    assert [sharding.commands(components.db).held_back.get("follows")] == [None]
-    components.follows.ensure_indexes()  # again: nothing left to replace
+LIST_ID = 7
+UPGRADES = [
+    Upgrade(
+        "follows",
+        {
+            "follower_followee_unique": ([("follower_id", 1), ("followee_id", 1)], True),
+            "followee_follower": ([("followee_id", 1), ("follower_id", 1)], False),
+        },
+        {"followee_follower_unique": True, "follower_followee": False},
+        lambda c: c.follows.add(1, 2),
+        lambda c: c.follows.exists(1, 2),
+        {"follower_id": 1, "followee_id": 2},
+    ),
+    Upgrade(
+        "tag_follows",
+        {
+            "account_tag_unique": ([("account_id", 1), ("tag", 1)], True),
+            "tag_account": ([("tag", 1), ("account_id", 1)], False),
+        },
+        {"tag_account_unique": True, "account_tag": False},
+        lambda c: c.tag_follows.follow(1, "cats"),
+        lambda c: c.tag_follows.followers("cats") == [1],
+        {"account_id": 1, "tag": "cats"},
+    ),
+    Upgrade(
+        "list_members",
+        {"list_account_unique": ([("list_id", 1), ("account_id", 1)], True)},
+        {"owner_list_account_unique": True, "list_account": False},
+        lambda c: c.lists.add_members(1, LIST_ID, [2], limit=9) == [2],
+        lambda c: c.lists.member_ids(LIST_ID) == [2] and c.lists.get(1, LIST_ID)["members"] == 1,
+        {"owner_id": 1, "list_id": LIST_ID, "account_id": 2},
+    ),
+]
+
+
+@pytest.mark.parametrize("upgrade", UPGRADES, ids=[u.collection for u in UPGRADES])
+def test_unique_indexes_made_by_earlier_versions_are_upgraded_to_the_shard_keys_order(
+    components, upgrade
+):
+    """Earlier versions kept these collections' documents unique with an index the shard key
+    does not prefix, which MongoDB refuses on a sharded collection: a start upgrades the
+    indexes, and the documents and their uniqueness stay."""
+    collection = components.db[upgrade.collection]
+    for name in upgrade.now:
+        collection.drop_index(name)
+    for name, (keys, unique) in upgrade.earlier.items():
+        collection.create_index(keys, unique=unique, name=name)
+    components.lists.create(new_list(LIST_ID, 1, "friends", "list", False))
+    assert upgrade.add(components) is True
+
+    components.ensure_indexes()
+
+    found = indexes(components.db, upgrade.collection)
+    assert set(upgrade.earlier).difference(upgrade.now).isdisjoint(found)
+    assert {name: bool(found[name].get("unique")) for name in upgrade.now} == upgrade.now
+    assert upgrade.add(components) is False  # the document is there, and still one
+    assert upgrade.present(components)
+    with pytest.raises(DuplicateKeyError):
+        collection.insert_one(dict(upgrade.key))
+    assert sharding.commands(components.db).held_back.get(upgrade.collection) is None
+    components.ensure_indexes()  # again: nothing left to replace
