@@ -227,11 +227,11 @@ class NotificationStore:
         """Group the recipient's notifications stored without a ``group_key`` (before groups
         were kept, or by a worker of that version during a rolling upgrade), oldest first,
         each in its own transaction as ``add`` groups a new one; how many. Once none is left
-        this is one probe of ``recipient_group_newest`` that finds nothing, so grouped reads
-        call it every time instead of keeping a marker."""
+        this is one probe of ``recipient_group_newest`` that finds nothing (a missing key is
+        indexed as null), so grouped reads call it every time instead of keeping a marker."""
         found = list(
             self._notifications.find(
-                {"recipient_id": recipient_id, "group_key": {"$exists": False}},
+                {"recipient_id": recipient_id, "group_key": None},
                 sort=[("_id", ASCENDING)],
                 limit=self.kept,
             )
@@ -247,7 +247,7 @@ class NotificationStore:
             {
                 "_id": notification["_id"],
                 "recipient_id": notification["recipient_id"],
-                "group_key": {"$exists": False},
+                "group_key": None,
             },
             {"$set": {"group_key": notification["group_key"]}},
             session=session,
