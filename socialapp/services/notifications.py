@@ -299,7 +299,9 @@ def group_page(
     """The recipient's notification groups, ordered by their newest notification, as
     ``page`` orders notifications (``max_id``, ``since_id``, ``min_id`` compare with it).
     Groups are read as stored; only the types ``grouped_types`` leaves out, and a filter by
-    ``account_id``, read notifications (at most ``kept`` a recipient)."""
+    ``account_id``, read notifications (at most ``kept`` a recipient). Notifications stored
+    before groups were kept are grouped first (``NotificationStore.group_ungrouped``)."""
+    store.group_ungrouped(recipient_id)
     oldest_first = min_id is not None
     after = min_id if oldest_first else since_id
     wanted = limit if oldest_first else limit + 1
@@ -399,10 +401,11 @@ def unread_count(
     after = marker[0]["last_read_id"] if marker else None
     if not grouped:
         return store.count_after(recipient_id, after, types, cap, actor_id=account_id)
-    if account_id is not None:
+    if account_id is not None:  # counted from a page, which groups what has no group yet
         page = group_page(store, recipient_id, cap, None, None, after or 0, types, grouped_types,
                           account_id)  # fmt: skip
         return len(page.groups)
+    store.group_ungrouped(recipient_id)
     as_groups, apart = grouped_sources(types, grouped_types)
     count = 0 if as_groups == [] else store.count_after(recipient_id, after, as_groups, cap, True)
     if apart and count < cap:

@@ -18,11 +18,14 @@ caller can change one without the other: adding ``$inc``s the count and pushes t
 into the capped sample; a withdrawal (an undo, a block, a deleted post, a dismissal, the
 trim) takes the count down by what it deleted and reads the group's newest back from the
 notifications' ``recipient_group_newest`` index, or deletes the group it emptied.
+Notifications stored before groups were kept have no ``group_key``: ``group_ungrouped``
+groups a recipient's the same way, once, when a grouped read first asks for them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
 from pymongo import ASCENDING, DESCENDING
 
@@ -168,28 +171,41 @@ class NotificationStore:
     def _add(self, notification: dict, session) -> bool:
         names = ("recipient_id", "type", "actor_id", "status_id")
         key = {name: notification[name] for name in names if name in notification}
-        recipient_id, notification_id = notification["recipient_id"], notification["_id"]
-        prefix = groups.prefix(notification["type"], notification.get("status_id"))
-        placed: dict = {}
-        if prefix is None:
-            notification["group_key"] = groups.ungrouped(notification_id)
-        else:
-            newest = self._groups.find_one(
-                {"recipient_id": recipient_id, "prefix": prefix},
-                projection={"bucket": 1, "_id": 0},
-                sort=[("bucket", DESCENDING)],
-                session=session,
-            )
-            bucket = groups.bucket(notification_id, newest and newest["bucket"])
-            placed = {"prefix": prefix, "bucket": bucket}
-            notification["group_key"] = groups.key(prefix, bucket)
+        placed = self._place(notification, session)
         fields = {name: value for name, value in notification.items() if name not in key}
         if not insert_if_absent(self._notifications, key, fields, session=session):
             return False
+        self._count(notification, placed, session)
+        return True
+
+    def _place(self, notification: dict, session) -> dict:
+        """Give the notification its ``group_key``: the recipient's newest group of its kind
+        that started at or before it (``notification_groups.bucket``), so one stored before
+        groups were kept and grouped later joins no newer group; its group's ``prefix`` and
+        ``bucket`` (none for a mention)."""
+        recipient_id, notification_id = notification["recipient_id"], notification["_id"]
+        prefix = groups.prefix(notification["type"], notification.get("status_id"))
+        if prefix is None:
+            notification["group_key"] = groups.ungrouped(notification_id)
+            return {}
+        own = groups.hour_bucket(notification_id)
+        newest = self._groups.find_one(
+            {"recipient_id": recipient_id, "prefix": prefix, "bucket": {"$lte": own}},
+            projection={"bucket": 1, "_id": 0},
+            sort=[("bucket", DESCENDING)],
+            session=session,
+        )
+        bucket = groups.bucket(notification_id, newest and newest["bucket"])
+        notification["group_key"] = groups.key(prefix, bucket)
+        return {"prefix": prefix, "bucket": bucket}
+
+    def _count(self, notification: dict, placed: dict, session) -> None:
+        """Count the notification, stored with its ``group_key``, in its group."""
+        notification_id = notification["_id"]
         about = {n: notification[n] for n in ("type", "status_id", "post_id") if n in notification}
         sampled = {"id": notification_id, "account_id": notification["actor_id"]}
         self._groups.update_one(
-            {"recipient_id": recipient_id, "group_key": notification["group_key"]},
+            {"recipient_id": notification["recipient_id"], "group_key": notification["group_key"]},
             {
                 "$setOnInsert": {**about, **placed},
                 "$inc": {"count": 1},
@@ -206,6 +222,39 @@ class NotificationStore:
             upsert=True,
             session=session,
         )
+
+    def group_ungrouped(self, recipient_id: int) -> int:
+        """Group the recipient's notifications stored without a ``group_key`` (before groups
+        were kept, or by a worker of that version during a rolling upgrade), oldest first,
+        each in its own transaction as ``add`` groups a new one; how many. Once none is left
+        this is one probe of ``recipient_group_newest`` that finds nothing (a missing key is
+        indexed as null), so grouped reads call it every time instead of keeping a marker."""
+        found = list(
+            self._notifications.find(
+                {"recipient_id": recipient_id, "group_key": None},
+                sort=[("_id", ASCENDING)],
+                limit=self.kept,
+            )
+        )
+        return sum(self._transactions.run(partial(self._adopt, n)) for n in found)
+
+    def _adopt(self, notification: dict, session) -> bool:
+        """Give a stored notification without a group its ``group_key`` and count it in that
+        group, unless it has one or is gone by now (a concurrent reader grouped it, a
+        withdrawal deleted it): so it is counted once, whoever races."""
+        placed = self._place(notification, session)
+        claimed = self._notifications.update_one(
+            {
+                "_id": notification["_id"],
+                "recipient_id": notification["recipient_id"],
+                "group_key": None,
+            },
+            {"$set": {"group_key": notification["group_key"]}},
+            session=session,
+        )
+        if claimed.modified_count == 0:
+            return False
+        self._count(notification, placed, session)
         return True
 
     def add_many(self, notifications: list[dict]) -> None:

@@ -126,6 +126,21 @@ def test_types_exclude_types_grouped_types_and_account_id(client, scene):
         assert summary(grouped(client, s.ada, query)) == summary(grouped(client, s.ada))
 
 
+def test_notifications_stored_before_groups_were_kept_appear_grouped(client, scene, components):
+    """An upgrade from before groups: ada's notifications have no ``group_key`` and no
+    group, as that version stored them; her first grouped read groups them as if kept all
+    along, and v2 shows every one."""
+    s, db, ada = scene, components.db, {"recipient_id": int(scene.ada.id)}
+    before = grouped(client, s.ada)
+    db["notifications"].update_many(ada, {"$unset": {"group_key": ""}})
+    db["notification_groups"].delete_many(ada)
+    assert db["notifications"].count_documents({"group_key": {"$exists": True}}) == 0
+
+    count = ok(client.get(f"{V2}/unread_count", headers=s.ada.headers))["count"]
+    assert count == 5 and grouped(client, s.ada) == before
+    assert sum(g["notifications_count"] for g in before["notification_groups"]) == 9
+
+
 def test_dismiss_a_group_and_counts_unread_past_the_marker(client, scene):
     s = scene
 

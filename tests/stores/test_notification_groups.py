@@ -12,6 +12,8 @@ import pytest
 
 from socialapp.domain import notification_groups as grouping
 from socialapp.domain.ids import first_id_at
+from socialapp.services import notifications
+from socialapp.stores.markers import MarkerStore
 from socialapp.stores.notifications import NotificationStore, new_notification
 
 KEPT = 6
@@ -41,25 +43,27 @@ def consistent(db, recipient_id: int) -> dict[str, dict]:
     return groups
 
 
+@pytest.fixture
+def store(db, settings) -> NotificationStore:
+    store = NotificationStore(db, dataclasses.replace(settings, notifications_kept=KEPT))
+    store.ensure_indexes()
+    return store
+
+
+@pytest.fixture
+def note():
+    """``note(recipient, type, actor, status, post, hours=0)``: a notification made
+    ``hours`` after a fixed hour (ids in the order made)."""
+    start, sequence = first_id_at(time.time() // HOUR * HOUR - 48 * HOUR), itertools.count(1)
+
+    def make(recipient, type_, actor, status_id=None, post_id=None, hours=0.0) -> dict:
+        at = start + first_id_at(hours * HOUR + 1_735_689_600) + next(sequence)
+        return new_notification(at, recipient, type_, actor, status_id, post_id)
+
+    return make
+
+
 class TestNotificationGroups:
-    @pytest.fixture
-    def store(self, db, settings) -> NotificationStore:
-        store = NotificationStore(db, dataclasses.replace(settings, notifications_kept=KEPT))
-        store.ensure_indexes()
-        return store
-
-    @pytest.fixture
-    def note(self):
-        """``note(recipient, type, actor, status, post, hours=0)``: a notification made
-        ``hours`` after a fixed hour (ids in the order made)."""
-        start, sequence = first_id_at(time.time() // HOUR * HOUR - 48 * HOUR), itertools.count(1)
-
-        def make(recipient, type_, actor, status_id=None, post_id=None, hours=0.0) -> dict:
-            at = start + first_id_at(hours * HOUR + 1_735_689_600) + next(sequence)
-            return new_notification(at, recipient, type_, actor, status_id, post_id)
-
-        return make
-
     def test_favourites_and_boosts_of_a_status_and_follows_group_mentions_do_not(
         self, db, store, note
     ):
@@ -192,3 +196,92 @@ class TestNotificationGroups:
             )  # fmt: skip
 
         assert groups(CYD, offset) == groups(ADA, 0) and len(groups(ADA, 0)) == 10
+
+
+class TestNotificationsStoredBeforeGroups:
+    """Notifications stored before groups were kept (no ``group_key``, no group) are grouped
+    when their recipient's grouped notifications are first read, once."""
+
+    @pytest.fixture
+    def stored_before(self, db):
+        """Store notifications as the code before groups did: no ``group_key``, no group."""
+
+        def store(*made: dict) -> list[dict]:
+            db["notifications"].insert_many([dict(n) for n in made])
+            return list(made)
+
+        return store
+
+    @pytest.fixture
+    def transactions(self, store, monkeypatch) -> list[int]:
+        """The store's transactions, one entry each, as they run."""
+        run, ran = store._transactions.run, []
+
+        def counted(work):
+            ran.append(1)
+            return run(work)
+
+        monkeypatch.setattr(store._transactions, "run", counted)
+        return ran
+
+    def test_the_first_grouped_read_groups_them_and_the_next_does_nothing(
+        self, db, settings, store, note, stored_before, transactions
+    ):
+        old = stored_before(
+            *(note(ADA, "follow", who, hours=h) for h, who in ((0, BOB), (3, CYD), (20, DAN))),
+            note(ADA, "favourite", BOB, 10, hours=1), note(ADA, "favourite", CYD, 10, hours=2),
+            note(ADA, "mention", BOB, 55, 10, hours=2), note(BOB, "follow", ADA, hours=2),
+        )  # fmt: skip
+        after = note(ADA, "follow", EVE, hours=21)  # made after the upgrade, before any read
+        assert store.add(after) is True
+        transactions.clear()
+
+        page = notifications.group_page(store, ADA, 40)
+        assert len(transactions) == 6  # ada's six stored before, one transaction each
+        groups = consistent(db, ADA)  # every one of ada's notifications is in its group
+        assert sum(g["count"] for g in page.groups) == 7 and len(page.groups) == len(groups) == 5
+        hour = grouping.hour_bucket(old[0]["_id"])
+        assert {k: g["count"] for k, g in groups.items() if k.startswith("follow")} == {
+            f"follow-{hour}": 2, f"follow-{hour + 20}": 1, f"follow-{hour + 21}": 1
+        }  # fmt: skip  # the old one of hour 20 joins no group that started after it
+        assert groups[f"favourite-10-{hour + 1}"]["sample"] == [
+            {"id": old[4]["_id"], "account_id": CYD}, {"id": old[3]["_id"], "account_id": BOB}
+        ]  # fmt: skip
+        assert db["notifications"].find_one({"_id": old[-1]["_id"]}).get("group_key") is None
+
+        transactions.clear()
+        assert notifications.group_page(store, ADA, 40) == page
+        assert store.group_ungrouped(ADA) == 0 and transactions == []  # nothing left to do
+        assert store.add(note(ADA, "follow", 6, hours=22)) is True  # a later one: counted once
+        assert consistent(db, ADA)[f"follow-{hour + 21}"]["count"] == 2
+
+        markers = MarkerStore(db, settings)  # none set: all unread
+        assert notifications.unread_count(store, markers, BOB, grouped=True) == 1
+        assert consistent(db, BOB)[f"follow-{hour + 2}"]["count"] == 1
+
+    def test_racing_readers_adds_and_withdrawals_count_each_once(
+        self, db, store, note, stored_before, monkeypatch
+    ):
+        stored_before(
+            *(note(ADA, "favourite", who, 10, hours=1) for who in (BOB, CYD, DAN)),
+            note(ADA, "follow", EVE, hours=1),
+        )
+        run, raced = store._transactions.run, []
+
+        def racing(work):
+            """Before the first reader's first transaction, another reader groups them all,
+            a favourite is added and one stored before is withdrawn."""
+            if not raced:
+                raced.append(None)
+                raced[0] = store.group_ungrouped(ADA)
+                store.add(note(ADA, "favourite", 6, 10, hours=2))
+                store.remove(ADA, "favourite", CYD, 10)
+            return run(work)
+
+        monkeypatch.setattr(store._transactions, "run", racing)
+        assert store.group_ungrouped(ADA) == 0  # all four claimed by the other reader
+        assert raced == [4]
+        groups = consistent(db, ADA)
+        favourites = next(g for k, g in groups.items() if k.startswith("favourite"))
+        assert favourites["count"] == 3 and len(groups) == 2
+        assert [s["account_id"] for s in favourites["sample"]] == [6, DAN, BOB]
