@@ -197,6 +197,7 @@ def build(settings: Settings) -> Components:
     followee_copies = FolloweeCopies(redis)
     author_copies = AuthorCopies(redis)
     tag_copies = TagCopies(redis)
+    trends = TrendStore(redis)
     activity = ReaderActivity(redis)
     adaptive_rounds = AdaptiveRounds(redis)
     rate_meters = RateMeters(redis, adaptive_rounds)
@@ -334,7 +335,17 @@ def build(settings: Settings) -> Components:
         ),
         notifier=Notifier(notifications, filters, likes, posts, ids, queue, streams, boosts),
         forecaster=Forecaster(
-            users, follows, posts, activity, timelines, series, lists, tag_follows, settings
+            users,
+            follows,
+            posts,
+            activity,
+            timelines,
+            series,
+            lists,
+            tag_follows,
+            tag_copies,
+            trends,
+            settings,
         ),
         auditor=Auditor(home, activity, posts, fanout_settings, audits, queue, settings),
         queue=queue,
@@ -342,7 +353,7 @@ def build(settings: Settings) -> Components:
         fanout_changes=FanoutChangeLog(db, settings),
         series=series,
         streams=streams,
-        trends=TrendStore(redis),
+        trends=trends,
         keyword_filter_store=keyword_filter_store,
         keyword_filters=FilterChanges(keyword_filter_store, filter_versions, streams, ids, posts),
         matchers=Matchers(keyword_filter_store, filter_versions),

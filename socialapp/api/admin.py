@@ -77,12 +77,37 @@ class FeedForecastSchema(ma.Schema):
     )
     list_timeline_entries = fields.Integer(metadata={"description": "list-feed entries held"})
     list_timeline_memory_bytes = fields.Integer()
+    tags_counted = fields.Integer(
+        metadata={
+            "description": "followed tags counted: those the sampled active readers follow, "
+            "the most followed with their posting rates from the trends"
+        }
+    )
+    tags_pushed = fields.Integer(
+        metadata={"description": "of them, fewer followers than the threshold: pushed"}
+    )
+    tags_pulled = fields.Integer(metadata={"description": "at or above it: pulled at read"})
+    tag_followers_pushed = fields.Integer(metadata={"description": "the pushed tags' followers"})
+    tag_posts_per_second = fields.Float(
+        metadata={"description": "the counted tags' public posts, over tag_window_hours"}
+    )
+    tag_window_hours = fields.Float(
+        metadata={"description": "trends' uses from yesterday's UTC midnight to now"}
+    )
+    tag_deliveries_per_second = fields.Float(
+        metadata={"description": "tagged-set inserts of the pushed tags' active followers"}
+    )
+    tagged_entries = fields.Integer(metadata={"description": "tagged-set entries held"})
+    tagged_memory_bytes = fields.Integer()
     tag_feeds_per_read = fields.Nested(
         SpreadSchema,
-        metadata={"description": "followed tags' feeds a home read reads (sampled readers)"},
+        metadata={
+            "description": "pulled tags' feeds a home read reads (sampled readers; a tag "
+            "with no follower count is pulled)"
+        },
     )
     tag_feeds_read_per_second = fields.Float(
-        metadata={"description": "at the home reads measured: read-side cost, never pushed"}
+        metadata={"description": "at the home reads measured: the pulled tags' read side"}
     )
     readers_with_followed_tags = fields.Integer(
         metadata={"description": "active readers following a tag, estimated from the sample"}

@@ -16,9 +16,19 @@ Lists are fed by the same rule as homes: a pushed author's post becomes one entr
 list that holds them (``list:{owner}:<id>``) whose owner is active, counted as homes are (the
 active share of the author's list memberships); a pulled author is read by list readers as
 by home readers. Their deliveries and memory are figures of their own, beside the homes'
-(the work stays the homes' own, as the reads measured are home pages). Followed hashtags
-are never pushed: their cost is on the read side, one shared feed per followed tag read by
-each home page of a reader following them, whatever the threshold. Plain Python.
+(the work stays the homes' own, as the reads measured are home pages).
+
+Followed hashtags are decided as authors are (``FanoutSettings.pushes_tag``): a tag with
+fewer followers than the threshold is pushed, each of its posts one entry in the tagged set
+(``tagged:{user}``, capped as a home) of each active follower, and its feed is no longer read
+by their home pages; a tag at or above it is pulled, one more shared feed per home read of
+each reader following it. Tags have no override, so the curve's ends are write mode (every
+tag pushed) and read mode (none). The tags are those a sample of active readers follow
+(``Graph.tags``): their follower counts, and their posting rates as trends measured them
+(public posts using the tag, the only ones it delivers); a tag no sampled reader follows is
+left out, and a sampled reader's tag with no count reads as pulled, as at a page. Tag
+deliveries add to the work as homes' do, and the tag feeds a home read reads add to the
+outboxes it merges. Plain Python.
 """
 
 from __future__ import annotations
@@ -37,6 +47,14 @@ class Author:
     posts: int = 0  # posts stored (what an outbox can hold of them)
     posts_per_hour: float = 0.0  # measured over the recent window
     override: str = "auto"
+
+
+@dataclasses.dataclass(frozen=True)
+class Tag:
+    name: str
+    followers: int
+    posts: int = 0  # public posts that used it in the days trends keep (what a set holds)
+    posts_per_hour: float = 0.0  # measured over ``Graph.tag_window_hours``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +77,10 @@ class Graph:
     # estimated as their followers times ``list_memberships_per_follower``.
     list_memberships: Mapping[int, int] = dataclasses.field(default_factory=dict)
     list_memberships_per_follower: float = 0.0
-    sampled_followed_tags: Sequence[int] = ()  # tags each sampled active reader follows
+    # The tags each sampled active reader follows, by name, and those tags counted.
+    sampled_followed_tags: Sequence[Sequence[str]] = ()
+    tags: Sequence[Tag] = ()
+    tag_window_hours: float = 0.0  # the window the tags' posting rates were measured over
 
     def memberships(self, author: Author) -> float:
         """The lists holding ``author``: counted, or estimated from their followers."""
@@ -104,12 +125,11 @@ def forecast(threshold: int, graph: Graph) -> dict:
     posts_per_second = sum(a.posts_per_hour for a in authors) / 3600
     reads_per_second = graph.reads_per_hour / 3600
     mean_merged = sum(merged) / len(merged) if merged else 1.0
-    work = graph.cost_ratio * per_second + reads_per_second * mean_merged
+    tags, tag_deliveries, tag_feeds = _tags(graph, config)
+    work = graph.cost_ratio * (per_second + tag_deliveries)
+    work += reads_per_second * (mean_merged + tag_feeds)
     reads_per_post = reads_per_second / posts_per_second if posts_per_second else None
     lists = _lists(graph, pushed, pulled)
-    tags = graph.sampled_followed_tags
-    mean_tags = sum(tags) / len(tags) if tags else 0.0
-    with_tags = sum(1 for n in tags if n) / len(tags) if tags else 0.0
     return {
         "threshold": threshold,
         "authors_pushed": len(pushed),
@@ -131,11 +151,43 @@ def forecast(threshold: int, graph: Graph) -> dict:
         "reads_window_hours": graph.reads_window_hours,
         "cost_ratio": graph.cost_ratio,
         **lists,
-        "tag_feeds_per_read": percentiles(tags),
-        "tag_feeds_read_per_second": round(reads_per_second * mean_tags, 4),
-        "readers_with_followed_tags": round(graph.active_readers * with_tags),
-        "readers_sampled_for_tags": len(tags),
+        **tags,
+        "tag_feeds_read_per_second": round(reads_per_second * tag_feeds, 4),
     }
+
+
+def _tags(graph: Graph, config: FanoutConfig) -> tuple[dict, float, float]:
+    """The followed tags at a threshold, with their deliveries per second and the tag feeds
+    a home read reads (mean), unrounded for the work: a pushed tag's post is one entry in
+    the tagged set of each active follower, and leaves their home reads; a pulled tag's feed
+    is read at each home read of a reader following it (a tag not counted too). Memory is
+    capped at a full tagged set per active reader following tags."""
+    pushed = [t for t in graph.tags if config.pushes(t.followers)]
+    pushed_names = {t.name for t in pushed}
+    sampled = graph.sampled_followed_tags
+    feeds = [sum(1 for name in names if name not in pushed_names) for names in sampled]
+    mean_feeds = sum(feeds) / len(feeds) if feeds else 0.0
+    with_tags = sum(1 for names in sampled if names) / len(sampled) if sampled else 0.0
+    following = round(graph.active_readers * with_tags)
+    targets = {t.name: t.followers * graph.active_share for t in pushed}
+    per_second = sum(targets[t.name] * t.posts_per_hour for t in pushed) / 3600
+    entries = sum(min(t.posts, graph.timeline_cap) * targets[t.name] for t in pushed)
+    entries = min(entries, following * graph.timeline_cap)
+    figures = {
+        "tags_counted": len(graph.tags),
+        "tags_pushed": len(pushed),
+        "tags_pulled": len(graph.tags) - len(pushed),
+        "tag_followers_pushed": sum(t.followers for t in pushed),
+        "tag_posts_per_second": round(sum(t.posts_per_hour for t in graph.tags) / 3600, 6),
+        "tag_window_hours": round(graph.tag_window_hours, 2),
+        "tag_deliveries_per_second": round(per_second, 6),
+        "tagged_entries": math.floor(entries),
+        "tagged_memory_bytes": math.floor(entries * graph.entry_bytes),
+        "tag_feeds_per_read": percentiles(feeds),
+        "readers_with_followed_tags": following,
+        "readers_sampled_for_tags": len(sampled),
+    }
+    return figures, per_second, mean_feeds
 
 
 def _lists(graph: Graph, pushed: list[Author], pulled: set[int]) -> dict:
@@ -158,10 +210,11 @@ def _lists(graph: Graph, pushed: list[Author], pulled: set[int]) -> dict:
 
 
 def thresholds_across(graph: Graph, points: int) -> list[int]:
-    """About ``points`` thresholds spread across the authors' follower counts, densest where
-    the big accounts are: 1 (every author pulled), a threshold just above the follower count
-    at each of a ladder of quantiles, and one above the largest (every author pushed)."""
-    followers = sorted(a.followers for a in graph.authors)
+    """About ``points`` thresholds spread across the authors' and tags' follower counts,
+    densest where the big ones are: 1 (every author and tag pulled: read mode), a threshold
+    just above the follower count at each of a ladder of quantiles, and one above the
+    largest (every author and tag pushed: write mode)."""
+    followers = sorted([a.followers for a in graph.authors] + [t.followers for t in graph.tags])
     if not followers:
         return [1]
     ladder = [1 - 0.5 ** (i + 1) for i in range(max(points - 2, 1))]  # 0.5, 0.75, 0.875, ...

@@ -8,6 +8,7 @@ import time
 
 from socialapp.config import Settings
 from socialapp.domain import forecast as model
+from socialapp.domain import trends as trend_rules
 from socialapp.domain.ids import first_id_at
 from socialapp.metrics import BUILT
 from socialapp.stores.follows import FollowStore
@@ -15,8 +16,10 @@ from socialapp.stores.lists import ListStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.series import KEEP_SECONDS, STEP_SECONDS, SeriesStore
+from socialapp.stores.tag_copies import TagCopies
 from socialapp.stores.tag_follows import TagFollowStore
 from socialapp.stores.timelines import TimelineStore
+from socialapp.stores.trends import TrendStore
 from socialapp.stores.users import UserStore
 
 WINDOW_HOURS = 1.0  # posting rates are measured over the last hour of posts
@@ -29,13 +32,18 @@ LIST_AUTHOR_SAMPLE = 200
 # Redis memory per home-timeline entry when no sampled home holds one to measure: what
 # `make benchmark` measured (reports/benchmark).
 ENTRY_BYTES = 113
+# Followed tags whose posting rates are read from the trends (one script call on one
+# server, one per tag on a cluster): the most followed of those the sampled readers follow.
+TAG_SAMPLE = 200
+TAG_DAYS = 7  # the days of uses a tag's posts held are counted over (trends keep 7)
 
 
 @dataclasses.dataclass(frozen=True)
 class Forecaster:
     """The forecast and what it reads: the graph and posts of record, readers' activity
     (``activity``), the timelines' memory and the home reads every process counted
-    (``series``), the lists that hold authors and the tags readers follow."""
+    (``series``), the lists that hold authors, the tags readers follow, their follower
+    counts as fan-out keeps them (``tag_copies``) and their uses as trends count them."""
 
     users: UserStore
     follows: FollowStore
@@ -45,6 +53,8 @@ class Forecaster:
     series: SeriesStore
     lists: ListStore
     tag_follows: TagFollowStore
+    tag_copies: TagCopies
+    trends: TrendStore
     config: Settings
 
     def threshold(self, threshold: int, clock=time.time) -> dict:
@@ -82,6 +92,8 @@ class Forecaster:
         if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
             ids = [a.id for a in authors]
             sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))
+        followed_tags = [self.tag_follows.followed(reader) for reader in sample]
+        tags, tag_window = self._tags(followed_tags, clock())
         return model.Graph(
             authors=authors,
             active_share=min(1.0, active / readers),  # fan-out skips idle readers
@@ -97,8 +109,42 @@ class Forecaster:
             lists=self.lists.total(),
             list_memberships=memberships,
             list_memberships_per_follower=per_follower,
-            sampled_followed_tags=[self.tag_follows.count_followed(r) for r in sample],
+            sampled_followed_tags=followed_tags,
+            tags=tags,
+            tag_window_hours=tag_window,
         )
+
+    def _tags(self, followed: list[list[str]], now: float) -> tuple[list[model.Tag], float]:
+        """The tags the sampled readers follow, with their follower counts (fan-out's copies:
+        one round trip; a tag not counted there is counted in MongoDB if measured, else
+        left out), and, for the ``TAG_SAMPLE`` most followed, their posting rates over
+        yesterday and today so far and their posts over ``TAG_DAYS``, from the trends'
+        uses (public posts: those a followed tag delivers). The rates' window, in hours."""
+        names = list(dict.fromkeys(name for names in followed for name in names))
+        counts = {name: n for name, (n, _) in self.tag_copies.states(names).items()}
+        counted = sorted(names, key=lambda name: counts[name] or 0, reverse=True)[:TAG_SAMPLE]
+        for name in counted:
+            if counts[name] is None:
+                counts[name] = self.tag_follows.count_followers(name)
+        days = trend_rules.last_days(now, TAG_DAYS)
+        window = (now - days[1]) / 3600  # yesterday's midnight to now
+        uses = self.trends.history(counted, days)
+        tags = [
+            model.Tag(
+                name,
+                counts[name],
+                posts=sum(n for n, _ in uses[name]),
+                posts_per_hour=sum(n for n, _ in uses[name][:2]) / window,
+            )
+            for name in counted
+        ]
+        measured = set(counted)
+        tags += [
+            model.Tag(name, counts[name])
+            for name in names
+            if name not in measured and counts[name] is not None
+        ]
+        return tags, window
 
 
 def _list_memberships(

@@ -26,6 +26,15 @@ FEED_FORECAST = (
     "list_deliveries_per_second",
     "list_timeline_entries",
     "list_timeline_memory_bytes",
+    "tags_counted",
+    "tags_pushed",
+    "tags_pulled",
+    "tag_followers_pushed",
+    "tag_posts_per_second",
+    "tag_window_hours",
+    "tag_deliveries_per_second",
+    "tagged_entries",
+    "tagged_memory_bytes",
     "tag_feeds_per_read",
     "tag_feeds_read_per_second",
     "readers_with_followed_tags",
@@ -86,7 +95,7 @@ def describe_feeds(
     forecast: dict | None = None,
 ) -> dict:
     """The feed kinds beside the homes: lists and their memberships (pushed as homes are),
-    tag follows (pulled into homes at read time), the shared feeds (written once per post)
+    tag follows (pushed or pulled as authors are), the shared feeds (written once per post)
     and, given the forecast at the threshold in force, what it says of them. Cheap to ask
     again: collection metadata, one ``ZCARD`` and a bounded ``SCAN``."""
     sizes = shared_feeds.sizes()

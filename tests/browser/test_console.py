@@ -92,6 +92,9 @@ def test_an_operator_signs_in_reads_the_figures_and_changes_the_threshold(
     expect(charts.nth(4).locator(".legend-0")).not_to_contain_text("n/a")  # memory
     expect(page.locator("#feed-lists")).to_contain_text("1 list · 1 member")
     expect(page.locator("#feed-tags")).to_contain_text("1 tag follow")
+    # #news has one follower, under the threshold: pushed, to that follower's tagged set.
+    expect(page.locator("#feed-tags")).to_contain_text("1 of 1 tag pushed, to 1 follower")
+    expect(page.locator("#feed-tags")).to_contain_text("0 tags pulled")
 
     page.fill("input[type=search]", "star")
     expect(page.locator("#author-list")).to_contain_text("@star_author")

@@ -63,7 +63,16 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
     assert said["list_timeline_entries"] == 1  # 3 posts x 2 lists x 1/4, rounded down
     assert said["list_deliveries_per_second"] == pytest.approx(3 * 2 / 4 / 3600, abs=1e-4)
     assert said["readers_sampled_for_tags"] == 1 and said["readers_with_followed_tags"] == 1
-    assert said["tag_feeds_per_read"] == {"p50": 2, "p99": 2, "max": 2}  # ada's cats, dogs
+    # ada's cats and dogs have one follower each, under the threshold: pushed to her tagged
+    # set at her share of 1/4 (3 uses in the trends), and her home reads read neither feed.
+    assert (said["tags_counted"], said["tags_pushed"], said["tags_pulled"]) == (2, 2, 0)
+    assert said["tag_deliveries_per_second"] == pytest.approx(
+        3 / said["tag_window_hours"] / 4 / 3600, abs=1e-6
+    )
+    assert said["tag_feeds_per_read"] == {"p50": 0, "p99": 0, "max": 0}
+    read_mode = client.get("/v1/admin/fanout/forecast?threshold=1", headers=operator_headers).json
+    assert read_mode["tag_feeds_per_read"] == {"p50": 2, "p99": 2, "max": 2}
+    assert read_mode["tag_deliveries_per_second"] == 0 and read_mode["tags_pulled"] == 2
 
     pulled = client.get("/v1/admin/fanout/forecast?threshold=2", headers=operator_headers).json
     assert pulled["list_memberships_pulled"] == 2 and pulled["list_timeline_entries"] == 0

@@ -98,3 +98,40 @@ def test_the_cli_forecasts_on_a_real_mongodb(real_mongodb, capsys):
     assert cli.main(["create-operator", "ops\n"]) == 2
     assert "not a handle" in capsys.readouterr().err
     assert server.socialapp.users.count_documents({}) == 1
+
+
+def test_a_followed_tag_is_pushed_below_its_follower_count_and_pulled_at_it(
+    client, signup, operator_headers, components
+):
+    """Three accounts follow #garden and two of them read; two public posts use it (the
+    trends count them). At threshold 3 the tag is pulled: no tag delivery, and each reader
+    following it reads its feed; at 4 it is pushed to its active followers."""
+    ada, bob, cyd, star = (signup(h) for h in ("ada", "bob", "cyd", "star"))
+    for fan in (ada, bob, cyd):
+        assert client.put("/v1/me/tags/garden", headers=fan.headers).status_code == 204
+    for text in ("#garden one", "two #Garden"):
+        assert (
+            client.post("/v1/posts", json={"text": text}, headers=star.headers).status_code == 201
+        )
+    for reader in (ada, bob):
+        assert client.get("/v1/timeline/home", headers=reader.headers).status_code == 200
+
+    ask = lambda t: client.get(f"/v1/admin/fanout/forecast?threshold={t}", headers=operator_headers)  # noqa: E731
+    pulled, pushed = ask(3).json, ask(4).json
+    share = pushed["active_readers"] / components.users.count()
+    assert pushed["active_readers"] == 2 and pushed["readers_sampled_for_tags"] == 2
+    assert pushed["tag_posts_per_second"] == pytest.approx(
+        2 / pushed["tag_window_hours"] / 3600, abs=1e-6
+    )
+    assert (pulled["tags_pushed"], pulled["tags_pulled"]) == (0, 1)
+    assert pulled["tag_deliveries_per_second"] == 0 and pulled["tagged_entries"] == 0
+    assert pulled["tag_feeds_per_read"] == {"p50": 1, "p99": 1, "max": 1}
+    assert (pushed["tags_pushed"], pushed["tags_pulled"]) == (1, 0)
+    assert pushed["tag_followers_pushed"] == 3
+    assert pushed["tag_deliveries_per_second"] == pytest.approx(
+        pushed["tag_posts_per_second"] * 3 * share, abs=2e-6
+    )
+    assert pushed["tagged_entries"] == int(2 * 3 * share)
+    assert pushed["tag_feeds_per_read"] == {"p50": 0, "p99": 0, "max": 0}
+    everyone = ask(10**6).json  # write mode's end: the tag's count is on the curve
+    assert everyone["tags_pushed"] == 1

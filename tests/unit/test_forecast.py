@@ -4,7 +4,15 @@ import math
 
 import pytest
 
-from socialapp.domain.forecast import Author, Graph, forecast, percentiles, posting_rates
+from socialapp.domain.forecast import (
+    Author,
+    Graph,
+    Tag,
+    forecast,
+    percentiles,
+    posting_rates,
+    thresholds_across,
+)
 from socialapp.domain.ids import first_id_at, id_time_ms
 
 SMALL = Author(1, followers=10, posts=5, posts_per_hour=2.0)
@@ -119,20 +127,55 @@ def test_lists_are_pushed_and_pulled_by_the_homes_rule(
         assert result[name] == unlisted[name]
 
 
-def test_followed_tags_cost_reads_at_every_threshold_and_no_delivery():
-    """Three sampled readers follow 0, 1 and 3 tags; 36 home reads an hour read their feeds."""
-    tagged = graph(sampled_followed_tags=[0, 1, 3], reads_per_hour=36.0)
-    for threshold in (1, 500, 1001):
-        result = forecast(threshold, tagged)
-        assert result["tag_feeds_per_read"] == {"p50": 1, "p99": 3, "max": 3}
-        assert result["tag_feeds_read_per_second"] == round(36 / 3600 * 4 / 3, 4)
-        assert result["readers_with_followed_tags"] == 67  # 2 of 3 sampled, of 100 active
-        assert result["readers_sampled_for_tags"] == 3
-        assert result["list_deliveries_per_second"] == 0.0  # no list holds anyone
-    untagged = forecast(500, graph())
-    assert (
-        untagged["tag_feeds_read_per_second"] == 0 and untagged["readers_with_followed_tags"] == 0
+# NICHE (20 followers, 30 posts held, 6/h) and BIG (2000, 1000 posts, 36/h) are followed by
+# three sampled readers: none, NICHE, and NICHE, BIG and a tag with no count (read as pulled).
+NICHE = Tag("niche", followers=20, posts=30, posts_per_hour=6.0)
+BIG = Tag("big", followers=2000, posts=1000, posts_per_hour=36.0)
+FOLLOWED = [[], ["niche"], ["niche", "big", "uncounted"]]
+
+
+def tagged(**changes) -> Graph:
+    values = dict(sampled_followed_tags=FOLLOWED, tags=[NICHE, BIG], reads_per_hour=36.0)
+    return graph(**{**values, **changes})
+
+
+def test_a_tag_under_the_threshold_is_pushed_to_its_active_followers_and_leaves_reads():
+    result = forecast(500, tagged())
+    assert (result["tags_pushed"], result["tags_pulled"]) == (1, 1)  # NICHE; BIG
+    assert result["tag_followers_pushed"] == 20
+    # NICHE's 6 posts/h reach its 10 active followers (active share 0.5).
+    assert result["tag_deliveries_per_second"] == round(6 * 10 / 3600, 6)
+    assert result["tagged_entries"] == 30 * 10
+    assert result["tagged_memory_bytes"] == 30 * 10 * 100
+    # Home reads read the feeds of the pulled tags each reader follows: 0, 0, 2.
+    assert result["tag_feeds_per_read"] == {"p50": 0, "p99": 2, "max": 2}
+    assert result["tag_feeds_read_per_second"] == round(36 / 3600 * 2 / 3, 4)
+    assert result["readers_with_followed_tags"] == 67  # 2 of 3 sampled, of 100 active
+    assert result["readers_sampled_for_tags"] == 3 and result["tags_counted"] == 2
+    # The work counts the tag deliveries as the homes' and the tag feeds as outboxes.
+    bare = forecast(500, graph(reads_per_hour=36.0))
+    added = (3.0 * 6 * 10 + 36 * 2 / 3) / 3600
+    assert result["fanout_work_per_second"] == pytest.approx(
+        bare["fanout_work_per_second"] + added, abs=1e-4
     )
+
+
+def test_read_mode_pulls_every_tag_and_write_mode_pushes_every_counted_one():
+    ends = thresholds_across(tagged(), 6)
+    assert (ends[0], ends[-1]) == (1, 2001)  # past the largest tag, not only the authors
+    read, write = forecast(ends[0], tagged()), forecast(ends[-1], tagged())
+    assert (read["tags_pushed"], read["tags_pulled"]) == (0, 2)
+    assert read["tag_deliveries_per_second"] == 0 and read["tagged_entries"] == 0
+    assert read["tag_feeds_per_read"] == {"p50": 1, "p99": 3, "max": 3}
+    assert read["tag_feeds_read_per_second"] == round(36 / 3600 * 4 / 3, 4)
+    assert (write["tags_pushed"], write["tags_pulled"]) == (2, 0)
+    assert write["tag_deliveries_per_second"] == round((6 * 10 + 36 * 1000) / 3600, 6)
+    assert write["tagged_entries"] == 67 * 800  # a full tagged set per reader following tags
+    assert write["tag_feeds_per_read"] == {"p50": 0, "p99": 1, "max": 1}  # the uncounted one
+    untagged = forecast(500, graph())
+    assert untagged["tag_feeds_per_read"] == {"p50": 0, "p99": 0, "max": 0}
+    assert untagged["tag_deliveries_per_second"] == 0 and untagged["tagged_entries"] == 0
+    assert untagged["readers_with_followed_tags"] == 0
 
 
 def test_percentiles_and_rates():

@@ -57,6 +57,12 @@ def size(value: float | None) -> str:
     return charts.size(value)
 
 
+@blp.app_template_filter("rate")
+def rate(value: float) -> str:
+    """A rate per second as a plain decimal (a tag's posts per second is often ``2e-05``)."""
+    return f"{value:.6f}".rstrip("0").rstrip(".") or "0"
+
+
 @blp.app_template_filter("figure")
 def figure(value) -> str:
     """A journal's value: a threshold with thousands separated, a mode as it is."""

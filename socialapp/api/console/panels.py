@@ -36,8 +36,8 @@ def live(figures: dict) -> dict[str, Markup]:
 
 def forecast_for(curve: list[dict], mode: str, threshold: int) -> dict:
     """The forecast of ``mode`` at ``threshold``, read off the curve: hybrid at every
-    author pushed in write mode (above the largest following), at every author pulled in
-    read mode."""
+    author and followed tag pushed in write mode (above the largest following), at every
+    one pulled in read mode."""
     if mode == "write":
         threshold = curve[-1]["threshold"]
     elif mode == "read":
@@ -46,9 +46,9 @@ def forecast_for(curve: list[dict], mode: str, threshold: int) -> dict:
 
 
 def forecast(curve: list[dict], current: int, proposed: int | None) -> list[Markup]:
-    """Memory (homes' and lists'), deliveries per post, outboxes merged per read and the
-    fan-out work they add up to across the curve's thresholds, with ``current`` (and
-    ``proposed``, if any) marked."""
+    """Memory (homes', lists' and tagged sets'), deliveries per post, outboxes merged per
+    read and the fan-out work they add up to across the curve's thresholds, with
+    ``current`` (and ``proposed``, if any) marked."""
     markers = [("now", current)] + ([("proposed", proposed)] if proposed is not None else [])
 
     def line(label, key, part=None):
@@ -61,8 +61,12 @@ def forecast(curve: list[dict], current: int, proposed: int | None) -> list[Mark
     )
     return [
         draw(
-            "Timelines' Redis memory, homes and lists",
-            [line("homes", "timeline_memory_bytes"), line("lists", "list_timeline_memory_bytes")],
+            "Timelines' Redis memory: homes, lists, tagged sets",
+            [
+                line("homes", "timeline_memory_bytes"),
+                line("lists", "list_timeline_memory_bytes"),
+                line("tagged", "tagged_memory_bytes"),
+            ],
             fmt=charts.size,
         ),
         draw(
