@@ -2,8 +2,8 @@
 
 Favourites and boosts group per (type, status), follows per type; each also by time: a
 group's key ends with the hour its first notification came in, and a notification joins the
-recipient's newest group of its kind while that group started less than ``SPAN_HOURS`` hours
-before it, else it starts a new one. So a post favourited through an afternoon is one group,
+recipient's newest group of its kind that started at or before it, while that group started
+less than ``SPAN_HOURS`` hours before it, else it starts a new one. So a post favourited through an afternoon is one group,
 and favourited again the next day is two. Mentions never group: each is its own
 ``ungrouped-<id>``.
 """
@@ -34,7 +34,8 @@ def hour_bucket(notification_id: int) -> int:
 
 def bucket(notification_id: int, newest_bucket: int | None) -> int:
     """The bucket a notification joins, given the bucket of the recipient's newest group of
-    its kind (None: there is none): that one while it is younger than ``SPAN_HOURS``."""
+    its kind that started at or before it (None: there is none): that one while it is
+    younger than ``SPAN_HOURS``."""
     own = hour_bucket(notification_id)
     if newest_bucket is not None and own < newest_bucket + SPAN_HOURS:
         return newest_bucket
