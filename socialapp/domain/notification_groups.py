@@ -3,9 +3,9 @@
 Favourites and boosts group per (type, status), follows per type; each also by time: a
 group's key ends with the hour its first notification came in, and a notification joins the
 recipient's newest group of its kind that started at or before it, while that group started
-less than ``SPAN_HOURS`` hours before it, else it starts a new one. So a post favourited through an afternoon is one group,
-and favourited again the next day is two. Mentions never group: each is its own
-``ungrouped-<id>``.
+less than ``SPAN_HOURS`` hours before it, else it starts a new one. So a post favourited
+through an afternoon is one group, and favourited again the next day is two. Mentions never
+group: each is its own ``ungrouped-<id>``.
 """
 
 from __future__ import annotations

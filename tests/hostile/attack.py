@@ -73,10 +73,18 @@ def body_operations(spec):
 
 def query_operations(spec):
     """(method, path, [parameter name]) for every operation that reads query parameters."""
+    for method, path, names, _ in query_parameters(spec):
+        yield method, path, names
+
+
+def query_parameters(spec):
+    """(method, path, [parameter name], {required parameter name}) for every operation that
+    reads query parameters."""
     for method, path, operation in operations(spec):
-        names = [p["name"] for p in operation.get("parameters", []) if p["in"] == "query"]
-        if names:
-            yield method, path, names
+        query = [p for p in operation.get("parameters", []) if p["in"] == "query"]
+        if query:
+            required = {p["name"] for p in query if p.get("required")}
+            yield method, path, [p["name"] for p in query], required
 
 
 def assert_json_error(response, status):

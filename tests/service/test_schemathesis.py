@@ -68,6 +68,12 @@ def world(client, signup, components, monkeypatch):
     client.put(f"/v1/me/lists/{listed['id']}/members/{bob.id}", headers=ada.headers)
     token = client.post("/v1/auth/token", json=OPERATOR).json["access_token"]
     followed = components.notifier.apply("follow", int(bob.id), {"recipient_id": int(ada.id)})
+    keywords = {"title": "f", "context": ["home"], "keywords_attributes": [{"keyword": "x"}]}
+    kept = client.post("/api/v2/filters", json=keywords, headers=ada.headers).json
+    status = {"status_id": post["id"]}
+    filtered = client.post(
+        f"/api/v2/filters/{kept['id']}/statuses", json=status, headers=ada.headers
+    )
     return {
         "user": ada.headers,
         "operator": {"Authorization": f"Bearer {token}"},
@@ -81,6 +87,9 @@ def world(client, signup, components, monkeypatch):
             "name": ["café", "CAFÉ"],
             "hashtag": ["café", "CAFÉ"],
             "list_id": [listed["id"]],
+            "filter_id": [kept["id"]],
+            "keyword_id": [kept["keywords"][0]["id"]],
+            "status_filter_id": [filtered.json["id"]],
         },
     }
 
