@@ -1,3 +1,5 @@
+import concurrent.futures
+import threading
 import time
 
 import jwt
@@ -28,6 +30,30 @@ def test_taken_handle_is_409(client):
     response = client.post("/v1/users", json={"handle": "ada", "password": "other-pass"})
     assert response.status_code == 409
     assert response.json["code"] == 409 and response.json["status"] == "Conflict"
+
+
+def test_sign_ups_racing_for_one_handle_make_one_account(app, components):
+    """Sign-ups for one handle at once: one is made, each other gets the taken error, and
+    no claim or account is left half-made."""
+    barrier = threading.Barrier(6)
+
+    def sign_up(n: int):
+        barrier.wait()
+        body = {"handle": "ada", "password": f"s3cret-pass-{n}"}
+        response = app.test_client().post("/v1/users", json=body)
+        return response.status_code, response.json
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(sign_up, range(6)))
+
+    assert sorted(status for status, _ in answers) == [201, 409, 409, 409, 409, 409]
+    made = next(body for status, body in answers if status == 201)
+    assert all(body["status"] == "Conflict" for status, body in answers if status == 409)
+    assert components.users.by_handle("ada")["_id"] == int(made["id"])
+    assert components.db.users.count_documents({"handle": "ada"}) == 1
+    assert list(components.db.handles.find({}, projection={"claimed_at": 0})) == [
+        {"_id": "ada", "user_id": int(made["id"])}
+    ]
 
 
 def test_password_is_stored_as_an_argon2_hash(client, components):
