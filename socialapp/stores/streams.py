@@ -42,7 +42,8 @@ from collections.abc import AsyncIterator, Iterable
 from redis import asyncio as redis_async
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
-from redis.exceptions import ConnectionError, TimeoutError
+from redis.crc import key_slot
+from redis.exceptions import ConnectionError, RedisClusterException, TimeoutError
 
 from socialapp.stores.unavailable import REDIS, translates
 
@@ -293,19 +294,23 @@ class ShardedSubscription:
                     by_node[name].append(channel)
             for name, held in by_node.items():
                 with contextlib.suppress(ConnectionError, TimeoutError):  # lost: not placed again
-                    await self._shards[name].pubsub.sunsubscribe(*held)
+                    await self._shards[name].unsubscribe(held)
 
     async def _place(self, channels: Iterable[str]) -> None:
-        """Subscribe ``channels`` on the masters of their slots, one ``SSUBSCRIBE`` per slot
-        (the command takes channels of one slot only). A master that does not answer is
-        told to ``messages``, which places its channels again."""
-        by_slot: dict[tuple[str, int], list[str]] = collections.defaultdict(list)
+        """Subscribe ``channels`` on the masters of their slots. A slot without a master, or
+        a master that does not answer, is told to ``messages``, which places its channels
+        again."""
+        by_node: dict[str, list[str]] = collections.defaultdict(list)
         nodes = {}
         for channel in channels:
-            node = self._client.get_node_from_key(channel)
+            try:
+                node = self._client.get_node_from_key(channel)
+            except RedisClusterException as error:  # its slot is unserved for now
+                self._on_lost(error)
+                continue
             nodes[node.name] = node
-            by_slot[node.name, self._client.keyslot(channel)].append(channel)
-        for (name, _), held in by_slot.items():
+            by_node[node.name].append(channel)
+        for name, held in by_node.items():
             shard = self._shards.get(name)
             if shard is None:
                 shard = self._shards[name] = _Shard(nodes[name], self._queue, self._on_lost)
@@ -318,24 +323,34 @@ class ShardedSubscription:
                 self._where.update(dict.fromkeys(held, name))
 
     async def _replace(self) -> None:
-        """Read the cluster's nodes afresh if a connection was lost, and subscribe every
-        channel of a lost connection, or of a slot that moved, on its slot's master now."""
+        """If a connection was lost: read the cluster's nodes afresh, and subscribe every
+        channel of a lost connection, or of a slot that moved, on its slot's master now.
+        Raises while the cluster cannot say (the next call tries again)."""
         async with self._lock:
             if not self._lost:
                 return
-            self._lost = False
             await self._client.nodes_manager.initialize()
+            self._lost = False  # a loss from here on wakes ``messages`` again
             for name, shard in list(self._shards.items()):
                 if shard.lost:
                     del self._shards[name]
                     await shard.close()
+            moved: dict[str, list[str]] = collections.defaultdict(list)
             for channel, name in list(self._where.items()):
                 if name not in self._shards or self._owner(channel) != name:
                     del self._where[channel]
+                    moved[name].append(channel)
+            for name, channels in moved.items():  # off a connection that lives on
+                if name in self._shards:
+                    with contextlib.suppress(ConnectionError, TimeoutError):
+                        await self._shards[name].unsubscribe(channels)
             await self._place(self._wanted - self._where.keys())
 
-    def _owner(self, channel: str) -> str:
-        return self._client.get_node_from_key(channel).name
+    def _owner(self, channel: str) -> str | None:
+        try:
+            return self._client.get_node_from_key(channel).name
+        except RedisClusterException:  # unserved: placed again once it is served
+            return None
 
     def _on_lost(self, error: BaseException) -> None:
         """Wake ``messages`` once per loss, however many connections or channels it hit."""
@@ -359,9 +374,14 @@ class _Shard:
         self.lost = False
 
     async def subscribe(self, channels: list[str]) -> None:
-        await self.pubsub.ssubscribe(*channels)
+        for held in _by_slot(channels):
+            await self.pubsub.ssubscribe(*held)
         if self._reading is None or self._reading.done():  # ends when nothing is held
             self._reading = asyncio.create_task(self._read())
+
+    async def unsubscribe(self, channels: list[str]) -> None:
+        for held in _by_slot(channels):
+            await self.pubsub.sunsubscribe(*held)
 
     async def _read(self) -> None:
         try:
@@ -386,6 +406,15 @@ class _Shard:
             await self.pubsub.aclose()
         with contextlib.suppress(Exception):
             await self.pubsub.connection_pool.aclose()
+
+
+def _by_slot(channels: list[str]) -> list[list[str]]:
+    """``channels`` grouped by hash slot: ``SSUBSCRIBE`` and ``SUNSUBSCRIBE`` take the
+    channels of one slot (else ``CROSSSLOT``)."""
+    grouped: dict[int, list[str]] = collections.defaultdict(list)
+    for channel in channels:
+        grouped[key_slot(channel.encode())].append(channel)
+    return list(grouped.values())
 
 
 def _parsed(channel: str, data: str) -> tuple[str, int | None, dict | str]:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import time
 
+import pytest
 from redis import asyncio as redis_async
 from redis import exceptions as redis_errors
 from redis.cluster import RedisCluster
@@ -71,6 +72,8 @@ def test_a_cluster_subscription_holds_one_connection_per_master(
     connection per master, each channel on the master of its slot (SPUBLISH reaches that
     shard only); a channel unfollowed is unsubscribed there."""
     readers = range(1, 301)
+    streams = Streams(redis_cluster_client)
+    streams.mark_open(readers)
 
     async def scenario():
         client = redis_async.RedisCluster.from_url(redis_cluster.url)
@@ -79,13 +82,18 @@ def test_a_cluster_subscription_holds_one_connection_per_master(
         await listening.follow(readers=readers, authors=readers)
         held = listening.held()
         pubsub_connections = await asyncio.to_thread(shard_connections, redis_cluster_client)
-        await listening.unfollow(readers=readers)
+        await listening.unfollow(readers=readers)  # channels of many slots at once
         after = listening.held()
+        heard = asyncio.create_task(anext(aiter(listening.messages())))
+        await asyncio.to_thread(streams.publish_update, readers, 11, 5)  # nobody listens
+        await asyncio.to_thread(streams.publish_post, 12, 5, True)
+        first = await asyncio.wait_for(heard, DEADLINE)
         await listening.close()
         await client.aclose()
-        return held, pubsub_connections, after
+        return held, pubsub_connections, after, first
 
-    held, pubsub_connections, after = asyncio.run(scenario())
+    held, pubsub_connections, after, first = asyncio.run(scenario())
+    assert first == ("author", 5, {"post_id": 12, "author_id": 5, "everyone": True})
     masters = {node.name for node in redis_cluster_client.get_primaries()}
     assert set(held) == masters  # 600 channels (and the revoked one) over every master
     for name, channels in held.items():
@@ -95,6 +103,7 @@ def test_a_cluster_subscription_holds_one_connection_per_master(
     assert sum(map(len, after.values())) == len(readers) + 1  # the authors and revoked
 
 
+@pytest.mark.slow  # a cluster of its own, a failover: started first (tests/conftest.py)
 def test_a_cluster_subscription_moves_to_the_replica_that_took_over():
     """A master SIGKILLed: its connection is lost, ``messages`` raises once, and the next
     call subscribes that master's channels on the replica promoted in its place; a
