@@ -189,6 +189,9 @@ def summary(figures: dict) -> str:
         "# Live streams' pub/sub on a Redis Cluster: classic against sharded",
         "",
         environment.run_line(figures["environment"]),
+        f"Load average at the start {figures['environment']['load_average_start']} (other "
+        "work shares the machine: rates move between runs by up to a factor of four; the bus "
+        "messages and connections do not).",
         "",
         f"A cluster of 3 masters and 3 replicas; one subscriber following {figures['channels']} "
         f"readers' channels; {figures['events']} events, each to {figures['fanout']} of them "
