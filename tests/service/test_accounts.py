@@ -4,6 +4,9 @@ import time
 
 import jwt
 
+from socialapp.services import accounts
+from socialapp.stores.handles import HandleStore
+
 
 def test_sign_up_returns_the_user(client):
     response = client.post(
@@ -54,6 +57,21 @@ def test_sign_ups_racing_for_one_handle_make_one_account(app, components):
     assert list(components.db.handles.find({}, projection={"claimed_at": 0})) == [
         {"_id": "ada", "user_id": int(made["id"])}
     ]
+
+
+def test_the_operator_of_a_process_starting_beside_another_is_the_others(components, settings):
+    """Two processes making the operator account at once: the one whose claim came second
+    returns the account the first makes, or None if none is made."""
+    handles = HandleStore(components.db, settings)
+    assert handles.claim("ops", 42) is None  # the other process, before its account
+    ensure = accounts.ensure_operator
+    c = components
+    assert ensure(c.users, c.passwords, c.ids, "ops", "s3cret-pass", within=0.2) is None
+    assert c.users.by_handle("ops") is None and handles.holds("ops", 42)
+
+    handles.release("ops", 42)  # that process failed: the next start makes it
+    made = ensure(c.users, c.passwords, c.ids, "ops", "s3cret-pass")
+    assert made["role"] == "operator" and handles.holds("ops", made["_id"])
 
 
 def test_password_is_stored_as_an_argon2_hash(client, components):
