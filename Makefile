@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark benchmark-storage stream-benchmark workload workload-paired workload-evidence reliability load stress lock
+.PHONY: setup run test lint format system-deps benchmark benchmark-storage stream-benchmark stream-cluster-benchmark workload workload-paired workload-evidence reliability load stress lock
 
 setup: system-deps $(STAMP)
 
@@ -64,6 +64,11 @@ benchmark-storage: setup
 # read mode and memory per stream: reports/benchmark/streaming/ (`SIZE=smoke`: benchmark-smoke/).
 stream-benchmark: setup
 	$(PY) -m loadtest.streaming --size $(SIZE) $(if $(OUT),--out $(OUT))
+
+# Live streams' pub/sub on a 3+3 Redis Cluster, classic (PUBLISH) against sharded (SPUBLISH,
+# SSUBSCRIBE): publish rate, delivery, cluster bus messages: reports/streaming-cluster/.
+stream-cluster-benchmark: setup
+	$(PY) -m loadtest.streaming.cluster_pubsub $(if $(OUT),--out $(OUT))
 
 # What write, read, hybrid and adaptive cost at read:write ratios from 1:10 to 100:1, and
 # where they cross: reports/workload/ (`make workload SIZE=smoke`: workload-smoke/).

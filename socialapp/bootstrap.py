@@ -38,6 +38,7 @@ from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.filters import FilterStore
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.handles import HandleStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.keyword_filters import FilterVersions, KeywordFilterStore
@@ -179,7 +180,7 @@ def build(settings: Settings) -> Components:
     db = mongo.connect(settings)
     redis = redis_client.connect(settings.redis_url, cluster=settings.redis_cluster)
     queue = TaskQueue(settings)
-    users = UserStore(db, settings)
+    users = UserStore(db, settings, HandleStore(db, settings))
     follows = FollowStore(db, settings)
     posts = PostStore(db, settings)
     likes = LikeStore(db, settings)

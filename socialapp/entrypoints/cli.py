@@ -150,6 +150,9 @@ def _create_operator(args, settings: Settings) -> int:
     c = bootstrap.build(settings)
     c.ensure_indexes()
     user = accounts.ensure_operator(c.users, c.passwords, c.ids, args.handle, password)
+    if user is None:
+        print(f"socialapp: {args.handle!r} is being signed up by another process", file=sys.stderr)
+        return 1
     if not accounts.is_operator(user):
         print(f"socialapp: {args.handle!r} exists and is not an operator", file=sys.stderr)
         return 1

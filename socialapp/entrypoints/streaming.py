@@ -23,7 +23,7 @@ from socialapp.services.streaming import Gateway, Hub
 from socialapp.stores import redis_client
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
-from socialapp.stores.streams import Streams, Subscription
+from socialapp.stores.streams import Streams, subscription
 from socialapp.stores.timelines import TimelineStore
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ def build_app(settings: Settings) -> tuple[object, Hub]:
     )
     hub = Hub(
         streams=Streams(client),
-        subscription=Subscription(subscriber),
+        subscription=subscription(subscriber),
         timelines=TimelineStore(client, settings),
         followee_copies=FolloweeCopies(client),
         hidden=HiddenAccounts(client),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from socialapp.domain.handles import RULE, is_handle
 from socialapp.domain.ids import IdGenerator
@@ -79,16 +80,26 @@ def search(users: UserStore, query: str, host: str, limit: int, offset: int = 0)
 
 
 def ensure_operator(
-    users: UserStore, passwords: Passwords, ids: IdGenerator, handle: str, password: str
-) -> dict:
-    """Create the operator account unless an account with ``handle`` exists already."""
+    users: UserStore,
+    passwords: Passwords,
+    ids: IdGenerator,
+    handle: str,
+    password: str,
+    within: float = 5.0,
+) -> dict | None:
+    """Create the operator account unless an account with ``handle`` exists already. When
+    another process holds the handle's claim (processes starting together), its account,
+    once made, within ``within`` seconds; None if none is made by then."""
     existing = users.by_handle(handle)
     if existing is not None:
         return existing
     try:
         user = register(users, passwords, ids, handle, password, role=OPERATOR)
-    except Conflict:  # another process created it first
-        return users.by_handle(handle)
+    except Conflict:  # another process claimed the handle first: its account follows
+        deadline = time.monotonic() + within
+        while (user := users.by_handle(handle)) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return user
     log.info("created operator account %r", handle)
     return user
 

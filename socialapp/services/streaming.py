@@ -69,7 +69,12 @@ from socialapp.domain.timeline import Entry, shown
 from socialapp.services import oauth
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
-from socialapp.stores.streams import MARKER_SECONDS, Streams, Subscription
+from socialapp.stores.streams import (
+    MARKER_SECONDS,
+    ShardedSubscription,
+    Streams,
+    Subscription,
+)
 from socialapp.stores.timelines import TimelineStore
 
 log = logging.getLogger(__name__)
@@ -441,7 +446,7 @@ class Hub:
     def __init__(
         self,
         streams: Streams,
-        subscription: Subscription,
+        subscription: Subscription | ShardedSubscription,
         timelines: TimelineStore,
         followee_copies: FolloweeCopies,
         hidden: HiddenAccounts,

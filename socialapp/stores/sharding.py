@@ -19,6 +19,7 @@ HASHED = "hashed"
 # collection: (shard key, unique); the fields in order, as the page writes them
 SHARD_KEYS: dict[str, tuple[dict, bool]] = {
     "users": ({"_id": HASHED}, False),
+    "handles": ({"_id": HASHED}, False),
     "follows": ({"followee_id": 1, "follower_id": 1}, True),
     "posts": ({"author_id": 1, "_id": 1}, False),
     "comment_overflow": ({"post_id": 1, "bucket": 1}, True),

@@ -20,20 +20,30 @@ feed the streaming process (after Mastodon's ``timeline:<account>`` channels).
 - ``timeline:revoked``: the hash of a revoked access token, whose streams close.
 
 Messages are JSON objects. The publishing side (``Streams``) is synchronous, as the other
-stores; the streaming process listens through ``Subscription`` (redis-py's asyncio pub/sub).
+stores; the streaming process listens through ``subscription(client)`` (redis-py's asyncio
+pub/sub).
+
+On one server the channels are classic pub/sub (``PUBLISH``/``SUBSCRIBE``). On a Redis
+Cluster they are sharded (``SPUBLISH``/``SSUBSCRIBE``, Redis 7): a channel lives on the shard
+of its hash slot, and a message goes to that master and its replicas only, where a classic
+``PUBLISH`` is carried over the cluster bus to every node, each message once per node. The
+two are not mixed: a publisher and a streaming process on one Redis agree by its kind.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
 import json
-import random
 import time
 from collections.abc import AsyncIterator, Iterable
 
+from redis import asyncio as redis_async
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
-from redis.exceptions import ConnectionError, TimeoutError
+from redis.crc import key_slot
+from redis.exceptions import ConnectionError, RedisClusterException, TimeoutError
 
 from socialapp.stores.unavailable import REDIS, translates
 
@@ -115,7 +125,7 @@ class Streams:
         process renders it, as the API does, with the reader's own token)."""
         if self.open_among([reader]):
             event = {"event": "notification", "notification_id": notification_id}
-            self._redis.publish(reader_channel(reader), json.dumps(event))
+            self._publish([reader_channel(reader)], json.dumps(event))
 
     def publish_post(
         self,
@@ -133,12 +143,12 @@ class Streams:
         event = {"post_id": post_id, "author_id": author_id, "everyone": everyone}
         event |= _boost(*boosted)
         if not public:
-            self._redis.publish(author_channel(author_id), json.dumps(event))
+            self._publish([author_channel(author_id)], json.dumps(event))
             return
         self._publish([author_channel(author_id), PUBLIC], json.dumps(event | {"tags": list(tags)}))
 
     def publish_revoked(self, token_hash: str) -> None:
-        self._redis.publish(REVOKED, token_hash)
+        self._publish([REVOKED], token_hash)
 
     def _to_open(self, readers: Iterable[int], event: dict, also: Iterable[str] = ()) -> int:
         """``event`` to the channels of ``readers`` with a stream open, and to ``also``."""
@@ -149,36 +159,34 @@ class Streams:
         return len(open_readers)
 
     def _publish(self, channels: list[str], text: str) -> None:
-        """``text`` on each of ``channels``: in one round trip on one server; one PUBLISH
-        each on a cluster, whose client refuses PUBLISH in a pipeline (any node takes it and
-        the cluster bus carries it to every node's subscribers)."""
-        if not self._single_server:
-            for channel in channels:
-                self._redis.publish(channel, text)
-            return
+        """``text`` on each of ``channels``, in one pipeline: PUBLISH on one server; SPUBLISH
+        on a cluster, whose pipeline sends each to the master of the channel's slot (one round
+        trip per master), and the message stays within that shard."""
         pipe = self._redis.pipeline(transaction=False)
         for channel in channels:
-            pipe.publish(channel, text)
+            if self._single_server:
+                pipe.publish(channel, text)
+            else:
+                pipe.spublish(channel, text)
         pipe.execute()
 
 
-class Subscription:
-    """The streaming process's side: one redis-py asyncio pub/sub connection, subscribed to
-    the channels of its connected readers and of the authors they follow.
+def subscription(async_client) -> Subscription | ShardedSubscription:
+    """The streaming process's side for ``async_client``: sharded on a cluster client."""
+    if isinstance(async_client, AsyncRedisCluster):
+        return ShardedSubscription(async_client)
+    return Subscription(async_client)
 
-    On a Redis Cluster the connection is to one node, any: a PUBLISH reaches every node's
-    subscribers over the cluster bus. When that node is lost (a master killed), the next
-    look for messages moves the subscription, every channel of it, to a node that answers;
-    what was published in between is missed, as on a lost connection to one server.
-    """
+
+class Subscription:
+    """The streaming process's side on one server: one redis-py asyncio pub/sub connection,
+    subscribed to the channels of its connected readers and of the authors they follow."""
 
     def __init__(self, async_client) -> None:
         self._client = async_client
-        self._cluster = isinstance(async_client, AsyncRedisCluster)
         self._pubsub = async_client.pubsub(ignore_subscribe_messages=True)
 
     async def start(self) -> None:
-        await self._client.initialize()  # a cluster client knows no node before it
         await self._pubsub.subscribe(REVOKED)
 
     async def follow(self, readers: Iterable[int] = (), authors: Iterable[int] = ()) -> None:
@@ -201,46 +209,222 @@ class Subscription:
     async def messages(self) -> AsyncIterator[tuple[str, int | None, dict | str]]:
         """``(kind, id, message)``: kind ``reader`` or ``author`` with the reader's or
         author's id and the event, ``public`` (no id) with the event, or ``revoked`` with
-        the token's hash."""
-        try:
-            async for message in self._listened():
-                yield message
-        except (ConnectionError, TimeoutError):
-            if self._cluster:
-                await self._move()
-            raise
-
-    async def _listened(self) -> AsyncIterator[tuple[str, int | None, dict | str]]:
+        the token's hash. A lost connection raises; the next call reconnects (redis-py
+        subscribes every channel again)."""
         async for message in self._pubsub.listen():
-            if message["type"] != "message":
-                continue
-            channel, data = _text(message["channel"]), _text(message["data"])
-            if channel == REVOKED:
-                yield "revoked", None, data
-            elif channel == PUBLIC:
-                yield "public", None, json.loads(data)
-            elif channel.startswith(_AUTHOR):
-                yield "author", int(channel[len(_AUTHOR) :]), json.loads(data)
-            else:
-                yield "reader", int(channel[len(_READER) :]), json.loads(data)
-
-    async def _move(self) -> None:
-        """Subscribe every channel again on a node that answers now (the cluster's nodes read
-        afresh); the old connection is dropped once the new one holds them all."""
-        await self._client.nodes_manager.initialize()
-        node = random.choice(self._client.get_nodes())
-        moved = self._client.pubsub(node=node, ignore_subscribe_messages=True)
-        try:
-            await moved.subscribe(*self._pubsub.channels)
-        except BaseException:
-            await moved.aclose()
-            raise
-        old, self._pubsub = self._pubsub, moved
-        with contextlib.suppress(Exception):
-            await old.aclose()
+            if message["type"] == "message":
+                yield _parsed(_text(message["channel"]), _text(message["data"]))
 
     async def close(self) -> None:
         await self._pubsub.aclose()
+
+
+class ShardedSubscription:
+    """The streaming process's side on a Redis Cluster: sharded pub/sub. Each channel is
+    subscribed (``SSUBSCRIBE``) on the master that owns its hash slot, through one connection
+    per master, however many readers and authors a process follows; a task per connection
+    reads it into one queue, which ``messages`` yields from.
+
+    A connection lost (its master killed, or its slot moved and the server unsubscribed us)
+    makes ``messages`` raise, once; the next call reads the cluster's nodes afresh and
+    subscribes the lost connection's channels on their slots' masters now (the replica that
+    took over), and raises again while a slot has no reachable master (the caller retries).
+    A channel followed meanwhile waits for that too. What was published in between is
+    missed, as on a lost connection to one server.
+    """
+
+    def __init__(self, async_client) -> None:
+        self._client = async_client
+        self._wanted: set[str] = set()  # every channel followed
+        self._where: dict[str, str] = {}  # those subscribed: their node's name
+        self._shards: dict[str, _Shard] = {}  # by node name
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._lock = asyncio.Lock()  # one change of the subscriptions at a time
+        self._lost = False  # a connection was lost, and ``messages`` told of it
+
+    async def start(self) -> None:
+        await self._client.initialize()  # a cluster client knows no node before it
+        await self._subscribe([REVOKED])
+
+    async def follow(self, readers: Iterable[int] = (), authors: Iterable[int] = ()) -> None:
+        await self._subscribe(_channels(readers, authors))
+
+    async def unfollow(self, readers: Iterable[int] = (), authors: Iterable[int] = ()) -> None:
+        await self._unsubscribe(_channels(readers, authors))
+
+    async def follow_public(self, listening: bool) -> None:
+        """Listen to the public channel (``listening``), or stop."""
+        await (self._subscribe if listening else self._unsubscribe)([PUBLIC])
+
+    async def messages(self) -> AsyncIterator[tuple[str, int | None, dict | str]]:
+        """As ``Subscription.messages``."""
+        await self._replace()
+        while True:
+            item = await self._queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield _parsed(*item)
+
+    async def close(self) -> None:
+        async with self._lock:
+            for shard in self._shards.values():
+                await shard.close()
+            self._shards.clear()
+            self._where.clear()
+
+    def held(self) -> dict[str, set[str]]:
+        """The channels subscribed, by the name of the node that holds them."""
+        held: dict[str, set[str]] = collections.defaultdict(set)
+        for channel, name in self._where.items():
+            held[name].add(channel)
+        return dict(held)
+
+    async def _subscribe(self, channels: list[str]) -> None:
+        async with self._lock:
+            self._wanted.update(channels)
+            await self._place([c for c in channels if c not in self._where])
+
+    async def _unsubscribe(self, channels: list[str]) -> None:
+        async with self._lock:
+            self._wanted.difference_update(channels)
+            by_node: dict[str, list[str]] = collections.defaultdict(list)
+            for channel in channels:
+                name = self._where.pop(channel, None)
+                if name in self._shards:
+                    by_node[name].append(channel)
+            for name, held in by_node.items():
+                with contextlib.suppress(ConnectionError, TimeoutError):  # lost: not placed again
+                    await self._shards[name].unsubscribe(held)
+
+    async def _place(self, channels: Iterable[str]) -> None:
+        """Subscribe ``channels`` on the masters of their slots. A slot without a master, or
+        a master that does not answer, is told to ``messages``, which places its channels
+        again."""
+        by_node: dict[str, list[str]] = collections.defaultdict(list)
+        nodes = {}
+        for channel in channels:
+            try:
+                node = self._client.get_node_from_key(channel)
+            except RedisClusterException as error:  # its slot is unserved for now
+                self._on_lost(error)
+                continue
+            nodes[node.name] = node
+            by_node[node.name].append(channel)
+        for name, held in by_node.items():
+            shard = self._shards.get(name)
+            if shard is None:
+                shard = self._shards[name] = _Shard(nodes[name], self._queue, self._on_lost)
+            try:
+                await shard.subscribe(held)
+            except (ConnectionError, TimeoutError) as error:
+                shard.lost = True
+                self._on_lost(error)
+            else:
+                self._where.update(dict.fromkeys(held, name))
+
+    async def _replace(self) -> None:
+        """If a connection was lost: read the cluster's nodes afresh, and subscribe every
+        channel of a lost connection, or of a slot that moved, on its slot's master now.
+        Raises while the cluster cannot say (the next call tries again)."""
+        async with self._lock:
+            if not self._lost:
+                return
+            await self._client.nodes_manager.initialize()
+            self._lost = False  # a loss from here on wakes ``messages`` again
+            for name, shard in list(self._shards.items()):
+                if shard.lost:
+                    del self._shards[name]
+                    await shard.close()
+            moved: dict[str, list[str]] = collections.defaultdict(list)
+            for channel, name in list(self._where.items()):
+                if name not in self._shards or self._owner(channel) != name:
+                    del self._where[channel]
+                    moved[name].append(channel)
+            for name, channels in moved.items():  # off a connection that lives on
+                if name in self._shards:
+                    with contextlib.suppress(ConnectionError, TimeoutError):
+                        await self._shards[name].unsubscribe(channels)
+            await self._place(self._wanted - self._where.keys())
+
+    def _owner(self, channel: str) -> str | None:
+        try:
+            return self._client.get_node_from_key(channel).name
+        except RedisClusterException:  # unserved: placed again once it is served
+            return None
+
+    def _on_lost(self, error: BaseException) -> None:
+        """Wake ``messages`` once per loss, however many connections or channels it hit."""
+        if not self._lost:
+            self._lost = True
+            self._queue.put_nowait(error)
+
+
+class _Shard:
+    """One master's sharded pub/sub connection, and the task that reads it into the
+    subscription's queue: ``(channel, data)`` for each message; ``on_lost`` when the
+    connection is lost, or the server unsubscribed a channel held here (its slot moved)."""
+
+    def __init__(self, node, queue: asyncio.Queue, on_lost) -> None:
+        pool = redis_async.ConnectionPool(
+            connection_class=node.connection_class, **node.connection_kwargs
+        )
+        self.pubsub = redis_async.client.PubSub(pool)
+        self._queue, self._on_lost = queue, on_lost
+        self._reading: asyncio.Task | None = None
+        self.lost = False
+
+    async def subscribe(self, channels: list[str]) -> None:
+        for held in _by_slot(channels):
+            await self.pubsub.ssubscribe(*held)
+        if self._reading is None or self._reading.done():  # ends when nothing is held
+            self._reading = asyncio.create_task(self._read())
+
+    async def unsubscribe(self, channels: list[str]) -> None:
+        for held in _by_slot(channels):
+            await self.pubsub.sunsubscribe(*held)
+
+    async def _read(self) -> None:
+        try:
+            async for message in self.pubsub.listen():
+                kind, channel = message["type"], message["channel"]
+                if kind == "smessage":
+                    self._queue.put_nowait((_text(channel), _text(message["data"])))
+                elif kind == "sunsubscribe" and channel in self.pubsub.shard_channels:
+                    raise ConnectionError(f"the server unsubscribed {_text(channel)}")
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            self.lost = True
+            self._on_lost(error)
+
+    async def close(self) -> None:
+        if self._reading is not None:
+            self._reading.cancel()
+            with contextlib.suppress(BaseException):
+                await self._reading
+        with contextlib.suppress(Exception):
+            await self.pubsub.aclose()
+        with contextlib.suppress(Exception):
+            await self.pubsub.connection_pool.aclose()
+
+
+def _by_slot(channels: list[str]) -> list[list[str]]:
+    """``channels`` grouped by hash slot: ``SSUBSCRIBE`` and ``SUNSUBSCRIBE`` take the
+    channels of one slot (else ``CROSSSLOT``)."""
+    grouped: dict[int, list[str]] = collections.defaultdict(list)
+    for channel in channels:
+        grouped[key_slot(channel.encode())].append(channel)
+    return list(grouped.values())
+
+
+def _parsed(channel: str, data: str) -> tuple[str, int | None, dict | str]:
+    if channel == REVOKED:
+        return "revoked", None, data
+    if channel == PUBLIC:
+        return "public", None, json.loads(data)
+    if channel.startswith(_AUTHOR):
+        return "author", int(channel[len(_AUTHOR) :]), json.loads(data)
+    return "reader", int(channel[len(_READER) :]), json.loads(data)
 
 
 def _channels(readers: Iterable[int], authors: Iterable[int]) -> list[str]:

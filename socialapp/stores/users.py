@@ -1,4 +1,8 @@
-"""The ``users`` collection: accounts, roles, counters and fan-out overrides."""
+"""The ``users`` collection: accounts, roles, counters and fan-out overrides.
+
+A handle is unique through its claim in ``handles`` (``HandleStore``), made before the
+account and released if the account is not made: no unique index on ``handle``, so that
+``users`` can be sharded on its hashed ``_id``."""
 
 from __future__ import annotations
 
@@ -13,9 +17,11 @@ from socialapp.config import Settings
 from socialapp.domain.ids import id_datetime
 from socialapp.errors import Conflict
 from socialapp.stores import schema
-from socialapp.stores.mongo import collection, insert_unordered
+from socialapp.stores.handles import HandleStore
+from socialapp.stores.mongo import collection, insert_unordered, replace_index
 from socialapp.stores.unavailable import MONGODB, translates
 
+BACKFILL_BATCH = 1000  # accounts whose handles one round trip claims (the upgrade)
 HANDLE_PREFIX = re.compile(r"[a-z0-9_]{1,30}")  # what a handle search may hold
 COUNTERS = ("followers_count", "following_count", "post_count")
 AUTHOR_FIELDS = (
@@ -59,12 +65,20 @@ def name_key(name: str) -> str:
 
 @translates(MONGODB)
 class UserStore:
-    def __init__(self, db, settings: Settings) -> None:
+    def __init__(self, db, settings: Settings, handles: HandleStore) -> None:
         self._users = collection(db, "users", settings)
+        self._handles = handles
 
     def ensure_indexes(self) -> None:
+        """Validator and indexes; and the upgrade of a database from before handles were
+        claimed (it still has the unique index ``handle_unique``): every account's handle
+        claimed in ``handles`` (``backfill_handles``), then that index replaced by a plain
+        one, so uniqueness never lapses. Stopped in between, the next start does it again."""
         schema.apply(self._users, SCHEMA)
-        self._users.create_index([("handle", ASCENDING)], unique=True, name="handle_unique")
+        self._handles.ensure_indexes()
+        if "handle_unique" in self._users.index_information():  # not upgraded yet
+            self.backfill_handles()
+        replace_index(self._users, "handle_unique", [("handle", ASCENDING)], "handle")
         self._users.create_index(
             [("fanout_leaning", ASCENDING)], sparse=True, name="fanout_leaning_sparse"
         )
@@ -86,14 +100,52 @@ class UserStore:
             "fanout_override": "auto",
             "created_at": id_datetime(user_id),
         }
+        taken = Conflict(f"handle {handle!r} is already taken")
+        self._claim(handle, user_id, taken)
         try:
+            earlier = self.by_handle(handle)
+            if earlier is not None:  # an account from before claims, not backfilled yet
+                self._handles.move(handle, user_id, earlier["_id"])
+                raise taken
             self._users.insert_one(user)
-        except DuplicateKeyError as error:
-            # A server's message names the index; mongomock's does not, so look the handle up.
-            if self.by_handle(handle) is not None:
-                raise Conflict(f"handle {handle!r} is already taken") from error
+        except BaseException:
+            self._handles.release(handle, user_id)
             raise
+        if not self._handles.holds(handle, user_id):  # taken over as abandoned: see _claim
+            self._users.delete_one({"_id": user_id})
+            raise taken
         return user
+
+    def _claim(self, handle: str, user_id: int, taken: Conflict) -> None:
+        """Claim ``handle`` for the account about to be made, or raise ``taken``. A claim
+        older than ``CLAIM_GRACE`` whose account does not exist was a sign-up that died
+        before making it: taken over (should that sign-up still finish, it finds the claim
+        gone and removes its account)."""
+        holder = self._handles.claim(handle, user_id)
+        if holder is None:
+            return
+        if not (self._handles.stale(holder) and self.get(holder["user_id"]) is None):
+            raise taken
+        if not self._handles.move(handle, holder["user_id"], user_id):
+            raise taken
+
+    def backfill_handles(self) -> int:
+        """Claim the handle of every account that has none claimed (an upgrade; safe to run
+        again, and while others sign up); how many, by ascending id in batches."""
+        claimed, after = 0, 0
+        while True:
+            batch = list(
+                self._users.find(
+                    {"_id": {"$gt": after}},
+                    projection={"handle": 1},
+                    sort=[("_id", ASCENDING)],
+                    limit=BACKFILL_BATCH,
+                )
+            )
+            claimed += self._handles.backfill([(u["handle"], u["_id"]) for u in batch])
+            if len(batch) < BACKFILL_BATCH:
+                return claimed
+            after = batch[-1]["_id"]
 
     def get(self, user_id: int, session=None) -> dict | None:
         return self._users.find_one({"_id": user_id}, session=session)
@@ -168,7 +220,7 @@ class UserStore:
 
     def search(self, prefix: str, limit: int) -> list[dict]:
         """Accounts whose handle or display name starts with ``prefix`` (any case), by
-        handle: an anchored match on ``handle_unique`` or ``name_key_sparse``."""
+        handle: an anchored match on the ``handle`` index or ``name_key_sparse``."""
         pattern = {"$regex": "^" + re.escape(name_key(prefix))}
         query = {"$or": [{"handle": pattern}, {"name_key": pattern}]}
         return list(self._users.find(query, sort=[("handle", ASCENDING)], limit=limit))
@@ -220,10 +272,17 @@ class UserStore:
             }
             for user in users
         ]
+        claims = [(user["handle"], user["_id"]) for user in documents]
         try:
-            insert_unordered(self._users, documents, on_batch=on_batch)
+            self._handles.claim_many(claims)
         except DuplicateKeyError as error:
             raise Conflict("a handle is already taken") from error
+        try:
+            insert_unordered(self._users, documents, on_batch=on_batch)
+        except BaseException:  # the claims of the accounts not made are released
+            made = {user["_id"] for user in self.get_many([user_id for _, user_id in claims])}
+            self._handles.release_many([c for c in claims if c[1] not in made])
+            raise
 
     def first_handle_like(self, pattern: str) -> str | None:
         """A handle matching the anchored regular expression ``pattern``, if any."""

@@ -1,6 +1,11 @@
+import concurrent.futures
+import threading
 import time
 
 import jwt
+
+from socialapp.services import accounts
+from socialapp.stores.handles import HandleStore
 
 
 def test_sign_up_returns_the_user(client):
@@ -28,6 +33,45 @@ def test_taken_handle_is_409(client):
     response = client.post("/v1/users", json={"handle": "ada", "password": "other-pass"})
     assert response.status_code == 409
     assert response.json["code"] == 409 and response.json["status"] == "Conflict"
+
+
+def test_sign_ups_racing_for_one_handle_make_one_account(app, components):
+    """Sign-ups for one handle at once: one is made, each other gets the taken error, and
+    no claim or account is left half-made."""
+    barrier = threading.Barrier(6)
+
+    def sign_up(n: int):
+        barrier.wait()
+        body = {"handle": "ada", "password": f"s3cret-pass-{n}"}
+        response = app.test_client().post("/v1/users", json=body)
+        return response.status_code, response.json
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        answers = list(pool.map(sign_up, range(6)))
+
+    assert sorted(status for status, _ in answers) == [201, 409, 409, 409, 409, 409]
+    made = next(body for status, body in answers if status == 201)
+    assert all(body["status"] == "Conflict" for status, body in answers if status == 409)
+    assert components.users.by_handle("ada")["_id"] == int(made["id"])
+    assert components.db.users.count_documents({"handle": "ada"}) == 1
+    assert list(components.db.handles.find({}, projection={"claimed_at": 0})) == [
+        {"_id": "ada", "user_id": int(made["id"])}
+    ]
+
+
+def test_the_operator_of_a_process_starting_beside_another_is_the_others(components, settings):
+    """Two processes making the operator account at once: the one whose claim came second
+    returns the account the first makes, or None if none is made."""
+    handles = HandleStore(components.db, settings)
+    assert handles.claim("ops", 42) is None  # the other process, before its account
+    ensure = accounts.ensure_operator
+    c = components
+    assert ensure(c.users, c.passwords, c.ids, "ops", "s3cret-pass", within=0.2) is None
+    assert c.users.by_handle("ops") is None and handles.holds("ops", 42)
+
+    handles.release("ops", 42)  # that process failed: the next start makes it
+    made = ensure(c.users, c.passwords, c.ids, "ops", "s3cret-pass")
+    assert made["role"] == "operator" and handles.holds("ops", made["_id"])
 
 
 def test_password_is_stored_as_an_argon2_hash(client, components):

@@ -24,6 +24,7 @@ from socialapp.stores import (
     fanout_settings,
     filters,
     follows,
+    handles,
     idempotency,
     keyword_filters,
     likes,
@@ -43,6 +44,7 @@ def validators(settings: Settings) -> dict[str, dict]:
     """Each collection's ``$jsonSchema``, from the store that owns it."""
     return {
         "users": users.SCHEMA,
+        "handles": handles.SCHEMA,
         "follows": follows.SCHEMA,
         "blocks": filters.BLOCK_SCHEMA,
         "mutes": filters.MUTE_SCHEMA,

@@ -24,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from socialapp.config import Settings
 from socialapp.embedded import covered, index_keys, indexed_client, indexes, mongomock_store
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.handles import HandleStore
 from socialapp.stores.idempotency import IdempotencyStore
 from socialapp.stores.likes import LikeStore
 from socialapp.stores.posts import PostStore, new_boost, new_post
@@ -43,7 +44,7 @@ class Stores:
     def __init__(self, client) -> None:
         db = client.get_database("differential")
         self.db = db
-        self.users = UserStore(db, SETTINGS)
+        self.users = UserStore(db, SETTINGS, HandleStore(db, SETTINGS))
         self.follows = FollowStore(db, SETTINGS)
         self.posts = PostStore(db, SETTINGS)
         self.likes = LikeStore(db, SETTINGS)

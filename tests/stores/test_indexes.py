@@ -31,7 +31,7 @@ from socialapp.stores.users import UserStore
 MAX_INDEXES = 10
 DATA_MODEL = Path(__file__).parents[2] / "docs" / "data-model.md"
 COLLECTIONS = (
-    "users", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
+    "users", "handles", "follows", "posts", "comment_overflow", "comment_ids", "likes", "boosts",
     "idempotency_keys", "settings", "oauth_apps", "oauth_tokens", "notifications",
     "notification_events", "notification_groups", "tag_follows", "lists", "list_members",
     "bookmarks", "pins", "markers",
@@ -174,7 +174,6 @@ HOT_QUERIES = [
 # The unique indexes behind the upserts and the idempotent inserts, by name: renaming one
 # makes create_index fail on an existing database.
 UNIQUE = [
-    ("users", "handle_unique", [("handle", 1)]),
     ("follows", "followee_follower_unique", [("followee_id", 1), ("follower_id", 1)]),
     ("likes", "post_user_unique", [("post_id", 1), ("user_id", 1)]),
     ("comment_overflow", "post_bucket_unique", [("post_id", 1), ("bucket", 1)]),
@@ -196,7 +195,8 @@ UNIQUE = [
 ]
 
 NAMED = {
-    "users": {"_id_", "handle_unique", "fanout_leaning_sparse", "name_key_sparse"},
+    "users": {"_id_", "handle", "fanout_leaning_sparse", "name_key_sparse"},
+    "handles": {"_id_"},
     "follows": {
         "_id_",
         "followee_follower_unique",

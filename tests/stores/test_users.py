@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
+from pymongo.errors import DuplicateKeyError
 
 from socialapp.domain.ids import IdGenerator, id_datetime
 from socialapp.errors import Conflict
+from socialapp.stores.handles import CLAIM_GRACE, HandleStore
 from socialapp.stores.users import UserStore
 
 
 class TestUserStore:
     @pytest.fixture
     def store(self, db, settings) -> UserStore:
-        store = UserStore(db, settings)
+        store = UserStore(db, settings, HandleStore(db, settings))
         store.ensure_indexes()
         return store
 
@@ -86,3 +90,101 @@ class TestUserStore:
         store.create(ids.next_id(), "seed_12", "hash", "Seed")
         assert store.first_handle_like("^seed_[0-9]+$") == "seed_12"
         assert store.first_handle_like("^eed_[0-9]+$") is None
+
+
+class TestHandleClaims:
+    """Handles are unique through their claims in ``handles``, made before the account."""
+
+    @pytest.fixture
+    def clock(self):
+        return Clock()
+
+    @pytest.fixture
+    def handles(self, db, settings, clock) -> HandleStore:
+        return HandleStore(db, settings, clock)
+
+    @pytest.fixture
+    def store(self, db, settings, handles) -> UserStore:
+        store = UserStore(db, settings, handles)
+        store.ensure_indexes()
+        return store
+
+    def test_an_account_holds_the_claim_of_its_handle(self, store, handles, db):
+        store.create(7, "alice", "hash", "Alice")
+        assert handles.holds("alice", 7)
+        assert not any(spec.get("unique") for name, spec in indexes(db.users) if name != "_id_")
+
+    def test_a_sign_up_beside_one_in_flight_is_taken_and_makes_nothing(self, store, handles, db):
+        assert handles.claim("alice", 7) is None  # the first sign-up, before its account
+        with pytest.raises(Conflict, match="already taken"):
+            store.create(8, "alice", "hash", "Alice")
+        assert store.get(8) is None and handles.holds("alice", 7)
+        store.create(9, "bob", "hash", "Bob")  # others are not held up
+        assert [user["_id"] for user in db.users.find({})] == [9]
+
+    def test_an_account_that_cannot_be_made_releases_its_claim(self, store, handles, db):
+        store.create(7, "alice", "hash", "Alice")
+        with pytest.raises(DuplicateKeyError):  # id 7 is taken: the account is not made
+            store.create(7, "bob", "hash", "Bob")
+        assert handles.claim("bob", 9) is None  # bob was released
+        assert db.handles.count_documents({}) == 2 and store.by_handle("bob") is None
+
+    def test_an_abandoned_claim_is_taken_over_once_it_is_old(self, store, handles, clock):
+        assert handles.claim("alice", 7) is None  # a sign-up that died before its account
+        with pytest.raises(Conflict):
+            store.create(8, "alice", "hash", "Alice")
+        clock.now += CLAIM_GRACE * 2
+        store.create(8, "alice", "hash", "Alice")
+        assert handles.holds("alice", 8) and store.by_handle("alice")["_id"] == 8
+
+    def test_the_upgrade_claims_every_older_accounts_handle_once(self, store, handles, db):
+        """A database from before claims (the unique index on ``handle``, no claims): its
+        accounts' handles are claimed at start-up, batch after batch, again without effect;
+        the unique index makes way for a plain one only then."""
+        older = [{"_id": n, "handle": f"old_{n}", "password_hash": "h"} for n in range(1, 2502)]
+        store.create_many(older)
+        as_before_claims(db)
+        store.ensure_indexes()
+        assert db.handles.count_documents({}) == len(older)
+        assert all(handles.holds(u["handle"], u["_id"]) for u in older[::250])
+        assert "handle_unique" not in dict(indexes(db.users))
+        assert store.backfill_handles() == 0  # safe to run again
+        with pytest.raises(Conflict):
+            store.create(9000, "old_5", "hash", "Again")
+
+    def test_a_sign_up_for_an_older_accounts_unclaimed_handle_gives_it_the_claim(
+        self, store, handles, db
+    ):
+        store.create(5, "alice", "hash", "Alice")
+        db.handles.delete_many({})  # made before claims, not backfilled yet
+        with pytest.raises(Conflict):
+            store.create(8, "alice", "hash", "Alice")
+        assert handles.holds("alice", 5) and store.get(8) is None
+
+    def test_a_bulk_create_with_a_taken_handle_claims_nothing(self, store, handles, db):
+        store.create(7, "alice", "hash", "Alice")
+        bulk = [{"_id": 8, "handle": "bob", "password_hash": "h"}]
+        with pytest.raises(Conflict):
+            store.create_many([*bulk, {"_id": 9, "handle": "alice", "password_hash": "h"}])
+        assert db.handles.count_documents({}) == 1 and store.get(8) is None
+        store.create_many(bulk)
+        assert handles.holds("bob", 8)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+def as_before_claims(db) -> None:
+    """Make the database look as one from before handles were claimed."""
+    db.handles.delete_many({})
+    db.users.drop_index("handle")
+    db.users.create_index([("handle", 1)], unique=True, name="handle_unique")
+
+
+def indexes(coll) -> list:
+    return list(coll.index_information().items())
