@@ -92,13 +92,13 @@ class Forecaster:
         if not sample:  # nobody has read yet (e.g. a freshly seeded store): any account
             ids = [a.id for a in authors]
             sample = random.Random(0).sample(ids, min(READER_SAMPLE, len(ids)))
-        followed_tags = [self.tag_follows.followed(reader) for reader in sample]
+        followed_tags = list(self.tag_follows.followed_by(sample).values())
         tags, tag_window = self._tags(followed_tags, clock())
         return model.Graph(
             authors=authors,
             active_share=min(1.0, active / readers),  # fan-out skips idle readers
             active_readers=active,
-            sampled_followees=[self.follows.followee_ids(reader) for reader in sample],
+            sampled_followees=list(self.follows.followee_ids_of(sample).values()),
             window_hours=WINDOW_HOURS,
             timeline_cap=self.config.timeline_cap,
             outbox_cap=self.config.outbox_cap,

@@ -16,6 +16,7 @@ from socialapp.stores.mongo import (
     edges_by_id,
     id_chunks,
     ids_after,
+    ids_by,
     insert_if_absent,
     insert_unordered,
     replace_index,
@@ -135,6 +136,10 @@ class FollowStore:
     ) -> list[int]:
         """Accounts ``follower_id`` follows with ids above ``after``, ascending (all by default)."""
         return ids_after(self._follows, {"follower_id": follower_id}, "followee_id", after, limit)
+
+    def followee_ids_of(self, follower_ids: list[int]) -> dict[int, list[int]]:
+        """``followee_ids`` of each of ``follower_ids``, in one query (the forecast's sample)."""
+        return ids_by(self._follows, "follower_id", follower_ids, "followee_id")
 
     def follower_edges(
         self,

@@ -99,6 +99,18 @@ def ids_after(coll, query: dict, field: str, after: int | None, limit: int | Non
     return [document[field] for document in found]
 
 
+def ids_by(coll, owner: str, owners: list, field: str) -> dict:
+    """``{owner: [field of their documents, ascending]}`` for each of ``owners`` (those with
+    none: []), from one ``$in`` query sorted by an ``(owner, field)`` index: what a loop of
+    ``ids_after`` per owner reads, in one round trip."""
+    found: dict = {o: [] for o in owners}
+    query = {owner: {"$in": list(found)}}
+    sort = [(owner, pymongo.ASCENDING), (field, pymongo.ASCENDING)]
+    for document in coll.find(query, projection={owner: 1, field: 1, "_id": 0}, sort=sort):
+        found[document[owner]].append(document[field])
+    return found
+
+
 def id_chunks(coll, query: dict, field: str, size: int) -> Iterator[list[int]]:
     """``field`` of every document ``query`` matches, ascending, in lists of ``size``, from
     one query, each handed on as soon as it is full (an edge collection's ids, which the

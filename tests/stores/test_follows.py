@@ -36,6 +36,8 @@ class TestFollowStore:
         assert store.followee_ids(3, after=30) == [40, 100]
         assert (store.count_followers(100), store.count_followees(3)) == (4, 4)
         assert (store.count_followers(3), store.follower_ids(3)) == (0, [])
+        # many followers' followees in one query: each as followee_ids gives them, none: []
+        assert store.followee_ids_of([9, 3, 8]) == {9: [100], 3: [20, 30, 40, 100], 8: []}
 
     def test_follower_chunks_cover_every_follower_once_in_order(self, store):
         store.add_many([(follower, 100) for follower in range(1, 8)])

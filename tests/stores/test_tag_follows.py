@@ -39,6 +39,7 @@ class TestTagFollowStore:
         assert store.followers("nothing") == []
         assert store.followed(3) == ["art", "café", "tea", "zen"]
         assert store.count_followed(3) == 4
+        assert store.followed_by([4, 3, 1]) == {4: ["cafés"], 3: store.followed(3), 1: []}
 
     def test_edges_list_newest_follow_first_between_cursors(self, store):
         for tag in ("a", "b", "c", "d"):  # followed in this order: d is the newest
