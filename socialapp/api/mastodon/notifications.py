@@ -74,20 +74,44 @@ def _rendered(items: list[dict], recipient_id: int):
         yield shown, status
 
 
+class Showing:
+    """Which notifications (or groups) of a batch are shown to the recipient
+    (``notifications.Shows``): those ``_rendered`` keeps, each rendered once, so the page
+    that reads on past hidden ones renders what it keeps from here (``of``)."""
+
+    def __init__(self, recipient_id: int) -> None:
+        self._recipient_id = recipient_id
+        self._rendered: dict[int, tuple] = {}
+
+    def __call__(self, batch: list[dict]) -> list[dict]:
+        found = list(_rendered(batch, self._recipient_id))
+        self._rendered.update((item[0].notification["_id"], item) for item in found)
+        return [shown.notification for shown, _ in found]
+
+    def of(self, items: list[dict]) -> list[tuple]:
+        """The ``(shown, status)`` of items this kept."""
+        return [self._rendered[item["_id"]] for item in items]
+
+
 def render(items: list[dict], recipient_id: int) -> list[dict]:
-    """Notifications as Mastodon's entities; those whose account or status is gone are left
-    out."""
-    return [
-        entities.notification(shown.notification, shown.actor, status)
-        for shown, status in _rendered(items, recipient_id)
-    ]
+    """Notifications as Mastodon's entities; those whose account or status is gone, or whose
+    status the recipient's keyword filters hide in ``notifications``, are left out."""
+    return _entities(list(_rendered(items, recipient_id)))
+
+
+def _entities(found: list[tuple]) -> list[dict]:
+    return [entities.notification(s.notification, s.actor, status) for s, status in found]
 
 
 def render_groups(groups: list[dict], recipient_id: int, paged: bool = True) -> dict:
     """A GroupedNotificationsResults: the groups (as ``notifications.as_group`` gives them)
-    whose newest account and status still exist, with every account and status they name
-    once. ``paged``: with the page fields (``page_min_id``...)."""
-    found = list(_rendered(groups, recipient_id))
+    whose newest account and status still exist and are not hidden, with every account and
+    status they name once. ``paged``: with the page fields (``page_min_id``...)."""
+    return _grouped(list(_rendered(groups, recipient_id)), paged)
+
+
+def _grouped(found: list[tuple], paged: bool = True) -> dict:
+    """The GroupedNotificationsResults of ``(shown, status)`` pairs (``_rendered``'s)."""
     sampled = {i for shown, _ in found for i in shown.notification["sample_account_ids"]}
     accounts = {u["_id"]: u for u in components().users.get_many(list(sampled))}
     statuses, rendered = {}, []
@@ -137,14 +161,15 @@ def index():
     user_id = authorized(*READ)
     args = params(NotificationArgs())
     types = notifications.wanted_types(args["types"], args["exclude_types"])
+    showing = Showing(user_id)
     page = notifications.page(
         components().notifications, user_id, args["limit"], args["max_id"], args["since_id"],
-        args["min_id"], types, args["account_id"],
+        args["min_id"], types, args["account_id"], showing,
     )  # fmt: skip
     if not page.items:
         return jsonify([])
     links = paging.link(next_max_id=page.older, prev_min_id=page.items[0]["_id"])
-    return jsonify(render(page.items, user_id)), 200, links
+    return jsonify(_entities(showing.of(page.items))), 200, links
 
 
 @blp.get("/<notification_id>")
@@ -235,12 +260,13 @@ def grouped_index():
             f"Invalid value for 'expand_accounts': '{args['expand_accounts']}', allowed "
             "values are 'full' and 'partial_avatars'"
         )
+    showing = Showing(user_id)
     page = notifications.group_page(
         components().notifications, user_id, args["limit"], args["max_id"], args["since_id"],
         args["min_id"], notifications.wanted_types(args["types"], args["exclude_types"]),
-        args["grouped_types"], args["account_id"],
+        args["grouped_types"], args["account_id"], showing,
     )  # fmt: skip
-    rendered = render_groups(page.groups, user_id)
+    rendered = _grouped(showing.of(page.groups))
     if not page.groups:
         return jsonify(rendered)
     links = paging.link(next_max_id=page.older, prev_min_id=page.groups[0]["_id"])
