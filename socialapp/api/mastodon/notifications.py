@@ -38,7 +38,7 @@ class NotificationArgs(Schema):
 
 class GroupedArgs(NotificationArgs):
     grouped_types = ma.fields.List(TYPE_NAME, load_default=None)
-    # full, or partial_avatars (answered with full accounts, which a client reads alike)
+    # full, or partial_avatars (the newest account of a group full, the others partial)
     expand_accounts = ma.fields.String(validate=ma.validate.Length(max=64), load_default=None)
 
 
@@ -110,8 +110,10 @@ def render_groups(groups: list[dict], recipient_id: int, paged: bool = True) -> 
     return _grouped(list(_rendered(groups, recipient_id)), paged)
 
 
-def _grouped(found: list[tuple], paged: bool = True) -> dict:
-    """The GroupedNotificationsResults of ``(shown, status)`` pairs (``_rendered``'s)."""
+def _grouped(found: list[tuple], paged: bool = True, partial: bool = False) -> dict:
+    """The GroupedNotificationsResults of ``(shown, status)`` pairs (``_rendered``'s);
+    ``partial`` (``expand_accounts=partial_avatars``): the newest account of each group in
+    ``accounts``, the others of its sample in ``partial_accounts``, as Mastodon answers."""
     sampled = {i for shown, _ in found for i in shown.notification["sample_account_ids"]}
     accounts = {u["_id"]: u for u in components().users.get_many(list(sampled))}
     statuses, rendered = {}, []
@@ -135,12 +137,26 @@ def _grouped(found: list[tuple], paged: bool = True) -> dict:
             entity["status_id"] = status["id"]
             statuses.setdefault(status["id"], status)
         rendered.append(entity)
-    shown_accounts = dict.fromkeys(i for g in rendered for i in g["sample_account_ids"])
-    return {
-        "accounts": [entities.account(accounts[int(i)]) for i in shown_accounts],
+    samples = [g["sample_account_ids"] for g in rendered]
+    full = dict.fromkeys(i for sample in samples for i in (sample if not partial else sample[:1]))
+    result = {
+        "accounts": [entities.account(accounts[int(i)]) for i in full],
         "statuses": list(statuses.values()),
         "notification_groups": rendered,
     }
+    if partial:
+        rest = dict.fromkeys(i for sample in samples for i in sample[1:] if i not in full)
+        result["partial_accounts"] = [_partial(accounts[int(i)]) for i in rest]
+    return result
+
+
+PARTIAL_ACCOUNT = ("id", "acct", "url", "avatar", "avatar_static", "locked", "bot")
+
+
+def _partial(user: dict) -> dict:
+    """A PartialAccountWithAvatar: what a row of avatars needs."""
+    full = entities.account(user)
+    return {name: full[name] for name in PARTIAL_ACCOUNT}
 
 
 def _notification_id(raw: str) -> int:
@@ -244,8 +260,8 @@ def _group_key(raw: str) -> str:
     "The caller's notifications grouped as Mastodon 4.3 groups them: favourites and boosts "
     "of one status, and follows, within 12 hours; mentions apart. Groups are ordered and "
     "paged by their newest notification (types[], exclude_types[], grouped_types[] and "
-    "account_id filter them; expand_accounts full or partial_avatars, both answered with "
-    "full accounts)",
+    "account_id filter them; expand_accounts=partial_avatars answers the accounts past each "
+    "group's newest as partial_accounts)",
     "GroupedNotificationsResults",
     {**AUTHORIZED, **INVALID},
     GroupedArgs,
@@ -266,7 +282,8 @@ def grouped_index():
         args["min_id"], notifications.wanted_types(args["types"], args["exclude_types"]),
         args["grouped_types"], args["account_id"], showing,
     )  # fmt: skip
-    rendered = _grouped(showing.of(page.groups))
+    partial = args["expand_accounts"] == "partial_avatars"
+    rendered = _grouped(showing.of(page.groups), partial=partial)
     if not page.groups:
         return jsonify(rendered)
     links = paging.link(next_max_id=page.older, prev_min_id=page.groups[0]["_id"])
