@@ -29,6 +29,10 @@ from socialapp.stores.streams import Streams
 
 log = logging.getLogger(__name__)
 NOT_FOUND = "Record not found"
+MULTIPLE_KEYWORDS = (  # Mastodon's words (filters.errors.deprecated_api_multiple_keywords)
+    "These parameters cannot be changed from this application because they apply to more "
+    "than one filter keyword. Use a more recent application or the web interface."
+)
 ATTEMPTS = 8  # changes racing on one account's filters, each read and written again
 CACHED_READERS = 10_000  # matchers an API process keeps
 RECHECK_SECONDS = 60.0  # a cached matcher's version is checked against MongoDB this often
@@ -147,6 +151,32 @@ class FilterChanges:
             found[kind].remove(item)
 
         self._change(account, edit)
+
+    # Filters v1: each keyword a V1::Filter, its filter's fields its own ----------------------
+    def keyword_and_filter(self, account: int, keyword_id: int) -> tuple[dict, dict]:
+        """A keyword of the account's and the filter holding it (a V1::Filter's parts)."""
+        found, keyword = _item(self.filters(account), "keywords", keyword_id)
+        return keyword, found
+
+    def update_v1(
+        self, account: int, keyword_id: int, fields: dict, attributes: dict
+    ) -> tuple[dict, dict]:
+        """Change a keyword (``attributes``: keyword, whole_word) and the ``fields`` of its
+        filter (context, action, expires_in), as Mastodon's v1 API does: the fields of a
+        filter holding other keywords too are not changed from here (422, nothing changed)."""
+        changed = _fields(fields, set(), now())
+        keyword_fields = _keyword_fields(attributes)
+
+        def edit(filters: list[dict]) -> tuple[dict, dict]:
+            found, keyword = _item(filters, "keywords", keyword_id)
+            keyword.update(keyword_fields)
+            moved = any(found.get(name) != value for name, value in changed.items())
+            if moved and len(found["keywords"]) > 1:
+                raise Invalid(MULTIPLE_KEYWORDS)
+            found.update(changed)
+            return keyword, found
+
+        return self._change(account, edit)
 
     # ----------------------------------------------------------------------------------------
     def _keyword(self, attributes: dict) -> dict:

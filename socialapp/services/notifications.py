@@ -21,7 +21,7 @@ import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from socialapp.domain import notification_groups as grouping
@@ -195,6 +195,40 @@ def wanted_types(types: Iterable[str] | None, exclude_types: Iterable[str] = ())
     return None if len(wanted) == len(TYPES) else wanted
 
 
+# Which notifications (or groups) of a batch are shown, in order: those whose account and
+# status still exist and that no keyword filter of the recipient's hides (the API decides).
+Shows = Callable[[list[dict]], list[dict]]
+# ``read(bound, count)``: the next ``count`` items past ``bound`` in a page's order, and the
+# bound past them (None: nothing lies past them).
+Reader = Callable[[int | None, int], tuple[list[dict], int | None]]
+REFILL_BATCH = 20  # items read at least each time a page reads on past hidden ones
+
+
+def filled(read: Reader, bound: int | None, limit: int, shows: Shows | None) -> tuple[list, bool]:
+    """The first ``limit`` items from ``bound`` on that ``shows`` keeps, reading on past the
+    ones it leaves out until the page is full or nothing is left, as a home page reads on
+    past what keyword filters hide (``Pages.read``); and whether more lie past them. Each
+    recipient keeps at most ``notifications_kept``, which bounds the reading on."""
+    kept: list[dict] = []
+    while True:
+        count = limit + 1 - len(kept)
+        batch, bound = read(bound, count if not kept else max(count, REFILL_BATCH))
+        kept += batch if shows is None else shows(batch)
+        if len(kept) > limit or bound is None:
+            return kept[:limit], len(kept) > limit
+
+
+def _plain(fetch: Callable[[int | None, int], list[dict]]) -> Reader:
+    """A ``Reader`` of a source whose items are read as they are: full means more may lie
+    past its last."""
+
+    def read(bound: int | None, count: int) -> tuple[list[dict], int | None]:
+        found = fetch(bound, count)
+        return found, found[-1]["_id"] if len(found) == count else None
+
+    return read
+
+
 def page(
     store: NotificationStore,
     recipient_id: int,
@@ -204,20 +238,26 @@ def page(
     min_id: int | None = None,
     types: list[str] | None = None,
     account_id: int | None = None,
+    shows: Shows | None = None,
 ) -> Page:
     """The recipient's notifications of ``types`` (None: all; from ``account_id`` if given),
     newest first: below ``max_id``; the newest above ``since_id``; or the ``limit`` just
-    above ``min_id`` (whose page below starts at its last one)."""
+    above ``min_id`` (whose page below starts at its last one). Only those ``shows`` keeps
+    (None: all), the page reading on past the others to fill its ``limit``."""
     if types == []:
         return Page([], None)
     query = dict(types=types, actor_id=account_id)
     if min_id is not None:
-        items = store.page(recipient_id, limit, max_id, min_id, oldest_first=True, **query)
+        read = _plain(
+            lambda after, count: store.page(
+                recipient_id, count, max_id, after, oldest_first=True, **query
+            )
+        )
+        items, _ = filled(read, min_id, limit, shows)
         items = items[::-1]
         return Page(items, items[-1]["_id"] if items else None)
-    items = store.page(recipient_id, limit + 1, max_id, since_id, **query)
-    more = len(items) > limit
-    items = items[:limit]
+    read = _plain(lambda before, count: store.page(recipient_id, count, before, since_id, **query))
+    items, more = filled(read, max_id, limit, shows)
     return Page(items, items[-1]["_id"] if more else None)
 
 
@@ -295,59 +335,70 @@ def group_page(
     types: list[str] | None = None,
     grouped_types: Iterable[str] | None = None,
     account_id: int | None = None,
+    shows: Shows | None = None,
 ) -> GroupPage:
     """The recipient's notification groups, ordered by their newest notification, as
     ``page`` orders notifications (``max_id``, ``since_id``, ``min_id`` compare with it).
     Groups are read as stored; only the types ``grouped_types`` leaves out, and a filter by
     ``account_id``, read notifications (at most ``kept`` a recipient). Notifications stored
-    before groups were kept are grouped first (``NotificationStore.group_ungrouped``)."""
+    before groups were kept are grouped first (``NotificationStore.group_ungrouped``). Only
+    the groups ``shows`` keeps (None: all), the page reading on past the others."""
     store.group_ungrouped(recipient_id)
     oldest_first = min_id is not None
     after = min_id if oldest_first else since_id
-    wanted = limit if oldest_first else limit + 1
     as_groups, apart = grouped_sources(types, grouped_types)
     if account_id is not None:
-        found = _from_account(
-            store, recipient_id, wanted, max_id, after, types, apart, account_id, oldest_first
-        )
+        read = _from_account(store, recipient_id, max_id, after, types, apart, account_id,
+                             oldest_first)  # fmt: skip
     else:
-        found = []
-        if as_groups != []:
-            found += [
-                as_group(g) for g in store.group_page(
-                    recipient_id, wanted, max_id, after, as_groups, oldest_first
-                )
-            ]  # fmt: skip
-        if apart:
-            found += [
-                single(n) for n in store.page(
-                    recipient_id, wanted, max_id, after, apart, oldest_first=oldest_first
-                )
-            ]  # fmt: skip
-    found.sort(key=lambda g: g["_id"], reverse=not oldest_first)
-    more = len(found) > limit
-    items = found[:limit]
+
+        def merged(bound: int | None, count: int) -> list[dict]:
+            before, since = (max_id, bound) if oldest_first else (bound, after)
+            found = []
+            if as_groups != []:
+                found += [
+                    as_group(g) for g in store.group_page(
+                        recipient_id, count, before, since, as_groups, oldest_first
+                    )
+                ]  # fmt: skip
+            if apart:
+                found += [
+                    single(n) for n in store.page(
+                        recipient_id, count, before, since, apart, oldest_first=oldest_first
+                    )
+                ]  # fmt: skip
+            found.sort(key=lambda g: g["_id"], reverse=not oldest_first)
+            return found[:count]
+
+        read = _plain(merged)
+    items, more = filled(read, after if oldest_first else max_id, limit, shows)
     if oldest_first:
         return GroupPage(items[::-1], items[0]["_id"] if items else None)
     return GroupPage(items, items[-1]["_id"] if more else None)
 
 
-def _from_account(store, recipient_id, wanted, max_id, after, types, apart, account_id,
-                  oldest_first) -> list[dict]:  # fmt: skip
-    """The groups of the account's notifications (each once, at its notification nearest
-    the cursor), or each its own where ``apart``."""
-    found = store.page(recipient_id, wanted, max_id, after, types, account_id, oldest_first)
-    keys = [n["group_key"] for n in found if "group_key" in n and n["type"] not in apart]
-    stored = store.groups(recipient_id, keys)
-    seen, result = set(), []
-    for n in found:
-        group = stored.get(n.get("group_key")) if n["type"] not in apart else None
-        if group is None:
-            result.append(single(n))
-        elif group["group_key"] not in seen:
-            seen.add(group["group_key"])
-            result.append({**as_group(group), "_id": n["_id"], "actor_id": account_id})
-    return result
+def _from_account(store, recipient_id, max_id, after, types, apart, account_id,
+                  oldest_first) -> Reader:  # fmt: skip
+    """A ``Reader`` of the groups of the account's notifications (each once, at its
+    notification nearest the cursor), or each its own where ``apart``."""
+    seen: set[str] = set()
+
+    def read(bound: int | None, count: int) -> tuple[list[dict], int | None]:
+        before, since = (max_id, bound) if oldest_first else (bound, after)
+        found = store.page(recipient_id, count, before, since, types, account_id, oldest_first)
+        keys = [n["group_key"] for n in found if "group_key" in n and n["type"] not in apart]
+        stored = store.groups(recipient_id, keys)
+        result = []
+        for n in found:
+            group = stored.get(n.get("group_key")) if n["type"] not in apart else None
+            if group is None:
+                result.append(single(n))
+            elif group["group_key"] not in seen:
+                seen.add(group["group_key"])
+                result.append({**as_group(group), "_id": n["_id"], "actor_id": account_id})
+        return result, found[-1]["_id"] if len(found) == count else None
+
+    return read
 
 
 def group(store: NotificationStore, recipient_id: int, group_key: str) -> dict:

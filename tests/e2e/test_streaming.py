@@ -636,3 +636,38 @@ def test_a_post_of_a_followed_author_with_a_followed_tag_streams_once(server, ap
     finally:
         stream.close()
         watching.close()
+
+
+def test_a_notification_a_hide_filter_matches_stays_off_the_streams(server, app):
+    """The event is the entity GET /api/v1/notifications/:id answers, which leaves out a
+    notification whose status the reader's ``hide`` filter of ``notifications`` matches:
+    the favourite of a filtered post never streams, the next one does."""
+    reader, reader_token = account(server, app)
+    fan, fan_token = account(server, app)
+    headers = {"Authorization": f"Bearer {reader_token}"}
+    made = httpx.post(
+        f"{base(server)}/api/v2/filters",
+        json={
+            "title": "no spoilers",
+            "context": ["notifications"],
+            "filter_action": "hide",
+            "keywords_attributes": [{"keyword": "spoiler"}],
+        },
+        headers=headers,
+    )
+    assert made.status_code == 200, made.text
+    hidden, plain = post(server, reader_token, "a spoiler"), post(server, reader_token, "plain")
+    url = f"{streaming_base(server)}/api/v1/streaming/user/notification"
+    stream = EventStream(url, reader_token)
+    try:
+        marked(server, reader)
+        server.call("PUT", f"/v1/posts/{hidden}/like", token=fan_token, expect=204)
+        listed = lambda: server.call("GET", "/v1/me/notifications", token=reader_token)[0]  # noqa: E731
+        wait_for(listed, "the hidden favourite made", until=lambda found: found["items"])
+        server.call("PUT", f"/v1/posts/{plain}/like", token=fan_token, expect=204)
+        wait_for(lambda: stream.events, "the shown favourite on the stream")
+        [(event, data)] = stream.events
+        assert event == "notification" and json.loads(data)["status"]["id"] == plain
+        assert json.loads(data)["account"]["id"] == fan
+    finally:
+        stream.close()

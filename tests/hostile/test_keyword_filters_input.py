@@ -77,6 +77,37 @@ def test_a_bad_filter_is_refused_and_changes_nothing(client, people, stored, bod
     assert stored() == before
 
 
+V1_BAD = [
+    {"context": ["home"]},
+    {"phrase": "", "context": ["home"]},
+    {"phrase": "p"},
+    {"phrase": "p", "context": []},
+    {"phrase": "p", "context": ["everywhere"]},
+    {"phrase": "p", "context": [{"$ne": 1}]},
+    {"phrase": "p" * (rules.KEYWORD_LENGTH + 1), "context": ["home"]},
+    {"phrase": {"$gt": ""}, "context": ["home"]},
+    {"phrase": ["a", "b"], "context": ["home"]},
+    {"phrase": "p", "context": ["home"], "irreversible": "maybe"},
+    {"phrase": "p", "context": ["home"], "whole_word": {"$ne": 1}},
+    {"phrase": "p", "context": ["home"], "expires_in": -1},
+    {"phrase": "p", "context": ["home"], "expires_in": rules.MAX_EXPIRES_IN + 1},
+    {"phrase": "p", "context": ["home"], "expires_in": "1e9"},
+]
+
+
+@pytest.mark.parametrize("body", V1_BAD)
+def test_a_bad_v1_filter_is_refused_and_changes_nothing(client, people, stored, body):
+    """Filters v1 create and change the same filters: a bad one, created or put on the
+    keyword, is a 422 that changes nothing."""
+    ada, _, made = people
+    before = stored()
+    assert_refused(post(client, ada, "/api/v1/filters", body), 422)
+    if "phrase" in body and "context" in body:  # an update may leave out either
+        path = f"/api/v1/filters/{made['keywords'][0]['id']}"
+        assert_refused(client.put(path, json=body, headers=ada.headers), 422)
+    assert stored() == before
+
+
 def test_bounds_hold_over_many_requests_and_a_refused_one_changes_nothing(client, people, stored):
     ada, _, made = people
     keywords = [{"keyword": f"word {n}"} for n in range(rules.MAX_KEYWORDS // 2)]
@@ -106,6 +137,7 @@ def test_junk_and_another_accounts_ids_are_404_and_change_nothing(client, people
             f"/api/v2/filters/{raw}",
             f"/api/v2/filters/keywords/{raw}",
             f"/api/v2/filters/statuses/{raw}",
+            f"/api/v1/filters/{raw}",
         ):
             for method in ("get", "put", "delete"):
                 body = {"title": "x", "keyword": "x"}

@@ -106,12 +106,18 @@ def password_token(client, app: dict, handle: str, scope: str = "read"):
     return client.post("/oauth/token", data=data)
 
 
-def mastodon_py(base: str, handles: list[str], scopes: tuple[str, ...] = ("read", "write")):
+def mastodon_py(
+    base: str,
+    handles: list[str],
+    scopes: tuple[str, ...] = ("read", "write"),
+    version_check_mode: str = "none",
+):
     """Mastodon.py, unmodified, signed in to the server at ``base`` as each of ``handles``
-    (password grant) through one app it registers there: a client per handle."""
+    (password grant) through one app it registers there: a client per handle
+    (``version_check_mode`` "created": a method newer than the server's version raises)."""
     keys = Mastodon.create_app("tests", api_base_url=base, scopes=list(scopes))
     clients = []
     for handle in handles:
-        clients.append(Mastodon(*keys, api_base_url=base, version_check_mode="none"))
+        clients.append(Mastodon(*keys, api_base_url=base, version_check_mode=version_check_mode))
         clients[-1].log_in(handle, PASSWORD, scopes=list(scopes), allow_http=True)
     return clients

@@ -99,7 +99,7 @@ def test_mastodon_py_drives_socialapp_in_every_fanout_mode(server, tmp_path):
     cyd = sign_in(base, app, "cyd")
     assert ada.app_verify_credentials().name == "conformance"
     operator, _ = server.call("POST", "/v1/auth/token", OPERATOR)
-    assert ada.retrieve_mastodon_version().startswith("4.2.0")
+    assert ada.retrieve_mastodon_version().startswith("4.3.0")
     ada_account = bob.account_lookup("ada")
     assert ada_account.id == ada.account_verify_credentials().id
 

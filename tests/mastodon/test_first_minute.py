@@ -4,7 +4,9 @@ worker and streaming process). Every call answers (none 404s: Mastodon.py raises
 error) in the shape Mastodon's documentation gives, and the user stream opens and carries
 the account's own new status.
 
-Filters v2 and grouped notifications (``/api/v2/filters``, ``/api/v2/notifications``) are
+Mastodon.py checks each method against the version the server reports (4.3.0): a method of
+a later Mastodon raises before it is called. Filters v2, grouped notifications and the
+notification policy (``/api/v2/filters``, ``/api/v2/notifications``, its ``policy``) are
 called by a test of their own, so that a server without them fails that test alone.
 """
 
@@ -40,11 +42,12 @@ _handles = iter(range(10**6))
 
 
 def signed_in(server: Server) -> tuple:
-    """A new account, signed in as an app signs in: the app and the account's id."""
+    """A new account, signed in as an app signs in, with Mastodon.py's version check on:
+    the app and the account's id."""
     base = f"http://127.0.0.1:{server.port}"
     handle = f"phanpy{next(_handles)}"
     made, _ = server.call("POST", "/v1/users", {"handle": handle, "password": PASSWORD}, expect=201)
-    [app] = mastodon_py(base, [handle], ("read", "write", "follow"))
+    [app] = mastodon_py(base, [handle], ("read", "write", "follow"), version_check_mode="created")
     return app, made["id"]
 
 
@@ -86,9 +89,33 @@ def test_an_apps_first_minute_answers_every_call(server):
 
 
 def test_an_apps_first_minute_reads_filters_v2_and_grouped_notifications(server):
-    """Served by the filters and grouped-notifications work: a server without them 404s."""
-    app, _ = signed_in(server)
-    assert app.filters_v2() == []
+    """Served by the filters and grouped-notifications work: a server without them 404s,
+    and one reporting a version before 4.3 is refused them by the client library."""
+    app, me = signed_in(server)
+    assert app.retrieve_mastodon_version().startswith("4.3.0")
+    assert app.filters_v2() == [] and app.filters() == []
     grouped = app.grouped_notifications()
     assert grouped.notification_groups == [] and grouped.accounts == []
     assert grouped.statuses == []
+    policy = app.notifications_policy()
+    assert policy.for_not_following == "accept" and policy.summary.pending_requests_count == 0
+    assert app.notification_requests() == [] and app.notifications_merged() is True
+
+    fans = [signed_in(server)[0] for _ in range(2)]
+    for fan in fans:
+        fan.account_follow(me)
+    found = wait_for(
+        lambda: app.grouped_notifications(expand_accounts="partial_avatars"),
+        "the follows grouped",
+        until=lambda page: (
+            page.notification_groups and page.notification_groups[0].notifications_count == 2
+        ),
+    )
+    [group] = found.notification_groups
+    assert group.type == "follow" and len(group.sample_account_ids) == 2
+    assert [a.id for a in found.accounts] == group.sample_account_ids[:1]
+    assert [a.id for a in found.partial_accounts] == group.sample_account_ids[1:]
+    assert app.unread_grouped_notifications_count() == 1
+    assert [a.id for a in app.grouped_notification_accounts(group.group_key)] == (
+        group.sample_account_ids
+    )

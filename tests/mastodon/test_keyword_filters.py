@@ -67,6 +67,56 @@ def test_form_fields_create_keywords_as_rails_reads_them_and_update_changes_and_
     ]
 
 
+def test_filters_v1_are_the_v2_filters_keywords(client, masto):
+    """As on Mastodon 4: a v1 filter is one keyword (its id the keyword's) of a v2 filter,
+    whose context, action (``irreversible``: hide) and expiry it shows and changes; the
+    filter's fields are not changed from v1 while it holds other keywords; deleting removes
+    the keyword, not the filter."""
+    me, author = masto(), masto()
+    form = [("phrase", "Spoiler"), ("context[]", "home"), ("context[]", "thread"),
+            ("irreversible", "true"), ("whole_word", "false"), ("expires_in", "3600")]  # fmt: skip
+    made = ok(client.post("/api/v1/filters", data=MultiDict(form), headers=me.headers))
+    assert made["phrase"] == "Spoiler" and made["context"] == ["home", "thread"]
+    assert made["irreversible"] is True and made["whole_word"] is False and made["expires_at"]
+    [v2] = ok(client.get("/api/v2/filters", headers=me.headers))
+    assert (v2["title"], v2["filter_action"], v2["expires_at"]) == (
+        "Spoiler", "hide", made["expires_at"]
+    )  # fmt: skip
+    assert [k["id"] for k in v2["keywords"]] == [made["id"]]
+    path = f"/api/v1/filters/{made['id']}"
+    assert ok(client.get(path, headers=me.headers)) == made
+    assert ok(client.get("/api/v1/filters", headers=me.headers)) == [made]
+    post = status(client, author, "a spoilers thread")
+    [result] = ok(client.get(f"/api/v1/statuses/{post}", headers=me.headers))["filtered"]
+    assert result["filter"]["id"] == v2["id"] and result["keyword_matches"] == ["spoiler"]
+
+    changed = ok(client.put(path, json={"phrase": "ending", "context": ["public"],
+                                         "irreversible": False, "expires_in": None},
+                            headers=me.headers))  # fmt: skip
+    assert (changed["id"], changed["phrase"], changed["context"]) == (made["id"], "ending",
+                                                                       ["public"])  # fmt: skip
+    assert changed["irreversible"] is False and changed["expires_at"] is None
+    assert changed["whole_word"] is False  # left as it was
+    ok(client.post(f"/api/v2/filters/{v2['id']}/keywords", data={"keyword": "finale"},
+                   headers=me.headers))  # fmt: skip
+    two = ok(client.get("/api/v1/filters", headers=me.headers))
+    assert [(f["phrase"], f["context"]) for f in two] == [("ending", ["public"]),
+                                                         ("finale", ["public"])]  # fmt: skip
+    before = ok(client.get("/api/v2/filters", headers=me.headers))
+    for shared in ({"context": ["home"]}, {"irreversible": True, "phrase": "x"},
+                   {"expires_in": 60}):  # fmt: skip
+        error = refused(client.put(path, json=shared, headers=me.headers), 422)
+        assert "more than one filter keyword" in error
+    assert ok(client.get("/api/v2/filters", headers=me.headers)) == before
+    same = ok(client.put(path, json={"phrase": "end", "context": ["public"]}, headers=me.headers))
+    assert same["phrase"] == "end"  # the keyword alone, and the context it has: allowed
+    assert ok(client.delete(path, headers=me.headers)) == {}
+    refused(client.get(path, headers=me.headers), 404)
+    [left] = ok(client.get("/api/v2/filters", headers=me.headers))
+    assert left["id"] == v2["id"] and [k["keyword"] for k in left["keywords"]] == ["finale"]
+    refused(client.post("/api/v1/filters", data={"context[]": "home"}, headers=me.headers), 422)
+
+
 def test_another_accounts_filter_keyword_and_status_are_404_and_unchanged(client, masto):
     me, other = masto(), masto()
     post = status(client, other)
@@ -222,3 +272,15 @@ def test_mastodon_py_manages_filters_keywords_and_statuses(app, signup):
             author.filter_v2(made)
         me.delete_filter_v2(made)
         assert me.filters_v2() == []
+        old = me.filter_create("old client", ["home", "notifications"], irreversible=True)
+        assert me.filter(old).phrase == "old client" and me.filter(old).irreversible
+        assert me.filter_update(old, phrase="older client", whole_word=False).phrase == (
+            "older client"
+        )
+        [v1] = me.filters()
+        assert (v1.id, v1.whole_word, v1.context) == (old.id, False, ["home", "notifications"])
+        assert [k.keyword for k in me.filters_v2()[0].keywords] == ["older client"]
+        with pytest.raises(MastodonNotFoundError):
+            author.filter(old)
+        me.filter_delete(old)
+        assert me.filters() == []

@@ -163,12 +163,57 @@ def test_limits_are_clamped_and_bad_cursors_refused(client, masto, settle):
 )
 def test_scopes(client, oauth_app, scope, reads, writes):
     headers = MastodonUser(client, oauth_app, "scoped", scope=scope).headers
-    read = client.get("/api/v1/notifications", headers=headers)
+    for path in ("/api/v1/notifications", POLICY, "/api/v1/notifications/requests"):
+        read = client.get(path, headers=headers)
+        assert read.status_code == (200 if reads else 403), (path, read.json)
+        assert client.get(path).status_code == 401
     write = client.post("/api/v1/notifications/clear", headers=headers)
-    assert read.status_code == (200 if reads else 403), read.json
     assert write.status_code == (200 if writes else 403), write.json
-    assert client.get("/api/v1/notifications").status_code == 401
+    changed = client.patch(POLICY, data={"for_new_accounts": "accept"}, headers=headers)
+    assert changed.status_code == (200 if writes else 403), changed.json
     assert client.post("/api/v1/notifications/clear").status_code == 401
+
+
+POLICY = "/api/v2/notifications/policy"
+
+
+def test_the_policy_accepts_every_notification_and_there_are_no_requests(client, masto, settle):
+    """Nothing is filtered here: the policy says accept for every source, a change to
+    filter or drop is a 422 (never stored and ignored), and there are no requests."""
+    ada, bob = masto(), masto()
+    favourite(client, bob, status(client, ada))  # from an account ada does not follow
+    settle()
+    accepted = {
+        "for_not_following": "accept",
+        "for_not_followers": "accept",
+        "for_new_accounts": "accept",
+        "for_private_mentions": "accept",
+        "for_limited_accounts": "accept",
+        "summary": {"pending_requests_count": 0, "pending_notifications_count": 0},
+    }
+    assert client.get(POLICY, headers=ada.headers).json == accepted
+    same = client.patch(POLICY, json={"for_not_following": "accept"}, headers=ada.headers)
+    assert same.status_code == 200 and same.json == accepted
+    for body in ({"for_not_following": "drop"}, {"for_new_accounts": "filter"},
+                 {"for_not_followers": "sometimes"}, {"for_not_following": ["drop"]},
+                 {"for_limited_accounts": {"$ne": "accept"}}):  # fmt: skip
+        refused = client.patch(POLICY, json=body, headers=ada.headers)
+        assert refused.status_code == 422 and refused.json["error"], body
+    assert client.get(POLICY, headers=ada.headers).json == accepted
+    assert [n["type"] for n in listed(client, ada)] == ["favourite"]  # accepted
+    requests = client.get("/api/v1/notifications/requests?limit=5", headers=ada.headers)
+    assert requests.status_code == 200 and requests.json == []
+    merged = client.get("/api/v1/notifications/requests/merged", headers=ada.headers)
+    assert merged.json == {"merged": True}
+    bad = client.get("/api/v1/notifications/requests?max_id=abc", headers=ada.headers)
+    assert bad.status_code == 422
+    for action in ("accept", "dismiss"):
+        path = f"/api/v1/notifications/requests/{action}"
+        assert client.post(f"{path}?id[]=1", headers=ada.headers).json == {}
+        assert client.post(f"{path}?id[]=x", headers=ada.headers).status_code == 422
+        assert client.post(f"/api/v1/notifications/requests/1/{action}",
+                           headers=ada.headers).status_code == 404  # fmt: skip
+    assert [n["type"] for n in listed(client, ada)] == ["favourite"]
 
 
 def test_mastodon_py_reads_pages_dismisses_and_clears(tmp_path):

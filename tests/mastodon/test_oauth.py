@@ -137,7 +137,7 @@ def test_the_instance_reports_a_mastodon_version(client):
     for path in ("/api/v1/instance", "/api/v1/instance/"):
         response = client.get(path)
         assert response.status_code == 200
-        assert response.json["version"].startswith("4.2.0 (compatible; socialapp ")
+        assert response.json["version"].startswith("4.3.0 (compatible; socialapp ")
         assert response.json["configuration"]["statuses"]["max_characters"] == 500
 
 

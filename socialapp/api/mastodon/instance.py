@@ -1,10 +1,13 @@
 """``GET /api/v1/instance`` and ``/api/v2/instance``: who this server is, its limits, and
 the version clients check features by.
 
-socialapp reports Mastodon 4.2.0, the last version whose client API it follows: clients
-(Mastodon.py's version check among them) then use the 4.2 methods served here. Of what came
-later it serves OAuth discovery (4.3's ``/.well-known/oauth-authorization-server``), which
-clients fetch whatever the version, and it can turn the password grant off as 4.4 did.
+socialapp reports Mastodon 4.3.0 (its API version, ``api_versions.mastodon``, 2), the last
+version whose client API it follows: clients (Mastodon.py's version check among them) then
+use the 4.3 methods served here, among them grouped notifications (/api/v2/notifications,
+with ``partial_accounts``), filters v2 (and v1), the notification policy and requests (every
+notification accepted: ``notifications_policy``) and OAuth discovery
+(``/.well-known/oauth-authorization-server``). Of 4.4 it can turn the password grant off.
+What a 4.3 client calls at start is answered: tests/mastodon/test_first_minute.py.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from socialapp.api.mastodon.streaming import streaming_url
 from socialapp.services import marks
 
 blp = Blueprint("mastodon_instance", __name__)
-MASTODON_VERSION = "4.2.0"
+MASTODON_VERSION = "4.3.0"
+API_VERSIONS = {"mastodon": 2}  # 4.3's: grouped notifications, partial accounts
 MAX_CHARACTERS = 500
 
 
@@ -79,6 +83,7 @@ def describe_v2() -> dict:
         "domain": request.host,
         "title": TITLE,
         "version": _version(),
+        "api_versions": API_VERSIONS,
         "source_url": "",
         "description": SHORT,
         "usage": {"users": {"active_month": 0}},

@@ -5,10 +5,10 @@ request.
 ``keywords_attributes[]``: ``id`` to change one, ``_destroy`` to remove it) and deletes an
 account's filters; ``/api/v2/filters/:id/keywords`` and ``/statuses`` list and add a
 filter's keywords and statuses, ``/api/v2/filters/keywords/:id`` and ``/statuses/:id`` show,
-change and remove one. ``GET /api/v1/filters`` answers each keyword as a V1::Filter, as
-Mastodon does. Another account's filter, keyword or status is 404, as an unknown one. The
-rules and bounds: ``socialapp.domain.keyword_filters``; how pages apply them:
-docs/mastodon.md.
+change and remove one. ``/api/v1/filters`` (filters v1) answers, creates, changes and
+removes each keyword as a V1::Filter, as Mastodon 4 does: no second filter model. Another
+account's filter, keyword or status is 404, as an unknown one. The rules and bounds:
+``socialapp.domain.keyword_filters``; how pages apply them: docs/mastodon.md.
 """
 
 from __future__ import annotations
@@ -89,19 +89,38 @@ def _title() -> ma.fields.String:
     return ma.fields.String(validate=ma.validate.Length(max=rules.TITLE_LENGTH))
 
 
-class FilterArgs(Schema):
-    title = _title()
-    context = ma.fields.List(
+def _contexts() -> ma.fields.List:
+    return ma.fields.List(
         ma.fields.String(validate=ma.validate.OneOf(rules.CONTEXTS)),
         validate=ma.validate.Length(max=len(rules.CONTEXTS) * 4),
     )
+
+
+def _keyword() -> ma.fields.String:
+    return ma.fields.String(validate=ma.validate.Length(max=rules.KEYWORD_LENGTH))
+
+
+class FilterArgs(Schema):
+    title = _title()
+    context = _contexts()
     filter_action = ma.fields.String(validate=ma.validate.OneOf(rules.ACTIONS))
     expires_in = Expiry(allow_none=True)
 
 
 class KeywordArgs(Schema):
-    keyword = ma.fields.String(validate=ma.validate.Length(max=rules.KEYWORD_LENGTH))
+    keyword = _keyword()
     whole_word = ma.fields.Boolean()
+
+
+class V1FilterArgs(Schema):
+    """A V1::Filter's fields: one keyword (``phrase``, ``whole_word``) and its filter's
+    ``context``, ``irreversible`` (``hide``) and ``expires_in``."""
+
+    phrase = _keyword()
+    context = _contexts()
+    irreversible = ma.fields.Boolean()
+    whole_word = ma.fields.Boolean()
+    expires_in = Expiry(allow_none=True)
 
 
 class KeywordAttributes(KeywordArgs):
@@ -308,6 +327,26 @@ def delete_status(status_filter_id: str):
     return _removed(status_filter_id, "statuses")
 
 
+# Filters v1 (Mastodon keeps them for old clients): each keyword is a V1::Filter whose id is
+# the keyword's, its filter's context, action and expiry its own ---------------------------
+def _v1_parts(args: dict) -> tuple[dict, dict]:
+    """The filter's fields and the keyword's attributes a V1::Filter request gives."""
+    if "phrase" in args and not args["phrase"]:
+        raise Invalid("Validation failed: Phrase can't be blank")
+    fields = {name: args[name] for name in ("context", "expires_in") if name in args}
+    if "irreversible" in args:
+        fields["action"] = "hide" if args["irreversible"] else "warn"
+    attributes = {"keyword": args["phrase"]} if "phrase" in args else {}
+    if "whole_word" in args:
+        attributes["whole_word"] = args["whole_word"]
+    return fields, attributes
+
+
+def _v1(keyword_and_filter: tuple[dict, dict]):
+    keyword, found = keyword_and_filter
+    return jsonify(entities.v1_filter(found, keyword))
+
+
 @blp.get("/api/v1/filters")
 @documented(
     "The caller's filters' keywords, each as a V1::Filter", "V1::Filters", AUTHORIZED, scopes=READ
@@ -316,3 +355,56 @@ def v1_index():
     me = authorized(*READ)
     found = components().keyword_filters.filters(me)
     return jsonify([entities.v1_filter(f, k) for f in found for k in f["keywords"]])
+
+
+@blp.post("/api/v1/filters")
+@documented(
+    "Create a filter of one keyword (phrase, also its title), as a V1::Filter",
+    "The V1::Filter",
+    CHANGED,
+    body=V1FilterArgs,
+    scopes=WRITE,
+)
+@limits.writes
+def v1_create():
+    me = authorized(*WRITE)
+    args = params(V1FilterArgs())
+    if not args.get("phrase"):
+        raise Invalid("Validation failed: Phrase can't be blank")
+    fields, attributes = _v1_parts(args)
+    fields["title"] = args["phrase"][: rules.TITLE_LENGTH]
+    made = components().keyword_filters.create(me, fields, [attributes])
+    return _v1((made["keywords"][0], made))
+
+
+@blp.get("/api/v1/filters/<keyword_id>")
+@documented("One keyword of the caller's filters, as a V1::Filter", "The V1::Filter", FOUND,
+            scopes=READ)  # fmt: skip
+def v1_show(keyword_id: str):
+    me = authorized(*READ)
+    return _v1(components().keyword_filters.keyword_and_filter(me, _id(keyword_id)))
+
+
+@blp.put("/api/v1/filters/<keyword_id>")
+@documented(
+    "Change a keyword (phrase, whole_word) and its filter (context, irreversible, "
+    "expires_in: a 422 when the filter holds other keywords too), as a V1::Filter",
+    "The V1::Filter",
+    CHANGED,
+    body=V1FilterArgs,
+    scopes=WRITE,
+)
+@limits.writes
+def v1_update(keyword_id: str):
+    me = authorized(*WRITE)
+    number = _id(keyword_id)
+    fields, attributes = _v1_parts(params(V1FilterArgs()))
+    return _v1(components().keyword_filters.update_v1(me, number, fields, attributes))
+
+
+@blp.delete("/api/v1/filters/<keyword_id>")
+@documented("Remove a keyword from its filter (the filter stays)", "An empty object", CHANGED,
+            scopes=WRITE)  # fmt: skip
+@limits.writes
+def v1_delete(keyword_id: str):
+    return _removed(keyword_id, "keywords")

@@ -38,7 +38,7 @@ class NotificationArgs(Schema):
 
 class GroupedArgs(NotificationArgs):
     grouped_types = ma.fields.List(TYPE_NAME, load_default=None)
-    # full, or partial_avatars (answered with full accounts, which a client reads alike)
+    # full, or partial_avatars (the newest account of a group full, the others partial)
     expand_accounts = ma.fields.String(validate=ma.validate.Length(max=64), load_default=None)
 
 
@@ -74,20 +74,46 @@ def _rendered(items: list[dict], recipient_id: int):
         yield shown, status
 
 
+class Showing:
+    """Which notifications (or groups) of a batch are shown to the recipient
+    (``notifications.Shows``): those ``_rendered`` keeps, each rendered once, so the page
+    that reads on past hidden ones renders what it keeps from here (``of``)."""
+
+    def __init__(self, recipient_id: int) -> None:
+        self._recipient_id = recipient_id
+        self._rendered: dict[int, tuple] = {}
+
+    def __call__(self, batch: list[dict]) -> list[dict]:
+        found = list(_rendered(batch, self._recipient_id))
+        self._rendered.update((item[0].notification["_id"], item) for item in found)
+        return [shown.notification for shown, _ in found]
+
+    def of(self, items: list[dict]) -> list[tuple]:
+        """The ``(shown, status)`` of items this kept."""
+        return [self._rendered[item["_id"]] for item in items]
+
+
 def render(items: list[dict], recipient_id: int) -> list[dict]:
-    """Notifications as Mastodon's entities; those whose account or status is gone are left
-    out."""
-    return [
-        entities.notification(shown.notification, shown.actor, status)
-        for shown, status in _rendered(items, recipient_id)
-    ]
+    """Notifications as Mastodon's entities; those whose account or status is gone, or whose
+    status the recipient's keyword filters hide in ``notifications``, are left out."""
+    return _entities(list(_rendered(items, recipient_id)))
+
+
+def _entities(found: list[tuple]) -> list[dict]:
+    return [entities.notification(s.notification, s.actor, status) for s, status in found]
 
 
 def render_groups(groups: list[dict], recipient_id: int, paged: bool = True) -> dict:
     """A GroupedNotificationsResults: the groups (as ``notifications.as_group`` gives them)
-    whose newest account and status still exist, with every account and status they name
-    once. ``paged``: with the page fields (``page_min_id``...)."""
-    found = list(_rendered(groups, recipient_id))
+    whose newest account and status still exist and are not hidden, with every account and
+    status they name once. ``paged``: with the page fields (``page_min_id``...)."""
+    return _grouped(list(_rendered(groups, recipient_id)), paged)
+
+
+def _grouped(found: list[tuple], paged: bool = True, partial: bool = False) -> dict:
+    """The GroupedNotificationsResults of ``(shown, status)`` pairs (``_rendered``'s);
+    ``partial`` (``expand_accounts=partial_avatars``): the newest account of each group in
+    ``accounts``, the others of its sample in ``partial_accounts``, as Mastodon answers."""
     sampled = {i for shown, _ in found for i in shown.notification["sample_account_ids"]}
     accounts = {u["_id"]: u for u in components().users.get_many(list(sampled))}
     statuses, rendered = {}, []
@@ -111,12 +137,26 @@ def render_groups(groups: list[dict], recipient_id: int, paged: bool = True) -> 
             entity["status_id"] = status["id"]
             statuses.setdefault(status["id"], status)
         rendered.append(entity)
-    shown_accounts = dict.fromkeys(i for g in rendered for i in g["sample_account_ids"])
-    return {
-        "accounts": [entities.account(accounts[int(i)]) for i in shown_accounts],
+    samples = [g["sample_account_ids"] for g in rendered]
+    full = dict.fromkeys(i for sample in samples for i in (sample if not partial else sample[:1]))
+    result = {
+        "accounts": [entities.account(accounts[int(i)]) for i in full],
         "statuses": list(statuses.values()),
         "notification_groups": rendered,
     }
+    if partial:
+        rest = dict.fromkeys(i for sample in samples for i in sample[1:] if i not in full)
+        result["partial_accounts"] = [_partial(accounts[int(i)]) for i in rest]
+    return result
+
+
+PARTIAL_ACCOUNT = ("id", "acct", "url", "avatar", "avatar_static", "locked", "bot")
+
+
+def _partial(user: dict) -> dict:
+    """A PartialAccountWithAvatar: what a row of avatars needs."""
+    full = entities.account(user)
+    return {name: full[name] for name in PARTIAL_ACCOUNT}
 
 
 def _notification_id(raw: str) -> int:
@@ -137,14 +177,15 @@ def index():
     user_id = authorized(*READ)
     args = params(NotificationArgs())
     types = notifications.wanted_types(args["types"], args["exclude_types"])
+    showing = Showing(user_id)
     page = notifications.page(
         components().notifications, user_id, args["limit"], args["max_id"], args["since_id"],
-        args["min_id"], types, args["account_id"],
+        args["min_id"], types, args["account_id"], showing,
     )  # fmt: skip
     if not page.items:
         return jsonify([])
     links = paging.link(next_max_id=page.older, prev_min_id=page.items[0]["_id"])
-    return jsonify(render(page.items, user_id)), 200, links
+    return jsonify(_entities(showing.of(page.items))), 200, links
 
 
 @blp.get("/<notification_id>")
@@ -219,8 +260,8 @@ def _group_key(raw: str) -> str:
     "The caller's notifications grouped as Mastodon 4.3 groups them: favourites and boosts "
     "of one status, and follows, within 12 hours; mentions apart. Groups are ordered and "
     "paged by their newest notification (types[], exclude_types[], grouped_types[] and "
-    "account_id filter them; expand_accounts full or partial_avatars, both answered with "
-    "full accounts)",
+    "account_id filter them; expand_accounts=partial_avatars answers the accounts past each "
+    "group's newest as partial_accounts)",
     "GroupedNotificationsResults",
     {**AUTHORIZED, **INVALID},
     GroupedArgs,
@@ -235,12 +276,14 @@ def grouped_index():
             f"Invalid value for 'expand_accounts': '{args['expand_accounts']}', allowed "
             "values are 'full' and 'partial_avatars'"
         )
+    showing = Showing(user_id)
     page = notifications.group_page(
         components().notifications, user_id, args["limit"], args["max_id"], args["since_id"],
         args["min_id"], notifications.wanted_types(args["types"], args["exclude_types"]),
-        args["grouped_types"], args["account_id"],
+        args["grouped_types"], args["account_id"], showing,
     )  # fmt: skip
-    rendered = render_groups(page.groups, user_id)
+    partial = args["expand_accounts"] == "partial_avatars"
+    rendered = _grouped(showing.of(page.groups), partial=partial)
     if not page.groups:
         return jsonify(rendered)
     links = paging.link(next_max_id=page.older, prev_min_id=page.groups[0]["_id"])
