@@ -11,16 +11,13 @@ a read.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import (
-    Entry,
-    SourceRead,
-    shown,
-)
+from socialapp.domain.timeline import Fetched, Rule, SourceRead, tagged_source
 from socialapp.errors import Unavailable
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
@@ -94,49 +91,98 @@ class HomeReader:
         response form (JSON text) as the post cache holds it. ``counted``: the read counts
         into adaptive mode's read rate (not a read by the consistency auditor).
 
-        While no config in force is ``read``, the page merges the home with the outboxes of
-        the reader's pulled set: its cost is the page and those authors, never the accounts
-        followed. In ``read`` mode (or while switching from or to it) every followee is pulled.
+        Once down the layers: the plan (``HomePlan``), then per batch of entries one fetch
+        round (``_fetch``: one script call on one server) answering plain data
+        (``Fetched``), which ``socialapp.domain.timeline.assemble`` merges, then hydration
+        (``Pages.read``). While no config in force is ``read``, the page merges the home
+        with the outboxes of the reader's pulled set: its cost is the page and those
+        authors, never the accounts followed. In ``read`` mode (or while switching from or
+        to it) every followee is pulled.
         """
         if counted and policy.measures_rates:
             self._rate_meters.meter(reader, "reads", self._rate_window, self._meter_share)
-        tags = _FollowedTags(lambda: self._sources.followed_tags(reader))
-        if self._pulls_everyone(policy):
-            fetch = self._pulling_everyone(reader)
-        else:
-            fetch = self._pulling_some(reader, policy, tags)
-        hidden_from = self._hidden_from(reader)
+        plan = self._plan(reader, policy)
         stream = EntryStream(
-            self._with_tags(tags, hidden_from, fetch),
-            self._home_page(lambda: self._visible(reader), tags, hidden_from),
+            lambda *bounds: self._fetch(plan, *bounds),
+            lambda *bounds: self._store_page(plan, *bounds),
             lambda entries: self._sources.boosts_shown(reader, entries),
             FeedPage([], None, policy.current.mode),
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden_from, hides)
+        hidden_among = lambda ids: self._hidden_among(plan, ids)  # noqa: E731
+        return self._pages.read(stream, limit, rendered, hidden_among, hides)
 
-    def _with_tags(self, tags: _FollowedTags, hidden_among, fetch):
-        """``fetch`` with the feeds of the hashtags the reader pulls merged in (the pushed
-        ones are in their tagged set, which ``fetch`` reads): their posts shown unless their
-        author is hidden from the reader (``hidden_among``), followed or not."""
+    def _plan(self, reader: int, policy: FanoutSettings) -> HomePlan:
+        """Which sources the page merges: the home with the outboxes of the pulled set (the
+        page script names them), or every followee's outbox (``_pulls_everyone``), their
+        authors and the hashtags followed read here, once."""
+        if not self._pulls_everyone(policy):
+            return HomePlan(reader, policy)
+        self._activity.touch(reader)
+        tags = self._sources.followed_tags(reader)
+        return HomePlan(reader, policy, True, sorted(self._visible(reader)), tags, tags)
 
-        def fetch_tagged(before, since_id, need, prefetch):
-            reads, keep, home, cached = fetch(before, since_id, need, prefetch)
-            if not tags.pulled():
-                return reads, keep, home, cached
-            loads = self._sources.tag_loads(tags.pulled())
-            tag_reads = self._sources.shared_reads(loads, before, since_id, need)
-            tagged = {e for read in tag_reads for e in read.entries}
-            hidden = hidden_among(sorted({e.author_id for e in tagged}))
-            own = {e for read in reads for e in read.entries}
+    def _fetch(self, plan: HomePlan, before, since_id, need: int, prefetch: int) -> Fetched:
+        """One fetch round of the page's sources: the home's (``_home_sources``) or every
+        followee's outbox, then the feeds of the hashtags the page pulls (the pushed ones
+        are in the tagged set, read with the home)."""
+        if plan.everyone:
+            reads = self._sources.pulled_reads(plan.authors, before, since_id, need)
+            rule = self._sources.boosts_hidden(plan.reader, [e for r in reads for e in r.entries])
+            fetched = Fetched(tuple((read, rule) for read in reads))
+        else:
+            fetched = self._home_sources(plan, before, since_id, need, prefetch)
+        if not plan.pulled_tags:
+            return fetched
+        loads = self._sources.tag_loads(plan.pulled_tags)
+        tag_reads = self._sources.shared_reads(loads, before, since_id, need)
+        authors = sorted({e.author_id for read in tag_reads for e in read.entries})
+        rule = Rule(gone=frozenset(self._sources.hidden_among(plan.reader, authors)))
+        tagged = tuple((read, rule) for read in tag_reads)
+        return dataclasses.replace(fetched, sources=(*fetched.sources, *tagged))
 
-            def keep_tagged(e: Entry) -> bool:
-                return (e in own and keep(e)) or (e in tagged and shown(e, hidden))
+    def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch) -> Fetched:
+        """The home, the reader's outbox, the outboxes of the pulled set and the tagged set,
+        read on the reader's hash slot (``_page_sources``), with the rule the page script
+        reported (unfollowed and hidden authors, boosts the reader may not see); the boosts
+        it did not see (outboxes read apart, or rebuilt since) are checked here. Fills in the
+        plan's hashtags as the script found them."""
+        found = self._page_sources(plan.reader, plan.policy, before, since_id, need, prefetch)
+        authors = [plan.reader, *found.pulled]
+        if found.outboxes is None:
+            reads = self._sources.outboxes(authors, before, since_id, need)
+        else:
+            reads = self._sources.rebuilt_if_lost(
+                found.outboxes, authors, before, since_id, need, found.outbox_bound
+            )
+        home = SourceRead(found.home.entries, source_floor(found.home.floor), need)
+        lost = {a for a, outbox in (found.outboxes or {}).items() if outbox.floor is None}
+        apart = found.outboxes is None
+        unseen = [e for r in reads for e in r.entries if apart or e.author_id in lost]
+        checked = self._sources.boosts_hidden(plan.reader, unseen)
+        rule = Rule(
+            gone=found.unfollowed,
+            originals_gone=found.hidden_originals | checked.originals_gone,
+            boosts_gone=found.hidden_boosters | checked.boosts_gone,
+        )
+        sources = [(read, rule) for read in (*reads, home)]
+        plan.tags, plan.pulled_tags = self._tag_plan(plan.policy, found)
+        if found.follows_tags:
+            entries = [entry for entry, _ in found.tagged]
+            read = SourceRead(entries, source_floor(found.tagged_floor), need)
+            sources.append(tagged_source(found.tagged, read, plan.tags, found.tagged_hidden))
+        return Fetched(tuple(sources), home, found.cached, found.filter_version)
 
-            return [*reads, *tag_reads], keep_tagged, home, cached
-
-        return fetch_tagged
+    def _tag_plan(self, policy: FanoutSettings, found: PageSources):
+        """The hashtags the reader follows and those the page pulls from their shared feeds,
+        as the page script found them (their counts read here on a cluster)."""
+        if not found.follows_tags:
+            return [], []
+        states = found.tags or {}
+        if None in states.values():
+            states = self._sources.tag_states(list(states))
+        return sorted(states), [name for name, state in states.items() if policy.pulls_tag(*state)]
 
     def _pulls_everyone(self, policy: FanoutSettings) -> bool:
         """Whether the page merges every followee's outbox: in ``read`` mode (in force or
@@ -160,83 +206,6 @@ class HomeReader:
             leaning = self._adaptive_rounds.pages_leaning()
             self._leaning = (now, leaning)
         return leaning
-
-    def _pulling_everyone(self, reader: int):
-        """Sources when every followee is pulled: their outboxes, no home."""
-        self._activity.touch(reader)
-        return self._pulling(reader, self._visible(reader))
-
-    def _pulling(self, reader: int, visible: set[int]):
-        """Sources that are the outboxes of ``visible`` authors (every one the reader sees),
-        read as ``FeedSources.pulled_reads`` reads them."""
-        authors = sorted(visible)
-
-        def fetch(before, since_id, need, prefetch):
-            reads = self._sources.pulled_reads(authors, before, since_id, need)
-            seen = set(
-                self._sources.boosts_shown(reader, [e for read in reads for e in read.entries])
-            )
-            keep = lambda e: e.author_id in visible and e in seen  # noqa: E731
-            return reads, keep, None, None
-
-        return fetch
-
-    def _pulling_some(self, reader: int, policy: FanoutSettings, tags: _FollowedTags):
-        """Sources when the home holds the pushed authors: the home, the reader's outbox and
-        the outboxes of the pulled set, read on the reader's hash slot (which also tells
-        whether the reader follows hashtags: ``tags``)."""
-
-        def fetch(before, since_id, need, prefetch):
-            sources = self._page_sources(reader, policy, before, since_id, need, prefetch)
-            if not sources.follows_tags:
-                tags.none_followed()
-            authors = [reader, *sources.pulled]
-            if sources.outboxes is None:
-                reads = self._sources.outboxes(authors, before, since_id, need)
-            else:
-                reads = self._sources.rebuilt_if_lost(
-                    sources.outboxes, authors, before, since_id, need, sources.outbox_bound
-                )
-            home = SourceRead(sources.home.entries, source_floor(sources.home.floor), need)
-            unfollowed = sources.unfollowed
-            originals, boosters = sources.hidden_originals, sources.hidden_boosters
-            # Boosts the script did not see (outboxes read apart, or rebuilt since): checked now.
-            lost = {a for a, outbox in (sources.outboxes or {}).items() if outbox.floor is None}
-            apart = sources.outboxes is None
-            unseen = [e for r in reads for e in r.entries if apart or e.author_id in lost]
-            refused = self._sources.boosts_refused(reader, unseen)
-
-            def keep(e: Entry) -> bool:
-                return e not in refused and shown(e, unfollowed, originals, boosters)
-
-            if not sources.follows_tags:
-                return [*reads, home], keep, home, sources.cached
-            tagged, tagged_shown = self._tagged(policy, sources, tags, need)
-            own = {e for read in (*reads, home) for e in read.entries}
-
-            def keep_with_tagged(e: Entry) -> bool:
-                return e in tagged_shown or (e in own and keep(e))
-
-            return [*reads, home, tagged], keep_with_tagged, home, sources.cached
-
-        return fetch
-
-    def _tagged(
-        self, policy: FanoutSettings, sources: PageSources, tags: _FollowedTags, need: int
-    ) -> tuple[SourceRead, set[Entry]]:
-        """The tagged set's read, and its entries the page shows: a followed tag's, by an
-        author not hidden from the reader. Tells ``tags`` which followed tags the page pulls
-        (their counts read here on a cluster, by the page script on one server)."""
-        states = sources.tags or {}
-        if None in states.values():
-            states = self._sources.tag_states(list(states))
-        pulled = [name for name, state in states.items() if policy.pulls_tag(*state)]
-        tags.found(sorted(states), pulled)
-        entries = [entry for entry, _ in sources.tagged]
-        read = SourceRead(entries, source_floor(sources.tagged_floor), need)
-        hidden = sources.tagged_hidden
-        shown_ = {e for e, tag in sources.tagged if tag in states and e.author_id not in hidden}
-        return read, shown_
 
     def _pushed_tags(self, policy: FanoutSettings):
         """Which of some tags delivery pushes (what a tagged set is rebuilt with)."""
@@ -308,64 +277,65 @@ class HomeReader:
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         visible = sorted({*self._sources.followees_stored(reader), reader} - hidden)
-        no_boosts = set(self._follows.boosts_hidden(reader))
-        tags = _FollowedTags(lambda: self._sources.followed_tags_stored(reader))
+        tags = self._sources.followed_tags_stored(reader)
+        plan = HomePlan(reader, None, True, visible, tags, tags, frozenset(hidden))
+        no_boosts = frozenset(self._follows.boosts_hidden(reader))
         stream = EntryStream(
             None,
-            self._home_page(lambda: visible, tags, hidden.intersection),
-            lambda entries: [e for e in entries if shown(e, (), hidden, no_boosts)],
+            lambda *bounds: self._store_page(plan, *bounds),
+            Rule(originals_gone=plan.hidden, boosts_gone=no_boosts).kept,
             FeedPage([], None, "store"),
             max_id,
             since_id,
         )
-        return self._pages.read(stream, limit, rendered, hidden.intersection, hides)
+        hidden_among = lambda ids: self._hidden_among(plan, ids)  # noqa: E731
+        return self._pages.read(stream, limit, rendered, hidden_among, hides)
 
-    def _home_page(self, visible, tags: _FollowedTags, hidden_among):
-        """The store's page of a home: the posts of the authors ``visible()`` gives, and the
-        public posts of the hashtags ``tags`` by authors not hidden (``hidden_among``)."""
-        authors_page = self._sources.authors_page(visible)
+    def _store_page(self, plan: HomePlan, before, after, count: int) -> list[dict]:
+        """The store's page of a home: the posts of the plan's authors (read when a page
+        first reads past the caches), and the public posts of the hashtags followed by
+        authors not hidden from the reader."""
+        if plan.authors is None:
+            plan.authors = sorted(self._visible(plan.reader))
+        if plan.tags is None:  # the page script did not run (read apart from the first)
+            plan.tags = self._sources.followed_tags(plan.reader)
+        if not plan.tags:
+            return self._sources.posts_by(plan.authors, before, after, count)
+        while True:
+            own = self._sources.posts_by(plan.authors, before, after, count)
+            tagged = self._sources.tagged(plan.tags)(before, after, count)
+            # Each query is known down to its last post if it came back full.
+            cut = max((p[-1]["_id"] for p in (own, tagged) if len(p) >= count), default=0)
+            hidden = self._hidden_among(plan, sorted({p["author_id"] for p in tagged}))
+            found = {p["_id"]: p for p in tagged if p["author_id"] not in hidden}
+            found.update((p["_id"], p) for p in own)
+            page = [found[i] for i in sorted(found, reverse=True) if i >= cut][:count]
+            if page or not cut:
+                return page
+            before = cut  # every post above it is hidden: read on below it
 
-        def store_page(before, after, count):
-            if not tags.names():
-                return authors_page(before, after, count)
-            tagged_page = self._sources.tagged(tags.names())
-            while True:
-                own, tagged = authors_page(before, after, count), tagged_page(before, after, count)
-                # Each query is known down to its last post if it came back full.
-                cut = max((p[-1]["_id"] for p in (own, tagged) if len(p) >= count), default=0)
-                hidden = hidden_among(sorted({p["author_id"] for p in tagged}))
-                found = {p["_id"]: p for p in tagged if p["author_id"] not in hidden}
-                found.update((p["_id"], p) for p in own)
-                page = [found[i] for i in sorted(found, reverse=True) if i >= cut][:count]
-                if page or not cut:
-                    return page
-                before = cut  # every post above it is hidden: read on below it
-
-        return store_page
-
-    def _hidden_from(self, reader: int):
-        """Which of some accounts are hidden from the reader (for the comments of a page)."""
-        return lambda ids: self._sources.hidden_among(reader, ids)
+    def _hidden_among(self, plan: HomePlan, ids) -> set[int]:
+        """Which of some accounts are hidden from the reader: the plan's (read from the
+        store), or Redis's copy."""
+        if plan.hidden is not None:
+            return set(plan.hidden.intersection(ids))
+        return self._sources.hidden_among(plan.reader, list(ids))
 
 
-class _FollowedTags:
-    """The hashtags a page's reader follows, read once (``read()``), and only when needed:
-    the page script tells whether there are any, and which; and those the page pulls from
-    their shared feeds (all of them, unless the page script read the tagged set)."""
+@dataclasses.dataclass
+class HomePlan:
+    """A home page's plan, made once before its first fetch and handed down to every fetch
+    round and the store's page: the reader and the policy; whether every followee is pulled
+    (``everyone``: their outboxes, no home) and the authors the page shows (``authors``,
+    known up front when ``everyone``, else read when the page first reads past the caches);
+    the hashtags the reader follows and those the page pulls from their shared feeds (read
+    up front when ``everyone``, else as the page script reports them); with ``hidden``, whom
+    the reader does not see as MongoDB says (Redis is down; None: Redis's copy)."""
 
-    def __init__(self, read) -> None:
-        self._read, self._names, self._pulled = read, None, None
-
-    def none_followed(self) -> None:
-        self._names = self._pulled = []
-
-    def found(self, names: list[str], pulled: list[str]) -> None:
-        self._names, self._pulled = names, pulled
-
-    def names(self) -> list[str]:
-        if self._names is None:
-            self._names = self._read()
-        return self._names
-
-    def pulled(self) -> list[str]:
-        return self.names() if self._pulled is None else self._pulled
+    reader: int
+    policy: FanoutSettings | None
+    everyone: bool = False
+    authors: list[int] | None = None
+    tags: list[str] | None = None
+    pulled_tags: list[str] | None = None
+    hidden: frozenset[int] | None = None
