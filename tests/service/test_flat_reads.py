@@ -306,6 +306,7 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     from socialapp.feed_manager import FeedManager
     from socialapp.feed_pages import Pages
     from socialapp.feed_sources import FeedSources
+    from socialapp.home_fetch import HomeFetch
     from socialapp.home_reader import HomeReader
     from socialapp.rendering import render_post
     from socialapp.stores.adaptive_rounds import AdaptiveRounds
@@ -335,18 +336,8 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
         *(c.shared_feeds, c.list_feeds, hidden),
     )
     pages = Pages(cache, c.posts, c.settings.boost_window)
-    home = HomeReader(
-        sources,
-        feeds,
-        pages,
-        timelines,
-        followees,
-        *copies[2:],
-        hidden,
-        cache,
-        c.follows,
-        c.settings,
-    )
+    fetch = HomeFetch(sources, feeds, timelines, followees, activity, hidden, cache, c.settings)
+    home = HomeReader(sources, fetch, pages, *copies[2:], c.follows, c.settings)
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
