@@ -24,7 +24,7 @@ from collections.abc import Callable
 from socialapp.domain import keyword_filters as rules
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Conflict, Invalid, NotFound, Unavailable
-from socialapp.stores.keyword_filters import FilterVersions, KeywordFilterStore
+from socialapp.stores.keyword_filters import LOST, FilterVersions, KeywordFilterStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.streams import Streams
 
@@ -257,8 +257,8 @@ class Matchers:
 
     def of(self, reader: int | None, version: int | None = None) -> rules.Matcher:
         """The reader's matcher (an anonymous reader's: no filters). ``version``: as read
-        with the page (0: Redis lacks it, so the matcher kept stands until its recheck, as
-        after a change whose Redis update failed); None: asked of Redis here."""
+        with the page (``LOST``: Redis lacks it, so it is loaded from MongoDB); None: asked
+        of Redis here."""
         if reader is None:
             return rules.NO_FILTERS
         if version is None:
@@ -272,7 +272,7 @@ class Matchers:
                 self._cache.move_to_end(reader)
         if (
             cached is not None
-            and version is not None
+            and version != LOST
             and cached[0] >= version
             and self._clock() - cached[1] < RECHECK_SECONDS
         ):

@@ -51,6 +51,7 @@ SCHEMA = schema.document(
     }
 )
 VERSION_TTL_SECONDS = 7 * 24 * 3600  # a reader gone a week reads it from MongoDB again
+LOST = -1  # the version of a reader whose key Redis lacks: read it from MongoDB
 RAISE_TO = """
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 local wanted = tonumber(ARGV[1])
@@ -91,6 +92,12 @@ class KeywordFilterStore:
         return None if changed is None else changed["version"]
 
 
+def version_of(found: str | bytes | None) -> int:
+    """The version a read of ``version_key`` found (``LOST``: none; a page script reads
+    it as the empty text)."""
+    return int(found) if found else LOST
+
+
 def version_key(account_id: int) -> str:
     """On the reader's hash slot (``{<user_id>}``, as their home), so the home's page script
     reads it in its one call (``TimelineStore.read_page_sources``)."""
@@ -105,10 +112,9 @@ class FilterVersions:
         self._redis = client
         self._raise_to = client.register_script(RAISE_TO)
 
-    def get(self, account_id: int) -> int | None:
-        """The version, or None when Redis lacks it (read it from MongoDB)."""
-        found = self._redis.get(version_key(account_id))
-        return None if found is None else int(found)
+    def get(self, account_id: int) -> int:
+        """The version, or ``LOST`` when Redis lacks it (read it from MongoDB)."""
+        return version_of(self._redis.get(version_key(account_id)))
 
     def raise_to(self, account_id: int, version: int) -> int:
         """Make the version at least ``version``; the version now kept."""

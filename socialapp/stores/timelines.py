@@ -34,7 +34,7 @@ from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores import tag_copies
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
-from socialapp.stores.keyword_filters import version_key
+from socialapp.stores.keyword_filters import LOST, version_key, version_of
 from socialapp.stores.unavailable import REDIS, translates
 
 LUA = Path(__file__).parent / "lua"
@@ -89,8 +89,8 @@ class PageSources(NamedTuple):
     tagged_floor: float = 0
     tags: dict[str, tuple[int | None, bool] | None] | None = None
     tagged_hidden: frozenset[int] = frozenset()
-    # The reader's keyword filters' version (``FilterVersions``), 0 when Redis lacks it.
-    filter_version: int = 0
+    # The reader's keyword filters' version (``FilterVersions``; ``LOST``: Redis lacks it).
+    filter_version: int = LOST
 
 
 def home_key(user_id: int | str) -> str:
@@ -463,7 +463,7 @@ class TimelineStore:
             tagged_floor,
             dict(map(_tag_state, states.split(","))) if states else {},
             frozenset(ids_of(tagged_hidden)),
-            int(version or 0),
+            version_of(version),
         )
 
     # The authors each reader pulls

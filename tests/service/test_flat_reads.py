@@ -154,11 +154,12 @@ def test_a_warm_page_takes_one_round_trip_on_one_server(client, signup, monkeypa
 
 
 def test_a_warm_signed_in_mastodon_home_page_takes_one_round_trip(
-    client, signup, monkeypatch, settle
+    client, components, signup, monkeypatch, settle
 ):
     """The reader's keyword filters' version is read in the page script's one call, with the
     page's sources: a signed-in Mastodon home page is one round trip, as a /v1 page, and a
-    change of filters is applied from the next page on."""
+    change of filters is applied from the next page on. A version Redis lost is read from
+    MongoDB and kept again."""
     ada, bob = signup(), signup()
     assert client.put(f"/v1/me/following/{ada.id}", headers=bob.headers).status_code == 204
     made = [
@@ -184,6 +185,11 @@ def test_a_warm_signed_in_mastodon_home_page_takes_one_round_trip(
     sent.clear()
     assert home() == [made[2], made[0]]
     assert len(sent) == 1
+    key = f"keyword_filters:{{{bob.id}}}"
+    kept = components.redis.get(key)
+    components.redis.delete(key)
+    assert home() == [made[2], made[0]]
+    assert components.redis.get(key) == kept
 
 
 @pytest.mark.parametrize("mode", ["write", "hybrid", "read", "adaptive"])
