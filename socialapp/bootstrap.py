@@ -13,6 +13,7 @@ from socialapp.domain.ids import IdGenerator
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import Pages
 from socialapp.feed_sources import FeedSources
+from socialapp.home_fetch import HomeFetch
 from socialapp.home_reader import HomeReader
 from socialapp.list_reader import ListReader
 from socialapp.metrics import Metrics
@@ -243,19 +244,11 @@ def build(settings: Settings) -> Components:
         redis_memory=series.used_memory,
     )
     pages = Pages(post_cache, posts, settings.boost_window)
+    fetch = HomeFetch(
+        sources, feeds, timelines, followee_copies, activity, hidden, post_cache, settings
+    )
     home = HomeReader(
-        sources,
-        feeds,
-        pages,
-        timelines,
-        followee_copies,
-        activity,
-        rate_meters,
-        adaptive_rounds,
-        hidden,
-        post_cache,
-        follows,
-        settings,
+        sources, fetch, pages, activity, rate_meters, adaptive_rounds, follows, settings
     )
     transactions = mongo.Transactions(db, settings)
     ids = IdGenerator()

@@ -3,9 +3,11 @@ applied, hydrated into posts.
 
 A feed reader (the home's, a list's, a shared feed's) plans which sources a page merges and
 hands an ``EntryStream`` a ``fetch`` for them and a ``store_page`` for what lies past them in
-MongoDB; ``Pages.read`` takes entries from it until the page is full (``deduplicated``: a
-boost waits for what lies below it), then hydrates them from the post cache, the values read
-with the page, or MongoDB.
+MongoDB. ``fetch`` reads them in one round (one call on one server) and answers plain data
+(``Fetched``: each source's read with its rule), which a pure function assembles
+(``socialapp.domain.timeline.assemble``); ``Pages.read`` takes entries from the stream until
+the page is full (``deduplicated``: a boost waits for what lies below it), then hydrates
+them from the post cache, the values read with the page, or MongoDB.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import dataclasses
 import math
 
 from socialapp import jitter
-from socialapp.domain.timeline import Entry, deduplicated, merge
+from socialapp.domain.timeline import Entry, assemble, deduplicated
 from socialapp.rendering import with_original, without_hidden_comments
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, entry_of
@@ -46,12 +48,13 @@ class Pages:
         """The first ``limit`` entries of ``stream`` that the boost rule shows, hydrated
         (``rendered``: in their response form), less the comments embedded in them by
         accounts hidden from the reader (``hidden_among``: which of some accounts are).
-        ``hides(post)``: whether the reader's keyword filters hide a hydrated post (a boost
-        carrying its ``original``), applied here, after every source is merged, so every
-        mode leaves out the same posts and the page reads on to fill its ``limit``."""
+        ``hides(version)``: what the reader's keyword filters hide given their version as
+        the fetch read it with the page (None: not read with it, asked apart), a
+        ``hide(post)`` (None: nothing) telling whether they hide a hydrated post (a boost
+        carrying its ``original``); asked once, after the first fetch, and applied here,
+        after every source is merged, so every mode leaves out the same posts and the page
+        reads on to fill its ``limit``."""
         admits = stream.admits
-        if hides is not None:
-            admits = lambda post: stream.admits(post) and not hides(post)  # noqa: E731
         kept: list[tuple[Entry, object]] = []  # (entry, document or response form)
         pending: list[Entry] = []  # read, not yet decided: a boost waits for what is below
         complete = False  # nothing is below ``pending``
@@ -62,6 +65,8 @@ class Pages:
             need = limit - len(kept)
             showing, decided = deduplicated(pending, self._boost_window, complete, need, newer)
             if decided:
+                if hides is not None:  # the version is read with the first fetch
+                    admits, hides = _without(admits, hides(stream.filter_version)), None
                 pending = pending[decided:]
                 hydrated = self._hydrate(showing, rendered, stream.cached, stream.stored)
                 kept += [item for item in hydrated if admits(item[1])]
@@ -119,6 +124,13 @@ class Pages:
         return found
 
 
+def _without(admits, hide):
+    """``admits`` less the posts ``hide(post)`` hides (None: none)."""
+    if hide is None:
+        return admits
+    return lambda post: admits(post) and not hide(post)
+
+
 def _comments_seen(page: FeedPage, rendered: bool, hidden_among) -> FeedPage:
     """The page without the comments embedded in its posts by accounts hidden from the
     reader, as every read of a post leaves them out (``hidden_among``: which of some
@@ -131,7 +143,8 @@ def _comments_seen(page: FeedPage, rendered: bool, hidden_among) -> FeedPage:
 
 class EntryStream:
     """The entries a page may show, newest first, a batch at a time: merged from the caches
-    (``fetch``) while they hold them, then read from MongoDB (``store_page(before, after,
+    while they hold them (``fetch(before, since_id, count, prefetch)``: one round's
+    ``Fetched``, assembled by ``assemble``), then read from MongoDB (``store_page(before, after,
     count)``: the feed's posts with after < id < before, newest first), whose documents
     ``stored`` keeps for hydration. Blocks, mutes and hidden boosts are left out here, before
     the boost rule counts entries, in every mode alike: ``boosts_shown(entries)`` gives the
@@ -151,6 +164,7 @@ class EntryStream:
         self.in_store = fetch is None
         self.cached: dict = {}
         self.stored: dict = {}
+        self.filter_version: int | None = None  # the reader's keyword filters', if read
 
     def newer(self, entries: list[Entry]) -> int:
         """How many of ``entries`` (newest first) are in the page's range: above since_id.
@@ -169,10 +183,13 @@ class EntryStream:
                     return found
                 self._below_since()
                 continue
-            reads, keep, home, cached = self._fetch(self.before, self._since_id, count, prefetch)
-            merged = merge(reads, keep=keep, limit=count)
-            self.cached.update(cached or {})
-            self.page.merged_authors = len(reads) - (home is not None)
+            fetched = self._fetch(self.before, self._since_id, count, prefetch)
+            merged = assemble(fetched, count)
+            self.cached.update(fetched.cached or {})
+            if fetched.filter_version is not None:
+                self.filter_version = fetched.filter_version
+            home = fetched.feed
+            self.page.merged_authors = len(fetched.sources) - (home is not None)
             if home is not None:
                 from_home = {e.post_id for e in home.entries}
                 self.page.from_timeline += sum(e.post_id in from_home for e in merged.entries)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import Entry, SourceRead, shown, top_reads
+from socialapp.domain.timeline import Entry, Rule, SourceRead, top_reads
 from socialapp.errors import Unavailable
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.filters import FilterStore
@@ -117,22 +117,21 @@ class FeedSources:
         return sorted(names)
 
     def boosts_shown(self, reader: int, entries: list[Entry]) -> list[Entry]:
-        """``entries`` less boosts of posts by accounts the reader does not see, and boosts
-        by accounts whose boosts the reader hides (one Redis call each, if any boosts)."""
+        """``entries`` less the boosts the reader may not see (``boosts_hidden``)."""
+        return self.boosts_hidden(reader, entries).kept(entries)
+
+    def boosts_hidden(self, reader: int, entries: list[Entry]) -> Rule:
+        """The rule leaving out the boosts among ``entries`` the reader may not see: of
+        posts by accounts the reader does not see, or by accounts whose boosts the reader
+        hides (one Redis call each, if any boosts)."""
         boosts = [e for e in entries if e.boost_of]
         if not boosts:
-            return entries
+            return Rule()
         originals = sorted({e.original_author for e in boosts})
         boosters = sorted({e.author_id for e in boosts})
         hidden = self.hidden_among(reader, originals)
         no_boosts = self.hidden_among(reader, boosters, boosts=True)
-        return [e for e in entries if shown(e, (), hidden, no_boosts)]
-
-    def boosts_refused(self, reader: int, entries: list[Entry]) -> set[Entry]:
-        """The boosts among ``entries`` the reader may not see (``boosts_shown``): for entries
-        no page script checked (outboxes read apart, or rebuilt after the script ran)."""
-        boosts = [e for e in entries if e.boost_of]
-        return set(boosts) - set(self.boosts_shown(reader, boosts))
+        return Rule(originals_gone=frozenset(hidden), boosts_gone=frozenset(no_boosts))
 
     def followed_tags_stored(self, user_id: int) -> list[str]:
         """From MongoDB: the hashtags the reader follows (Redis may be down)."""
@@ -146,9 +145,13 @@ class FeedSources:
         def store_page(before, after, count):
             if not authors:
                 authors.extend(sorted(visible()))
-            return self._posts.page_by_authors(authors, before, after, count)
+            return self.posts_by(authors, before, after, count)
 
         return store_page
+
+    def posts_by(self, authors: list[int], before, after, count) -> list[dict]:
+        """The posts in MongoDB of ``authors`` with after < id < before, newest first."""
+        return self._posts.page_by_authors(authors, before, after, count)
 
     def tagged(self, names: list[str]) -> StorePage:
         """The public posts carrying any of the tags ``names`` in MongoDB, newest first."""

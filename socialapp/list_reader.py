@@ -20,12 +20,13 @@ left out, the boost rule, comments by hidden accounts left out.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
 from socialapp import jitter
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import Entry, SourceRead, shown
+from socialapp.domain.timeline import Fetched, Rule, SourceRead
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
 from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
@@ -110,7 +111,7 @@ class ListReader:
         stream = EntryStream(
             None,
             self._sources.authors_page(lambda: set(member_ids) - hidden),
-            lambda entries: [e for e in entries if shown(e, (), hidden, no_boosts)],
+            Rule(originals_gone=hidden, boosts_gone=no_boosts).kept,
             FeedPage([], None, "store"),
             max_id,
             since_id,
@@ -153,18 +154,17 @@ class ListReader:
             # Boosts of outboxes rebuilt since the call (it could not check them): checked now.
             lost = {a for a, outbox in found.outboxes.items() if outbox.floor is None}
             unseen = [e for read in reads for e in read.entries if e.author_id in lost]
-            refused = self._sources.boosts_refused(owner_id, unseen)
+            checked = self._sources.boosts_hidden(owner_id, unseen)
             feed = None
             if found.feed is not None:
                 feed = SourceRead(found.feed.entries, source_floor(found.feed.floor), need)
                 reads.append(feed)
-            originals, boosters = found.hidden_originals, found.hidden_boosters
-
-            def keep(e: Entry) -> bool:
-                shows = e.author_id in found.visible and e not in refused
-                return shows and shown(e, (), originals, boosters)
-
-            return reads, keep, feed, found.cached
+            rule = Rule(
+                originals_gone=found.hidden_originals | checked.originals_gone,
+                boosts_gone=found.hidden_boosters | checked.boosts_gone,
+                only=found.visible,
+            )
+            return Fetched(tuple((read, rule) for read in reads), feed, found.cached)
 
         return fetch
 
@@ -205,9 +205,8 @@ class ListReader:
             if pulled:
                 reads += self._sources.pulled_reads(pulled, before, since_id, need)
             entries = [e for read in reads for e in read.entries]
-            seen = set(self._sources.boosts_shown(owner_id, entries))
-            keep = lambda e: e.author_id in visible and e in seen  # noqa: E731
-            return reads, keep, feed, None
+            rule = dataclasses.replace(self._sources.boosts_hidden(owner_id, entries), only=visible)
+            return Fetched(tuple((read, rule) for read in reads), feed)
 
         return fetch
 

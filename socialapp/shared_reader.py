@@ -17,11 +17,12 @@ about their authors, then the post cache, each apart.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Collection
 
-from socialapp.domain.timeline import Entry
+from socialapp.domain.timeline import Entry, Fetched, Rule
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
 from socialapp.feed_sources import FeedSources, StorePage
 from socialapp.stores.hidden import LOADED, HiddenAccounts
@@ -114,22 +115,15 @@ class SharedFeedReader:
         """A page merged from the feeds ``loads`` names (each with how to read its posts
         from MongoDB when rebuilt), then ``store_page`` past them."""
         hidden_among = self._hidden_among(reader, from_store)
-
-        def shown(entries: list[Entry]) -> list[Entry]:
-            if hidden_among is None:
-                return entries
-            hidden = hidden_among(sorted({e.author_id for e in entries}))
-            return [e for e in entries if e.author_id not in hidden]
-
         fetch = None  # Redis is down: MongoDB alone
         if not from_store and self._feeds.batched:
             fetch = self._one_call(reader, loads, hidden_among)
         elif not from_store:
-            fetch = self._apart(loads, shown)
+            fetch = functools.partial(self._apart, loads, hidden_among)
         stream = EntryStream(
             fetch,
             lambda before, after, count: store_page(before, after, count),
-            shown,
+            lambda entries: _unhidden(hidden_among, entries).kept(entries),
             FeedPage([], None, "shared"),
             max_id,
             since_id,
@@ -137,17 +131,13 @@ class SharedFeedReader:
         )
         return self._pages.read(stream, limit, rendered, hidden_among or _nobody, hides)
 
-    def _apart(self, loads: dict[str, StorePage], shown):
-        """A Redis Cluster: the page's fetch, reading the feeds ``loads`` names, then asking
-        which of their authors the reader sees (``shown``), then (in ``Pages.read``) the
-        cached posts, each apart: the keys span slots."""
-
-        def fetch(before, since, need, prefetch):
-            reads = self._sources.shared_reads(loads, before, since, need)
-            kept = set(shown([e for read in reads for e in read.entries]))
-            return reads, kept.__contains__, None, None
-
-        return fetch
+    def _apart(self, loads: dict[str, StorePage], hidden_among, before, since, need, prefetch):
+        """A Redis Cluster: the page's fetch round, reading the feeds ``loads`` names, then
+        asking which of their authors the reader does not see (``hidden_among``), then (in
+        ``Pages.read``) the cached posts, each apart: the keys span slots."""
+        reads = self._sources.shared_reads(loads, before, since, need)
+        rule = _unhidden(hidden_among, [e for read in reads for e in read.entries])
+        return Fetched(tuple((read, rule) for read in reads))
 
     def _one_call(self, reader: int | None, loads: dict[str, StorePage], hidden_among):
         """One server: the page's fetch, reading the feeds ``loads`` names, which of their
@@ -163,14 +153,15 @@ class SharedFeedReader:
             )  # fmt: skip
             reads = self._sources.shared_rebuilt_if_lost(found.feeds, loads, before, since, need)
             if hidden_among is None:
-                return reads, _everyone, None, found.cached
+                return Fetched(tuple((read, Rule()) for read in reads), None, found.cached)
             hidden, asked = found.hidden or set(), set()
             if found.hidden is not None:
                 asked = {e.author_id for feed in found.feeds.values() for e in feed.entries}
             authors = {e.author_id for read in reads for e in read.entries} - asked
             if authors:
                 hidden = hidden | hidden_among(sorted(authors))
-            return reads, lambda e: e.author_id not in hidden, None, found.cached
+            rule = Rule(gone=frozenset(hidden))
+            return Fetched(tuple((read, rule) for read in reads), None, found.cached)
 
         return fetch
 
@@ -186,9 +177,12 @@ class SharedFeedReader:
         return hidden.intersection
 
 
-def _everyone(entry: Entry) -> bool:
-    """Whether an anonymous reader sees an entry: always."""
-    return True
+def _unhidden(hidden_among, entries: list[Entry]) -> Rule:
+    """The rule leaving out the entries by authors hidden from the reader (``hidden_among``;
+    None: anonymous, none)."""
+    if hidden_among is None:
+        return Rule()
+    return Rule(gone=frozenset(hidden_among(sorted({e.author_id for e in entries}))))
 
 
 def _nobody(author_ids) -> set[int]:

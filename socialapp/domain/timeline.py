@@ -22,6 +22,7 @@ import heapq
 import math
 import operator
 from collections.abc import Callable, Container, Iterable
+from collections.abc import Set as AbstractSet
 from itertools import compress
 from typing import NamedTuple
 
@@ -95,6 +96,69 @@ def shown(
     return not entry.boost_of or (
         entry.original_author not in originals_gone and entry.author_id not in boosts_gone
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """Which entries of a source a page shows: ``shown``'s arguments, ``only`` the authors
+    the source may show (None: any; a list's members the owner sees) and ``refused`` single
+    entries left out (a tagged set's entries whose hashtag is no longer followed)."""
+
+    gone: AbstractSet[int] = frozenset()
+    originals_gone: AbstractSet[int] = frozenset()
+    boosts_gone: AbstractSet[int] = frozenset()
+    only: AbstractSet[int] | None = None
+    refused: AbstractSet[Entry] = frozenset()
+
+    def shows(self, entry: Entry) -> bool:
+        if self.only is not None and entry.author_id not in self.only:
+            return False
+        return entry not in self.refused and shown(
+            entry, self.gone, self.originals_gone, self.boosts_gone
+        )
+
+    def kept(self, entries: Iterable[Entry]) -> list[Entry]:
+        """``entries`` (in order) less those the rule leaves out."""
+        return [e for e in entries if self.shows(e)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Fetched:
+    """What one fetch round of a page read from the caches, as plain data: each source's
+    read with the rule its entries are shown by, the feed's own materialized read among them
+    (a home, a list's feed: counted as served from it; None: none), the post cache values
+    read with them and the reader's keyword filters' version read with them (None: not
+    read with the page)."""
+
+    sources: tuple[tuple[SourceRead, Rule], ...]
+    feed: SourceRead | None = None
+    cached: dict | None = None
+    filter_version: int | None = None
+
+    @property
+    def reads(self) -> list[SourceRead]:
+        return [read for read, _ in self.sources]
+
+
+def assemble(fetched: Fetched, limit: int) -> Merged:
+    """The page's next entries from one fetch round: its sources merged (``merge``), an
+    entry kept when a source that holds it shows it by that source's rule (a post both in the
+    home and in a tagged set shows if either source shows it)."""
+    kept = {e for read, rule in fetched.sources for e in read.entries if rule.shows(e)}
+    return merge(fetched.reads, keep=kept.__contains__, limit=limit)
+
+
+def tagged_source(
+    tagged: Iterable[tuple[Entry, str]], read: SourceRead, followed: Container[str], hidden
+) -> tuple[SourceRead, Rule]:
+    """A tagged set's read (``read``: its entries, ``tagged`` the same each with the hashtag
+    that brought it) and its rule: an entry shows while its hashtag is ``followed`` and its
+    author is not ``hidden`` from the reader, followed or not (the tag brings them). The
+    page script (``read_page.lua``) mirrors it."""
+    tagged = list(tagged)
+    brought = {e for e, tag in tagged if tag in followed}
+    refused = frozenset(e for e, _ in tagged if e not in brought)
+    return read, Rule(gone=frozenset(hidden), refused=refused)
 
 
 def merge(reads: Iterable[SourceRead], keep: Callable[[Entry], bool], limit: int) -> Merged:

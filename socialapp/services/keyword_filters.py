@@ -6,8 +6,9 @@ changed them meanwhile (``KeywordFilterStore.replace``, tried again otherwise), 
 bound (``socialapp.domain.keyword_filters``) holds whatever the race, and a change that
 breaks one changes nothing. A change raises the reader's version in Redis and tells their
 streams (``filters_changed``). ``Matchers`` answers a reader's compiled matcher from an
-in-process cache keyed by (reader, version): a page asks Redis the version (one ``GET``) and
-compiles nothing unless the filters changed.
+in-process cache keyed by (reader, version): a home page reads the version with its sources
+(the page script's one call), other pages ask Redis for it (one ``GET``), and nothing is
+compiled unless the filters changed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from socialapp.domain import keyword_filters as rules
 from socialapp.domain.ids import IdGenerator
 from socialapp.errors import Conflict, Invalid, NotFound, Unavailable
-from socialapp.stores.keyword_filters import FilterVersions, KeywordFilterStore
+from socialapp.stores.keyword_filters import LOST, FilterVersions, KeywordFilterStore
 from socialapp.stores.posts import PostStore
 from socialapp.stores.streams import Streams
 
@@ -284,21 +285,24 @@ class Matchers:
         )
         self._lock = threading.Lock()
 
-    def of(self, reader: int | None) -> rules.Matcher:
-        """The reader's matcher (an anonymous reader's: no filters)."""
+    def of(self, reader: int | None, version: int | None = None) -> rules.Matcher:
+        """The reader's matcher (an anonymous reader's: no filters). ``version``: as read
+        with the page (``LOST``: Redis lacks it, so it is loaded from MongoDB); None: asked
+        of Redis here."""
         if reader is None:
             return rules.NO_FILTERS
-        try:
-            version = self._versions.get(reader)
-        except Unavailable:
-            return self._load(reader, keep=False)
+        if version is None:
+            try:
+                version = self._versions.get(reader)
+            except Unavailable:
+                return self._load(reader, keep=False)
         with self._lock:
             cached = self._cache.get(reader)
             if cached is not None:
                 self._cache.move_to_end(reader)
         if (
             cached is not None
-            and version is not None
+            and version != LOST
             and cached[0] >= version
             and self._clock() - cached[1] < RECHECK_SECONDS
         ):

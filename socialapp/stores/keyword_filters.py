@@ -6,8 +6,9 @@ only if the version is still the one read (``replace``), so two changes racing n
 pass a bound (filters, keywords or statuses per account) and never lose one another.
 Another account's filter, keyword or status is not in the caller's document at all.
 
-Redis keeps each reader's version (``keyword_filters:{<user_id>}``), so a page asks one
-``GET`` to know whether the matcher compiled for them is current; MongoDB stays the store
+Redis keeps each reader's version (``keyword_filters:{<user_id>}``), so a page knows whether
+the matcher compiled for them is current: a home page reads it in its page script's one call,
+other pages ask one ``GET``; MongoDB stays the store
 of record. A lost key is filled from the document again, and a fill never lowers it
 (``raise_to``): a stale fill racing a change cannot bring back an old version.
 """
@@ -50,6 +51,7 @@ SCHEMA = schema.document(
     }
 )
 VERSION_TTL_SECONDS = 7 * 24 * 3600  # a reader gone a week reads it from MongoDB again
+LOST = -1  # the version of a reader whose key Redis lacks: read it from MongoDB
 RAISE_TO = """
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 local wanted = tonumber(ARGV[1])
@@ -90,7 +92,15 @@ class KeywordFilterStore:
         return None if changed is None else changed["version"]
 
 
-def _version_key(account_id: int) -> str:
+def version_of(found: str | bytes | None) -> int:
+    """The version a read of ``version_key`` found (``LOST``: none; a page script reads
+    it as the empty text)."""
+    return int(found) if found else LOST
+
+
+def version_key(account_id: int) -> str:
+    """On the reader's hash slot (``{<user_id>}``, as their home), so the home's page script
+    reads it in its one call (``TimelineStore.read_page_sources``)."""
     return f"keyword_filters:{{{account_id}}}"
 
 
@@ -102,12 +112,11 @@ class FilterVersions:
         self._redis = client
         self._raise_to = client.register_script(RAISE_TO)
 
-    def get(self, account_id: int) -> int | None:
-        """The version, or None when Redis lacks it (read it from MongoDB)."""
-        found = self._redis.get(_version_key(account_id))
-        return None if found is None else int(found)
+    def get(self, account_id: int) -> int:
+        """The version, or ``LOST`` when Redis lacks it (read it from MongoDB)."""
+        return version_of(self._redis.get(version_key(account_id)))
 
     def raise_to(self, account_id: int, version: int) -> int:
         """Make the version at least ``version``; the version now kept."""
-        kept = self._raise_to(keys=[_version_key(account_id)], args=[version, VERSION_TTL_SECONDS])
+        kept = self._raise_to(keys=[version_key(account_id)], args=[version, VERSION_TTL_SECONDS])
         return int(kept)

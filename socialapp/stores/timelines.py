@@ -34,6 +34,7 @@ from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores import tag_copies
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
+from socialapp.stores.keyword_filters import LOST, version_key, version_of
 from socialapp.stores.unavailable import REDIS, translates
 
 LUA = Path(__file__).parent / "lua"
@@ -88,6 +89,8 @@ class PageSources(NamedTuple):
     tagged_floor: float = 0
     tags: dict[str, tuple[int | None, bool] | None] | None = None
     tagged_hidden: frozenset[int] = frozenset()
+    # The reader's keyword filters' version (``FilterVersions``; ``LOST``: Redis lacks it).
+    filter_version: int = LOST
 
 
 def home_key(user_id: int | str) -> str:
@@ -421,7 +424,8 @@ class TimelineStore:
         reloaded; ``TAGS_MISSING`` when the followed tags must be loaded, ``TAGGED_MISSING``
         when the tagged set must be rebuilt; ``HIDDEN_MISSING`` when the hidden set must be
         loaded; ``INACTIVE`` when the reader had been idle (fan-out skipped them: rebuild).
-        Renews the home's, the pulled set's and the tagged set's TTL.
+        Renews the home's, the pulled set's and the tagged set's TTL. Reads the reader's
+        keyword filters' version too (``filter_version``; the key is on the reader's slot).
         """
         keys = [home_key(user_id), pulls_key(user_id), following[0], hidden]
         keys += [tagged_key(user_id), followed_tags_key(user_id)]
@@ -430,6 +434,7 @@ class TimelineStore:
             keys += [activity[0], tag_copies.FOLLOWERS, tag_copies.UNSETTLED]
             if cache_prefix:
                 args += [cache_prefix, count if prefetch is None else prefetch]
+        keys.append(version_key(user_id))  # the last key, on every deployment
         reply = self._run([("read_page", keys, args)])[0]
         text, cached = reply, None
         if isinstance(reply, list):
@@ -438,7 +443,7 @@ class TimelineStore:
         if text in ("", INACTIVE, HIDDEN_MISSING, TAGS_MISSING, TAGGED_MISSING):
             return text or MISSING
         home, pulled, unfollowed, originals, boosters, bound, tags, *rest = text.split(";")
-        tagged, states, tagged_hidden, *outboxes = rest
+        tagged, states, tagged_hidden, version, *outboxes = rest
         tagged_floor, tagged_members = _tagged_from_text(tagged)
         pulled_ids = ids_of(pulled)
         found = None
@@ -458,6 +463,7 @@ class TimelineStore:
             tagged_floor,
             dict(map(_tag_state, states.split(","))) if states else {},
             frozenset(ids_of(tagged_hidden)),
+            version_of(version),
         )
 
     # The authors each reader pulls

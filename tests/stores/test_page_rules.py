@@ -1,13 +1,17 @@
-"""The page rule, written once in Python (``socialapp.domain.timeline.shown``) and mirrored by
+"""The page rules, written once in Python (``socialapp.domain.timeline``: ``shown``, each
+source's ``Rule``, a tagged set's ``tagged_source``, merged by ``assemble``) and mirrored by
 the page scripts (``read_page.lua`` for homes, ``read_list.lua`` for lists, both through
-``lib.lua``'s ``page_rule``): one table of cases runs through each, and each must give the
-page the table names. A script's answer is its prefetch: the newest entries of the sources
-it merged, each with the post it boosts, in page order. As a list, the home's entries are
-the list's feed and its members the reader and whom they follow.
+``lib.lua``'s ``page_rule``; the tagged set's rule in ``read_page.lua``): one table of cases
+runs through each, and each must give the page the table names. A script's answer is its
+prefetch: the newest entries of the sources it merged, each with the post it boosts, in page
+order. As a list, the home's entries are the list's feed and its members the reader and whom
+they follow.
 
 A case: the home's entries and the pulled authors' outboxes, whom the reader follows, who is
 hidden from them (blocked either way or muted, until when), whose boosts they hide, and the
-page expected (post ids, newest first)."""
+page expected (post ids, newest first); and the reader's tagged set (each entry with the
+hashtag that brought it) and the hashtags they follow (homes only: a list has no tagged set).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,8 @@ from typing import NamedTuple
 import pytest
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import Entry, shown
+from socialapp.domain.timeline import Entry, Fetched, Rule, SourceRead, assemble, tagged_source
+from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
@@ -30,6 +35,7 @@ FOLLOWING = (f"following:{{{READER}}}", "0")
 HIDDEN = f"hidden:{{{READER}}}"
 NOW = time.time()
 LATER, EARLIER = NOW + 3600, NOW - 3600
+CATS, DOGS = frozenset({"cats"}), frozenset({"dogs"})
 
 
 class Case(NamedTuple):
@@ -39,6 +45,8 @@ class Case(NamedTuple):
     hidden: dict[int, float]  # author: hidden until
     boosts_hidden: set[int]
     page: list[int]
+    tagged: tuple[tuple[Entry, str], ...] = ()
+    tags: frozenset[str] = frozenset()
 
 
 def boost(post_id: int, booster: int, original: int, original_author: int) -> Entry:
@@ -83,16 +91,47 @@ CASES = {
     "a pulled author's boost of a hidden author's post is left out": Case(
         [Entry(10, 2)], {4: [boost(50, 4, 7, 9), Entry(45, 4)]}, {2, 4}, {9: LATER}, set(), [45, 10]
     ),
+    "a followed hashtag brings a post by an account not followed": Case(
+        [Entry(10, 2)], {}, {2}, {}, set(), [60, 10], ((Entry(60, 8), "cats"),), CATS
+    ),
+    "a hashtag no longer followed brings nothing": Case(
+        [Entry(10, 2)], {}, {2}, {}, set(), [10], ((Entry(60, 8), "cats"),), DOGS
+    ),
+    "a hashtag's post by a hidden author is left out": Case(
+        [Entry(10, 2)], {}, {2}, {8: LATER}, set(), [10], ((Entry(60, 8), "cats"),), CATS
+    ),
+    "a post two hashtags brought shows while one of them is followed": Case(
+        [Entry(10, 2)],
+        {},
+        {2},
+        {},
+        set(),
+        [60, 10],
+        ((Entry(60, 8), "cats"), (Entry(60, 8), "dogs")),
+        DOGS,
+    ),
+    "a followee's post in the home and a tagged set shows once": Case(
+        [Entry(60, 2)], {}, {2}, {}, set(), [60], ((Entry(60, 2), "cats"),), CATS
+    ),
+    "a followee's post stays in the home when its hashtag is no longer followed": Case(
+        [Entry(60, 2)], {}, {2}, {}, set(), [60], ((Entry(60, 2), "cats"),), DOGS
+    ),
 }
+LIST_CASES = {name: case for name, case in CASES.items() if not case.tagged}
 
 
 def python_page(case: Case) -> list[int]:
-    """The page by the Python rule: every source's entries merged newest first, once each."""
+    """The page by the Python rules: every source's entries merged newest first, once each,
+    as ``assemble`` merges one fetch round."""
     hidden = {author for author, until in case.hidden.items() if until > NOW}
     gone = ({e.author_id for e in case.home} - case.followees - {READER}) | hidden
-    entries = {e.post_id: e for source in [case.home, *case.outboxes.values()] for e in source}
-    page = [e for e in entries.values() if shown(e, gone, hidden, case.boosts_hidden)]
-    return sorted((e.post_id for e in page), reverse=True)
+    rule = Rule(gone, hidden, case.boosts_hidden)
+    sources = [case.home, *case.outboxes.values()]
+    fetched = [(SourceRead(sorted(source, reverse=True), 0, 20), rule) for source in sources]
+    if case.tagged:
+        read = SourceRead(sorted({e for e, _ in case.tagged}, reverse=True), 0, 20)
+        fetched.append(tagged_source(case.tagged, read, case.tags, hidden))
+    return [e.post_id for e in assemble(Fetched(tuple(fetched)), 20).entries]
 
 
 SETTINGS = Settings.from_env({}, timeline_cap=50, outbox_cap=50)
@@ -110,6 +149,7 @@ def stored(redis_client, case: Case) -> TimelineStore:
     for author, outbox in case.outboxes.items():
         store.create_outbox(author, outbox)
     every = {e.post_id for s in [case.home, *case.outboxes.values()] for e in s}
+    every |= {e.post_id for e, _ in case.tagged}
     every |= {e.boost_of for s in [case.home, *case.outboxes.values()] for e in s if e.boost_of}
     redis_client.mset({post_key(p): f"cached {p}" for p in every})
     return store
@@ -125,6 +165,12 @@ def script_page(redis_client, case: Case) -> list[int]:
     """The page by the home's script."""
     store = stored(redis_client, case)
     redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
+    if case.tags:  # the followed hashtags and the tagged set
+        redis_client.sadd(FOLLOWING[0], FOLLOWS_TAGS)
+        redis_client.sadd(followed_tags_key(READER), FOLLOWING[1], *case.tags)
+        store.create_tagged([READER])
+        for entry, tag in case.tagged:
+            store.backfill_tagged([READER], [entry], 0, tag)
     redis_client.zadd("fanout:active", {str(READER): NOW})
     found = store.read_page_sources(
         READER,
@@ -161,6 +207,6 @@ def test_the_page_script_gives_the_same_page(redis_client, case):
     assert script_page(redis_client, case) == case.page
 
 
-@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+@pytest.mark.parametrize("case", LIST_CASES.values(), ids=LIST_CASES.keys())
 def test_the_list_script_gives_the_same_page(redis_client, case):
     assert list_script_page(redis_client, case) == case.page

@@ -35,11 +35,12 @@ CHANGED = {**AUTHORIZED, **NOT_FOUND, **INVALID, **LIMITED}
 NESTED = re.compile(r"keywords_attributes\[([^\]]*)\]\[([A-Za-z_]+)\]")
 
 
-def matcher(reader: int | None) -> rules.Matcher:
-    """The reader's matcher, asked once per request (``Matchers`` caches it across them)."""
+def matcher(reader: int | None, version: int | None = None) -> rules.Matcher:
+    """The reader's matcher, asked once per request (``Matchers`` caches it across them);
+    ``version``: their filters' version as a page read it (None: asked of Redis)."""
     cached = g.setdefault("keyword_matchers", {})
     if reader not in cached:
-        cached[reader] = components().matchers.of(reader)
+        cached[reader] = components().matchers.of(reader, version)
     return cached[reader]
 
 
@@ -53,12 +54,19 @@ def _matches(reader: int, post: dict) -> list[rules.Match]:
     return memo[key]
 
 
-def hides(reader: int | None, context: str):
+def hides(reader: int | None, context: str, version: int | None = None):
     """``hides(post)`` for a page in ``context`` (None: no filter of the reader's hides
-    anything there)."""
-    if not matcher(reader).hides_in(context):
+    anything there); ``version`` as ``matcher`` takes it."""
+    if not matcher(reader, version).hides_in(context):
         return None
     return lambda post: rules.hides(_matches(reader, post), context)
+
+
+def page_hides(reader: int | None, context: str):
+    """``hides`` for a feed page (``Pages.read``): given the filters' version the page read
+    with its sources (None: not read with them), a signed-in home page asks Redis nothing
+    more."""
+    return lambda version: hides(reader, context, version)
 
 
 def results(reader: int | None, post: dict) -> list[dict]:

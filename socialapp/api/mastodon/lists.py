@@ -192,7 +192,7 @@ def timeline(list_id: str):
     args = params(HomeArgs())
     c = components()
     read = (c.list_reader, c.lists, c.fanout_settings, me, number, args["limit"])
-    hides = keyword_filters.hides(me, "home")  # Mastodon's home context covers lists
+    hides = keyword_filters.page_hides(me, "home")  # Mastodon's home context covers lists
     if args["min_id"] is not None:
         page = lists.read_list_after(*read, args["min_id"], args["max_id"], hides=hides)
     else:

@@ -48,7 +48,7 @@ def home():
     args = params(HomeArgs())
     c = components()
     read = (c.home, c.fanout_settings, c.metrics, user_id, args["limit"])
-    hides = keyword_filters.hides(user_id, "home")
+    hides = keyword_filters.page_hides(user_id, "home")
     if args["min_id"] is not None:  # the page above another: it links next below itself
         page = timeline.read_home_after(*read, args["min_id"], args["max_id"], hides=hides)
     else:
@@ -106,7 +106,7 @@ def _shared(args: dict, page) -> FeedPage | None:
 )
 def public():
     args, reader = params(PublicArgs()), viewer_id()
-    shared, hides = components().shared_reader, keyword_filters.hides(reader, "public")
+    shared, hides = components().shared_reader, keyword_filters.page_hides(reader, "public")
 
     def page(limit, max_id, since_id, **store):
         return shared.public_page(reader, limit, max_id, since_id, hides=hides, **store)
@@ -132,7 +132,7 @@ def tag(hashtag: str):
     if name is None:
         raise NotFound("Record not found")
     wanted = {mode: [tags.named(n) for n in args[mode]] for mode in ("any", "all", "none")}
-    shared, hides = components().shared_reader, keyword_filters.hides(reader, "public")
+    shared, hides = components().shared_reader, keyword_filters.page_hides(reader, "public")
 
     def page(limit, max_id, since_id, **store):
         return shared.tag_page(

@@ -6,7 +6,8 @@
 -- members "post:author#tag"), KEYS[6] the hashtags they follow (same hash tag). On one
 -- server (the keys span hash slots) also KEYS[7], readers' last activity, and ARGV[7], the
 -- cutoff of activity: the reader is marked active, and the outboxes are read here too; and
--- KEYS[8], KEYS[9], the tags' follower counts and the tags being reconciled.
+-- KEYS[8], KEYS[9], the tags' follower counts and the tags being reconciled. The last key,
+-- on every deployment, is the reader's keyword filters' version (same hash tag).
 -- 'inactive' when the reader was idle past the cutoff (fan-out skipped them: rebuild);
 -- 'hidden' when the hidden set is missing (reload it); 'tags' when the reader follows
 -- hashtags and the set of them is missing (reload it), 'tagged' when their tagged set is
@@ -19,7 +20,7 @@
 -- hashtags (member '#' of KEYS[3]) else 0, and when 1: the tagged set as
 -- "floor,member,...", the followed tags (on one server each as "name=followers=1 or 0",
 -- followers '' when not counted, 1 when being reconciled), the authors of tagged entries
--- the reader does not see; then (one server) the
+-- the reader does not see; the keyword filters' version ('' when missing); then (one server) the
 -- outboxes of the reader and of each pulled author in that order. The cost is the page and the pulled
 -- authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
@@ -29,7 +30,8 @@
 -- source is known), so a warm
 -- page takes one round trip. Followee checks are one SMISMEMBER per list of authors,
 -- hidden checks one ZMSCORE.
-local here = KEYS[7] ~= nil
+local filter_version = KEYS[#KEYS]
+local here = #KEYS > 7
 if here then
   local seen = redis.call('ZSCORE', KEYS[7], ARGV[4])
   redis.call('ZADD', KEYS[7], ARGV[6], ARGV[4])
@@ -139,6 +141,7 @@ local out = {
   table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
   table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound, follows_tags,
   tagged_text, table.concat(states, ','), table.concat(tagged_hidden, ','),
+  redis.call('GET', filter_version) or '',
 }
 for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
 local text = table.concat(out, ';')
