@@ -11,6 +11,7 @@ import time
 import traceback
 
 import flask.testing
+import hypothesis
 import mongomock
 import pytest
 import redis
@@ -37,6 +38,11 @@ class AnsweredClient(flask.testing.FlaskClient):
 
 
 flask.Flask.test_client_class = AnsweredClient
+
+# No per-example deadline: CI is a busy two-core machine, where a slow example is the load,
+# not a regression (speed is measured by the benchmarks, not by tests).
+hypothesis.settings.register_profile("busy", deadline=None)
+hypothesis.settings.load_profile("busy")
 
 # Records what the stores ask of MongoDB and checks stored documents: see its docstring.
 pytest_plugins = ["tests.stores.guard"]
