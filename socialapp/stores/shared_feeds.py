@@ -28,7 +28,6 @@ from socialapp.stores.timelines import (
     TimelineScripts,
     add_args,
     ids_of,
-    member_text,
     read_args,
     slice_from_text,
     slice_of,
@@ -84,10 +83,7 @@ class FeedSets:
 
     def remove(self, keys: list[str], entry: Entry) -> None:
         """Take ``entry`` out of the feeds ``keys`` (a deleted post), in one round trip."""
-        pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
-        for key in keys:
-            pipe.zrem(key, member_text(entry))
-        pipe.execute()
+        self._lua.remove(keys, entry)
 
     def read(
         self, keys: list[str], max_id: int | None, since_id: int | None, count: int
@@ -188,8 +184,7 @@ class SharedFeeds(FeedSets):
                 exact = False
                 found = max(found, round(found * node.dbsize() / (looked * SCAN_BATCH)))
             tags += found
-        public = self._client.zcard(PUBLIC)
-        return Sizes(public - 1 if public else None, tags, exact)  # less the floor sentinel
+        return Sizes(self._lua.sizes([PUBLIC])[0], tags, exact)
 
 
 def _servers(client) -> list:
