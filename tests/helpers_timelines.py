@@ -5,6 +5,7 @@ from __future__ import annotations
 from socialapp.domain.timeline import Entry
 from socialapp.stores.timelines import (
     TimelineScripts,
+    add_args,
     home_key,
     member_text,
     read_args,
@@ -36,3 +37,13 @@ def timeline_members(client, key: str) -> list[str]:
     """The timeline's entries as the scripts' text members ("post:author", a boost's
     "post:original:original_author:author"), newest first."""
     return [member_text(entry) for entry in timeline_entries(client, key)[0]]
+
+
+def put_entry(client, key: str, entry: Entry) -> None:
+    """Add ``entry`` to the timeline ``key`` as a delivery would (a test's corruption)."""
+    TimelineScripts(client, ttl=60).run([("add", key, add_args(WHOLE, 0, [entry]))])
+
+
+def drop_entry(client, key: str, entry: Entry) -> int:
+    """Take ``entry`` out of the timeline ``key`` as a retraction would; whether it was held."""
+    return TimelineScripts(client, ttl=60).remove([key], entry)

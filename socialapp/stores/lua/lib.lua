@@ -527,6 +527,10 @@ local function remove(key, member)
   if is_text(key) then return redis.call('ZREM', key, member) end
   local t = load(key)
   if not t then return 0 end
+  if #t.ids == 0 then
+    if t.floor_changed then save(t) end
+    return 0
+  end
   local post = tonumber(string.match(member, '^%d+'))
   local i = locate(t, post)
   local bucket, removed = bucket_of(t, i), 0
