@@ -9,9 +9,10 @@
 -- client does not build them. How many sets exist.
 local cap, score, member, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local entry = entry_of(member)
+local encoded = not is_text(prefix) and encode(entry) or nil
 local reached = 0
 for i = 5, #ARGV do
-  if deliver_one(prefix .. ARGV[i] .. '}', cap, score, member, entry) then
+  if deliver_one(prefix .. ARGV[i] .. '}', cap, score, member, entry, encoded) then
     reached = reached + 1
   end
 end

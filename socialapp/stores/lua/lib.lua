@@ -36,6 +36,13 @@ local BOOST, ORIGINAL = 128, 64  -- flags, in a record's 8th byte above the auth
 local HIGH = 2 ^ 48
 local INDEX = 11  -- bytes an index item takes
 
+-- A timeline is trimmed to its cap once it holds more than cap + slack(cap) entries: a
+-- sixteenth of the cap cut at once, so a delivery to a full timeline rewrites its tail
+-- bucket once in cap / 16 deliveries rather than each time (small caps are kept exactly).
+local function slack(cap)
+  return math.floor(cap / 16)
+end
+
 local function renew(key)
   redis.call('EXPIRE', key, TTL)
 end
@@ -326,10 +333,10 @@ local function insert(t, entry)
   return true
 end
 
--- Keep at most cap entries; the floor rises to the highest post id removed, never lowers.
--- The oldest entries are cut from the end of the tail bucket.
+-- Past cap + slack(cap) entries keep cap; the floor rises to the highest post id removed,
+-- never lowers. The oldest entries are cut from the end of the tail bucket.
 local function trim_compact(t, cap)
-  if t.floor == math.huge then return end
+  if t.floor == math.huge or t.n <= cap + slack(cap) then return end
   local excess, highest = t.n - cap, nil
   while excess > 0 and #t.ids > 0 do
     local i = #t.ids
@@ -371,7 +378,7 @@ local function merge(t, entries, cap)
     end
     if #merged == 0 or merged[#merged][1] ~= take[1] then merged[#merged + 1] = take end
   end
-  if t.floor ~= math.huge and #merged > cap then
+  if t.floor ~= math.huge and #merged > cap + slack(cap) then
     local highest = merged[cap + 1][1]
     for i = #merged, cap + 1, -1 do merged[i] = nil end
     if highest > t.floor then t.floor, t.floor_changed = highest, true end
@@ -390,7 +397,7 @@ end
 local function text_trim(key, cap, floor)
   if floor == math.huge then return end
   local excess = redis.call('ZCARD', key) - 1 - cap
-  if excess <= 0 then return end
+  if excess <= slack(cap) then return end
   local lowest = redis.call('ZRANGE', key, 0, excess, 'WITHSCORES')
   local removed, highest, highest_text = 0, floor, nil
   for i = 1, #lowest, 2 do
@@ -449,6 +456,39 @@ local function create(key)
   return 1
 end
 
+-- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
+-- parse and ``encoded`` its records) to an existing timeline as add() does; whether it
+-- exists. The usual delivery, the newest entry into a head with room and no trim due, is
+-- one HMGET and one HSET.
+local function deliver_one(key, cap, score, member, entry, encoded)
+  if is_text(key) then
+    local floor = text_floor(key)
+    if not floor then return false end
+    if floor == math.huge or score > floor then
+      redis.call('ZADD', key, score, member)
+      text_trim(key, cap, floor)
+    end
+    return true
+  end
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'h')
+  if not found.err then
+    if not found[1] then return false end
+    local floor, n, head = tonumber(found[1]), tonumber(found[2]), found[3]
+    if floor ~= math.huge and score <= floor then return true end
+    if head and #head > 0 and #head + #encoded <= BUCKET * RECORD and score > post_at(head, 1)
+        and (floor == math.huge or n < cap + slack(cap)) then
+      redis.call('HSET', key, 'h', encoded .. head, 'n', n + 1)
+      return true
+    end
+  end
+  local t = load(key)
+  if not t then return false end
+  local added = (t.floor == math.huge or score > t.floor) and insert(t, entry)
+  if added then trim_compact(t, cap) end
+  if added or t.floor_changed then save(t) end
+  return true
+end
+
 -- Add the entries ARGV[3..] to an existing timeline, raising its floor to at least ARGV[2]
 -- and trimming it to ARGV[1] entries; 0 (and nothing written) when it does not exist.
 local function add(key)
@@ -463,32 +503,16 @@ local function add(key)
     text_add(key, 3, floor, cap)
     return 1
   end
+  if #ARGV == 4 and raised == 0 then  -- one entry: a delivery
+    local entry = entry_of(ARGV[4])
+    return deliver_one(key, cap, tonumber(ARGV[3]), ARGV[4], entry, encode(entry)) and 1 or 0
+  end
   local t = load(key)
   if not t then return 0 end
   if t.floor ~= math.huge and raised > t.floor then t.floor, t.floor_changed = raised, true end
   merge(t, argv_entries(3), cap)
   save(t)
   return 1
-end
-
--- Deliver one entry (score ``score``, text ``member``; ``entry`` its parse, for a compact
--- timeline) to an existing timeline as add() does; whether it exists.
-local function deliver_one(key, cap, score, member, entry)
-  if is_text(key) then
-    local floor = text_floor(key)
-    if not floor then return false end
-    if floor == math.huge or score > floor then
-      redis.call('ZADD', key, score, member)
-      text_trim(key, cap, floor)
-    end
-    return true
-  end
-  local t = load(key)
-  if not t then return false end
-  local added = (t.floor == math.huge or score > t.floor) and insert(t, entry)
-  if added then trim_compact(t, cap) end
-  if added or t.floor_changed then save(t) end
-  return true
 end
 
 -- Replace the timeline with an empty one that is being rebuilt (floor +inf).
