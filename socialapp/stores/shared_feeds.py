@@ -2,10 +2,10 @@
 
 ``public`` holds every public post that is not a boost (Mastodon's public timeline leaves
 out boosts and unlisted posts), ``tag:{name}`` the public posts carrying the tag ``name``
-(its normal form, ``socialapp.domain.tags``). Each is a timeline sorted set exactly like an
-outbox (``socialapp.stores.timelines``): ``"post_id:author_id"`` members scored by post id,
-capped, with the member ``floor`` below which MongoDB answers, written and read by the same
-scripts. A feed Redis lost is unknown (``Slice.floor`` None) and rebuilt by its reader with
+(its normal form, ``socialapp.domain.tags``). Each is a timeline exactly like an outbox
+(``socialapp.stores.timelines``): ``"post_id:author_id"`` entries ordered by post id,
+capped, with a floor below which MongoDB answers, written and read by the same scripts. A
+feed Redis lost is unknown (``Slice.floor`` None) and rebuilt by its reader with
 ``begin_rebuild`` and ``finish_rebuild``, as outboxes are: entries delivered meanwhile are
 kept, and the floor is never lowered.
 

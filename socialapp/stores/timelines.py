@@ -1,14 +1,18 @@
 """Home timelines, author outboxes and readers' pulled authors in Redis: the only owner of
 their keys.
 
-Each is a sorted set ``home:{user_id}`` / ``outbox:{author_id}`` of ``"post_id:author_id"``
-members (a boost's: ``"post_id:original_id:original_author:author_id"``) scored by post id,
-plus a sentinel member whose score is the set's floor: the set is complete for every post id
-above it (0: all history; +inf: being rebuilt, trust nothing). A set that does not exist is
-unknown and must be rebuilt by the caller.
+Each, ``home:{user_id}`` / ``outbox:{author_id}``, holds entries ordered by post id, which
+the scripts read as ``"post_id:author_id"`` members (a boost's:
+``"post_id:original_id:original_author:author_id"``), and a floor: the timeline is complete
+for every post id above it (0: all history; +inf: being rebuilt, trust nothing). A timeline
+that does not exist is unknown and must be rebuilt by the caller. How they are stored is the
+scripts' alone (``lua/lib.lua``): fixed-width 14-byte records in buckets of one hash per
+timeline, about 15 bytes of Redis an entry (docs/data-model.md, Timeline encoding); a
+timeline left in the old sorted-set encoding is converted when a script first touches it.
 
 Next to each home, ``tagged:{user_id}`` holds the posts of the pushed hashtags the reader
-follows, one member per post and tag that brought it (``"post_id:author_id#tag"``), so that
+follows, one member per post and tag that brought it (``"post_id:author_id#tag"``, kept in
+the text encoding: a sorted set of the members, the floor its member ``floor``), so that
 unfollowing a tag takes out exactly its members; and ``pulls:{user_id}`` holds the authors
 that reader merges at read time (celebrities in hybrid mode, pull overrides, authors being
 reconciled), so a page reads its sources on the reader's own hash slot without looking at
@@ -112,9 +116,10 @@ def pulls_key(user_id: int) -> str:
 
 
 class TimelineScripts:
-    """The timeline scripts (``lua/``) on one client, run in pipelines: every sorted set of
-    timeline entries with a floor (homes, outboxes, the shared feeds of
-    ``socialapp.stores.shared_feeds``) is written and read through them. ``ttl``: the
+    """The timeline scripts (``lua/``) on one client, run in pipelines: every timeline of
+    entries with a floor (homes, outboxes, tagged sets, the list feeds and shared feeds of
+    ``socialapp.stores.list_feeds`` and ``shared_feeds``) is written and read through them,
+    and only through them: they alone know its encoding. ``ttl``: the
     seconds a set lives from its creation or rebuild (or a read that renews it)."""
 
     def __init__(self, client, ttl: int) -> None:
@@ -509,7 +514,7 @@ class TimelineStore:
 
     def home_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
         """Redis memory (``MEMORY USAGE``, bytes) and entries of these readers' homes, summed
-        over those that exist (the floor sentinel is not an entry)."""
+        over those that exist."""
         keys = [home_key(user_id) for user_id in user_ids]
         sizes = self._lua.sizes(keys)  # first: converts a home in the old encoding
         pipe = self._client.pipeline(transaction=False)
