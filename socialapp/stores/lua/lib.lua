@@ -439,6 +439,12 @@ local function argv_entries(first)
   return entries
 end
 
+-- merge() of the entries ARGV[3..], then save.
+local function merge_args(t, cap)
+  merge(t, argv_entries(3), cap)
+  save(t)
+end
+
 -- Create the timeline unless it exists with floor ARGV[2] and entries ARGV[3..], trimmed
 -- to ARGV[1]; whether it was created.
 local function create(key)
@@ -449,8 +455,7 @@ local function create(key)
     text_add(key, 3, floor, cap)
   else
     local t = new_timeline(key, floor)
-    merge(t, argv_entries(3), cap)
-    save(t)
+    merge_args(t, cap)
   end
   renew(key)
   return 1
@@ -510,8 +515,7 @@ local function add(key)
   local t = load(key)
   if not t then return 0 end
   if t.floor ~= math.huge and raised > t.floor then t.floor, t.floor_changed = raised, true end
-  merge(t, argv_entries(3), cap)
-  save(t)
+  merge_args(t, cap)
   return 1
 end
 
@@ -538,8 +542,7 @@ local function finish_rebuild(key)
     local t = load(key)
     if not t then return 0 end
     if t.floor == math.huge or t.floor <= floor then t.floor, t.floor_changed = floor, true end
-    merge(t, argv_entries(3), cap)
-    save(t)
+    merge_args(t, cap)
   end
   renew(key)
   return 1
