@@ -615,9 +615,13 @@ def _memory(f: dict) -> str:
     rows = [
         ["per active user, empty home (home key + activity entry)",
          f"{m['bytes_per_active_user_empty_home']:.0f} B"],
-        ["per timeline entry, small home (listpack)", f"{m['bytes_per_entry_small_home']:.0f} B"],
-        [f"per timeline entry, full home ({m['timeline_cap']} entries, skiplist)",
+        ["per timeline entry, small home (20 entries)",
+         f"{m['bytes_per_entry_small_home']:.0f} B"],
+        [f"per timeline entry, full home ({m['timeline_cap']} entries, compact buckets)",
          f"{m['bytes_per_entry_full_home']:.0f} B"],
+        [f"per timeline entry, home filled by deliveries "
+         f"({m['entries_per_delivered_home']:.0f} entries)",
+         f"{m['bytes_per_entry_delivered_home']:.0f} B"],
         ["per active user with a full home",
          f"{m['bytes_per_active_user_full_home'] / 1024:.1f} KiB"],
         *([f"MEMORY USAGE of one home, {k.replace('_', ' ')}", f"{v:,} B"]

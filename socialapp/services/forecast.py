@@ -30,8 +30,9 @@ READER_SAMPLE = 200  # active readers whose followees say how many outboxes a re
 # memberships per follower estimate the rest.
 LIST_AUTHOR_SAMPLE = 200
 # Redis memory per home-timeline entry when no sampled home holds one to measure: what
-# `make benchmark` measured (reports/benchmark).
-ENTRY_BYTES = 113
+# `make benchmark`'s memory section measures for full homes in the compact encoding
+# (15.5 B; docs/data-model.md, Timeline encoding), rounded up.
+ENTRY_BYTES = 16
 # Followed tags whose posting rates are read from the trends (one script call on one
 # server, one per tag on a cluster): the most followed of those the sampled readers follow.
 TAG_SAMPLE = 200

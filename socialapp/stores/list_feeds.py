@@ -3,8 +3,8 @@
 A list's feed is fed as a home is: a pushed member's post is added to the feeds of the lists
 that hold them (those that exist: a missing feed is rebuilt by its reader from the pushed
 members' outboxes), and a pulled member's posts are merged from their outbox at read time.
-Each feed is a timeline set like a home (``socialapp.stores.timelines``: members
-``"post_id:author_id"``, scored by post id, capped at ``SOCIALAPP_TIMELINE_CAP``, with a
+Each feed is a timeline like a home (``socialapp.stores.timelines``: entries
+``"post_id:author_id"`` ordered by post id, capped at ``SOCIALAPP_TIMELINE_CAP``, with a
 floor), on its owner's hash slot, and lives ``SOCIALAPP_INACTIVE_AFTER_SECONDS`` from its
 creation, renewed by every read: a list nobody reads expires.
 

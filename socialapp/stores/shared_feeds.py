@@ -2,10 +2,10 @@
 
 ``public`` holds every public post that is not a boost (Mastodon's public timeline leaves
 out boosts and unlisted posts), ``tag:{name}`` the public posts carrying the tag ``name``
-(its normal form, ``socialapp.domain.tags``). Each is a timeline sorted set exactly like an
-outbox (``socialapp.stores.timelines``): ``"post_id:author_id"`` members scored by post id,
-capped, with the member ``floor`` below which MongoDB answers, written and read by the same
-scripts. A feed Redis lost is unknown (``Slice.floor`` None) and rebuilt by its reader with
+(its normal form, ``socialapp.domain.tags``). Each is a timeline exactly like an outbox
+(``socialapp.stores.timelines``): ``"post_id:author_id"`` entries ordered by post id,
+capped, with a floor below which MongoDB answers, written and read by the same scripts. A
+feed Redis lost is unknown (``Slice.floor`` None) and rebuilt by its reader with
 ``begin_rebuild`` and ``finish_rebuild``, as outboxes are: entries delivered meanwhile are
 kept, and the floor is never lowered.
 
@@ -28,7 +28,6 @@ from socialapp.stores.timelines import (
     TimelineScripts,
     add_args,
     ids_of,
-    member_text,
     read_args,
     slice_from_text,
     slice_of,
@@ -84,10 +83,7 @@ class FeedSets:
 
     def remove(self, keys: list[str], entry: Entry) -> None:
         """Take ``entry`` out of the feeds ``keys`` (a deleted post), in one round trip."""
-        pipe = self._client.pipeline(transaction=False)  # a cluster's keys span slots
-        for key in keys:
-            pipe.zrem(key, member_text(entry))
-        pipe.execute()
+        self._lua.remove(keys, entry)
 
     def read(
         self, keys: list[str], max_id: int | None, since_id: int | None, count: int
@@ -188,8 +184,7 @@ class SharedFeeds(FeedSets):
                 exact = False
                 found = max(found, round(found * node.dbsize() / (looked * SCAN_BATCH)))
             tags += found
-        public = self._client.zcard(PUBLIC)
-        return Sizes(public - 1 if public else None, tags, exact)  # less the floor sentinel
+        return Sizes(self._lua.sizes([PUBLIC])[0], tags, exact)
 
 
 def _servers(client) -> list:

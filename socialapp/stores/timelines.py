@@ -1,14 +1,18 @@
 """Home timelines, author outboxes and readers' pulled authors in Redis: the only owner of
 their keys.
 
-Each is a sorted set ``home:{user_id}`` / ``outbox:{author_id}`` of ``"post_id:author_id"``
-members (a boost's: ``"post_id:original_id:original_author:author_id"``) scored by post id,
-plus a sentinel member whose score is the set's floor: the set is complete for every post id
-above it (0: all history; +inf: being rebuilt, trust nothing). A set that does not exist is
-unknown and must be rebuilt by the caller.
+Each, ``home:{user_id}`` / ``outbox:{author_id}``, holds entries ordered by post id, which
+the scripts read as ``"post_id:author_id"`` members (a boost's:
+``"post_id:original_id:original_author:author_id"``), and a floor: the timeline is complete
+for every post id above it (0: all history; +inf: being rebuilt, trust nothing). A timeline
+that does not exist is unknown and must be rebuilt by the caller. How they are stored is the
+scripts' alone (``lua/lib.lua``): fixed-width 14-byte records in buckets of one hash per
+timeline, about 15 bytes of Redis an entry (docs/data-model.md, Timeline encoding); a
+timeline left in the old sorted-set encoding is converted when a script first touches it.
 
 Next to each home, ``tagged:{user_id}`` holds the posts of the pushed hashtags the reader
-follows, one member per post and tag that brought it (``"post_id:author_id#tag"``), so that
+follows, one member per post and tag that brought it (``"post_id:author_id#tag"``, kept in
+the text encoding: a sorted set of the members, the floor its member ``floor``), so that
 unfollowing a tag takes out exactly its members; and ``pulls:{user_id}`` holds the authors
 that reader merges at read time (celebrities in hybrid mode, pull overrides, authors being
 reconciled), so a page reads its sources on the reader's own hash slot without looking at
@@ -41,7 +45,7 @@ LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
     "create", "add", "add_many", "begin_rebuild", "finish_rebuild", "remove_author", "read",
     "read_many", "newest_many", "read_page", "read_shared", "read_list", "pulls_add",
-    "pulls_rebuild", "deliver", "members_begin", "members_finish",
+    "pulls_rebuild", "deliver", "members_begin", "members_finish", "remove", "size",
 )  # fmt: skip
 SENTINEL = "floor"
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
@@ -115,9 +119,10 @@ def pulls_key(user_id: int) -> str:
 
 
 class TimelineScripts:
-    """The timeline scripts (``lua/``) on one client, run in pipelines: every sorted set of
-    timeline entries with a floor (homes, outboxes, the shared feeds of
-    ``socialapp.stores.shared_feeds``) is written and read through them. ``ttl``: the
+    """The timeline scripts (``lua/``) on one client, run in pipelines: every timeline of
+    entries with a floor (homes, outboxes, tagged sets, the list feeds and shared feeds of
+    ``socialapp.stores.list_feeds`` and ``shared_feeds``) is written and read through them,
+    and only through them: they alone know its encoding. ``ttl``: the
     seconds a set lives from its creation or rebuild (or a read that renews it)."""
 
     def __init__(self, client, ttl: int) -> None:
@@ -127,6 +132,7 @@ class TimelineScripts:
             f"local TTL = {int(ttl)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
             f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
             f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
+            f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
             f"local TAGS = '{FOLLOWS_TAGS}'\n"
         )
         library = constants + (LUA / "lib.lua").read_text()
@@ -146,6 +152,17 @@ class TimelineScripts:
             return [(name, key, args) for key in keys]
         batched = single or f"{name}_many"
         return [(batched, part, args) for part in _batches(keys)]
+
+    def remove(self, keys: list[str], entry: Entry) -> int:
+        """Take ``entry`` out of the timelines ``keys`` (a deleted post), in one round trip;
+        how many held it."""
+        return sum(self.run(self.calls("remove", keys, (member_text(entry),), single="remove")))
+
+    def sizes(self, keys: list[str]) -> list[int | None]:
+        """The entries each timeline holds (None: it does not exist), in one round trip."""
+        replies = self.run(self.calls("size", keys, (), single="size"))
+        held = [int(part) for reply in replies for part in reply.split(",") if part]
+        return [None if size < 0 else size for size in held]
 
     def run(self, calls: list[tuple[str, str, tuple | list]]) -> list:
         if not calls:
@@ -319,13 +336,10 @@ class TimelineStore:
         self._run(self._calls("add", [home_key(user_id) for user_id in user_ids], args))
 
     def remove_from_homes(self, user_ids: Iterable[int], entry: Entry) -> None:
-        pipe = self._client.pipeline(transaction=False)
-        for user_id in user_ids:
-            pipe.zrem(home_key(user_id), member_text(entry))
-        pipe.execute()
+        self._lua.remove([home_key(user_id) for user_id in user_ids], entry)
 
     def remove_from_outbox(self, author_id: int, entry: Entry) -> None:
-        self._client.zrem(outbox_key(author_id), member_text(entry))
+        self._lua.remove([outbox_key(author_id)], entry)
 
     def remove_author_from_home(self, user_id: int, author_id: int) -> int:
         """Remove every entry of ``author_id``; how many were removed."""
@@ -506,17 +520,16 @@ class TimelineStore:
 
     def home_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
         """Redis memory (``MEMORY USAGE``, bytes) and entries of these readers' homes, summed
-        over those that exist (the floor sentinel is not an entry)."""
-        user_ids = list(user_ids)
+        over those that exist."""
+        keys = [home_key(user_id) for user_id in user_ids]
+        sizes = self._lua.sizes(keys)  # first: converts a home in the old encoding
         pipe = self._client.pipeline(transaction=False)
-        for user_id in user_ids:
-            pipe.memory_usage(home_key(user_id))
-            pipe.zcard(home_key(user_id))
-        found = pipe.execute()
+        for key in keys:
+            pipe.memory_usage(key)
         memory, entries = 0, 0
-        for used, members in zip(found[::2], found[1::2], strict=True):
-            if used:
-                memory, entries = memory + used, entries + max(0, members - 1)
+        for used, held in zip(pipe.execute(), sizes, strict=True):
+            if used and held is not None:
+                memory, entries = memory + used, entries + held
         return memory, entries
 
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):

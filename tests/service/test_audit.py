@@ -23,6 +23,7 @@ from socialapp.stores.audit import ROUND_LOCK
 from socialapp.stores.post_cache import post_key
 from socialapp.stores.timelines import home_key
 from tests.conftest import with_operator
+from tests.helpers_timelines import drop_entry, put_entry
 from tests.waiting import wait_for
 
 GRACE = 1.0
@@ -131,12 +132,12 @@ def test_a_corrupted_timeline_is_caught_on_the_second_look(
     assert home(client, bob) == [str(lost), str(kept)]
     reader, home_of_bob = int(bob.id), home_key(int(bob.id))
     # missing: a delivered entry is lost from the home
-    assert c.redis.zrem(home_of_bob, f"{lost}:{ada.id}") == 1
+    assert drop_entry(c.redis, home_of_bob, Entry(lost, int(ada.id))) == 1
     # extra: a post of an author bob does not follow, and a stale copy of his followees
-    c.redis.zadd(home_of_bob, {f"{unfollowed}:{dan.id}": unfollowed})
+    put_entry(c.redis, home_of_bob, Entry(unfollowed, int(dan.id)))
     c.followee_copies.add_followee(reader, int(dan.id))
     # deleted: a deleted post left behind in the home and in the post cache
-    c.redis.zadd(home_of_bob, {f"{deleted}:{ada.id}": deleted})
+    put_entry(c.redis, home_of_bob, Entry(deleted, int(ada.id)))
     c.redis.delete(post_key(deleted))  # its tombstone, gone
     c.post_cache.put_many({deleted: document}, c.post_cache.clock())
     assert home(client, bob) == [str(unfollowed), str(deleted), str(kept)]
@@ -174,7 +175,9 @@ def test_a_fault_gone_by_the_second_look_is_not_counted(client, signup, settle, 
     first = post(client, ada, "first")
     settle()
     reader = int(bob.id)
-    c.redis.zrem(home_key(reader), f"{first}:{ada.id}")  # as if its delivery were still due
+    drop_entry(
+        c.redis, home_key(reader), Entry(first, int(ada.id))
+    )  # as if its delivery were still due
     queue = SentTasks()
     assert audit_round(c, queue, ahead(GRACE + 1)) == 1
     assert queue.sent[0][1] == (reader, {"missing": [first]})
@@ -219,7 +222,7 @@ def test_the_worker_confirms_a_fault_after_the_grace_period(
     lost = post(client, ada, "lost")
     post(client, ada, "kept")
     settle()
-    assert c.redis.zrem(home_key(int(bob.id)), f"{lost}:{ada.id}") == 1
+    assert drop_entry(c.redis, home_key(int(bob.id)), Entry(lost, int(ada.id))) == 1
     # only lets time pass: the round looks at posts older than the grace period
     time.sleep(max(0.0, id_time_ms(lost) / 1000 + GRACE + 0.1 - time.time()))
     c.queue.send(audit.AUDIT, queue=FEED)

@@ -18,6 +18,7 @@ from socialapp.services import fanout, operators
 from socialapp.stores.post_cache import post_key
 from socialapp.stores.streams import reader_channel
 from socialapp.stores.timelines import home_key
+from tests.helpers_timelines import timeline_members
 
 WAIT = 60.0  # seconds a forced interleaving may take on a loaded machine
 
@@ -147,7 +148,7 @@ def test_a_delivery_that_publishes_after_the_delete_withdrew_takes_it_back(
     for args in chunks.sent:  # ...before the delivery's chunks do
         c.fanout.deliver_chunk(*args)
     assert chunks.sent, "the delivery sent no chunk"
-    members = c.redis.zrange(home_key(int(bob.id)), 0, -1)
+    members = timeline_members(c.redis, home_key(int(bob.id)))
     assert f"{gone}:{author}" not in members
     assert Entry(gone, author) not in c.timelines.read_outboxes([author])[author].entries
     assert gone not in home_ids(client, bob)

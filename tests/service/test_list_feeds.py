@@ -10,6 +10,7 @@ from socialapp.domain.fanout import MODES
 from socialapp.services import operators
 from socialapp.stores.list_feeds import list_key, members_key
 from socialapp.stores.timelines import pulls_key
+from tests.helpers_timelines import timeline_entries
 from tests.service.test_lists import make_list, member, ok, post, timeline
 
 MEMBERS = 3
@@ -22,7 +23,7 @@ def page(client, owner, list_id) -> list[str]:
 def feed(components, owner, list_id) -> set[int]:
     """The post ids in the list's feed in Redis (its floor left out)."""
     key = list_key(int(owner.id), int(list_id))
-    return {int(m.split(":")[0]) for m in components.redis.zrange(key, 0, -1) if m != "floor"}
+    return {entry.post_id for entry in timeline_entries(components.redis, key)[0]}
 
 
 @pytest.fixture

@@ -1,5 +1,3 @@
--- Replace the set with an empty one that is being rebuilt.
-redis.call('DEL', key)
-redis.call('ZADD', key, '+inf', SENTINEL)
-renew(key)
+-- Replace the timeline with an empty one that is being rebuilt.
+begin_rebuild(key)
 return 1

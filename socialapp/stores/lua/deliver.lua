@@ -8,16 +8,12 @@
 -- at or below a finite floor, then trimmed. The keys are built here from the ids, so the
 -- client does not build them. How many sets exist.
 local cap, score, member, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local entry = entry_of(member)
+local encoded = not is_text(prefix) and encode(entry) or nil
 local reached = 0
 for i = 5, #ARGV do
-  local home = prefix .. ARGV[i] .. '}'
-  local floor = read_floor(home)
-  if floor then
+  if deliver_one(prefix .. ARGV[i] .. '}', cap, score, member, entry, encoded) then
     reached = reached + 1
-    if floor == math.huge or score > floor then
-      redis.call('ZADD', home, ARGV[2], member)
-      trim(home, cap, floor)
-    end
   end
 end
 return reached

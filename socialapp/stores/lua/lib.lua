@@ -1,39 +1,403 @@
--- Prepended to every timeline script. Each key is one sorted set of "post_id:author_id"
--- members scored by post id, plus the member 'floor': the set is complete for every id
--- above its score (+inf while the set is being rebuilt: trust nothing, trim nothing).
+-- Prepended to every timeline script. A timeline holds entries ordered by post id and a
+-- floor: it is complete for every id above it (+inf while it is being rebuilt: trust
+-- nothing, trim nothing; 0: all history). Scripts see each entry as the text member
+-- "post_id:author_id" (a boost: "post_id:original_id:original_author:author_id"), which is
+-- what read() returns after the floor, so page scripts and Python parse text; how it is
+-- stored is this library's alone.
+--
+-- Compact encoding (homes, outboxes, list feeds, shared feeds): a hash per timeline, its
+-- fields 'f' (the floor, text), 'n' (entries), 'h' (the head bucket: the newest entries),
+-- numbered buckets below it, and 'x' (the index: per bucket newest first its number, 0 for
+-- the head, and a post id at or below its oldest entry and above the next bucket's entries,
+-- packed '>I4I7'). A bucket is up to BUCKET fixed-width records of RECORD bytes, newest
+-- first: post id (7 bytes, big-endian), a byte of flags and the author's top 5 bits, the
+-- author's low 48 bits. A boost is two records: its own (flag BOOST, the booster as author)
+-- then the boosted post and its author (flag ORIGINAL). A bucket of 145 records is 2,030
+-- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
+-- member cost 130 to 180. A delivery (nearly always the newest entry) rewrites the head
+-- (one HMGET, one HSET), a full head moves to a numbered bucket, a trim cuts the tail
+-- bucket, a page reads the buckets that hold it, a retraction rewrites the buckets holding
+-- it; adding many entries at once (creating, rebuilding, a backfill) rewrites them all.
+--
+-- Text encoding (tagged sets, whose members carry a tag name of any length): a sorted set of
+-- text members scored by post id, plus the member 'floor' scored by the floor. A timeline
+-- key found in this old encoding where the compact one is kept (a server upgraded with
+-- timelines in Redis) is converted the first time it is touched, its TTL kept.
+--
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TTL (seconds) is
--- defined by TimelineStore above this library: creating or rebuilding a set sets it, and
--- reading a home renews it (deliveries do not: that would cost a command per follower), so
--- an idle reader's home expires. Only sets that can be rebuilt carry a TTL, which is what
--- a volatile-* eviction policy evicts.
+-- defined by TimelineStore above this library: creating or rebuilding a timeline sets it,
+-- and reading a home renews it (deliveries do not: that would cost a command per follower),
+-- so an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which
+-- is what a volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
 local key = KEYS[1]
+local RECORD, BUCKET = 14, 145
+local BOOST, ORIGINAL = 128, 64  -- flags, in a record's 8th byte above the author's top bits
+local HIGH = 2 ^ 48
+local INDEX = 11  -- bytes an index item takes
+
+-- A timeline is trimmed to its cap once it holds more than cap + slack(cap) entries: a
+-- sixteenth of the cap cut at once, so a delivery to a full timeline rewrites its tail
+-- bucket once in cap / 16 deliveries rather than each time (small caps are kept exactly).
+local function slack(cap)
+  return math.floor(cap / 16)
+end
 
 local function renew(key)
   redis.call('EXPIRE', key, TTL)
 end
 
-local function read_floor(key)
+local function is_text(key)
+  return string.sub(key, 1, #TAGGED_PREFIX) == TAGGED_PREFIX
+end
+
+-- The floor as stored and returned: an integer's digits, 'inf', or a fraction's shortest
+-- exact text.
+local function floor_text_of(value)
+  if value == math.huge then return 'inf' end
+  return string.format('%.17g', value)
+end
+
+-- Entries: {post, author, original, original_author} (original 0: not a boost).
+
+local function entry_of(member)
+  local post, original, original_author, author =
+    string.match(member, '^(%d+):(%d+):(%d+):(%d+)$')
+  if post then
+    return {tonumber(post), tonumber(author), tonumber(original), tonumber(original_author)}
+  end
+  post, author = string.match(member, '^(%d+):(%d+)$')
+  return {tonumber(post), tonumber(author), 0, 0}
+end
+
+local function member_of(entry)
+  if entry[3] == 0 then return string.format('%d:%d', entry[1], entry[2]) end
+  return string.format('%d:%d:%d:%d', entry[1], entry[3], entry[4], entry[2])
+end
+
+local function record(post, author, flags)
+  local high = math.floor(author / HIGH)
+  return struct.pack('>I7BI6', post, flags + high, author - high * HIGH)
+end
+
+local function encode(entry)
+  if entry[3] == 0 then return record(entry[1], entry[2], 0) end
+  return record(entry[1], entry[2], BOOST) .. record(entry[3], entry[4], ORIGINAL)
+end
+
+local function encode_all(entries, first, last)
+  local parts = {}
+  for i = first, last do parts[#parts + 1] = encode(entries[i]) end
+  return table.concat(parts)
+end
+
+-- The record at byte ``at``: post id, author, flags.
+local function record_at(bucket, at)
+  local post, high, low = struct.unpack('>I7BI6', bucket, at)
+  return post, (high % 64) * HIGH + low, high - high % 64
+end
+
+local function post_at(bucket, at)
+  return (struct.unpack('>I7', bucket, at))
+end
+
+-- The entry starting at byte ``at`` and the byte after it.
+local function entry_at(bucket, at)
+  local post, author, flags = record_at(bucket, at)
+  if flags ~= BOOST then return {post, author, 0, 0}, at + RECORD end
+  local original, original_author = record_at(bucket, at + RECORD)
+  return {post, author, original, original_author}, at + 2 * RECORD
+end
+
+local function entries_of(bucket)
+  local found, at = {}, 1
+  while at <= #bucket do
+    found[#found + 1], at = entry_at(bucket, at)
+  end
+  return found
+end
+
+local function records_of(entry)
+  return entry[3] == 0 and 1 or 2
+end
+
+-- A compact timeline loaded: its floor, entries, index (ids, lows) and the buckets read so
+-- far (by id); what changed is written back by save().
+
+local function convert(key)
+  local ttl = redis.call('PTTL', key)
+  local members = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+  redis.call('DEL', key)
+  return members, ttl
+end
+
+local rewrite
+
+local function load(key)
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h')
+  if found.err then  -- the old encoding: a sorted set of text members
+    local members, ttl = convert(key)
+    local floor, entries = nil, {}
+    for i = 1, #members, 2 do
+      if members[i] == SENTINEL then floor = tonumber(members[i + 1])
+      else entries[#entries + 1] = entry_of(members[i]) end
+    end
+    if not floor then return nil end
+    local t = {key = key, floor = floor, n = 0, ids = {}, lows = {}, buckets = {},
+      gone = {}, changed = {}}
+    table.sort(entries, function(a, b) return a[1] > b[1] end)
+    rewrite(t, entries)
+    t.floor_changed, t.index_changed = true, true
+    if ttl > 0 then t.ttl = ttl end
+    return t
+  end
+  if not found[1] then return nil end
+  local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
+    lows = {}, buckets = {[0] = found[4] or ''}, gone = {}, changed = {}}
+  local index = found[3] or ''
+  for at = 1, #index, INDEX do
+    t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
+  end
+  return t
+end
+
+local function bucket_of(t, i)
+  local id = t.ids[i]
+  if not t.buckets[id] then
+    t.buckets[id] = redis.call('HGET', t.key, tostring(id)) or ''
+  end
+  return t.buckets[id]
+end
+
+local function load_all(t)
+  local names, missing = {}, {}
+  for _, id in ipairs(t.ids) do
+    if not t.buckets[id] then
+      names[#names + 1], missing[#missing + 1] = tostring(id), id
+    end
+  end
+  if #names == 0 then return end
+  for i, value in ipairs(redis.call('HMGET', t.key, unpack(names))) do
+    t.buckets[missing[i]] = value or ''
+  end
+end
+
+local function all_entries(t)
+  load_all(t)
+  local found = {}
+  for i = 1, #t.ids do
+    for _, entry in ipairs(entries_of(t.buckets[t.ids[i]])) do found[#found + 1] = entry end
+  end
+  return found
+end
+
+local function set_bucket(t, i, value)
+  t.buckets[t.ids[i]], t.changed[t.ids[i]] = value, true
+end
+
+local function drop_bucket(t, i)
+  t.gone[#t.gone + 1] = t.ids[i]
+  t.buckets[t.ids[i]] = nil
+  table.remove(t.ids, i)
+  table.remove(t.lows, i)
+  t.index_changed = true
+end
+
+local function new_id(t)
+  local id = 0
+  for _, used in ipairs(t.ids) do id = math.max(id, used) end
+  for _, used in ipairs(t.gone) do id = math.max(id, used) end
+  return id + 1
+end
+
+-- Replace the timeline's entries by ``entries`` (newest first, each post once): full
+-- buckets from the oldest, the head holding the newest remainder for deliveries to fill.
+rewrite = function(t, entries)
+  for i = #t.ids, 1, -1 do drop_bucket(t, i) end
+  local groups, records, last = {}, 0, #entries
+  for i = #entries, 1, -1 do
+    local size = records_of(entries[i])
+    if records + size > BUCKET then
+      groups[#groups + 1] = {i + 1, last}
+      records, last = 0, i
+    end
+    records = records + size
+  end
+  if last >= 1 then groups[#groups + 1] = {1, last} end
+  local next_id = new_id(t)
+  for g = #groups, 1, -1 do  -- newest first
+    local first, final = groups[g][1], groups[g][2]
+    local id = 0
+    if g < #groups then id, next_id = next_id, next_id + 1 end
+    t.ids[#t.ids + 1], t.lows[#t.lows + 1] = id, entries[final][1]
+    t.buckets[id], t.changed[id] = encode_all(entries, first, final), true
+  end
+  t.n, t.index_changed = #entries, true
+end
+
+local function save(t)
+  if #t.ids > 0 and t.ids[1] ~= 0 then  -- the head emptied: the next bucket becomes it
+    local value = bucket_of(t, 1)
+    t.gone[#t.gone + 1] = t.ids[1]
+    t.ids[1], t.buckets[0], t.changed[0], t.index_changed = 0, value, true, true
+  end
+  local kept = {}
+  for _, id in ipairs(t.ids) do kept[id] = true end
+  local gone = {}
+  for _, id in ipairs(t.gone) do
+    if not kept[id] then gone[#gone + 1] = id == 0 and 'h' or tostring(id) end
+  end
+  if #gone > 0 then redis.call('HDEL', t.key, unpack(gone)) end
+  local fields = {'n', t.n}
+  if t.floor_changed then fields[#fields + 1], fields[#fields + 2] = 'f', floor_text_of(t.floor) end
+  if t.index_changed then
+    local index = {}
+    for i, id in ipairs(t.ids) do index[i] = struct.pack('>I4I7', id, t.lows[i]) end
+    fields[#fields + 1], fields[#fields + 2] = 'x', table.concat(index)
+  end
+  for id in pairs(t.changed) do
+    if kept[id] then
+      fields[#fields + 1], fields[#fields + 2] = id == 0 and 'h' or tostring(id), t.buckets[id]
+    end
+  end
+  redis.call('HSET', t.key, unpack(fields))
+  if t.ttl then redis.call('PEXPIRE', t.key, t.ttl) end
+end
+
+local function new_timeline(key, floor)
+  return {key = key, floor = floor, n = 0, ids = {}, lows = {}, buckets = {}, gone = {},
+    changed = {}, floor_changed = true, index_changed = true}
+end
+
+-- The bucket that holds (or would hold) post id ``post``.
+local function locate(t, post)
+  for i = 1, #t.ids do
+    if t.lows[i] <= post then return i end
+  end
+  return #t.ids
+end
+
+-- Insert one entry (a delivery) unless its post is held; whether it was added.
+local function insert(t, entry)
+  local post = entry[1]
+  if #t.ids == 0 then
+    t.ids[1], t.lows[1], t.index_changed = 0, post, true
+    set_bucket(t, 1, encode(entry))
+    t.n = t.n + 1
+    return true
+  end
+  local i = locate(t, post)
+  local bucket = bucket_of(t, i)
+  local value, newest = nil, i == 1 and (#bucket == 0 or post > post_at(bucket, 1))
+  if newest then
+    value = encode(entry) .. bucket
+  else
+    local entries, at = entries_of(bucket), nil
+    for j, held in ipairs(entries) do
+      if held[1] == post then return false end
+      if held[1] < post then
+        at = j
+        break
+      end
+    end
+    table.insert(entries, at or #entries + 1, entry)
+    value = encode_all(entries, 1, #entries)
+    if #value > BUCKET * RECORD then  -- split in two: the older half becomes a new bucket
+      local half, records = #entries, 0
+      for j = #entries, 1, -1 do
+        records = records + records_of(entries[j])
+        if records * 2 > #value / RECORD then break end
+        half = j
+      end
+      local id = new_id(t)
+      table.insert(t.ids, i + 1, id)
+      table.insert(t.lows, i + 1, math.min(t.lows[i], post))
+      t.buckets[id], t.changed[id] = encode_all(entries, half, #entries), true
+      t.lows[i], t.index_changed = entries[half - 1][1], true
+      set_bucket(t, i, encode_all(entries, 1, half - 1))
+      t.n = t.n + 1
+      return true
+    end
+  end
+  if post < t.lows[i] then t.lows[i], t.index_changed = post, true end
+  if #value > BUCKET * RECORD then  -- a full head: it moves below, a new head begins
+    local id = new_id(t)
+    table.insert(t.ids, 2, id)
+    table.insert(t.lows, 2, t.lows[1])
+    t.buckets[id], t.changed[id] = bucket, true
+    t.lows[1], t.index_changed = post, true
+    value = encode(entry)
+  end
+  set_bucket(t, i, value)
+  t.n = t.n + 1
+  return true
+end
+
+-- Past cap + slack(cap) entries keep cap; the floor rises to the highest post id removed,
+-- never lowers. The oldest entries are cut from the end of the tail bucket.
+local function trim_compact(t, cap)
+  if t.floor == math.huge or t.n <= cap + slack(cap) then return end
+  local excess, highest = t.n - cap, nil
+  while excess > 0 and #t.ids > 0 do
+    local i = #t.ids
+    local bucket = bucket_of(t, i)
+    local cut = #bucket
+    while excess > 0 and cut > 0 do
+      local at = cut - RECORD + 1
+      local _, _, flags = record_at(bucket, at)
+      if flags == ORIGINAL then at = at - RECORD end
+      local post = post_at(bucket, at)
+      if not highest or post > highest then highest = post end
+      cut, excess, t.n = at - 1, excess - 1, t.n - 1
+    end
+    if cut == 0 then drop_bucket(t, i) else set_bucket(t, i, string.sub(bucket, 1, cut)) end
+  end
+  if highest and highest > t.floor then t.floor, t.floor_changed = highest, true end
+end
+
+-- Merge ``entries`` (any order) into the timeline's, each post once, entries at or below a
+-- finite floor dropped, then trim to cap: one rewrite of every bucket.
+local function merge(t, entries, cap)
+  local new = {}
+  for _, entry in ipairs(entries) do
+    if t.floor == math.huge or entry[1] > t.floor then new[#new + 1] = entry end
+  end
+  if #new == 0 then return trim_compact(t, cap) end
+  if #new == 1 then
+    insert(t, new[1])
+    return trim_compact(t, cap)
+  end
+  table.sort(new, function(a, b) return a[1] > b[1] end)
+  local held, merged, a, b = all_entries(t), {}, 1, 1
+  while a <= #held or b <= #new do
+    local take
+    if b > #new or (a <= #held and held[a][1] >= new[b][1]) then
+      take, a = held[a], a + 1
+    else
+      take, b = new[b], b + 1
+    end
+    if #merged == 0 or merged[#merged][1] ~= take[1] then merged[#merged + 1] = take end
+  end
+  if t.floor ~= math.huge and #merged > cap + slack(cap) then
+    local highest = merged[cap + 1][1]
+    for i = #merged, cap + 1, -1 do merged[i] = nil end
+    if highest > t.floor then t.floor, t.floor_changed = highest, true end
+  end
+  rewrite(t, merged)
+end
+
+-- The text encoding's primitives (tagged sets).
+
+local function text_floor(key)
   local floor = redis.call('ZSCORE', key, SENTINEL)
   if floor then return tonumber(floor), floor end
   return nil, nil
 end
 
--- ARGV[first], ARGV[first + 1], ... are score, member pairs; entries at or below a finite
--- floor are already accounted for and dropped.
-local function add_entries(key, first, floor)
-  for i = first, #ARGV, 2 do
-    if floor == math.huge or tonumber(ARGV[i]) > floor then
-      redis.call('ZADD', key, ARGV[i], ARGV[i + 1])
-    end
-  end
-end
-
--- Keep at most cap entries; the floor rises to the highest score removed, never lowers.
-local function trim(key, cap, floor)
+local function text_trim(key, cap, floor)
   if floor == math.huge then return end
   local excess = redis.call('ZCARD', key) - 1 - cap
-  if excess <= 0 then return end
+  if excess <= slack(cap) then return end
   local lowest = redis.call('ZRANGE', key, 0, excess, 'WITHSCORES')
   local removed, highest, highest_text = 0, floor, nil
   for i = 1, #lowest, 2 do
@@ -48,34 +412,262 @@ local function trim(key, cap, floor)
   if highest_text then redis.call('ZADD', key, highest_text, SENTINEL) end
 end
 
--- Add the entries ARGV[3..] to an existing set, raising its floor to at least ARGV[2] and
--- trimming it to ARGV[1] entries; 0 (and nothing written) when the set does not exist.
-local function add(key)
-  local floor = read_floor(key)
-  if not floor then return 0 end
-  if floor ~= math.huge and tonumber(ARGV[2]) > floor then
-    floor = tonumber(ARGV[2])
-    redis.call('ZADD', key, ARGV[2], SENTINEL)
+local function text_add(key, first, floor, cap)
+  for i = first, #ARGV, 2 do
+    if floor == math.huge or tonumber(ARGV[i]) > floor then
+      redis.call('ZADD', key, ARGV[i], ARGV[i + 1])
+    end
   end
-  add_entries(key, 3, floor)
-  trim(key, tonumber(ARGV[1]), floor)
+  text_trim(key, cap, floor)
+end
+
+-- The engine, either encoding.
+
+-- The timeline's floor (a number) and its text; nil when it does not exist.
+local function read_floor(key)
+  if is_text(key) then return text_floor(key) end
+  local t = load(key)
+  if not t then return nil, nil end
+  if t.floor_changed then save(t) end  -- converted from the old encoding
+  return t.floor, floor_text_of(t.floor)
+end
+
+-- The entries ARGV[first], ARGV[first + 1], ... (score, member pairs) as entries.
+local function argv_entries(first)
+  local entries = {}
+  for i = first, #ARGV, 2 do entries[#entries + 1] = entry_of(ARGV[i + 1]) end
+  return entries
+end
+
+-- merge() of the entries ARGV[3..], then save.
+local function merge_args(t, cap)
+  merge(t, argv_entries(3), cap)
+  save(t)
+end
+
+-- Create the timeline unless it exists with floor ARGV[2] and entries ARGV[3..], trimmed
+-- to ARGV[1]; whether it was created.
+local function create(key)
+  if redis.call('EXISTS', key) == 1 then return 0 end
+  local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
+  if is_text(key) then
+    redis.call('ZADD', key, ARGV[2], SENTINEL)
+    text_add(key, 3, floor, cap)
+  else
+    local t = new_timeline(key, floor)
+    merge_args(t, cap)
+  end
+  renew(key)
   return 1
 end
 
--- {floor, members...} newest first with ARGV[2] < score < ARGV[1] (bounds in ZRANGE
--- syntax; ``lower``, if given, in place of ARGV[2]), at most ARGV[3] members; false when
--- the set does not exist.
-local function read(key, lower)
-  local _, floor_text = read_floor(key)
-  if not floor_text then return false end
-  local count = tonumber(ARGV[3])
-  local result = {floor_text}
-  local members = redis.call('ZRANGE', key, ARGV[1], lower or ARGV[2], 'BYSCORE', 'REV',
-    'LIMIT', 0, count + 1)
-  for _, member in ipairs(members) do
-    if member ~= SENTINEL and #result <= count then result[#result + 1] = member end
+-- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
+-- parse and ``encoded`` its records) to an existing timeline as add() does; whether it
+-- exists. The usual delivery, the newest entry into a head with room and no trim due, is
+-- one HMGET and one HSET.
+local function deliver_one(key, cap, score, member, entry, encoded)
+  if is_text(key) then
+    local floor = text_floor(key)
+    if not floor then return false end
+    if floor == math.huge or score > floor then
+      redis.call('ZADD', key, score, member)
+      text_trim(key, cap, floor)
+    end
+    return true
+  end
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'h')
+  if not found.err then
+    if not found[1] then return false end
+    local floor, n, head = tonumber(found[1]), tonumber(found[2]), found[3]
+    if floor ~= math.huge and score <= floor then return true end
+    if head and #head > 0 and #head + #encoded <= BUCKET * RECORD and score > post_at(head, 1)
+        and (floor == math.huge or n < cap + slack(cap)) then
+      redis.call('HSET', key, 'h', encoded .. head, 'n', n + 1)
+      return true
+    end
+  end
+  local t = load(key)
+  if not t then return false end
+  local added = (t.floor == math.huge or score > t.floor) and insert(t, entry)
+  if added then trim_compact(t, cap) end
+  if added or t.floor_changed then save(t) end
+  return true
+end
+
+-- Add the entries ARGV[3..] to an existing timeline, raising its floor to at least ARGV[2]
+-- and trimming it to ARGV[1] entries; 0 (and nothing written) when it does not exist.
+local function add(key)
+  local cap, raised = tonumber(ARGV[1]), tonumber(ARGV[2])
+  if is_text(key) then
+    local floor = text_floor(key)
+    if not floor then return 0 end
+    if floor ~= math.huge and raised > floor then
+      floor = raised
+      redis.call('ZADD', key, ARGV[2], SENTINEL)
+    end
+    text_add(key, 3, floor, cap)
+    return 1
+  end
+  if #ARGV == 4 and raised == 0 then  -- one entry: a delivery
+    local entry = entry_of(ARGV[4])
+    return deliver_one(key, cap, tonumber(ARGV[3]), ARGV[4], entry, encode(entry)) and 1 or 0
+  end
+  local t = load(key)
+  if not t then return 0 end
+  if t.floor ~= math.huge and raised > t.floor then t.floor, t.floor_changed = raised, true end
+  merge_args(t, cap)
+  return 1
+end
+
+-- Replace the timeline with an empty one that is being rebuilt (floor +inf).
+local function begin_rebuild(key)
+  redis.call('DEL', key)
+  if is_text(key) then redis.call('ZADD', key, '+inf', SENTINEL)
+  else redis.call('HSET', key, 'f', 'inf', 'n', 0) end
+  renew(key)
+end
+
+-- Add the rebuilt entries ARGV[3..], set the floor to ARGV[2] (never below a finite floor
+-- already set) and trim to ARGV[1]; 0 (nothing written) when the timeline is gone.
+local function finish_rebuild(key)
+  local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
+  if is_text(key) then
+    local current, current_text = text_floor(key)
+    if not current then return 0 end
+    local floor_text = ARGV[2]
+    if current ~= math.huge and current > floor then floor, floor_text = current, current_text end
+    redis.call('ZADD', key, floor_text, SENTINEL)
+    text_add(key, 3, floor, cap)
+  else
+    local t = load(key)
+    if not t then return 0 end
+    if t.floor == math.huge or t.floor <= floor then t.floor, t.floor_changed = floor, true end
+    merge_args(t, cap)
+  end
+  renew(key)
+  return 1
+end
+
+-- Take out the entry whose member is ``member`` (a deleted post: compact timelines match
+-- its post id); how many were removed.
+local function remove(key, member)
+  if is_text(key) then return redis.call('ZREM', key, member) end
+  local t = load(key)
+  if not t then return 0 end
+  if #t.ids == 0 then
+    if t.floor_changed then save(t) end
+    return 0
+  end
+  local post = tonumber(string.match(member, '^%d+'))
+  local i = locate(t, post)
+  local bucket, removed = bucket_of(t, i), 0
+  if #bucket > 0 then
+    local entries, kept = entries_of(bucket), {}
+    for _, entry in ipairs(entries) do
+      if entry[1] == post then removed = 1 else kept[#kept + 1] = entry end
+    end
+    if removed == 1 then
+      t.n = t.n - 1
+      if #kept == 0 then drop_bucket(t, i) else set_bucket(t, i, encode_all(kept, 1, #kept)) end
+    end
+  end
+  if removed == 1 or t.floor_changed then save(t) end
+  return removed
+end
+
+-- Take out every entry whose member ends with ``suffix`` (":<author_id>", the author or
+-- booster; in a tagged set "#<tag>"); how many were removed. Only buckets holding one are
+-- rewritten.
+local function remove_author(key, suffix)
+  if is_text(key) then
+    local removed = 0
+    for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
+      if string.sub(member, -#suffix) == suffix then
+        removed = removed + redis.call('ZREM', key, member)
+      end
+    end
+    return removed
+  end
+  local t = load(key)
+  if not t then return 0 end
+  local author, removed = tonumber(string.sub(suffix, 2)), 0
+  load_all(t)
+  for i = #t.ids, 1, -1 do
+    local entries, kept = entries_of(t.buckets[t.ids[i]]), {}
+    for _, entry in ipairs(entries) do
+      if entry[2] ~= author then kept[#kept + 1] = entry end
+    end
+    if #kept < #entries then
+      removed, t.n = removed + #entries - #kept, t.n - #entries + #kept
+      if #kept == 0 then drop_bucket(t, i) else set_bucket(t, i, encode_all(kept, 1, #kept)) end
+    end
+  end
+  if removed > 0 or t.floor_changed then save(t) end
+  return removed
+end
+
+-- A bound in ZRANGE BYSCORE syntax ('+inf', '-inf', '(id' exclusive, 'id' inclusive).
+local function bound_of(text)
+  if text == '+inf' or text == 'inf' then return math.huge, false end
+  if text == '-inf' then return -math.huge, false end
+  if string.sub(text, 1, 1) == '(' then return tonumber(string.sub(text, 2)), true end
+  return tonumber(text), false
+end
+
+-- {floor, members...} newest first with lower < post id < upper (bounds in ZRANGE syntax),
+-- at most ``count`` members; false when the timeline does not exist.
+local function read_range(key, upper, lower, count)
+  if is_text(key) then
+    local _, floor_text = text_floor(key)
+    if not floor_text then return false end
+    local result = {floor_text}
+    local members = redis.call('ZRANGE', key, upper, lower, 'BYSCORE', 'REV', 'LIMIT', 0,
+      count + 1)
+    for _, member in ipairs(members) do
+      if member ~= SENTINEL and #result <= count then result[#result + 1] = member end
+    end
+    return result
+  end
+  local t = load(key)
+  if not t then return false end
+  if t.floor_changed then save(t) end
+  local result = {floor_text_of(t.floor)}
+  local top, top_open = bound_of(upper)
+  local bottom, bottom_open = bound_of(lower)
+  for i = 1, #t.ids do
+    if #result > count then break end
+    if t.lows[i] < top or (t.lows[i] == top and not top_open) then
+      local bucket, at = bucket_of(t, i), 1
+      while at <= #bucket and #result <= count do
+        local post = post_at(bucket, at)
+        if post < bottom or (post == bottom and bottom_open) then return result end
+        local entry
+        entry, at = entry_at(bucket, at)
+        if post < top or (post == top and not top_open) then
+          result[#result + 1] = member_of(entry)
+        end
+      end
+    end
   end
   return result
+end
+
+-- read_range with ARGV[1] (upper), ARGV[2] (lower; ``lower`` in its place if given) and
+-- ARGV[3] (count).
+local function read(key, lower)
+  return read_range(key, ARGV[1], lower or ARGV[2], tonumber(ARGV[3]))
+end
+
+-- Entries held (the floor is not one); -1 when the timeline does not exist.
+local function size(key)
+  if is_text(key) then
+    local held = redis.call('ZCARD', key)
+    return held == 0 and -1 or held - 1
+  end
+  local t = load(key)
+  if not t then return -1 end
+  if t.floor_changed then save(t) end
+  return t.n
 end
 
 -- Which of ``members`` the hidden set ``key`` (a reader's: each account they do not see,

@@ -7,24 +7,16 @@
 -- exist (their floor and newest read 0).
 local missing, floors, newest = {}, {}, {}
 for i = 3, #ARGV do
-  local outbox = OUTBOX_PREFIX .. ARGV[i] .. '}'
-  local floor, floor_text = read_floor(outbox)
-  local found = '0'
-  if not floor then
+  local found = read_range(OUTBOX_PREFIX .. ARGV[i] .. '}', ARGV[1], ARGV[2], 1)
+  local floor_text, post = '0', '0'
+  if not found then
     missing[#missing + 1] = #floors
-    floor_text = '0'
   else
-    local members = redis.call('ZRANGE', outbox, ARGV[1], ARGV[2], 'BYSCORE', 'REV', 'LIMIT',
-      0, 2)
-    for _, member in ipairs(members) do
-      if member ~= SENTINEL then
-        local post_id = member:match('^%d+')
-        if tonumber(post_id) > floor then found = post_id end
-        break
-      end
-    end
+    floor_text = found[1]
+    local first = found[2] and string.match(found[2], '^%d+')
+    if first and tonumber(first) > tonumber(floor_text) then post = first end
   end
-  floors[#floors + 1], newest[#newest + 1] = floor_text, found
+  floors[#floors + 1], newest[#newest + 1] = floor_text, post
 end
 return table.concat(missing, ',') .. ';' .. table.concat(floors, ',') .. ';' ..
   table.concat(newest, ',')
