@@ -135,8 +135,24 @@ class FeedsSchema(ma.Schema):
     )
 
 
+class TimelinesSchema(ma.Schema):
+    active_readers = fields.Integer(metadata={"description": "readers whose homes fan-out keeps"})
+    homes_sampled = fields.Integer(metadata={"description": "active readers' homes measured"})
+    entries_sampled = fields.Integer(metadata={"description": "entries those homes hold"})
+    memory_bytes_sampled = fields.Integer(
+        metadata={"description": "their Redis memory (MEMORY USAGE), bytes"}
+    )
+    bytes_per_entry = fields.Float(
+        allow_none=True,
+        metadata={"description": "Redis bytes per home entry; null: no entry to measure"},
+    )
+
+
 class FanoutFeedsSchema(FanoutSchema):
     feeds = fields.Nested(FeedsSchema)
+    timelines = fields.Nested(
+        TimelinesSchema, metadata={"description": "what home timelines cost in Redis, measured"}
+    )
 
 
 class StrategySchema(ma.Schema):
@@ -161,7 +177,9 @@ class Fanout(MethodView):
         threshold = described["celebrity_threshold"]
         forecast = c.forecaster.threshold(threshold) if args["forecast"] else None
         feeds = operators.describe_feeds(c.lists, c.tag_follows, c.shared_feeds, forecast)
-        return {**described, "feeds": feeds}
+        inactive_after = c.settings.inactive_after_seconds
+        timelines = operators.describe_timelines(c.timelines, c.activity, inactive_after)
+        return {**described, "feeds": feeds, "timelines": timelines}
 
     @operator_only
     @blp.doc(**BEARER)

@@ -14,8 +14,10 @@ from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.fanout_changes import WHAT, FanoutChangeLog
 from socialapp.stores.fanout_settings import FanoutSettingsStore
 from socialapp.stores.lists import ListStore
+from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.tag_follows import TagFollowStore
+from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
 # What the forecast says of the feeds beside the homes (``domain.forecast``).
@@ -85,6 +87,26 @@ def describe_fanout(
         ],
         "refresh_seconds": fanout_settings.refresh_seconds,
         "adaptive": users.count_leanings(),
+    }
+
+
+TIMELINE_SAMPLE = 200  # active readers' homes measured per ask: bounded, cheap to poll
+
+
+def describe_timelines(
+    timelines: TimelineStore, activity: ReaderActivity, inactive_after: float
+) -> dict:
+    """What home timelines cost in Redis now, measured (``MEMORY USAGE``) on up to
+    ``TIMELINE_SAMPLE`` active readers' homes: their entries, bytes and bytes per entry
+    (None with no entry to measure), and the active readers whose homes fan-out keeps."""
+    sample = activity.sample_active(TIMELINE_SAMPLE, inactive_after)
+    memory, entries = timelines.home_footprint(sample)
+    return {
+        "active_readers": activity.count_active(inactive_after),
+        "homes_sampled": len(sample),
+        "entries_sampled": entries,
+        "memory_bytes_sampled": memory,
+        "bytes_per_entry": round(memory / entries, 1) if entries else None,
     }
 
 

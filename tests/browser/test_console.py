@@ -90,6 +90,9 @@ def test_an_operator_signs_in_reads_the_figures_and_changes_the_threshold(
     for index in (0, 1, 3):  # deliveries/s, their lag, home reads/s: the largest seen
         expect(charts.nth(index).locator("text.peak")).to_have_text(SOMETHING)
     expect(charts.nth(4).locator(".legend-0")).not_to_contain_text("n/a")  # memory
+    # The homes' Redis memory per entry, measured on the sampled readers' homes.
+    homes = page.locator("#feed-homes")
+    expect(homes).to_contain_text(re.compile(r"entries at [\d.]+ B each, measured on \d+ sampled"))
     expect(page.locator("#feed-lists")).to_contain_text("1 list · 1 member")
     expect(page.locator("#feed-tags")).to_contain_text("1 tag follow")
     # #news has one follower, under the threshold: pushed, to that follower's tagged set.

@@ -1,9 +1,11 @@
 """GET /v1/admin/fanout's feed kinds: lists, their memberships, tag follows and the shared
-feeds counted; with ?forecast=true, what the forecast says of lists and followed tags."""
+feeds counted, and home timelines' Redis memory measured; with ?forecast=true, what the
+forecast says of lists and followed tags."""
 
 import pytest
 
 from socialapp.services import forecast
+from socialapp.stores.timelines import home_key
 from tests.conftest import with_operator
 
 
@@ -16,6 +18,8 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
     client, signup, operator_headers, components
 ):
     ada, bob, star = (signup(h) for h in ("ada", "bob", "star"))
+    nothing = client.get("/v1/admin/fanout", headers=operator_headers).json["timelines"]
+    assert nothing["entries_sampled"] == 0 and nothing["bytes_per_entry"] is None
     for fan in (ada, bob):
         assert client.put(f"/v1/me/following/{star.id}", headers=fan.headers).status_code == 204
     assert client.put(f"/v1/me/following/{bob.id}", headers=ada.headers).status_code == 204
@@ -52,6 +56,15 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
         "tag_feeds_exact": True,
     }  # no forecast unless asked: this answer is polled
     assert plain.json["mode"] == "hybrid"  # the settings are answered as before
+    # Home timelines measured: ada's, the one home read (star's 3 posts), by MEMORY USAGE.
+    memory = components.redis.memory_usage(home_key(ada.id))
+    assert plain.json["timelines"] == {
+        "active_readers": 1,
+        "homes_sampled": 1,
+        "entries_sampled": 3,
+        "memory_bytes_sampled": memory,
+        "bytes_per_entry": round(memory / 3, 1),
+    }
 
     asked = client.get("/v1/admin/fanout?forecast=true", headers=operator_headers).json
     said = asked["feeds"]["forecast"]
