@@ -43,7 +43,7 @@ from socialapp.services import (
     timeline,
 )
 from socialapp.stores import mongo
-from tests.conftest import flush_redis, stop_worker, wait_settled
+from tests.conftest import flush_redis, quick_to_stop, stop_worker, wait_settled
 
 pytestmark = pytest.mark.slow  # long: started first (tests/conftest.py)
 
@@ -251,11 +251,7 @@ class FanoutMachine(RuleBasedStateMachine):
         mongo.reset_embedded()
         flush_redis(settings)
         self.c = create_app(settings).extensions["socialapp"]
-        self.worker = EmbeddedWorker(self.c, concurrency=4)
-        # A short broker poll lets the worker stop at once rather than after a 1 s BRPOP.
-        options = self.worker.app.conf.broker_transport_options
-        self.worker.app.conf.broker_transport_options = {**options, "polling_interval": 0.1}
-        self.worker.start()
+        self.worker = quick_to_stop(EmbeddedWorker(self.c, concurrency=4)).start()
         configured = self.c.fanout_settings.change(mode=mode, threshold=threshold)
         self.c.fanout_settings.settle(configured.generation)  # no user yet: nothing to do
         for _ in range(count):
