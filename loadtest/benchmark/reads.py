@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -227,6 +228,20 @@ def alternating(port: int, first: tuple, second: tuple, size, metric: str, cpu=N
     ratios = sorted(b / a for a, b in pairs)
     found = {"metric": metric, "pairs": pairs, "ratio": round(ratios[len(ratios) // 2], 3)}
     return {**found, "server_cpu_ms_per_request": cpu_ms} if cpu else found
+
+
+def alternating_both_orders(
+    port: int, first: tuple, second: tuple, size, metric: str, cpu=None
+) -> dict:
+    """``alternating`` once with ``first`` first in each pair and once with ``second`` first:
+    the run that comes second in a pair may be favoured or not by the first (a loaded
+    machine's scheduling, the server's collector); the geometric mean of the two orders'
+    ratios (second/first each) cancels that. The first order's pairs stay the answer's, the
+    other order's under ``second_first``."""
+    found = alternating(port, first, second, size, metric, cpu)
+    back = alternating(port, second, first, size, metric, cpu)
+    ratio = round(math.sqrt(found["ratio"] / back["ratio"]), 3)
+    return {**found, "ratio": ratio, "first_first": found, "second_first": back}
 
 
 def _open_loop(port: int, headers: list[dict], size, rate: float) -> dict:
