@@ -5,8 +5,7 @@ request.
 ``keywords_attributes[]``: ``id`` to change one, ``_destroy`` to remove it) and deletes an
 account's filters; ``/api/v2/filters/:id/keywords`` and ``/statuses`` list and add a
 filter's keywords and statuses, ``/api/v2/filters/keywords/:id`` and ``/statuses/:id`` show,
-change and remove one. ``/api/v1/filters`` (filters v1) answers, creates, changes and
-removes each keyword as a V1::Filter, as Mastodon 4 does: no second filter model. Another
+change and remove one (filters v1, the same filters' keywords: ``keyword_filters_v1``). Another
 account's filter, keyword or status is 404, as an unknown one. The rules and bounds:
 ``socialapp.domain.keyword_filters``; how pages apply them: docs/mastodon.md.
 """
@@ -97,38 +96,27 @@ def _title() -> ma.fields.String:
     return ma.fields.String(validate=ma.validate.Length(max=rules.TITLE_LENGTH))
 
 
-def _contexts() -> ma.fields.List:
+def contexts_field() -> ma.fields.List:
     return ma.fields.List(
         ma.fields.String(validate=ma.validate.OneOf(rules.CONTEXTS)),
         validate=ma.validate.Length(max=len(rules.CONTEXTS) * 4),
     )
 
 
-def _keyword() -> ma.fields.String:
+def keyword_field() -> ma.fields.String:
     return ma.fields.String(validate=ma.validate.Length(max=rules.KEYWORD_LENGTH))
 
 
 class FilterArgs(Schema):
     title = _title()
-    context = _contexts()
+    context = contexts_field()
     filter_action = ma.fields.String(validate=ma.validate.OneOf(rules.ACTIONS))
     expires_in = Expiry(allow_none=True)
 
 
 class KeywordArgs(Schema):
-    keyword = _keyword()
+    keyword = keyword_field()
     whole_word = ma.fields.Boolean()
-
-
-class V1FilterArgs(Schema):
-    """A V1::Filter's fields: one keyword (``phrase``, ``whole_word``) and its filter's
-    ``context``, ``irreversible`` (``hide``) and ``expires_in``."""
-
-    phrase = _keyword()
-    context = _contexts()
-    irreversible = ma.fields.Boolean()
-    whole_word = ma.fields.Boolean()
-    expires_in = Expiry(allow_none=True)
 
 
 class KeywordAttributes(KeywordArgs):
@@ -140,7 +128,7 @@ class StatusArgs(Schema):
     status_id = IdParam(required=True)
 
 
-def _id(raw: str) -> int:
+def item_id(raw: str) -> int:
     found = parse_id(raw)
     if found is None:
         raise NotFound(keyword_filters.NOT_FOUND)
@@ -217,7 +205,9 @@ def create():
 @documented("One of the caller's filters", "The Filter", FOUND, scopes=READ)
 def show(filter_id: str):
     me = authorized(*READ)
-    return jsonify(entities.keyword_filter(components().keyword_filters.filter(me, _id(filter_id))))
+    return jsonify(
+        entities.keyword_filter(components().keyword_filters.filter(me, item_id(filter_id)))
+    )
 
 
 @blp.put("/api/v2/filters/<filter_id>")
@@ -231,7 +221,7 @@ def show(filter_id: str):
 @limits.writes
 def update(filter_id: str):
     me = authorized(*WRITE)
-    number = _id(filter_id)
+    number = item_id(filter_id)
     fields, keywords = _fields(params(FilterArgs())), _keywords_attributes()
     changed = components().keyword_filters.update(me, number, fields, keywords)
     return jsonify(entities.keyword_filter(changed))
@@ -242,26 +232,27 @@ def update(filter_id: str):
 @limits.writes
 def delete(filter_id: str):
     me = authorized(*WRITE)
-    components().keyword_filters.delete(me, _id(filter_id))
+    components().keyword_filters.delete(me, item_id(filter_id))
     return jsonify({})
 
 
 def _listed(filter_id: str, kind: str, render):
     """A filter's keywords or statuses (``kind``), each as ``render`` renders it."""
     me = authorized(*READ)
-    found = components().keyword_filters.filter(me, _id(filter_id))
+    found = components().keyword_filters.filter(me, item_id(filter_id))
     return jsonify([render(item) for item in found[kind]])
 
 
-def _shown(item_id: str, kind: str, render):
+def _shown(raw_id: str, kind: str, render):
     """One keyword or status (``kind``) of the caller's filters."""
     me = authorized(*READ)
-    return jsonify(render(components().keyword_filters.item(me, kind, _id(item_id))))
+    return jsonify(render(components().keyword_filters.item(me, kind, item_id(raw_id))))
 
 
-def _removed(item_id: str, kind: str):
+def removed(raw_id: str, kind: str):
+    """Remove one keyword or status (``kind``) of the caller's filters."""
     me = authorized(*WRITE)
-    components().keyword_filters.remove(me, kind, _id(item_id))
+    components().keyword_filters.remove(me, kind, item_id(raw_id))
     return jsonify({})
 
 
@@ -278,7 +269,7 @@ def keywords(filter_id: str):
 @limits.writes
 def add_keyword(filter_id: str):
     me = authorized(*WRITE)
-    number, args = _id(filter_id), params(KeywordArgs())
+    number, args = item_id(filter_id), params(KeywordArgs())
     made = components().keyword_filters.add_keyword(me, number, args)
     return jsonify(entities.filter_keyword(made))
 
@@ -294,7 +285,7 @@ def keyword(keyword_id: str):
 @limits.writes
 def update_keyword(keyword_id: str):
     me = authorized(*WRITE)
-    number, args = _id(keyword_id), params(KeywordArgs())
+    number, args = item_id(keyword_id), params(KeywordArgs())
     changed = components().keyword_filters.update_keyword(me, number, args)
     return jsonify(entities.filter_keyword(changed))
 
@@ -303,7 +294,7 @@ def update_keyword(keyword_id: str):
 @documented("Remove a keyword", "An empty object", CHANGED, scopes=WRITE)
 @limits.writes
 def delete_keyword(keyword_id: str):
-    return _removed(keyword_id, "keywords")
+    return removed(keyword_id, "keywords")
 
 
 @blp.get("/api/v2/filters/<filter_id>/statuses")
@@ -317,7 +308,7 @@ def statuses(filter_id: str):
 @limits.writes
 def add_status(filter_id: str):
     me = authorized(*WRITE)
-    number, args = _id(filter_id), params(StatusArgs())
+    number, args = item_id(filter_id), params(StatusArgs())
     made = components().keyword_filters.add_status(me, number, args["status_id"])
     return jsonify(entities.filter_status(made))
 
@@ -332,87 +323,4 @@ def status(status_filter_id: str):
 @documented("Remove a status from a filter", "An empty object", CHANGED, scopes=WRITE)
 @limits.writes
 def delete_status(status_filter_id: str):
-    return _removed(status_filter_id, "statuses")
-
-
-# Filters v1 (Mastodon keeps them for old clients): each keyword is a V1::Filter whose id is
-# the keyword's, its filter's context, action and expiry its own ---------------------------
-def _v1_parts(args: dict) -> tuple[dict, dict]:
-    """The filter's fields and the keyword's attributes a V1::Filter request gives."""
-    if "phrase" in args and not args["phrase"]:
-        raise Invalid("Validation failed: Phrase can't be blank")
-    fields = {name: args[name] for name in ("context", "expires_in") if name in args}
-    if "irreversible" in args:
-        fields["action"] = "hide" if args["irreversible"] else "warn"
-    attributes = {"keyword": args["phrase"]} if "phrase" in args else {}
-    if "whole_word" in args:
-        attributes["whole_word"] = args["whole_word"]
-    return fields, attributes
-
-
-def _v1(keyword_and_filter: tuple[dict, dict]):
-    keyword, found = keyword_and_filter
-    return jsonify(entities.v1_filter(found, keyword))
-
-
-@blp.get("/api/v1/filters")
-@documented(
-    "The caller's filters' keywords, each as a V1::Filter", "V1::Filters", AUTHORIZED, scopes=READ
-)
-def v1_index():
-    me = authorized(*READ)
-    found = components().keyword_filters.filters(me)
-    return jsonify([entities.v1_filter(f, k) for f in found for k in f["keywords"]])
-
-
-@blp.post("/api/v1/filters")
-@documented(
-    "Create a filter of one keyword (phrase, also its title), as a V1::Filter",
-    "The V1::Filter",
-    CHANGED,
-    body=V1FilterArgs,
-    scopes=WRITE,
-)
-@limits.writes
-def v1_create():
-    me = authorized(*WRITE)
-    args = params(V1FilterArgs())
-    if not args.get("phrase"):
-        raise Invalid("Validation failed: Phrase can't be blank")
-    fields, attributes = _v1_parts(args)
-    fields["title"] = args["phrase"][: rules.TITLE_LENGTH]
-    made = components().keyword_filters.create(me, fields, [attributes])
-    return _v1((made["keywords"][0], made))
-
-
-@blp.get("/api/v1/filters/<keyword_id>")
-@documented("One keyword of the caller's filters, as a V1::Filter", "The V1::Filter", FOUND,
-            scopes=READ)  # fmt: skip
-def v1_show(keyword_id: str):
-    me = authorized(*READ)
-    return _v1(components().keyword_filters.keyword_and_filter(me, _id(keyword_id)))
-
-
-@blp.put("/api/v1/filters/<keyword_id>")
-@documented(
-    "Change a keyword (phrase, whole_word) and its filter (context, irreversible, "
-    "expires_in: a 422 when the filter holds other keywords too), as a V1::Filter",
-    "The V1::Filter",
-    CHANGED,
-    body=V1FilterArgs,
-    scopes=WRITE,
-)
-@limits.writes
-def v1_update(keyword_id: str):
-    me = authorized(*WRITE)
-    number = _id(keyword_id)
-    fields, attributes = _v1_parts(params(V1FilterArgs()))
-    return _v1(components().keyword_filters.update_v1(me, number, fields, attributes))
-
-
-@blp.delete("/api/v1/filters/<keyword_id>")
-@documented("Remove a keyword from its filter (the filter stays)", "An empty object", CHANGED,
-            scopes=WRITE)  # fmt: skip
-@limits.writes
-def v1_delete(keyword_id: str):
-    return _removed(keyword_id, "keywords")
+    return removed(status_filter_id, "statuses")
