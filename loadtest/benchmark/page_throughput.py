@@ -31,6 +31,7 @@ from socialapp.embedded.redis_server import RedisServer
 from socialapp.services import operators
 
 PROFILED_CALLS = 500
+IN_PROCESS_ROUNDS = 9
 
 
 def measure(world, size, population: reads.Population, out: Path) -> dict:
@@ -45,20 +46,22 @@ def measure(world, size, population: reads.Population, out: Path) -> dict:
         for path, sent in paths.values():  # warm: feeds built, posts cached, as after a read
             reads.load(server.port, path, sent, size.connections, size.read_seconds / 4)
         home, shared = reads.pages_vs_healthz(server, size, headers)
-    found = {
+    calls = {
+        name: _wsgi_call(world.app, path, sent)
+        for name, (path, sent) in {"healthz": (reads.HEALTHZ, [{}]), **paths}.items()
+    }
+    return {
         "followees": config[0],
         "celebrities": config[1],
         "vs_healthz": {"home": home, **shared},
-        "profiles": [
-            _profile(world.app, name, path, sent, out)
-            for name, (path, sent) in {"healthz": (reads.HEALTHZ, [{}]), **paths}.items()
-        ],
+        "in_process": in_process(calls),
+        "profiles": [_profile(name, call, out) for name, call in calls.items()],
     }
-    return found
 
 
-def _profile(app, name: str, path: str, sent: list[dict], out: Path) -> dict:
-    """``path`` through the app's WSGI callable (no HTTP, no test client), warm."""
+def _wsgi_call(app, path: str, sent: list[dict]):
+    """A GET of ``path`` through the app's WSGI callable (no HTTP, no test client), each
+    call with the next of the headers ``sent``."""
     turn = itertools.cycle(sent)
 
     def call() -> None:
@@ -74,29 +77,49 @@ def _profile(app, name: str, path: str, sent: list[dict], out: Path) -> dict:
         b"".join(body)
         getattr(body, "close", lambda: None)()
 
-    for _ in range(20):
-        call()
-    found = profiles.profile(
-        f"GET {path} through the WSGI app ({name}), this thread's CPU time",
+    return call
+
+
+def in_process(calls: dict, rounds: int = IN_PROCESS_ROUNDS, repeat: int = 200) -> dict:
+    """Each call's CPU time in this thread (``time.thread_time``), unprofiled, ``repeat``
+    calls at a time, the calls in turn for ``rounds`` rounds: per call the median ms, and the
+    median over rounds of /healthz's time over its own (``vs_healthz``: the throughput ratio
+    the server would have without its HTTP work, which both pay alike)."""
+    spent = {name: [] for name in calls}
+    for call in calls.values():
+        for _ in range(20):  # warm
+            call()
+    for _ in range(rounds):
+        for name, call in calls.items():
+            started = time.thread_time()
+            for _ in range(repeat):
+                call()
+            spent[name].append((time.thread_time() - started) / repeat)
+    return {
+        name: {
+            "cpu_ms_per_call": round(_median(times) * 1e3, 4),
+            "vs_healthz": round(
+                _median([h / t for h, t in zip(spent["healthz"], times, strict=True)]), 3
+            ),
+        }
+        for name, times in spent.items()
+    }
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def _profile(name: str, call, out: Path) -> dict:
+    """``call`` under cProfile, counting this thread's CPU time (``name.prof`` in ``out``)."""
+    return profiles.profile(
+        f"{name} through the WSGI app, this thread's CPU time",
         call,
         repeat=PROFILED_CALLS,
         cumulative=True,
         dump=out / f"{name}.prof",
         cpu=True,
     )
-    return {**found, "cpu_ms_per_call": _cpu_ms_per_call(call)}
-
-
-def _cpu_ms_per_call(call, calls: int = PROFILED_CALLS, rounds: int = 5) -> float:
-    """This thread's CPU per call, unprofiled: the least of a few rounds (a round another
-    thread interrupts only loses)."""
-    spent = []
-    for _ in range(rounds):
-        started = time.thread_time()
-        for _ in range(calls):
-            call()
-        spent.append((time.thread_time() - started) / calls)
-    return round(min(spent) * 1e3, 4)
 
 
 def run(size, out: Path) -> dict:
@@ -109,8 +132,7 @@ def run(size, out: Path) -> dict:
 def cpu_ratio(versus: dict) -> float:
     """The median of /healthz's CPU per request over the page's, pair by pair: what the
     throughput ratio would be were the server's CPU all that limited it."""
-    ratios = sorted(a / b for a, b in versus["server_cpu_ms_per_request"])
-    return ratios[len(ratios) // 2]
+    return _median([a / b for a, b in versus["server_cpu_ms_per_request"]])
 
 
 def lines(figures: dict) -> list[str]:
@@ -125,12 +147,19 @@ def lines(figures: dict) -> list[str]:
             f"the server's CPU ms per request: {cpu}; /healthz's over the page's: "
             f"{cpu_ratio(versus):.0%})"
         )
+    healthz = figures["in_process"]["healthz"]["cpu_ms_per_call"]
+    for name, spent in figures["in_process"].items():
+        if name != "healthz":
+            found.append(
+                f"{name} in one process, no HTTP: {spent['vs_healthz']:.0%} of /healthz "
+                f"(CPU ms per call, /healthz / page: {healthz} / {spent['cpu_ms_per_call']})"
+            )
     return found
 
 
 def markdown(figures: dict) -> str:
     rows = [
-        f"| {p['name']} | {p['cpu_ms_per_call']} | "
+        f"| {p['name']} | {p['wall_ms_per_call']} | "
         + "; ".join(f"`{t['function']}` {t['own_share']:.0%}" for t in p["top"][:5])
         + " |"
         for p in figures["profiles"]
@@ -145,7 +174,7 @@ def markdown(figures: dict) -> str:
             "",
             *[f"- {line}" for line in lines(figures)],
             "",
-            "| profiled (one thread, warm) | CPU ms per call, unprofiled | top own time |",
+            "| profiled (one thread, warm) | ms per call, profiled (wall) | top own time |",
             "|---|---|---|",
             *rows,
             "",
