@@ -53,6 +53,14 @@ class QueryCache:
                 self._kept.move_to_end(key)
         return None if found is None else _copied(found)
 
+    def loaded(self, key, load: Callable[[], dict]) -> dict:
+        """The arguments kept for ``key``, else ``load()``'s (kept when plain)."""
+        found = self.get(key)
+        if found is None:
+            found = load()
+            self.put(key, found)
+        return found
+
     def put(self, key, arguments) -> None:
         if not isinstance(arguments, dict) or not all(map(_plain, arguments.values())):
             return
@@ -90,11 +98,8 @@ class StrictParser(FlaskParser):
             return super().parse(argmap, req, **options)
         req = req or self.get_default_request()
         key = (argmap, unknown, req.query_string)  # a schema instance is its view's, for good
-        found = self.query_cache.get(key)
-        if found is None:
-            found = super().parse(argmap, req, **options)
-            self.query_cache.put(key, found)
-        return found
+        parse = super().parse
+        return self.query_cache.loaded(key, lambda: parse(argmap, req, **options))
 
     def _raw_load_json(self, req: flask.Request):
         if not is_json_request(req):

@@ -47,3 +47,20 @@ def test_the_cache_keeps_the_newest_used_and_hands_out_copies():
     assert cache.get("a") is not None and cache.get("c") == {"limit": 6}
     cache.put("d", {"when": object()})  # not a plain value: not kept
     assert cache.get("d") is None
+
+
+def test_mastodon_pages_remember_query_strings_alike(client, signup):
+    alice = signup()
+    for text in ("#cats one", "#dogs two", "#birds three"):
+        assert (
+            client.post("/v1/posts", json={"text": text}, headers=alice.headers).status_code == 201
+        )
+    query = "/api/v1/timelines/tag/cats?any[]=dogs&none[]=birds&limit=5"
+    pages = [client.get(query) for _ in range(2)]
+    assert [[s["content"] for s in page.json] for page in pages] == [
+        ["<p>#dogs two</p>", "<p>#cats one</p>"]
+    ] * 2
+    for query in ("max_id=abc", "all[]=%00", "any[]=a&" * 5, "none[]=a%20b"):
+        answers = [client.get(f"/api/v1/timelines/tag/cats?{query}") for _ in range(2)]
+        assert [a.status_code for a in answers] == [422, 422], query
+        assert answers[0].json == answers[1].json and "error" in answers[0].json
