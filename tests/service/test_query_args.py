@@ -7,12 +7,14 @@ from __future__ import annotations
 from socialapp.api.base import QueryCache
 
 
-def test_the_same_query_string_pages_alike_every_time(client, signup):
-    alice = signup()
+def _tagged_posts(client, author) -> None:
     for text in ("#cats one", "#dogs two", "#birds three"):
-        assert (
-            client.post("/v1/posts", json={"text": text}, headers=alice.headers).status_code == 201
-        )
+        answer = client.post("/v1/posts", json={"text": text}, headers=author.headers)
+        assert answer.status_code == 201
+
+
+def test_the_same_query_string_pages_alike_every_time(client, signup):
+    _tagged_posts(client, signup())
     # The view takes any/all/none out of its arguments: a second read must still see them.
     query = "/v1/tags/cats/timeline?any=dogs&none=birds&limit=5"
     pages = [client.get(query) for _ in range(3)]
@@ -50,11 +52,7 @@ def test_the_cache_keeps_the_newest_used_and_hands_out_copies():
 
 
 def test_mastodon_pages_remember_query_strings_alike(client, signup):
-    alice = signup()
-    for text in ("#cats one", "#dogs two", "#birds three"):
-        assert (
-            client.post("/v1/posts", json={"text": text}, headers=alice.headers).status_code == 201
-        )
+    _tagged_posts(client, signup())
     query = "/api/v1/timelines/tag/cats?any[]=dogs&none[]=birds&limit=5"
     pages = [client.get(query) for _ in range(2)]
     assert [[s["content"] for s in page.json] for page in pages] == [
