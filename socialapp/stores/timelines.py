@@ -48,6 +48,9 @@ SCRIPTS = (
     "pulls_rebuild", "deliver", "members_begin", "members_finish", "remove", "size",
 )  # fmt: skip
 SENTINEL = "floor"
+# Records a compact timeline's bucket holds: 145 of 14 bytes is 2,030 bytes, just under a
+# 2 KB allocation (tests use smaller buckets to exercise splits and trims on short timelines).
+BUCKET_RECORDS = 145
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
 MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
@@ -125,11 +128,11 @@ class TimelineScripts:
     and only through them: they alone know its encoding. ``ttl``: the
     seconds a set lives from its creation or rebuild (or a read that renews it)."""
 
-    def __init__(self, client, ttl: int) -> None:
+    def __init__(self, client, ttl: int, bucket: int = BUCKET_RECORDS) -> None:
         self._client = client
         self.batched = not isinstance(client, RedisCluster)
         constants = (
-            f"local TTL = {int(ttl)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
+            f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
             f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
             f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
             f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
