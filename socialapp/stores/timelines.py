@@ -39,6 +39,7 @@ from socialapp.domain.timeline import Entry
 from socialapp.stores import tag_copies
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.keyword_filters import LOST, version_key, version_of
+from socialapp.stores.lua_library import used_part
 from socialapp.stores.unavailable import REDIS, translates
 
 LUA = Path(__file__).parent / "lua"
@@ -132,17 +133,20 @@ class TimelineScripts:
         self._client = client
         self.batched = not isinstance(client, RedisCluster)
         constants = (
-            f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
+            f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\n"
+            f"local LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
             f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
             f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
             f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
             f"local TAGS = '{FOLLOWS_TAGS}'\n"
         )
-        library = constants + (LUA / "lib.lua").read_text()
-        self._scripts = {
-            name: client.register_script(library + (LUA / f"{name}.lua").read_text())
-            for name in SCRIPTS
-        }
+        library = (LUA / "lib.lua").read_text()
+        self._scripts = {}
+        for name in SCRIPTS:
+            script = (LUA / f"{name}.lua").read_text()
+            self._scripts[name] = client.register_script(
+                constants + used_part(library, script) + script
+            )
 
     # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every

@@ -20,6 +20,7 @@ from socialapp.stores.timelines import (
     add_args,
     home_key,
     member_text,
+    outbox_key,
     read_args,
     slice_of,
     tagged_key,
@@ -97,7 +98,10 @@ def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed
 
 def field_digests(client, key: str) -> dict[str, str]:
     """Each field of a compact timeline's hash and a digest of its (binary) value."""
-    script = "local t = redis.call('HGETALL', KEYS[1]) for i = 2, #t, 2 do t[i] = redis.sha1hex(t[i]) end return t"
+    script = (
+        "local t = redis.call('HGETALL', KEYS[1]) "
+        "for i = 2, #t, 2 do t[i] = redis.sha1hex(t[i]) end return t"
+    )
     found = client.eval(script, 1, key)
     return dict(zip(found[::2], found[1::2], strict=True))
 
@@ -162,3 +166,13 @@ def test_a_home_in_the_old_encoding_is_converted_when_first_touched(redis_client
     assert store.read_home(1, max_id=31).entries == [Entry(30, 7), Entry(20, 7, 5, 4), Entry(10, 8)]
     assert store.read_home(1).entries[0] == Entry(40, 9)
     assert store.read_home(1).floor == 5
+
+
+def test_an_outbox_in_the_old_encoding_gives_its_newest_post(redis_client):
+    """A first page's newest-entry read (no bound: the head's first record) falls back to
+    converting an outbox still in the old encoding."""
+    redis_client.zadd(outbox_key(3), {"30:3": 30, "20:3": 20, SENTINEL: 5})
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    assert store.newest_in_outboxes([3, 4]) == ([5, None], [30, 0])
+    assert redis_client.type(outbox_key(3)) == "hash"
+    assert store.newest_in_outboxes([3], since_id=30) == ([5], [0])

@@ -16,8 +16,10 @@
 -- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
 -- member cost 130 to 180. A delivery (nearly always the newest entry) rewrites the head
 -- (one HMGET, one HSET), a full head moves to a numbered bucket, a trim cuts the tail
--- bucket, a page reads the buckets that hold it, a retraction rewrites the buckets holding
--- it; adding many entries at once (creating, rebuilding, a backfill) rewrites them all.
+-- bucket, a page reads the buckets that hold it, a retraction rewrites the bucket holding
+-- it, an unmerge (remove_author) reads every bucket and rewrites those holding the author's
+-- entries; adding many entries at once (creating, rebuilding, a backfill: merge) rewrites
+-- the buckets their ids fall in.
 --
 -- Text encoding (tagged sets, whose members carry a tag name of any length): a sorted set of
 -- text members scored by post id, plus the member 'floor' scored by the floor. A timeline
@@ -70,9 +72,9 @@ local function entry_of(member)
   return {tonumber(post), tonumber(author), 0, 0}
 end
 
-local function member_of(entry)
-  if entry[3] == 0 then return string.format('%d:%d', entry[1], entry[2]) end
-  return string.format('%d:%d:%d:%d', entry[1], entry[3], entry[4], entry[2])
+local function text_of(post, author, original, original_author)
+  if original == 0 then return string.format('%d:%d', post, author) end
+  return string.format('%d:%d:%d:%d', post, original, original_author, author)
 end
 
 local function record(post, author, flags)
@@ -649,8 +651,25 @@ local function bound_of(text)
   return tonumber(text), false
 end
 
+-- The byte in ``bucket`` where its first entry whose post id is below ``top`` (at or below
+-- it, unless ``open``) starts, one past its end for none: a binary search of the records
+-- (fixed-width; the record of a boosted post belongs to the boost's, just above it).
+local function first_below(bucket, top, open)
+  local low, high = 0, #bucket / RECORD  -- records: [low, high) holds the answer's start
+  while low < high do
+    local middle = math.floor((low + high) / 2)
+    local _, _, flags = record_at(bucket, middle * RECORD + 1)
+    local start, finish = middle, middle + 1  -- the entry's records
+    if flags == ORIGINAL then start = middle - 1 elseif flags == BOOST then finish = middle + 2 end
+    local post = post_at(bucket, start * RECORD + 1)
+    if post < top or (post == top and not open) then high = start else low = finish end
+  end
+  return low * RECORD + 1
+end
+
 -- {floor, members...} newest first with lower < post id < upper (bounds in ZRANGE syntax),
--- at most ``count`` members; false when the timeline does not exist.
+-- at most ``count`` members; false when the timeline does not exist. Only the buckets from
+-- the one holding ``upper`` are read, and only the entries returned decoded.
 local function read_range(key, upper, lower, count)
   if is_text(key) then
     local _, floor_text = text_floor(key)
@@ -672,14 +691,19 @@ local function read_range(key, upper, lower, count)
   for i = 1, #t.ids do
     if #result > count then break end
     if t.lows[i] < top or (t.lows[i] == top and not top_open) then
-      local bucket, at = bucket_of(t, i), 1
-      while at <= #bucket and #result <= count do
-        local post = post_at(bucket, at)
+      local bucket = bucket_of(t, i)
+      local at = top == math.huge and 1 or first_below(bucket, top, top_open)
+      top = math.huge  -- every later bucket is below this one's low
+      while at <= #bucket and #result <= count do  -- no entry tables: a string each
+        local post, author, flags = record_at(bucket, at)
         if post < bottom or (post == bottom and bottom_open) then return result end
-        local entry
-        entry, at = entry_at(bucket, at)
-        if post < top or (post == top and not top_open) then
-          result[#result + 1] = member_of(entry)
+        if flags == BOOST then
+          local original, original_author = record_at(bucket, at + RECORD)
+          result[#result + 1] = text_of(post, author, original, original_author)
+          at = at + 2 * RECORD
+        else
+          result[#result + 1] = text_of(post, author, 0)
+          at = at + RECORD
         end
       end
     end
