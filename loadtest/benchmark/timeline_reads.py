@@ -7,7 +7,8 @@ and the same entries as a text sorted set (a tagged set's encoding), and 100 out
 times each read shape by Redis's own account: ``INFO commandstats``' microseconds per
 ``EVALSHA`` over ``CALLS`` calls, the lowest of ``ROUNDS`` rounds (the machine is shared;
 the lowest is the least disturbed), the scripts of ``--base`` (their ``lua/`` folder read
-from git) and the working tree's taking turns round by round. It asserts nothing.
+from git) and the working tree's taking turns round by round, each first in turn. It
+asserts nothing.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
+from loadtest import environment
 from socialapp.domain.timeline import Entry
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.stores import redis_client, timelines
@@ -35,8 +37,8 @@ from socialapp.stores.timelines import (
 
 ENTRIES = 800
 OUTBOXES = 100
-CALLS = 100
-ROUNDS = 40
+CALLS = 20
+ROUNDS = 150
 BASE = 1 << 40  # post ids of realistic size
 
 
@@ -94,8 +96,7 @@ def _seed(lua: TimelineScripts) -> None:
 
 def _usec_per_call(client, lua: TimelineScripts, call: tuple) -> float:
     client.config_resetstat()
-    for _ in range(CALLS // 100):
-        lua.run([call] * 100)
+    lua.run([call] * CALLS)
     stats = client.info("commandstats")["cmdstat_evalsha"]
     return stats["usec"] / stats["calls"]
 
@@ -137,8 +138,9 @@ def measure(redis_url: str, base: str | None) -> dict:
     _seed(versions["working tree"])
     shapes = _shapes()
     lowest: dict[str, dict[str, float]] = {name: {} for name in shapes}
-    for _ in range(ROUNDS):
-        for version, lua in versions.items():
+    for round_ in range(ROUNDS):
+        order = list(versions.items())
+        for version, lua in order if round_ % 2 else order[::-1]:  # each first in turn
             for name, call in shapes.items():
                 usec = _usec_per_call(client, lua, call)
                 lowest[name][version] = min(lowest[name].get(version, usec), usec)
@@ -157,8 +159,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", help="a commit whose timeline scripts to measure beside these")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    figures: dict = {"environment": environment.describe(), "base": args.base}
     with RedisServer() as server:
-        figures = measure(server.url, args.base)
+        figures["environment"]["redis"] = environment.redis_version(server.url)
+        figures.update(measure(server.url, args.base))
+    figures["environment"]["load_average_end"] = environment.load_average()
     text = json.dumps(figures, indent=2)
     print(text)
     if args.out:
