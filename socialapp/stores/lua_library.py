@@ -3,7 +3,7 @@
 A Redis script cannot keep functions between calls: each call runs the whole script text
 again, so every ``local function`` of a library prepended to it is created again on every
 call. The timeline library (``lua/lib.lua``) is about 50 functions and a script uses half
-of them; creating the other half cost about 6 µs of Redis time per call, as much as a
+of them; creating the other half cost about 5 µs of Redis time per call, a fifth of a
 sorted set's page read itself (reports/benchmark/timeline_reads.md). ``used_part`` keeps the
 library's top-level definitions the script needs, directly or through others, in their
 order. It reads names as words outside comments, so it may keep a definition not needed
