@@ -1,14 +1,14 @@
 """Redis time per timeline read: the compact encoding beside the text sorted set, and the
 scripts of an older commit beside the working tree's, in one run.
 
-``python -m loadtest.benchmark.timeline_reads [--base COMMIT] [--out FILE]`` starts its own
-redis-server, writes a home of 800 entries (a fifth of them boosts) in the compact encoding
-and the same entries as a text sorted set (a tagged set's encoding), and 100 outboxes, then
-times each read shape by Redis's own account: ``INFO commandstats``' microseconds per
-``EVALSHA`` over ``CALLS`` calls, the lowest of ``ROUNDS`` rounds (the machine is shared;
-the lowest is the least disturbed), the scripts of ``--base`` (their ``lua/`` folder read
-from git) and the working tree's taking turns round by round, each first in turn. It
-asserts nothing.
+``python -m loadtest.benchmark.timeline_reads [--base COMMIT] [--out FILE]`` (default
+``reports/benchmark/timeline_reads.json``) starts its own redis-server, writes a home of 800
+entries (a fifth of them boosts) in the compact encoding and the same entries as a text
+sorted set (a tagged set's encoding), and 100 outboxes, then times each read shape by
+Redis's own account: ``INFO commandstats``' microseconds per ``EVALSHA`` over ``CALLS``
+calls, the lowest of ``ROUNDS`` rounds (the machine is shared; the lowest is the least
+disturbed), the scripts of ``--base`` (their ``lua/`` folder read from git) and the working
+tree's taking turns round by round, each first in turn. It asserts nothing.
 """
 
 from __future__ import annotations
@@ -157,17 +157,21 @@ def measure(redis_url: str, base: str | None) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m loadtest.benchmark.timeline_reads")
     parser.add_argument("--base", help="a commit whose timeline scripts to measure beside these")
-    parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=environment.REPO / "reports" / "benchmark" / "timeline_reads.json",
+    )
     args = parser.parse_args(argv)
     figures: dict = {"environment": environment.describe(), "base": args.base}
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
         figures.update(measure(server.url, args.base))
     figures["environment"]["load_average_end"] = environment.load_average()
-    text = json.dumps(figures, indent=2)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
+    args.out.write_text(json.dumps(figures, indent=2) + "\n")
+    for shape, by_version in figures["usec_per_call_lowest"].items():
+        print(f"{shape}: " + ", ".join(f"{v} {u} µs" for v, u in by_version.items()))
+    print(f"report: {environment.shown(args.out)}")
     return 0
 
 
