@@ -77,6 +77,10 @@ local function text_of(post, author, original, original_author)
   return string.format('%d:%d:%d:%d', post, original, original_author, author)
 end
 
+local function member_of(entry)
+  return text_of(entry[1], entry[2], entry[3], entry[4])
+end
+
 local function record(post, author, flags)
   local high = math.floor(author / HIGH)
   return struct.pack('>I7BI6', post, flags + high, author - high * HIGH)
