@@ -20,6 +20,7 @@ from socialapp.stores.timelines import (
     add_args,
     home_key,
     member_text,
+    outbox_key,
     read_args,
     slice_of,
     tagged_key,
@@ -43,10 +44,25 @@ def both(lua: TimelineScripts, name: str, args) -> list:
     return lua.run([(name, home_key(1), args), (name, tagged_key(1), args)])
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed):
+def random_batch(rng: random.Random, authors: list[int], held: list[Entry]) -> list[Entry]:
+    """A backfill or a rebuild's batch: older than what is held, newer, or interleaved."""
+    entries = [random_entry(rng, authors) for _ in range(rng.randrange(2, 120))]
+    if not held:
+        return entries
+    newest, oldest = held[0].post_id, held[-1].post_id
+    where = rng.choice(["older", "newer", "interleaved"])
+    if where == "older":
+        return [e for e in entries if e.post_id < oldest] or entries
+    if where == "newer":
+        return [e for e in entries if e.post_id > newest] or entries
+    return entries
+
+
+@pytest.mark.parametrize(("seed", "bucket"), [(0, 145), (1, 145), (2, 5), (3, 5)])
+def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed, bucket):
+    """With 5-record buckets every operation crosses, splits and empties buckets."""
     rng = random.Random(seed)
-    lua = TimelineScripts(redis_client, ttl=600)
+    lua = TimelineScripts(redis_client, ttl=600, bucket=bucket)
     authors = [1, 2, 3, 2**52 + 7]  # an author id past 48 bits
     created = both(lua, "create", add_args(CAP, rng.choice([0, 100]), []))
     assert created == [1, 1]
@@ -55,9 +71,10 @@ def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed
         if op < 0.45:  # a delivery, mostly the newest, sometimes late or again
             entry = random_entry(rng, authors)
             both(lua, "add", add_args(CAP, 0, [entry]))
-        elif op < 0.6:  # a backfill raising the floor
-            entries = [random_entry(rng, authors) for _ in range(rng.randrange(2, 120))]
-            both(lua, "add", add_args(CAP, rng.randrange(0, 400), entries))
+        elif op < 0.6:  # a backfill (older, newer or interleaved), sometimes raising the floor
+            held, _ = timeline_entries(redis_client, home_key(1))
+            entries = random_batch(rng, authors, held)
+            both(lua, "add", add_args(CAP, rng.choice([0, rng.randrange(0, 400)]), entries))
         elif op < 0.7:  # a deleted post
             entries, _ = timeline_entries(redis_client, home_key(1))
             gone = rng.choice(entries) if entries else random_entry(rng, authors)
@@ -76,7 +93,38 @@ def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed
         home, tagged = both(lua, "read", args)
         assert home == tagged
         assert len(set(timeline_sizes(redis_client, [home_key(1), tagged_key(1)]))) == 1
-    assert timeline_sizes(redis_client, [home_key(1)])[0] > 145  # more than one bucket
+    assert timeline_sizes(redis_client, [home_key(1)])[0] > bucket  # more than one bucket
+
+
+def field_digests(client, key: str) -> dict[str, str]:
+    """Each field of a compact timeline's hash and a digest of its (binary) value."""
+    script = (
+        "local t = redis.call('HGETALL', KEYS[1]) "
+        "for i = 2, #t, 2 do t[i] = redis.sha1hex(t[i]) end return t"
+    )
+    found = client.eval(script, 1, key)
+    return dict(zip(found[::2], found[1::2], strict=True))
+
+
+def test_a_backfill_of_older_entries_rewrites_only_the_buckets_it_lands_in(redis_client):
+    """800 entries in 5-record buckets (160 of them): a backfill of older entries changes
+    the tail bucket and the ones split from it, the index and the count; every other field
+    keeps its value. (Merging used to rewrite every bucket.)"""
+    lua = TimelineScripts(redis_client, ttl=600, bucket=5)
+    key = home_key(1)
+    held = [Entry(post, 1 + post % 7) for post in range(1000, 1800)]
+    assert lua.run([("create", key, add_args(1000, 0, held))]) == [1]
+    before = field_digests(redis_client, key)
+    older = [Entry(post, 3) for post in range(990, 1000)]  # below the oldest held
+    assert lua.run([("add", key, add_args(1000, 0, older))]) == [1]
+    after = field_digests(redis_client, key)
+    changed = {f for f in before.keys() | after.keys() if before.get(f) != after.get(f)}
+    assert len(before) > 160
+    assert changed - {"x", "n"}  # the tail and the buckets split from it
+    assert len(changed - {"x", "n"}) <= 4  # 5 + 10 records: three buckets, one of them the tail
+    assert timeline_entries(redis_client, key)[0] == sorted(
+        held + older, key=lambda e: e.post_id, reverse=True
+    )
 
 
 def test_a_delivery_twice_is_stored_once_and_ids_keep_53_bits(redis_client):
@@ -118,3 +166,13 @@ def test_a_home_in_the_old_encoding_is_converted_when_first_touched(redis_client
     assert store.read_home(1, max_id=31).entries == [Entry(30, 7), Entry(20, 7, 5, 4), Entry(10, 8)]
     assert store.read_home(1).entries[0] == Entry(40, 9)
     assert store.read_home(1).floor == 5
+
+
+def test_an_outbox_in_the_old_encoding_gives_its_newest_post(redis_client):
+    """A first page's newest-entry read (no bound: the head's first record) falls back to
+    converting an outbox still in the old encoding."""
+    redis_client.zadd(outbox_key(3), {"30:3": 30, "20:3": 20, SENTINEL: 5})
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    assert store.newest_in_outboxes([3, 4]) == ([5, None], [30, 0])
+    assert redis_client.type(outbox_key(3)) == "hash"
+    assert store.newest_in_outboxes([3], since_id=30) == ([5], [0])
