@@ -127,6 +127,47 @@ def test_a_backfill_of_older_entries_rewrites_only_the_buckets_it_lands_in(redis
     )
 
 
+def test_deliveries_of_the_newest_posts_read_as_the_text_encoding_does(redis_client):
+    """Fan-out's deliveries (``deliver.lua``), nearly all of the newest post: they fill the
+    head's newest records ('d') and rewrite the head each time those are full, roll full
+    heads into buckets and trim past the cap, among redeliveries, late ones and deletes."""
+    rng = random.Random(7)
+    lua = TimelineScripts(redis_client, ttl=600)
+    authors = [1, 2, 2**52 + 7]
+    assert both(lua, "create", add_args(CAP, 0, [])) == [1, 1]
+    delivered: list[Entry] = []
+    posts: dict[int, Entry] = {}
+    for step in range(1200):
+        op, post = rng.random(), max(posts, default=10) + rng.randrange(1, 4)
+        if op < 0.08 and delivered:  # again, or late (a post's entry is always the same)
+            late = max(post - 40, 1)
+            entry = rng.choice(delivered[-30:]) if op < 0.05 else posts.get(late, Entry(late, 1))
+        elif op < 0.2:
+            entry = Entry(post, rng.choice(authors), rng.randrange(1, post), rng.choice(authors))
+        else:
+            entry = Entry(post, rng.choice(authors))
+        if entry.post_id not in posts:
+            delivered.append(entry)
+            posts[entry.post_id] = entry
+        for prefix in (home_key(0)[:-2], tagged_key(0)[:-2]):
+            lua.run([("deliver", [], (CAP, entry.post_id, member_text(entry), prefix, 1))])
+        if op > 0.98:
+            assert len(set(both(lua, "remove", (member_text(rng.choice(delivered)),)))) == 1
+        if step % 60 == 0 or step == 1199:
+            home, tagged = both(lua, "read", read_args(None, None, 2000))
+            assert home == tagged
+            assert len(set(timeline_sizes(redis_client, [home_key(1), tagged_key(1)]))) == 1
+            assert max(bucket_sizes(redis_client, home_key(1))) <= 145 * 14  # under 2 KB
+    assert timeline_sizes(redis_client, [home_key(1)])[0] >= CAP  # trimmed, past buckets
+
+
+def bucket_sizes(client, key: str) -> list[int]:
+    """Bytes of each bucket of a compact timeline, the head's two fields together."""
+    names = [name for name in client.hkeys(key) if name.isdigit()]
+    head = client.hstrlen(key, "d") + client.hstrlen(key, "h")
+    return [head] + [client.hstrlen(key, name) for name in names]
+
+
 def test_a_delivery_twice_is_stored_once_and_ids_keep_53_bits(redis_client):
     store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
     store.create_home(1)
@@ -176,3 +217,19 @@ def test_an_outbox_in_the_old_encoding_gives_its_newest_post(redis_client):
     assert store.newest_in_outboxes([3, 4]) == ([5, None], [30, 0])
     assert redis_client.type(outbox_key(3)) == "hash"
     assert store.newest_in_outboxes([3], since_id=30) == ([5], [0])
+
+
+def test_a_head_written_before_its_newest_records_had_a_field_of_their_own(redis_client):
+    """A compact timeline saved before 'd' was kept holds its whole head in 'h': reads,
+    the newest-entry read and deliveries still find its newest entries."""
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    store.create_outbox(3, [Entry(n, 3) for n in (10, 20, 30)])
+    key = outbox_key(3)
+    head = redis_client.hget(key, "d") + (redis_client.hget(key, "h") or b"")
+    redis_client.hset(key, "h", head)
+    redis_client.hdel(key, "d")
+    assert store.newest_in_outboxes([3]) == ([0], [30])
+    assert store.read_outboxes([3], since_id=None, count=5)[3] == (
+        [Entry(30, 3), Entry(20, 3), Entry(10, 3)],
+        0,
+    )

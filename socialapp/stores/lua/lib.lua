@@ -6,16 +6,21 @@
 -- stored is this library's alone.
 --
 -- Compact encoding (homes, outboxes, list feeds, shared feeds): a hash per timeline, its
--- fields 'f' (the floor, text), 'n' (entries), 'h' (the head bucket: the newest entries),
--- numbered buckets below it, and 'x' (the index: per bucket newest first its number, 0 for
--- the head, and a post id at or below its oldest entry and above the next bucket's entries,
--- packed '>I4I7'). A bucket is up to BUCKET fixed-width records of RECORD bytes, newest
+-- fields 'f' (the floor, text), 'n' (entries), the head bucket (the newest entries) stored
+-- in two fields, 'd' (its newest few records) then 'h' (the rest), numbered buckets below
+-- it, and 'x' (the index: per bucket newest first its number, 0 for the head, and a post id
+-- at or below its oldest entry and above the next bucket's entries, packed '>I4I7'). A
+-- bucket is up to BUCKET fixed-width records of RECORD bytes, newest
 -- first: post id (7 bytes, big-endian), a byte of flags and the author's top 5 bits, the
 -- author's low 48 bits. A boost is two records: its own (flag BOOST, the booster as author)
 -- then the boosted post and its author (flag ORIGINAL). A bucket of 145 records is 2,030
 -- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
--- member cost 130 to 180. A delivery (nearly always the newest entry) rewrites the head
--- (one HMGET, one HSET), a full head moves to a numbered bucket, a trim cuts the tail
+-- member cost 130 to 180. A delivery (nearly always the newest entry) prepends to 'd' (one
+-- HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes it
+-- moves, and rewriting a 2 KB head each time cost a delivery half again as much); once 'd'
+-- holds PENDING records the next delivery rewrites the whole head, leaving its newest entry
+-- in 'd' and 'h' at most BUCKET - PENDING records, so 'd' can grow to PENDING without the
+-- head passing BUCKET. A full head moves to a numbered bucket, a trim cuts the tail
 -- bucket, a page reads the buckets that hold it, a retraction rewrites the bucket holding
 -- it, an unmerge (remove_author) reads every bucket and rewrites those holding the author's
 -- entries; adding many entries at once (creating, rebuilding, a backfill: merge) rewrites
@@ -34,6 +39,8 @@
 local SENTINEL = 'floor'
 local key = KEYS[1]
 local RECORD = 14  -- BUCKET (records a bucket holds) is defined above, as TTL is
+-- Records 'd' takes before a delivery rewrites the head (fewer in the tests' small buckets)
+local PENDING = math.min(16, math.floor(BUCKET / 2))
 local BOOST, ORIGINAL = 128, 64  -- flags, in a record's 8th byte above the author's top bits
 local HIGH = 2 ^ 48
 local INDEX = 11  -- bytes an index item takes
@@ -140,7 +147,7 @@ end
 local rewrite, fill
 
 local function load(key)
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h')
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd')
   if found.err then  -- the old encoding: a sorted set of text members
     local members, ttl = convert(key)
     local floor, entries = nil, {}
@@ -159,7 +166,7 @@ local function load(key)
   end
   if not found[1] then return nil end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
-    lows = {}, buckets = {[0] = found[4] or ''}, gone = {}, changed = {}}
+    lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {}}
   local index = found[3] or ''
   for at = 1, #index, INDEX do
     t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
@@ -260,6 +267,17 @@ rewrite = function(t, entries)
   fill(t, 1, entries, entries[#entries][1])
 end
 
+-- The head as stored: 'd' its newest entry and the records past BUCKET - PENDING, 'h' the
+-- rest (a boost's two records stay together).
+local function head_parts(value)
+  local cut = math.max(#value - (BUCKET - PENDING) * RECORD, RECORD)
+  if cut < #value then
+    local _, _, flags = record_at(value, cut + 1)
+    if flags == ORIGINAL then cut = cut + RECORD end
+  end
+  return string.sub(value, 1, cut), string.sub(value, cut + 1)
+end
+
 local function save(t)
   if #t.ids > 0 and t.ids[1] ~= 0 then  -- the head emptied: the next bucket becomes it
     local value = bucket_of(t, 1)
@@ -270,9 +288,11 @@ local function save(t)
   for _, id in ipairs(t.ids) do kept[id] = true end
   local gone = {}
   for _, id in ipairs(t.gone) do
-    if not kept[id] then gone[#gone + 1] = id == 0 and 'h' or tostring(id) end
+    if not kept[id] then
+      if id == 0 then gone[#gone + 1], gone[#gone + 2] = 'd', 'h'
+      else gone[#gone + 1] = tostring(id) end
+    end
   end
-  if #gone > 0 then redis.call('HDEL', t.key, unpack(gone)) end
   local fields = {'n', t.n}
   if t.floor_changed then fields[#fields + 1], fields[#fields + 2] = 'f', floor_text_of(t.floor) end
   if t.index_changed then
@@ -281,10 +301,16 @@ local function save(t)
     fields[#fields + 1], fields[#fields + 2] = 'x', table.concat(index)
   end
   for id in pairs(t.changed) do
-    if kept[id] then
-      fields[#fields + 1], fields[#fields + 2] = id == 0 and 'h' or tostring(id), t.buckets[id]
+    if kept[id] and id == 0 then
+      local newest, rest = head_parts(t.buckets[0])
+      fields[#fields + 1], fields[#fields + 2] = 'd', newest
+      if #rest > 0 then fields[#fields + 1], fields[#fields + 2] = 'h', rest
+      else gone[#gone + 1] = 'h' end
+    elseif kept[id] then
+      fields[#fields + 1], fields[#fields + 2] = tostring(id), t.buckets[id]
     end
   end
+  if #gone > 0 then redis.call('HDEL', t.key, unpack(gone)) end
   redis.call('HSET', t.key, unpack(fields))
   if t.ttl then redis.call('PEXPIRE', t.key, t.ttl) end
 end
@@ -503,11 +529,11 @@ local function create(key)
 end
 
 -- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
--- parse and ``encoded`` its records) to an existing timeline as add() does; whether it
--- exists. The usual delivery, the newest entry into a head with room and no trim due, is
--- one HMGET and one HSET.
-local function deliver_one(key, cap, score, member, entry, encoded)
-  if is_text(key) then
+-- parse and ``encoded`` its records) to an existing timeline as add() does (``text``: the
+-- key is a tagged set's); whether it exists. The usual delivery, the newest entry with room
+-- in 'd' and no trim due, or the first into an empty timeline, is one HMGET and one HSET.
+local function deliver_one(key, cap, score, member, entry, encoded, text)
+  if text then
     local floor = text_floor(key)
     if not floor then return false end
     if floor == math.huge or score > floor then
@@ -516,14 +542,18 @@ local function deliver_one(key, cap, score, member, entry, encoded)
     end
     return true
   end
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'h')
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'd')
   if not found.err then
     if not found[1] then return false end
-    local floor, n, head = tonumber(found[1]), tonumber(found[2]), found[3]
+    local floor, n, newest = tonumber(found[1]), tonumber(found[2]), found[3]
     if floor ~= math.huge and score <= floor then return true end
-    if head and #head > 0 and #head + #encoded <= BUCKET * RECORD and score > post_at(head, 1)
-        and (floor == math.huge or n < cap + slack(cap)) then
-      redis.call('HSET', key, 'h', encoded .. head, 'n', n + 1)
+    if n == 0 then  -- empty: no bucket yet
+      redis.call('HSET', key, 'd', encoded, 'n', 1, 'x', struct.pack('>I4I7', 0, score))
+      return true
+    end
+    if newest and #newest > 0 and #newest + #encoded <= PENDING * RECORD
+        and score > post_at(newest, 1) and (floor == math.huge or n < cap + slack(cap)) then
+      redis.call('HSET', key, 'd', encoded .. newest, 'n', n + 1)
       return true
     end
   end
