@@ -1,0 +1,48 @@
+"""A tag follow racing a page read, the interleaving forced at its pause point
+(``socialapp.jitter``): a page read while the follow is under way shows the tag's posts
+whole or not at all, never its newer posts without its older ones."""
+
+from __future__ import annotations
+
+import threading
+
+from loadtest.processes import wait_until
+from socialapp import jitter
+from socialapp.services import operators
+from tests.service.test_delete_races import WAIT, HoldAt
+from tests.service.test_followed_tags_home import follow_tag, ids, posted
+from tests.service.test_timeline import home
+
+
+def test_a_page_read_before_the_followers_backfill_still_shows_the_tags_posts(
+    app, client, signup, settle, components
+):
+    """Write mode pushes the tag. Following it backfills the follower's tagged set from its
+    feed; a page read before that backfill lands (the follow held just after the feed read)
+    must not find the tag settled as pushed with the set still lacking its older post: the
+    tag is read from its feed until the backfill is done."""
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
+    settle()
+    ada, reader = signup("ada"), signup("rdr")
+    follow_tag(client, reader, "dogs")  # the reader's tagged set exists: the follow merges into it
+    home(client, reader)
+    older = posted(client, ada, "early #cats")
+    settle()
+    hold = HoldAt("merge_tag.feed_read", "follower")
+    follower = threading.Thread(
+        target=lambda: follow_tag(app.test_client(), reader, "cats"), name="follower"
+    )
+    with jitter.installed(hold):
+        follower.start()
+        assert hold.reached.wait(WAIT), "the follow never read the tag's feed"
+        newer = posted(client, ada, "later #cats")
+        delivered = lambda: "fanout_pending" not in c.posts.get(newer)  # noqa: E731
+        wait_until(delivered, "the newer post's delivery", WAIT)  # before the backfill
+        during = ids(client, reader)
+        hold.release.set()
+        follower.join(WAIT)
+    assert not follower.is_alive()
+    assert during == [newer, older]
+    settle()
+    assert ids(client, reader) == [newer, older]
