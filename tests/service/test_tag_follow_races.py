@@ -5,6 +5,7 @@ whole or not at all, never its newer posts without its older ones."""
 from __future__ import annotations
 
 import threading
+import time
 
 from loadtest.processes import wait_until
 from socialapp import jitter
@@ -46,3 +47,31 @@ def test_a_page_read_before_the_followers_backfill_still_shows_the_tags_posts(
     assert during == [newer, older]
     settle()
     assert ids(client, reader) == [newer, older]
+
+
+def test_a_follow_landing_while_the_auditor_reads_the_served_page_is_no_fault(
+    client, signup, settle, components, monkeypatch
+):
+    """The auditor reads the served page, then the store's: a tag followed in between (a
+    look takes seconds on a loaded machine) makes the store expect the tag's older posts,
+    which the page read before the follow rightly lacks. Two looks straddling two follows
+    would confirm it; no look counts it."""
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
+    settle()
+    ada, reader = signup("ada"), signup("rdr")
+    home(client, reader)
+    older = posted(client, ada, "early #cats")
+    settle()
+    served_page = c.auditor.home.read_page
+
+    def served_then_followed(*args, **kwargs):
+        page = served_page(*args, **kwargs)
+        follow_tag(client, reader, "cats")  # lands between the served page and the store's
+        return page
+
+    monkeypatch.setattr(c.auditor.home, "read_page", served_then_followed)
+    _, found = c.auditor.look(int(reader.id), time.time() + 60)
+    monkeypatch.undo()
+    assert found == {}
+    assert ids(client, reader) == [older]  # the follow took: the tag's post shows
