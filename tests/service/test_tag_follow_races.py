@@ -75,3 +75,21 @@ def test_a_follow_landing_while_the_auditor_reads_the_served_page_is_no_fault(
     monkeypatch.undo()
     assert found == {}
     assert ids(client, reader) == [older]  # the follow took: the tag's post shows
+
+
+def test_a_post_whose_fanout_has_not_finished_is_late_not_missing(client, signup, components):
+    """No worker runs here: the tagged post's delivery waits in the queue, as it does behind a
+    backlog on a loaded machine, past the grace period. Its fan-out is still pending, so the
+    page that lacks it is not at fault; once its chunks have run without reaching the
+    page (a lost write), it is counted."""
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
+    ada, reader = signup("ada"), signup("rdr")
+    follow_tag(client, reader, "cats")
+    home(client, reader)
+    late = posted(client, ada, "queued #cats")
+    assert c.posts.get(late)["fanout_pending"]
+    later = time.time() + 60  # every post past the grace period
+    assert c.auditor.look(int(reader.id), later)[1] == {}
+    c.posts.finish_fanout(late)  # its chunks ran, yet the tagged set never got it
+    assert c.auditor.look(int(reader.id), later)[1] == {"missing": [late]}
