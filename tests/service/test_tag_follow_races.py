@@ -1,6 +1,8 @@
 """A tag follow racing a page read, the interleaving forced at its pause point
 (``socialapp.jitter``): a page read while the follow is under way shows the tag's posts
-whole or not at all, never its newer posts without its older ones."""
+whole or not at all, never its newer posts without its older ones. And what the
+consistency auditor must not count: a follow landing in the middle of its look, a tagged
+post whose delivery is still queued."""
 
 from __future__ import annotations
 
