@@ -43,25 +43,22 @@ class FanoutSchema(FanoutConfigSchema):
     )
 
 
-class FanoutArgs(ma.Schema):
-    forecast = fields.Boolean(
-        load_default=False,
-        truthy={"true"},
-        falsy={"false"},
-        metadata={
-            "description": "true: add what the forecast says of the feed kinds at the "
-            "threshold in force (it walks every author: not for polling)"
-        },
+def _opt_in(description: str) -> fields.Boolean:
+    """A query flag, off unless ``true`` (``true`` or ``false`` only)."""
+    return fields.Boolean(
+        load_default=False, truthy={"true"}, falsy={"false"}, metadata={"description": description}
     )
-    memory = fields.Boolean(
-        load_default=False,
-        truthy={"true"},
-        falsy={"false"},
-        metadata={
-            "description": "true: add what home timelines cost in Redis, measured on up to "
-            f"{operators.TIMELINE_SAMPLE} active readers' homes (a MEMORY USAGE each: not "
-            "for polling)"
-        },
+
+
+class FanoutArgs(ma.Schema):
+    forecast = _opt_in(
+        "true: add what the forecast says of the feed kinds at the threshold in force (it "
+        "walks every author: not for polling)"
+    )
+    memory = _opt_in(
+        "true: add what home timelines cost in Redis, measured on up to "
+        f"{operators.TIMELINE_SAMPLE} active readers' homes (a MEMORY USAGE each: not for "
+        "polling)"
     )
 
 
