@@ -528,7 +528,14 @@ class TimelineStore:
     def home_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
         """Redis memory (``MEMORY USAGE``, bytes) and entries of these readers' homes, summed
         over those that exist."""
-        keys = [home_key(user_id) for user_id in user_ids]
+        return self._footprint([home_key(user_id) for user_id in user_ids])
+
+    def tagged_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
+        """The same of these readers' tagged sets (the text encoding: several times a home's
+        bytes per entry)."""
+        return self._footprint([tagged_key(user_id) for user_id in user_ids])
+
+    def _footprint(self, keys: list[str]) -> tuple[int, int]:
         sizes = self._lua.sizes(keys)  # first: converts a home in the old encoding
         pipe = self._client.pipeline(transaction=False)
         for key in keys:
