@@ -5,8 +5,10 @@ MongoDB stores of record (through ``FeedSources``) where a copy is missing: it p
 posts to outboxes, pushes them to homes, merges an author into a home on follow and takes
 them out on unfollow, retracts deleted posts, fills and empties pulled sets. The fan-out
 engine (``socialapp.services.fanout.Fanout``) decides *who*; the feed manager does *how*.
-Reading a page is ``HomeReader``'s; both take the same ``FeedSources`` and neither knows the
-other. It also puts public posts in the shared feeds (public, hashtags) and takes them out.
+Reading a page is the page readers'; both take the same ``FeedSources`` and neither knows
+the other (a page whose home, tagged set or list feed Redis lacks has it rebuilt here by the
+repair step, ``socialapp.feed_repair``). It also puts public posts in the shared feeds
+(public, hashtags) and takes them out.
 
 It is the one publisher of feed events to the live streams (``Streams``): each write that
 changes what a stream shows publishes its event (``update``, ``delete``, ``refresh``, a new

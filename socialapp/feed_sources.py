@@ -1,8 +1,10 @@
 """What delivery and page reads both read: the Redis copies of a reader's followees (less
 the members of their exclusive lists: the home's authors), of whom the reader does not see
 (blocks and mutes), the authors' fan-out info and the authors' outboxes, each loaded again
-from MongoDB where Redis lost it. ``FeedManager`` (delivery) and ``HomeReader`` (pages)
-both take one; neither knows the other.
+from MongoDB where Redis lost it. ``FeedManager`` (delivery) and the page readers both take
+one; neither knows the other. A page's fetch rounds do not load through it: they read Redis
+(``socialapp.feed_reads``) and report what it lacks, which the repair step
+(``socialapp.feed_repair``) loads here.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ outboxes of the authors they pull, keeps only what every source is known to hold
 (``socialapp.domain.timeline.merge``), and falls back to MongoDB for anything older than the
 caches hold, so ``max_id`` pages back through the whole history. The plan says which
 sources a page merges; each fetch round reads them and answers plain data that
-``socialapp.domain.timeline.assemble`` merges; ``Pages`` hydrates the entries.
+``socialapp.domain.timeline.assemble`` merges (or what Redis lacks, which the repair step,
+``FeedRepair``, loads or rebuilds before the round runs again); ``Pages`` hydrates the
+entries.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from socialapp.stores.reader_activity import ReaderActivity
 
 class HomeReader:
     """Plans home pages (which sources, pushed or pulled: ``HomePlan``) and hands them to
-    ``pages`` with ``fetch`` reading them (``HomeFetch``); ``sources`` gives what delivery
-    reads too (the followed hashtags, whom the reader does not see)."""
+    ``pages`` with ``fetch`` reading them (``HomeFetch``) and ``repair`` mending what a
+    round found missing (``FeedRepair``); ``sources`` gives what delivery reads too (the
+    followed hashtags, whom the reader does not see)."""
 
     def __init__(
         self,
@@ -75,10 +78,11 @@ class HomeReader:
         Once down the layers: the plan (``HomePlan``), then per batch of entries one fetch
         round (``HomeFetch.round``: one script call on one server) answering plain data
         (``Fetched``), which ``socialapp.domain.timeline.assemble`` merges, then hydration
-        (``Pages.read``). While no config in force is ``read``, the page merges the home
-        with the outboxes of the reader's pulled set: its cost is the page and those
-        authors, never the accounts followed. In ``read`` mode (or while switching from or
-        to it) every followee is pulled.
+        (``Pages.read``). A cold round answers what Redis lacks (``Missing``) instead:
+        ``FeedRepair.home`` mends it and the round runs again. While no config in force is
+        ``read``, the page merges the home with the outboxes of the reader's pulled set: its
+        cost is the page and those authors, never the accounts followed. In ``read`` mode
+        (or while switching from or to it) every followee is pulled.
         """
         if counted and policy.measures_rates:
             self._rate_meters.meter(reader, "reads", self._rate_window, self._meter_share)
