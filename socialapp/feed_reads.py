@@ -105,6 +105,25 @@ class FeedReads:
 
         return top_reads(len(authors), need, newest, read)
 
+    def pulled_sources(
+        self, reader: int, authors: list[int], before, since_id, need: int
+    ) -> list[tuple[SourceRead, Rule]]:
+        """``pulled`` reads, each with the rule leaving out the boosts the reader may not
+        see (``boosts_rule``)."""
+        reads = self.pulled(authors, before, since_id, need)
+        rule = self.boosts_rule(reader, [e for read in reads for e in read.entries])
+        return [(read, rule) for read in reads]
+
+    def shared_sources(
+        self, reader: int | None, keys: list[str], before, since_id, need: int
+    ) -> list[tuple[SourceRead, Rule]]:
+        """``shared`` reads, each with the rule leaving out the authors the reader does not
+        see (``reader`` None: anonymous, none)."""
+        reads = self.shared(keys, before, since_id, need)
+        entries = [e for read in reads for e in read.entries]
+        rule = Rule() if reader is None else self.unhidden(reader, entries)
+        return [(read, rule) for read in reads]
+
     def shared(self, keys: list[str], before, since_id, count: int) -> list[SourceRead]:
         """The shared feeds ``keys`` (public, hashtags) in one round trip."""
         return shared_reads(self._shared.read(keys, before, since_id, count), count)

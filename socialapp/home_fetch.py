@@ -112,17 +112,16 @@ class HomeFetch:
         (``_home_sources``) or every followee's outbox, then the feeds of the hashtags the
         page pulls (the pushed ones are in the tagged set, read with the home)."""
         if plan.everyone:
-            reads = self._reads.pulled(list(plan.authors), before, since_id, need)
-            rule = self._reads.boosts_rule(plan.reader, [e for r in reads for e in r.entries])
-            fetched, pulled_tags = Fetched(tuple((read, rule) for read in reads)), plan.pulled_tags
+            pulled = self._reads.pulled_sources(
+                plan.reader, list(plan.authors), before, since_id, need
+            )
+            fetched, pulled_tags = Fetched(tuple(pulled)), plan.pulled_tags
         else:
             fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch)
         if not pulled_tags:
             return fetched
         keys = [tag_key(name) for name in pulled_tags]
-        tag_reads = self._reads.shared(keys, before, since_id, need)
-        rule = self._reads.unhidden(plan.reader, [e for read in tag_reads for e in read.entries])
-        tagged = tuple((read, rule) for read in tag_reads)
+        tagged = self._reads.shared_sources(plan.reader, keys, before, since_id, need)
         return dataclasses.replace(fetched, sources=(*fetched.sources, *tagged))
 
     def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch):

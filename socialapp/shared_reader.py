@@ -145,10 +145,8 @@ class SharedFeedReader:
         Cluster: the feeds, then the hidden set asked about their authors, then (in
         ``Pages.read``) the cached posts, each apart: the keys span slots."""
         if not self._feeds.batched:
-            reads = self._reads.shared(list(keys), before, since, need)
-            entries = [e for read in reads for e in read.entries]
-            rule = Rule() if reader is None else self._reads.unhidden(reader, entries)
-            return Fetched(tuple((read, rule) for read in reads))
+            found = self._reads.shared_sources(reader, list(keys), before, since, need)
+            return Fetched(tuple(found))
         marked = None if reader is None else (self._hidden.key(reader), LOADED)
         found = self._feeds.read_page(
             list(keys), before, since, need, self._cache.key_prefix, prefetch, marked,
