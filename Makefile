@@ -50,6 +50,8 @@ format: setup
 
 # Fan-out, read and memory figures against one redis-server, reported in reports/benchmark/
 # (`make benchmark SIZE=smoke` for a quick run, in reports/benchmark-smoke/; OUT=DIR).
+# The delivery section alone, with the ZADD ceiling and its targets, printed:
+# `python -m loadtest.benchmark.delivery --size full [--out FILE.json]`.
 SIZE ?= full
 benchmark: setup
 	@command -v redis-benchmark >/dev/null 2>&1 || scripts/install-system-deps.sh

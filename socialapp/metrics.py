@@ -96,6 +96,7 @@ class Metrics:
             ["task", "state"],
             registry=registry,
         )
+        self._children: dict[tuple, object] = {}  # a home page's labelled samples, kept
         self._scraped = registry
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             self._scraped = CollectorRegistry()
@@ -115,11 +116,19 @@ class Metrics:
     def count_home_read(self, page) -> None:
         """A home page served (a ``FeedPage``), by how it was built."""
         built = how_built(page)
-        self.home_reads.labels(built=built).inc()
+        self._child(self.home_reads, built).inc()
         self.tally.add(f"reads:{built}")
 
     def observe_timeline_read(self, mode: str, seconds: float) -> None:
-        self.timeline_reads.labels(mode=mode).observe(seconds)
+        self._child(self.timeline_reads, mode).observe(seconds)
+
+    def _child(self, metric, label: str):
+        """``metric.labels(label)``, looked up once per value (a home page counts itself
+        twice, from a few values: how built, the mode)."""
+        child = self._children.get((metric, label))
+        if child is None:
+            child = self._children[(metric, label)] = metric.labels(label)
+        return child
 
     def count_request(self, route: str | None, method: str, status: int) -> None:
         self.requests.labels(route=route or "unknown", method=method, status=str(status)).inc()

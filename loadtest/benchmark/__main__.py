@@ -56,7 +56,7 @@ def run(size: Size, log=lambda message: None) -> dict:
         log(f"[{size.name}] memory...")
         figures["memory"] = memory.measure(server.url, size.memory_users)
         log(f"[{size.name}] fan-out delivery to {size.followers} followers...")
-        figures["delivery"], found = _delivery(server, size, log)
+        figures["delivery"], found = delivery.run(server, size, log)
         profiles += found
         log(f"[{size.name}] home timeline reads...")
         with World(server.url, concurrency=size.concurrency) as world:
@@ -90,24 +90,6 @@ def _in_world(server: RedisServer, size: Size, setup, measure):
     """``measure(world, size, setup(world, size))`` in a fresh world of its own."""
     with World(server.url, concurrency=size.concurrency) as world:
         return measure(world, size, setup(world, size))
-
-
-def _delivery(server: RedisServer, size: Size, log) -> tuple[dict, list[dict]]:
-    with World(server.url, concurrency=size.concurrency) as world:
-        started = time.monotonic()
-        authors = delivery.setup(world, size.followers)
-        log(f"  delivery setup {time.monotonic() - started:.0f} s; measuring")
-        runs = delivery.measure(world, authors, size.posts_per_author)
-        largest = {max(authors): authors[max(authors)]}
-        for threads in size.more_concurrency:
-            log(f"  {threads} worker threads...")
-            world.start_worker(threads)
-            runs += delivery.measure(world, largest, size.posts_per_author)
-        world.start_worker(size.concurrency)
-        checked = delivery.check_delivered(world.c, authors)
-        log("  profiling...")
-        found = delivery.profile_hot_paths(world, authors)
-    return {"runs": runs, "checked": checked}, found
 
 
 if __name__ == "__main__":

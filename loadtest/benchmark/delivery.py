@@ -1,13 +1,28 @@
-"""Fan-out delivery through real Celery workers: deliveries/s and post-to-visible latency."""
+"""Fan-out delivery through real Celery workers: deliveries/s and post-to-visible latency.
+
+``python -m loadtest.benchmark.delivery [--size smoke|full]`` runs this section alone, with
+the ZADD ceiling measured on the same server first, and prints its figures and its targets
+(a change to the delivery path is measured in minutes, not in the whole benchmark's hour).
+"""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import json
+import logging
 import statistics
+import sys
 import time
+from pathlib import Path
 
-from loadtest.benchmark import profiles, seed
+from loadtest import environment
+from loadtest.benchmark import SIZES, Size, profiles, redis_ceiling, seed
 from loadtest.benchmark.probe import Probe
 from loadtest.benchmark.stats import percentile, rounded
+from loadtest.benchmark.targets import delivery_targets
+from loadtest.benchmark.world import World
+from socialapp.embedded.redis_server import RedisServer
 from socialapp.services import operators, posts
 
 PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s", "first_visible_s",
@@ -39,13 +54,14 @@ def measure(world, authors: dict[int, int], posts_per_author: int) -> list[dict]
         smallest = min(authors)
         _post_and_wait(c, probe, authors[smallest])  # warm-up: scripts loaded, outbox built
         for count, author_id in sorted(authors.items()):
-            used = redis_cpu_seconds(c.redis)
+            used, commands = redis_cpu_seconds(c.redis), command_usec(c.redis)
             traces = [_post_and_wait(c, probe, author_id) for _ in range(posts_per_author)]
             result = _result(count, world.concurrency, traces)
             reached = sum(t["deliveries"] for t in traces)
             result["redis_cpu_us_per_delivery"] = rounded(
                 (redis_cpu_seconds(c.redis) - used) / reached * 1e6, 2
             )
+            result["redis_commands"] = commands_per_delivery(c.redis, commands, reached)
             results.append(result)
     world.settle()
     return results
@@ -56,6 +72,31 @@ def redis_cpu_seconds(client) -> float:
     traffic and the networking, which is what a delivery costs the server."""
     cpu = client.info("cpu")
     return cpu["used_cpu_user"] + cpu["used_cpu_sys"]
+
+
+def command_usec(client) -> dict[str, tuple[int, int]]:
+    """Calls and microseconds of each command the server ran so far (``INFO
+    commandstats``): the scripts' own calls are counted under their names too (and inside
+    the script's time)."""
+    return {
+        name.removeprefix("cmdstat_"): (stats["calls"], stats["usec"])
+        for name, stats in client.info("commandstats").items()
+    }
+
+
+def commands_per_delivery(client, before: dict, reached: int, top: int = 8) -> list[dict]:
+    """The commands that took the server's time since ``before`` (``command_usec``), per
+    delivery: calls and microseconds, the costliest first."""
+    rows = []
+    for name, (calls, usec) in command_usec(client).items():
+        calls_before, usec_before = before.get(name, (0, 0))
+        if usec > usec_before:
+            rows.append({
+                "command": name,
+                "calls_per_delivery": rounded((calls - calls_before) / reached, 4),
+                "us_per_delivery": rounded((usec - usec_before) / reached, 3),
+            })  # fmt: skip
+    return sorted(rows, key=lambda row: -row["us_per_delivery"])[:top]
 
 
 def check_delivered(c, authors: dict[int, int], sample: int = 5) -> bool:
@@ -147,3 +188,66 @@ def profile_hot_paths(world, authors: dict[int, int]) -> list[dict]:
     ]
     world.settle()
     return found
+
+
+def run(server: RedisServer, size: Size, log=lambda message: None) -> tuple[dict, list[dict]]:
+    """The section on ``server``: each author's posts, the largest's with more worker
+    threads, the check that followers hold them, and the hot paths' profiles."""
+    with World(server.url, concurrency=size.concurrency) as world:
+        started = time.monotonic()
+        authors = setup(world, size.followers)
+        log(f"  delivery setup {time.monotonic() - started:.0f} s; measuring")
+        runs = measure(world, authors, size.posts_per_author)
+        largest = {max(authors): authors[max(authors)]}
+        for threads in size.more_concurrency:
+            log(f"  {threads} worker threads...")
+            world.start_worker(threads)
+            runs += measure(world, largest, size.posts_per_author)
+        world.start_worker(size.concurrency)
+        checked = check_delivered(world.c, authors)
+        log("  profiling...")
+        found = profile_hot_paths(world, authors)
+    return {"runs": runs, "checked": checked}, found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The section alone, after the ceiling on the same server: its figures (``--out``: as
+    JSON too) and the delivery targets."""
+    parser = argparse.ArgumentParser(prog="python -m loadtest.benchmark.delivery")
+    parser.add_argument("--size", choices=sorted(SIZES), default="full")
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    size, log = SIZES[args.size], lambda message: print(message, flush=True)
+    figures: dict = {"environment": environment.describe(), "size": dataclasses.asdict(size)}
+    with RedisServer() as server:
+        log(f"[{size.name}] redis-benchmark ZADD ceiling...")
+        figures["redis_ceiling"] = redis_ceiling.measure(
+            server.port, size.zadd_requests, max(size.followers)
+        )
+        log(f"[{size.name}] fan-out delivery to {size.followers} followers...")
+        figures["delivery"], figures["profiles"] = run(server, size, log)
+    figures["environment"]["load_average_end"] = environment.load_average()
+    figures["targets"] = delivery_targets(figures)
+    print(f"ZADD ceiling: {figures['redis_ceiling']['zadd_per_second']:,.0f}/s")
+    for r in figures["delivery"]["runs"]:
+        commands = ", ".join(
+            f"{row['command']} {row['us_per_delivery']} us ({row['calls_per_delivery']})"
+            for row in r["redis_commands"]
+        )
+        phases = r["phases"]
+        print(
+            f"{r['followers']:>7,} followers, {r['concurrency']} threads: "
+            f"{r['deliveries_per_s']:,.0f}/s, end to end {r['end_to_end_deliveries_per_s']:,.0f}/s"
+            f", visible p50 {phases['visible_s']['p50']} s, Redis CPU "
+            f"{r['redis_cpu_us_per_delivery']} us/delivery; per delivery: {commands}"
+        )
+    for target in figures["targets"]:
+        print(f"{target['name']}: {target['measured']} ({target['margin']})")
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -39,11 +39,20 @@ class Population:
     tokens: dict[int, str]
 
 
-def setup(world, size) -> Population:
-    """Authors with posts, then readers following some of them (edges last: see below)."""
+def target_config(size) -> tuple[int, int]:
+    """The (followees, celebrities) of the home page measured against /healthz: the
+    middle followee count, with the most celebrities."""
+    return size.followees[len(size.followees) // 2], max(size.celebrities)
+
+
+def setup(world, size, configs: list[tuple[int, int]] | None = None) -> Population:
+    """Authors with posts, then readers following some of them (edges last: see below):
+    ``size.readers`` for each (followees, celebrities) of ``configs``, every one of the
+    size's unless given."""
     c = world.c
-    ordinary = seed.authors(c, max(size.followees), "followee")
-    celebrities = seed.authors(c, max(size.celebrities), "celebrity")
+    configs = configs or [(f, n) for f in size.followees for n in size.celebrities]
+    ordinary = seed.authors(c, max(f for f, _ in configs), "followee")
+    celebrities = seed.authors(c, max(n for _, n in configs), "celebrity")
     for celebrity in celebrities:
         seed.add_followers(c, celebrity, CELEBRITY_FOLLOWERS)
     # Posting before anyone follows keeps each delivery's follower lookup trivial.
@@ -53,12 +62,11 @@ def setup(world, size) -> Population:
             posts.create_post(c.uow, c.fanout, c.ids, author_id, text)
     world.settle()
     readers, edges = {}, []
-    for followees in size.followees:
-        for count in size.celebrities:
-            ids = seed.new_ids(c, size.readers)
-            readers[(followees, count)] = ids
-            followed = ordinary[:followees] + celebrities[:count]
-            edges += [(reader, author) for reader in ids for author in followed]
+    for followees, count in configs:
+        ids = seed.new_ids(c, size.readers)
+        readers[(followees, count)] = ids
+        followed = ordinary[:followees] + celebrities[:count]
+        edges += [(reader, author) for reader in ids for author in followed]
     seed.follow_all(c, edges)
     seed.load_followees(c, edges)
     tokens = {reader: c.tokens.issue(reader) for ids in readers.values() for reader in ids}
@@ -142,7 +150,7 @@ def load(port: int, path: str, headers: list[dict], connections: int, seconds: f
 
 def measure(world, size, population: Population) -> dict:
     c = world.c
-    target = (size.followees[len(size.followees) // 2], max(size.celebrities))
+    target = target_config(size)
     largest = (max(size.followees), max(size.celebrities))
     results, open_loop, found, healthz, versus, by_followees = [], None, [], None, None, {}
     shared = {}
@@ -175,15 +183,7 @@ def measure(world, size, population: Population) -> dict:
                     rate = run["throughput"] / 2
                     open_loop = _open_loop(server.port, headers, size, rate)
                     open_loop.update(mode=mode, followees=followees, celebrities=celebrities)
-                    versus = alternating(
-                        server.port, (HEALTHZ, [{}]), (HOME, headers), size, "throughput",
-                        cpu=server.cpu_seconds,
-                    )  # fmt: skip
-                    for name, path in SHARED.items():
-                        pair = ((HEALTHZ, [{}]), (path, [{}]))
-                        shared[name] = alternating(
-                            server.port, *pair, size, "throughput", cpu=server.cpu_seconds
-                        )
+                    versus, shared = pages_vs_healthz(server, size, headers)
             few, many = _flat_pair(size, mode)
             by_followees[mode] = alternating(
                 server.port,
@@ -199,6 +199,19 @@ def measure(world, size, population: Population) -> dict:
     figures = {"healthz": healthz, "home": results, "hybrid_half_load": open_loop}
     figures["shared_vs_healthz"] = shared  # public and tag pages, 20 posts, anonymous
     return {**figures, "hybrid_vs_healthz": versus, "by_followees": by_followees}, found
+
+
+def pages_vs_healthz(server: Server, size, home_headers: list[dict]) -> tuple[dict, dict]:
+    """Requests per second of the hybrid home page (read with ``home_headers``), then of the
+    public and a hashtag's page (20 posts, anonymous), each against /healthz in alternating
+    runs on ``server``, with the server's CPU per request of every run."""
+    healthz, cpu = (HEALTHZ, [{}]), server.cpu_seconds
+    home = alternating(server.port, healthz, (HOME, home_headers), size, "throughput", cpu=cpu)
+    shared = {
+        name: alternating(server.port, healthz, (path, [{}]), size, "throughput", cpu=cpu)
+        for name, path in SHARED.items()
+    }
+    return home, shared
 
 
 def _flat_pair(size, mode: str) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -265,7 +278,7 @@ def _profile_service(c, mode: str, config: tuple[int, int], readers: list[int]) 
     )
 
 
-def _profile_http(app, config: tuple[int, int], population: Population) -> dict:
+def _profile_http(app, config: tuple[int, int], population: Population, **options) -> dict:
     client = app.test_client()
     turn = itertools.cycle([bearer(population.tokens[r]) for r in population.readers[config]])
     return profiles.profile(
@@ -273,6 +286,7 @@ def _profile_http(app, config: tuple[int, int], population: Population) -> dict:
         f"{config[1]} celebrities",
         lambda: client.get(HOME, headers=next(turn)),
         repeat=200,
+        **options,
     )
 
 

@@ -198,13 +198,25 @@ def _why_delivery(f: dict) -> list[str]:
         )
     lines.append(
         "redis-benchmark pipelines a bare ZADD to random keys. A delivery costs Redis more: "
-        "on one server a chunk is one script that per home reads its floor, count and head "
-        "bucket (one HMGET, which also tells whether the home exists, i.e. whether its reader "
-        "is active), compares the entry with the head's newest 14-byte record and writes the "
-        "head back with the entry in front (HSET; a full head or a trim, once in a sixteenth "
-        "of the cap's deliveries, rewrites more), each a call from Lua; the broker's traffic "
-        "(the chunk tasks, their acknowledgements) runs on the same server."
+        "on one server a chunk is one script that per home reads its floor, count and the "
+        "head's newest records (one HMGET, which also tells whether the home exists, i.e. "
+        "whether its reader is active), compares the entry with the newest 14-byte record and "
+        "writes those records back with the entry in front (HSET; once in 16 deliveries the "
+        "whole head, and a trim once in a sixteenth of the cap's deliveries), each a call from "
+        "Lua; the broker's traffic (the chunk tasks, their acknowledgements) runs on the same "
+        "server."
     )
+    commands = runs[0].get("redis_commands")
+    if commands:
+        lines.append(
+            "The server's time per delivery by command (INFO commandstats; a script's time "
+            "holds its own calls'): "
+            + ", ".join(
+                f"{row['command']} {row['us_per_delivery']} us ({row['calls_per_delivery']} calls)"
+                for row in commands
+            )
+            + "."
+        )
     per_delivery = runs[0].get("redis_cpu_us_per_delivery")
     if per_delivery:
         zadd_us = 1e6 / f["redis_ceiling"]["zadd_per_second"]

@@ -1,12 +1,16 @@
-"""The targets for this 2-core machine, checked against one run's figures."""
+"""The targets for this 2-core machine, checked against one run's figures (issue 46's for
+delivery and the hybrid home page)."""
 
 from __future__ import annotations
 
-CEILING_SHARE = 0.35  # end-to-end deliveries/s over the random-key ZADD ceiling, at least
+CEILING_SHARE = 0.70  # end-to-end deliveries/s over the random-key ZADD ceiling, at least
+VISIBLE_SECONDS = 0.5  # post-to-visible p50 of the largest author, strictly under
+HYBRID_SHARE = 0.70  # the hybrid home page's req/s over /healthz's, at least
 SHARED_SHARE = 0.70  # a public or hashtag page's req/s over /healthz's, at least
 
 
-def check(figures: dict) -> list[dict]:
+def delivery_targets(figures: dict) -> list[dict]:
+    """The delivery section's targets: they need only its runs, the ceiling and the size."""
     delivery = figures["delivery"]["runs"]
     largest = max(run["followers"] for run in delivery)
     at_largest = [run for run in delivery if run["followers"] == largest]
@@ -14,6 +18,27 @@ def check(figures: dict) -> list[dict]:
     end_to_end = max(at_largest, key=lambda run: run["end_to_end_deliveries_per_s"])
     base = next(run for run in at_largest if run["concurrency"] == figures["size"]["concurrency"])
     ceiling = figures["redis_ceiling"]["zadd_per_second"]
+    return [
+        _at_least(
+            "deliveries",
+            f"deliveries/s, {largest}-follower author (best: {best['concurrency']} threads)",
+            best["deliveries_per_s"], 100_000, "deliveries/s",
+        ),
+        _at_least(
+            "ceiling",
+            f"end-to-end deliveries/s ({end_to_end['concurrency']} threads) / the "
+            "random-key ZADD ceiling",
+            end_to_end["end_to_end_deliveries_per_s"] / ceiling, CEILING_SHARE, "", percent=True,
+        ),
+        _under(
+            "visible",
+            f"post-to-visible p50, {largest}-follower author ({base['concurrency']} threads)",
+            base["phases"]["visible_s"]["p50"], VISIBLE_SECONDS, "s",
+        ),
+    ]  # fmt: skip
+
+
+def check(figures: dict) -> list[dict]:
     reads = figures["reads"]
     hybrid = reads["hybrid_half_load"]
     ratios = reads["by_followees"]
@@ -69,24 +94,9 @@ def check(figures: dict) -> list[dict]:
     ]
     listed = figures["list_delivery"]
     grouped = figures["grouped_notifications"]
-    many = max(int(count) for count in grouped["accounts"])
+    notifications = max(int(count) for count in grouped["accounts"])
     return [
-        _at_least(
-            "deliveries",
-            f"deliveries/s, {largest}-follower author (best: {best['concurrency']} threads)",
-            best["deliveries_per_s"], 100_000, "deliveries/s",
-        ),
-        _at_least(
-            "ceiling",
-            f"end-to-end deliveries/s ({end_to_end['concurrency']} threads) / the "
-            "random-key ZADD ceiling",
-            end_to_end["end_to_end_deliveries_per_s"] / ceiling, CEILING_SHARE, "", percent=True,
-        ),
-        _at_most(
-            "visible",
-            f"post-to-visible p50, {largest}-follower author ({base['concurrency']} threads)",
-            base["phases"]["visible_s"]["p50"], 0.75, "s",
-        ),
+        *delivery_targets(figures),
         *flat,
         *filtered,
         *keyworded,
@@ -95,7 +105,7 @@ def check(figures: dict) -> list[dict]:
             f"hybrid read throughput / healthz ({hybrid['followees']} followees, "
             f"{hybrid['celebrities']} celebrities; median of "
             f"{len(reads['hybrid_vs_healthz']['pairs'])} alternating pairs)",
-            reads["hybrid_vs_healthz"]["ratio"], 0.50, "", percent=True,
+            reads["hybrid_vs_healthz"]["ratio"], HYBRID_SHARE, "", percent=True,
         ),
         *(
             _at_least(
@@ -127,7 +137,8 @@ def check(figures: dict) -> list[dict]:
         ),
         _at_most(
             "grouped_notifications",
-            f"p50 of a page of grouped notifications (40 groups), an account with {many:,} "
+            f"p50 of a page of grouped notifications (40 groups), an account with "
+            f"{notifications:,} "
             f"notifications / one with 100 (median of {len(grouped['many_vs_few']['pairs'])} "
             "alternating pairs in each order, their geometric mean)",
             grouped["many_vs_few"]["ratio"], 1.15, "x",
@@ -145,9 +156,15 @@ def _at_most(key, name, measured, target, unit, percent=False) -> dict:
     return _target(key, name, measured, target, unit, "<=", ratio, percent)
 
 
-def _target(key, name, measured, target, unit, comparison, ratio, percent) -> dict:
-    """``ratio`` >= 1: inside the target by that factor; < 1: short of it."""
-    met = ratio >= 1
+def _under(key, name, measured, target, unit) -> dict:
+    """Strictly under ``target``: a figure equal to it misses."""
+    ratio = target / measured if measured else float("inf")
+    return _target(key, name, measured, target, unit, "<", ratio, False, strict=True)
+
+
+def _target(key, name, measured, target, unit, comparison, ratio, percent, strict=False) -> dict:
+    """``ratio`` >= 1 (> 1 when ``strict``): inside the target by that factor; else short."""
+    met = ratio > 1 if strict else ratio >= 1
     return {
         "key": key,
         "name": name,

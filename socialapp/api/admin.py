@@ -43,15 +43,22 @@ class FanoutSchema(FanoutConfigSchema):
     )
 
 
+def _opt_in(description: str) -> fields.Boolean:
+    """A query flag, off unless ``true`` (``true`` or ``false`` only)."""
+    return fields.Boolean(
+        load_default=False, truthy={"true"}, falsy={"false"}, metadata={"description": description}
+    )
+
+
 class FanoutArgs(ma.Schema):
-    forecast = fields.Boolean(
-        load_default=False,
-        truthy={"true"},
-        falsy={"false"},
-        metadata={
-            "description": "true: add what the forecast says of the feed kinds at the "
-            "threshold in force (it walks every author: not for polling)"
-        },
+    forecast = _opt_in(
+        "true: add what the forecast says of the feed kinds at the threshold in force (it "
+        "walks every author: not for polling)"
+    )
+    memory = _opt_in(
+        "true: add what home timelines cost in Redis, measured on up to "
+        f"{operators.TIMELINE_SAMPLE} active readers' homes (a MEMORY USAGE each: not for "
+        "polling)"
     )
 
 
@@ -151,7 +158,8 @@ class TimelinesSchema(ma.Schema):
 class FanoutFeedsSchema(FanoutSchema):
     feeds = fields.Nested(FeedsSchema)
     timelines = fields.Nested(
-        TimelinesSchema, metadata={"description": "what home timelines cost in Redis, measured"}
+        TimelinesSchema,
+        metadata={"description": "with ?memory=true only: what home timelines cost in Redis"},
     )
 
 
@@ -177,9 +185,12 @@ class Fanout(MethodView):
         threshold = described["celebrity_threshold"]
         forecast = c.forecaster.threshold(threshold) if args["forecast"] else None
         feeds = operators.describe_feeds(c.lists, c.tag_follows, c.shared_feeds, forecast)
-        inactive_after = c.settings.inactive_after_seconds
-        timelines = operators.describe_timelines(c.timelines, c.activity, inactive_after)
-        return {**described, "feeds": feeds, "timelines": timelines}
+        described = {**described, "feeds": feeds}
+        if args["memory"]:
+            inactive_after = c.settings.inactive_after_seconds
+            timelines = operators.describe_timelines(c.timelines, c.activity, inactive_after)
+            described["timelines"] = timelines
+        return described
 
     @operator_only
     @blp.doc(**BEARER)

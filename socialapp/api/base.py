@@ -4,12 +4,20 @@ Strictness is enforced where arguments are declared, so a view added later canno
 it: bodies go through the one bounded JSON parser, numbers are never coerced from strings,
 floats or booleans, patterns match whole values, and query strings carry no unknown or
 repeated parameters.
+
+A query string's arguments are a pure function of the string and the view's schema, and
+most page reads send one of a few strings (none, ``limit=40``, ...): the arguments a string
+loaded into are remembered (``QueryCache``) and given again, so a page read pays one lookup
+instead of webargs and marshmallow's load; a string that fails is parsed every time, so its
+error is the same.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import http
+import threading
 from collections.abc import Callable
 
 import flask
@@ -23,11 +31,75 @@ from socialapp.api import auth, json_body
 from socialapp.api.fields import FullMatch, QueryInteger
 from socialapp.errors import Invalid
 
+QUERY_STRINGS_KEPT = 4096  # of every view's; the least recently used goes first
+_PLAIN = (str, int, float, bool, type(None))
+
+
+class QueryCache:
+    """The arguments query strings loaded into, by (schema instance, raw query string): at
+    most ``size``, least recently used dropped first. Only arguments of plain values (and
+    lists or tuples of them) are kept, and each is handed out as a copy, lists new, so a
+    view that changes its arguments changes no one else's."""
+
+    def __init__(self, size: int = QUERY_STRINGS_KEPT) -> None:
+        self._size = size
+        self._kept: collections.OrderedDict = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key) -> dict | None:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+        return None if found is None else _copied(found)
+
+    def loaded(self, key, load: Callable[[], dict]) -> dict:
+        """The arguments kept for ``key``, else ``load()``'s (kept when plain)."""
+        found = self.get(key)
+        if found is None:
+            found = load()
+            self.put(key, found)
+        return found
+
+    def put(self, key, arguments) -> None:
+        if not isinstance(arguments, dict) or not all(map(_plain, arguments.values())):
+            return
+        with self._lock:
+            self._kept[key] = _copied(arguments)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+
+
+def _plain(value) -> bool:
+    if isinstance(value, list | tuple):
+        return all(isinstance(item, _PLAIN) for item in value)
+    return isinstance(value, _PLAIN)
+
+
+def _copied(arguments: dict) -> dict:
+    return {k: list(v) if isinstance(v, list) else v for k, v in arguments.items()}
+
 
 class StrictParser(FlaskParser):
     """Unknown or repeated query parameters are errors (422), like unknown body fields."""
 
     DEFAULT_UNKNOWN_BY_LOCATION = {**FlaskParser.DEFAULT_UNKNOWN_BY_LOCATION, "query": ma.RAISE}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.query_cache = QueryCache()
+
+    def parse(self, argmap, req=None, *, location=None, unknown=core._UNKNOWN_DEFAULT_PARAM,
+              validate=None, **errors):  # fmt: skip
+        """A query string's arguments as it loaded last time, when it loaded; else
+        webargs' parse (which raises the error a bad string gets: ``errors`` shape it)."""
+        options = dict(location=location, unknown=unknown, validate=validate, **errors)
+        if location != "query" or not isinstance(argmap, ma.Schema) or validate is not None:
+            return super().parse(argmap, req, **options)
+        req = req or self.get_default_request()
+        key = (argmap, unknown, req.query_string)  # a schema instance is its view's, for good
+        parse = super().parse
+        return self.query_cache.loaded(key, lambda: parse(argmap, req, **options))
 
     def _raw_load_json(self, req: flask.Request):
         if not is_json_request(req):
@@ -68,11 +140,16 @@ class Blueprint(flask_smorest.Blueprint):
         return parse_query
 
     def errors(self, *statuses: int):
-        """Document the error statuses a view can answer with (JSON bodies, ErrorSchema)."""
+        """Document the error statuses a view can answer with (JSON bodies, ErrorSchema).
+        Only documented: the view is not wrapped once per status (flask-smorest's
+        ``alt_response`` wraps it in a call through ``current_app`` each time)."""
 
         def document(view):
+            documented = view
             for status in statuses:
-                view = self.alt_response(status, response=http.HTTPStatus(status).name)(view)
+                alternative = self.alt_response(status, response=http.HTTPStatus(status).name)
+                documented = alternative(documented)
+            view._apidoc = documented._apidoc
             return view
 
         return document

@@ -2,15 +2,17 @@
 
 Once per ``audit_interval_seconds`` one process runs a round (the workers' timer asks for
 one with every sweep; the round's claim in Redis decides who runs it). It draws
-``audit_sample`` readers and builds each one's first page twice: as served (the
-materialized timeline merged with the pulled outboxes, ``HomeReader.read_page``, not
-counted into adaptive mode's read meter) and from MongoDB alone (followees and posts,
-``read_page_from_store``). ``socialapp.domain.audit.compare`` names what differs among the
-posts older than ``audit_grace_seconds``. What it finds is only a suspicion: a second look
-``audit_grace_seconds`` later (a task sent with that countdown) counts the faults it finds
-again on the same posts, so a delivery or a deletion still in flight at the first look is
-never counted. Confirmed faults are counted in ``AuditStore``, which every process's
-``/metrics`` reads, and logged as warnings with their evidence.
+``audit_sample`` readers and builds each one's first page as served (the materialized
+timeline merged with the pulled outboxes, ``HomeReader.read_page``, not counted into
+adaptive mode's read meter) and from MongoDB alone (followees and posts,
+``read_page_from_store``), that one both before and after the served one.
+``socialapp.domain.audit.compare`` names what differs among the posts older than
+``audit_grace_seconds``, and only what differs from both store pages counts (``look``).
+What it finds is only a suspicion: a second look ``audit_grace_seconds`` later (a task sent
+with that countdown) counts the faults it finds again on the same posts, so a delivery or
+a deletion still in flight at the first look is never counted. Confirmed faults are counted
+in ``AuditStore``, which every process's ``/metrics`` reads, and logged as warnings with
+their evidence.
 
 Which readers: the ones active within ``RECENT_SECONDS``, less those whose last activity is
 an earlier audit's own read. Reading a page as served marks its reader active and renews
@@ -101,18 +103,40 @@ class Auditor:
 
     def look(self, reader: int, now: float) -> tuple[str, audit.Findings]:
         """The reader's first page as served against the store of record's: the mode in
-        force and what differs among posts older than the grace period."""
+        force and what differs among posts older than the grace period.
+
+        The store's page is read before the served one and again after it, and only what
+        differs from both counts: a follow, an unfollow or a delete that lands while the
+        served page is read (seconds, on a loaded machine) changes what the store expects
+        midway, and the served page, read before it landed, is not at fault. A post old
+        enough counts from the moment its author or hashtag is followed, which the grace
+        period, measured from the post's id, does not cover."""
         policy = self.fanout_settings.current()
+        before = self.home.read_page_from_store(reader, FIRST_PAGE)
         served = self.home.read_page(reader, policy, FIRST_PAGE, counted=False)
-        expected = self.home.read_page_from_store(reader, FIRST_PAGE)
+        after = self.home.read_page_from_store(reader, FIRST_PAGE)
         served_ids = [post["_id"] for post in served.posts]
-        expected_ids = [post["_id"] for post in expected.posts]
-        unexpected = set(served_ids).difference(expected_ids)
+        expected = [[post["_id"] for post in page.posts] for page in (before, after)]
+        unexpected = set(served_ids).difference(set(expected[0]).intersection(expected[1]))
         stored = self.posts.get_many(list(unexpected)) if unexpected else []
         gone = unexpected.difference(stored)
         settled_before = first_id_at(now - self.config.audit_grace_seconds)
-        found = audit.compare(served_ids, expected_ids, FIRST_PAGE, settled_before, gone)
-        return served.mode, found
+        found = [
+            audit.compare(served_ids, ids, FIRST_PAGE, settled_before, gone) for ids in expected
+        ]
+        return served.mode, self._delivered(audit.confirmed(*found))
+
+    def _delivered(self, found: audit.Findings) -> audit.Findings:
+        """``found`` less the missing posts whose fan-out has not finished: a delivery still
+        on its way past the grace period (a backlog of chunks on a loaded machine) is late,
+        not lost. One whose every chunk ran (``fanout_pending`` cleared) yet never reached
+        the page still counts, as does a post the sweeper keeps sending again (it counts
+        once its fan-out finishes, if still missing)."""
+        if "missing" not in found:
+            return found
+        posts = self.posts.get_many(found["missing"])
+        missing = [i for i in found["missing"] if not posts.get(i, {}).get("fanout_pending")]
+        return {kind: ids for kind, ids in {**found, "missing": missing}.items() if ids}
 
     def describe(self) -> dict:
         """The totals so far, the settings, and the newest evidences (``GET

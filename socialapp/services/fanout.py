@@ -15,7 +15,7 @@ import itertools
 import logging
 import secrets
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from socialapp import jitter
 from socialapp.config import Settings
@@ -227,24 +227,37 @@ class Fanout:
         unfollowed one's are taken out of it (pages leave them out at once: the set of tags
         followed is read again). The tag's follower count moves: ``_count_tag``."""
         self.feeds.record_tags_changed(follower_id)
-        state = self._count_tag(tag)
         if not following:
+            self._count_tag(tag)
             self.feeds.unmerge_tag(follower_id, tag)
-        elif self.fanout_settings.current().pushes_tag(*state):
-            self.feeds.merge_tag(tag, [[follower_id]])
+            return
 
-    def _count_tag(self, tag: str) -> tuple[int, bool]:
+        def backfill(pushed: bool) -> None:
+            if pushed:
+                self.feeds.merge_tag(tag, [[follower_id]])
+
+        self._count_tag(tag, backfill)
+
+    def _count_tag(
+        self, tag: str, backfill: Callable[[bool], None] | None = None
+    ) -> tuple[int, bool]:
         """Count the tag's followers again (after a follow or unfollow), marked as being
         reconciled first: readers pull it and delivery pushes it until then, so no page
-        stops pulling it before its followers' tagged sets hold its posts. Settled at once
-        when the count moves it nowhere and no other change is under way, else reconciled
-        by a task (``reconcile_tags``). The tag's count and whether it is unsettled."""
+        stops pulling it before its followers' tagged sets hold its posts. ``backfill``
+        (a follow's) runs while it is still marked, told whether delivery pushes the tag,
+        so that the new follower's set holds its posts before pages stop pulling it. Settled
+        at once when the count moves it nowhere and no other change is under way, else
+        reconciled by a task (``reconcile_tags``). The tag's count and whether it is
+        unsettled."""
         changes = self.tag_copies.mark_unsettled(tag)
         count = self.tag_follows.count_followers(tag)
         before = self.tag_copies.set_followers(tag, count)
-        moves = count and self.fanout_settings.current().tag_moves(before, count)
-        if changes == 1 and not moves and self.tag_copies.settle(tag, str(changes)):
-            return count, False  # nothing to backfill
+        policy = self.fanout_settings.current()
+        quiet = changes == 1 and not (count and policy.tag_moves(before, count))
+        if backfill is not None:
+            backfill(policy.pushes_tag(count, not quiet))
+        if quiet and self.tag_copies.settle(tag, str(changes)):
+            return count, False  # nothing more to backfill
         self.queue.send(RECONCILE_TAGS, [tag], queue=FEED)
         return count, True
 

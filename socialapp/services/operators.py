@@ -90,7 +90,7 @@ def describe_fanout(
     }
 
 
-TIMELINE_SAMPLE = 200  # active readers' homes measured per ask: bounded, cheap to poll
+TIMELINE_SAMPLE = 200  # active readers' homes measured per ask: bounded, not for polling
 
 
 def describe_timelines(

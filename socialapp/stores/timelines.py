@@ -39,6 +39,7 @@ from socialapp.domain.timeline import Entry
 from socialapp.stores import tag_copies
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.keyword_filters import LOST, version_key, version_of
+from socialapp.stores.lua_library import used_part
 from socialapp.stores.unavailable import REDIS, translates
 
 LUA = Path(__file__).parent / "lua"
@@ -48,6 +49,9 @@ SCRIPTS = (
     "pulls_rebuild", "deliver", "members_begin", "members_finish", "remove", "size",
 )  # fmt: skip
 SENTINEL = "floor"
+# Records a compact timeline's bucket holds: 145 of 14 bytes is 2,030 bytes, just under a
+# 2 KB allocation (tests use smaller buckets to exercise splits and trims on short timelines).
+BUCKET_RECORDS = 145
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
 MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
@@ -125,21 +129,24 @@ class TimelineScripts:
     and only through them: they alone know its encoding. ``ttl``: the
     seconds a set lives from its creation or rebuild (or a read that renews it)."""
 
-    def __init__(self, client, ttl: int) -> None:
+    def __init__(self, client, ttl: int, bucket: int = BUCKET_RECORDS) -> None:
         self._client = client
         self.batched = not isinstance(client, RedisCluster)
         constants = (
-            f"local TTL = {int(ttl)}\nlocal LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
+            f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\n"
+            f"local LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
             f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
             f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
             f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
             f"local TAGS = '{FOLLOWS_TAGS}'\n"
         )
-        library = constants + (LUA / "lib.lua").read_text()
-        self._scripts = {
-            name: client.register_script(library + (LUA / f"{name}.lua").read_text())
-            for name in SCRIPTS
-        }
+        library = (LUA / "lib.lua").read_text()
+        self._scripts = {}
+        for name in SCRIPTS:
+            script = (LUA / f"{name}.lua").read_text()
+            self._scripts[name] = client.register_script(
+                constants + used_part(library, script) + script
+            )
 
     # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every

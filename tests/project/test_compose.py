@@ -145,7 +145,7 @@ def queues(service: dict) -> set[str]:
 
 
 def test_the_stack_validates_with_and_without_the_load_profile(compose):
-    assert compose.run("config", "--quiet").returncode == 0
+    assert compose.services()  # ``config`` exited 0: the one run the module's tests share
     result = compose.run("--profile", "load", "config", "--quiet")
     assert result.returncode == 0, result.stderr
 

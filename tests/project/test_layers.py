@@ -14,6 +14,7 @@ the API reaches stores only through services: no module under ``socialapp/api`` 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +22,7 @@ ENTRYPOINTS = "socialapp.entrypoints"
 LAYERS = ("domain", "stores", "services", "api", "entrypoints")  # each above the ones before
 
 
+@functools.cache  # parsed once for the module's tests (a second of CPU each time); read only
 def modules(package: str) -> dict[str, ast.Module]:
     """Every module of ``package`` by dotted name, parsed."""
     found = {}

@@ -7,6 +7,7 @@ import dataclasses
 
 from socialapp.embedded.redis_server import free_port
 from socialapp.services import accounts, graph, posts
+from tests.conftest import quick_to_stop
 from tests.waiting import wait_for
 from workers import embedded
 
@@ -29,14 +30,14 @@ def test_a_stopped_worker_leaves_the_next_one_free_to_run(components):
     """The stop flag is Celery's, for the whole process: it is lowered once the worker has
     stopped, so a worker started after it runs tasks."""
     c = components
-    first = embedded.EmbeddedWorker(c).start()
+    first = quick_to_stop(embedded.EmbeddedWorker(c)).start()
     assert first.stop(timeout=60)
     ada, bob = (
         accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
         for handle in ("ada", "bob")
     )
     graph.follow(c.uow, c.fanout, bob, ada)
-    second = embedded.EmbeddedWorker(c).start()
+    second = quick_to_stop(embedded.EmbeddedWorker(c)).start()
     try:
         post = posts.create_post(c.uow, c.fanout, c.ids, ada, "hi")
         wait_for(lambda: "fanout_pending" not in c.posts.get(post["_id"]), "the delivery")

@@ -1,6 +1,6 @@
 """GET /v1/admin/fanout's feed kinds: lists, their memberships, tag follows and the shared
-feeds counted, and home timelines' Redis memory measured; with ?forecast=true, what the
-forecast says of lists and followed tags."""
+feeds counted; with ?memory=true, home timelines' Redis memory measured; with
+?forecast=true, what the forecast says of lists and followed tags."""
 
 import pytest
 
@@ -18,7 +18,8 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
     client, signup, operator_headers, components
 ):
     ada, bob, star = (signup(h) for h in ("ada", "bob", "star"))
-    nothing = client.get("/v1/admin/fanout", headers=operator_headers).json["timelines"]
+    empty = client.get("/v1/admin/fanout?memory=true", headers=operator_headers)
+    nothing = empty.json["timelines"]
     assert nothing["entries_sampled"] == 0 and nothing["bytes_per_entry"] is None
     for fan in (ada, bob):
         assert client.put(f"/v1/me/following/{star.id}", headers=fan.headers).status_code == 204
@@ -56,9 +57,11 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
         "tag_feeds_exact": True,
     }  # no forecast unless asked: this answer is polled
     assert plain.json["mode"] == "hybrid"  # the settings are answered as before
+    assert "timelines" not in plain.json  # nor the homes measured: a MEMORY USAGE each
     # Home timelines measured: ada's, the one home read (star's 3 posts), by MEMORY USAGE.
     memory = components.redis.memory_usage(home_key(ada.id))
-    assert plain.json["timelines"] == {
+    measured = client.get("/v1/admin/fanout?memory=true", headers=operator_headers)
+    assert measured.json["timelines"] == {
         "active_readers": 1,
         "homes_sampled": 1,
         "entries_sampled": 3,
@@ -90,7 +93,7 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
     pulled = client.get("/v1/admin/fanout/forecast?threshold=2", headers=operator_headers).json
     assert pulled["list_memberships_pulled"] == 2 and pulled["list_timeline_entries"] == 0
     assert pulled["authors_pulled"] == 1  # the home figures are there, as before
-    for bad in ("forecast=yes", "forecast=1", "other=true"):
+    for bad in ("forecast=yes", "forecast=1", "memory=1", "memory=on", "other=true"):
         refused = client.get(f"/v1/admin/fanout?{bad}", headers=operator_headers)
         assert refused.status_code == 422, bad
 

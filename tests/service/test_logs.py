@@ -15,7 +15,7 @@ import pytest
 
 from socialapp import logs
 from socialapp.queue import FEED, REQUEST_ID
-from tests.conftest import OPERATOR, stop_worker, with_operator
+from tests.conftest import OPERATOR, quick_to_stop, stop_worker, with_operator
 from tests.waiting import DEADLINE, wait_for
 from workers.embedded import EmbeddedWorker
 
@@ -174,7 +174,7 @@ def test_a_task_id_run_twice_at_once_binds_each_run_and_then_clears_it(component
     """A retry, or a redelivery, runs under the same task id as the run before it, and may
     start on another pool thread before that run has ended. Each run's lines carry its own
     fields, its end clears them from its own thread's context, and nothing raises."""
-    worker = EmbeddedWorker(components, concurrency=2, queues=(FEED,))
+    worker = quick_to_stop(EmbeddedWorker(components, concurrency=2, queues=(FEED,)))
     met = threading.Barrier(2)  # two runs at a time: one on each of the pool's threads
     seen = []
 

@@ -9,7 +9,7 @@ from socialapp.embedded.redis_server import RedisServer
 from socialapp.services import fanout, operators
 from socialapp.services.notifications import NOTIFY
 from socialapp.stores import mongo
-from tests.conftest import Account, stop_worker
+from tests.conftest import Account, quick_to_stop, stop_worker
 from tests.waiting import wait_for
 from workers.embedded import EmbeddedWorker
 
@@ -33,7 +33,7 @@ def outage_app(settings, own_redis):
     )
     mongo.reset_embedded()
     app = create_app(settings)
-    worker = EmbeddedWorker(app.extensions["socialapp"]).start()
+    worker = quick_to_stop(EmbeddedWorker(app.extensions["socialapp"])).start()
     yield app
     stop_worker(worker)
     mongo.reset_embedded()

@@ -20,6 +20,7 @@ from socialapp.stores.timelines import (
     add_args,
     home_key,
     member_text,
+    outbox_key,
     read_args,
     slice_of,
     tagged_key,
@@ -43,10 +44,25 @@ def both(lua: TimelineScripts, name: str, args) -> list:
     return lua.run([(name, home_key(1), args), (name, tagged_key(1), args)])
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed):
+def random_batch(rng: random.Random, authors: list[int], held: list[Entry]) -> list[Entry]:
+    """A backfill or a rebuild's batch: older than what is held, newer, or interleaved."""
+    entries = [random_entry(rng, authors) for _ in range(rng.randrange(2, 120))]
+    if not held:
+        return entries
+    newest, oldest = held[0].post_id, held[-1].post_id
+    where = rng.choice(["older", "newer", "interleaved"])
+    if where == "older":
+        return [e for e in entries if e.post_id < oldest] or entries
+    if where == "newer":
+        return [e for e in entries if e.post_id > newest] or entries
+    return entries
+
+
+@pytest.mark.parametrize(("seed", "bucket"), [(0, 145), (1, 145), (2, 5), (3, 5)])
+def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed, bucket):
+    """With 5-record buckets every operation crosses, splits and empties buckets."""
     rng = random.Random(seed)
-    lua = TimelineScripts(redis_client, ttl=600)
+    lua = TimelineScripts(redis_client, ttl=600, bucket=bucket)
     authors = [1, 2, 3, 2**52 + 7]  # an author id past 48 bits
     created = both(lua, "create", add_args(CAP, rng.choice([0, 100]), []))
     assert created == [1, 1]
@@ -55,9 +71,10 @@ def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed
         if op < 0.45:  # a delivery, mostly the newest, sometimes late or again
             entry = random_entry(rng, authors)
             both(lua, "add", add_args(CAP, 0, [entry]))
-        elif op < 0.6:  # a backfill raising the floor
-            entries = [random_entry(rng, authors) for _ in range(rng.randrange(2, 120))]
-            both(lua, "add", add_args(CAP, rng.randrange(0, 400), entries))
+        elif op < 0.6:  # a backfill (older, newer or interleaved), sometimes raising the floor
+            held, _ = timeline_entries(redis_client, home_key(1))
+            entries = random_batch(rng, authors, held)
+            both(lua, "add", add_args(CAP, rng.choice([0, rng.randrange(0, 400)]), entries))
         elif op < 0.7:  # a deleted post
             entries, _ = timeline_entries(redis_client, home_key(1))
             gone = rng.choice(entries) if entries else random_entry(rng, authors)
@@ -76,7 +93,79 @@ def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed
         home, tagged = both(lua, "read", args)
         assert home == tagged
         assert len(set(timeline_sizes(redis_client, [home_key(1), tagged_key(1)]))) == 1
-    assert timeline_sizes(redis_client, [home_key(1)])[0] > 145  # more than one bucket
+    assert timeline_sizes(redis_client, [home_key(1)])[0] > bucket  # more than one bucket
+
+
+def field_digests(client, key: str) -> dict[str, str]:
+    """Each field of a compact timeline's hash and a digest of its (binary) value."""
+    script = (
+        "local t = redis.call('HGETALL', KEYS[1]) "
+        "for i = 2, #t, 2 do t[i] = redis.sha1hex(t[i]) end return t"
+    )
+    found = client.eval(script, 1, key)
+    return dict(zip(found[::2], found[1::2], strict=True))
+
+
+def test_a_backfill_of_older_entries_rewrites_only_the_buckets_it_lands_in(redis_client):
+    """800 entries in 5-record buckets (160 of them): a backfill of older entries changes
+    the tail bucket and the ones split from it, the index and the count; every other field
+    keeps its value. (Merging used to rewrite every bucket.)"""
+    lua = TimelineScripts(redis_client, ttl=600, bucket=5)
+    key = home_key(1)
+    held = [Entry(post, 1 + post % 7) for post in range(1000, 1800)]
+    assert lua.run([("create", key, add_args(1000, 0, held))]) == [1]
+    before = field_digests(redis_client, key)
+    older = [Entry(post, 3) for post in range(990, 1000)]  # below the oldest held
+    assert lua.run([("add", key, add_args(1000, 0, older))]) == [1]
+    after = field_digests(redis_client, key)
+    changed = {f for f in before.keys() | after.keys() if before.get(f) != after.get(f)}
+    assert len(before) > 160
+    assert changed - {"x", "n"}  # the tail and the buckets split from it
+    assert len(changed - {"x", "n"}) <= 4  # 5 + 10 records: three buckets, one of them the tail
+    assert timeline_entries(redis_client, key)[0] == sorted(
+        held + older, key=lambda e: e.post_id, reverse=True
+    )
+
+
+def test_deliveries_of_the_newest_posts_read_as_the_text_encoding_does(redis_client):
+    """Fan-out's deliveries (``deliver.lua``), nearly all of the newest post: they fill the
+    head's newest records ('d') and rewrite the head each time those are full, roll full
+    heads into buckets and trim past the cap, among redeliveries, late ones and deletes."""
+    rng = random.Random(7)
+    lua = TimelineScripts(redis_client, ttl=600)
+    authors = [1, 2, 2**52 + 7]
+    assert both(lua, "create", add_args(CAP, 0, [])) == [1, 1]
+    delivered: list[Entry] = []
+    posts: dict[int, Entry] = {}
+    for step in range(1200):
+        op, post = rng.random(), max(posts, default=10) + rng.randrange(1, 4)
+        if op < 0.08 and delivered:  # again, or late (a post's entry is always the same)
+            late = max(post - 40, 1)
+            entry = rng.choice(delivered[-30:]) if op < 0.05 else posts.get(late, Entry(late, 1))
+        elif op < 0.2:
+            entry = Entry(post, rng.choice(authors), rng.randrange(1, post), rng.choice(authors))
+        else:
+            entry = Entry(post, rng.choice(authors))
+        if entry.post_id not in posts:
+            delivered.append(entry)
+            posts[entry.post_id] = entry
+        for prefix in (home_key(0)[:-2], tagged_key(0)[:-2]):
+            lua.run([("deliver", [], (CAP, entry.post_id, member_text(entry), prefix, 1))])
+        if op > 0.98:
+            assert len(set(both(lua, "remove", (member_text(rng.choice(delivered)),)))) == 1
+        if step % 60 == 0 or step == 1199:
+            home, tagged = both(lua, "read", read_args(None, None, 2000))
+            assert home == tagged
+            assert len(set(timeline_sizes(redis_client, [home_key(1), tagged_key(1)]))) == 1
+            assert max(bucket_sizes(redis_client, home_key(1))) <= 145 * 14  # under 2 KB
+    assert timeline_sizes(redis_client, [home_key(1)])[0] >= CAP  # trimmed, past buckets
+
+
+def bucket_sizes(client, key: str) -> list[int]:
+    """Bytes of each bucket of a compact timeline, the head's two fields together."""
+    names = [name for name in client.hkeys(key) if name.isdigit()]
+    head = client.hstrlen(key, "d") + client.hstrlen(key, "h")
+    return [head] + [client.hstrlen(key, name) for name in names]
 
 
 def test_a_delivery_twice_is_stored_once_and_ids_keep_53_bits(redis_client):
@@ -118,3 +207,29 @@ def test_a_home_in_the_old_encoding_is_converted_when_first_touched(redis_client
     assert store.read_home(1, max_id=31).entries == [Entry(30, 7), Entry(20, 7, 5, 4), Entry(10, 8)]
     assert store.read_home(1).entries[0] == Entry(40, 9)
     assert store.read_home(1).floor == 5
+
+
+def test_an_outbox_in_the_old_encoding_gives_its_newest_post(redis_client):
+    """A first page's newest-entry read (no bound: the head's first record) falls back to
+    converting an outbox still in the old encoding."""
+    redis_client.zadd(outbox_key(3), {"30:3": 30, "20:3": 20, SENTINEL: 5})
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    assert store.newest_in_outboxes([3, 4]) == ([5, None], [30, 0])
+    assert redis_client.type(outbox_key(3)) == "hash"
+    assert store.newest_in_outboxes([3], since_id=30) == ([5], [0])
+
+
+def test_a_head_written_before_its_newest_records_had_a_field_of_their_own(redis_client):
+    """A compact timeline saved before 'd' was kept holds its whole head in 'h': reads,
+    the newest-entry read and deliveries still find its newest entries."""
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    store.create_outbox(3, [Entry(n, 3) for n in (10, 20, 30)])
+    key = outbox_key(3)
+    head = redis_client.hget(key, "d") + (redis_client.hget(key, "h") or b"")
+    redis_client.hset(key, "h", head)
+    redis_client.hdel(key, "d")
+    assert store.newest_in_outboxes([3]) == ([0], [30])
+    assert store.read_outboxes([3], since_id=None, count=5)[3] == (
+        [Entry(30, 3), Entry(20, 3), Entry(10, 3)],
+        0,
+    )

@@ -15,6 +15,7 @@ from flask import request
 from werkzeug.datastructures import MultiDict
 
 from socialapp.api import json_body
+from socialapp.api.base import QueryCache
 from socialapp.domain.ids import parse_id
 from socialapp.errors import AppError, Invalid
 
@@ -85,6 +86,18 @@ def body() -> MultiDict:
 def _list(values: list) -> list:
     """``name[]`` repeated in a form, or one JSON array."""
     return values[0] if len(values) == 1 and isinstance(values[0], list) else values
+
+
+_QUERIES = QueryCache()
+
+
+def query_params(schema: Schema) -> dict:
+    """``params`` of a read, for a schema instance kept for good (a page route's): what a
+    query string loaded into is remembered (``api.base.QueryCache``), as /v1 remembers it,
+    so a page read skips marshmallow's load; a string that fails is read every time."""
+    if request.method not in ("GET", "HEAD"):
+        return params(schema)
+    return _QUERIES.loaded((schema, request.query_string), lambda: params(schema))
 
 
 def params(schema: Schema) -> dict:

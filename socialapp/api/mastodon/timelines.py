@@ -17,7 +17,7 @@ from socialapp.api.auth import authorized, components
 from socialapp.api.fields import tag_names
 from socialapp.api.mastodon import keyword_filters, paging
 from socialapp.api.mastodon.openapi import AUTHORIZED, INVALID, NOT_FOUND, documented
-from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, params
+from socialapp.api.mastodon.parsing import IdParam, Limit, Schema, query_params
 from socialapp.api.mastodon.statuses import render, viewer_id
 from socialapp.domain import tags
 from socialapp.errors import NotFound
@@ -45,7 +45,7 @@ class HomeArgs(Schema):
 )
 def home():
     user_id = authorized("read:statuses")
-    args = params(HomeArgs())
+    args = query_params(HOME_ARGS)
     c = components()
     read = (c.home, c.fanout_settings, c.metrics, user_id, args["limit"])
     hides = keyword_filters.page_hides(user_id, "home")
@@ -83,6 +83,9 @@ class PublicArgs(HomeArgs):
 TagArgs = PublicArgs.from_dict(
     {"any": tag_names(), "all": tag_names(), "none": tag_names()}, name="TagArgs"
 )
+# The pages' schemas, built once (a schema's construction copies every field) and kept, so
+# their query strings' arguments are remembered (``query_params``).
+HOME_ARGS, PUBLIC_ARGS, TAG_ARGS = HomeArgs(), PublicArgs(), TagArgs()
 
 
 def _shared(args: dict, page) -> FeedPage | None:
@@ -105,7 +108,7 @@ def _shared(args: dict, page) -> FeedPage | None:
     description=SHARED_NOTE,
 )
 def public():
-    args, reader = params(PublicArgs()), viewer_id()
+    args, reader = query_params(PUBLIC_ARGS), viewer_id()
     shared, hides = components().shared_reader, keyword_filters.page_hides(reader, "public")
 
     def page(limit, max_id, since_id, **store):
@@ -127,7 +130,7 @@ def public():
     f"{tags.PER_MODE} names each in any[], all[] and none[] (422).",
 )
 def tag(hashtag: str):
-    args, reader = params(TagArgs()), viewer_id()
+    args, reader = query_params(TAG_ARGS), viewer_id()
     name = tags.named(hashtag)
     if name is None:
         raise NotFound("Record not found")

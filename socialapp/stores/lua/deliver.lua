@@ -8,11 +8,11 @@
 -- at or below a finite floor, then trimmed. The keys are built here from the ids, so the
 -- client does not build them. How many sets exist.
 local cap, score, member, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
-local entry = entry_of(member)
-local encoded = not is_text(prefix) and encode(entry) or nil
+local entry, text = entry_of(member), is_text(prefix)
+local encoded = not text and encode(entry) or nil
 local reached = 0
 for i = 5, #ARGV do
-  if deliver_one(prefix .. ARGV[i] .. '}', cap, score, member, entry, encoded) then
+  if deliver_one(prefix .. ARGV[i] .. '}', cap, score, member, entry, encoded, text) then
     reached = reached + 1
   end
 end

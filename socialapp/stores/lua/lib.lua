@@ -6,32 +6,41 @@
 -- stored is this library's alone.
 --
 -- Compact encoding (homes, outboxes, list feeds, shared feeds): a hash per timeline, its
--- fields 'f' (the floor, text), 'n' (entries), 'h' (the head bucket: the newest entries),
--- numbered buckets below it, and 'x' (the index: per bucket newest first its number, 0 for
--- the head, and a post id at or below its oldest entry and above the next bucket's entries,
--- packed '>I4I7'). A bucket is up to BUCKET fixed-width records of RECORD bytes, newest
+-- fields 'f' (the floor, text), 'n' (entries), the head bucket (the newest entries) stored
+-- in two fields, 'd' (its newest few records) then 'h' (the rest), numbered buckets below
+-- it, and 'x' (the index: per bucket newest first its number, 0 for the head, and a post id
+-- at or below its oldest entry and above the next bucket's entries, packed '>I4I7'). A
+-- bucket is up to BUCKET fixed-width records of RECORD bytes, newest
 -- first: post id (7 bytes, big-endian), a byte of flags and the author's top 5 bits, the
 -- author's low 48 bits. A boost is two records: its own (flag BOOST, the booster as author)
 -- then the boosted post and its author (flag ORIGINAL). A bucket of 145 records is 2,030
 -- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
--- member cost 130 to 180. A delivery (nearly always the newest entry) rewrites the head
--- (one HMGET, one HSET), a full head moves to a numbered bucket, a trim cuts the tail
--- bucket, a page reads the buckets that hold it, a retraction rewrites the buckets holding
--- it; adding many entries at once (creating, rebuilding, a backfill) rewrites them all.
+-- member cost 130 to 180. A delivery (nearly always the newest entry) prepends to 'd' (one
+-- HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes it
+-- moves, and rewriting a 2 KB head each time cost a delivery half again as much); once 'd'
+-- holds PENDING records the next delivery rewrites the whole head, leaving its newest entry
+-- in 'd' and 'h' at most BUCKET - PENDING records, so 'd' can grow to PENDING without the
+-- head passing BUCKET. A full head moves to a numbered bucket, a trim cuts the tail
+-- bucket, a page reads the buckets that hold it, a retraction rewrites the bucket holding
+-- it, an unmerge (remove_author) reads every bucket and rewrites those holding the author's
+-- entries; adding many entries at once (creating, rebuilding, a backfill: merge) rewrites
+-- the buckets their ids fall in.
 --
 -- Text encoding (tagged sets, whose members carry a tag name of any length): a sorted set of
 -- text members scored by post id, plus the member 'floor' scored by the floor. A timeline
 -- key found in this old encoding where the compact one is kept (a server upgraded with
 -- timelines in Redis) is converted the first time it is touched, its TTL kept.
 --
--- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TTL (seconds) is
--- defined by TimelineStore above this library: creating or rebuilding a timeline sets it,
--- and reading a home renews it (deliveries do not: that would cost a command per follower),
+-- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
+-- defines TTL (seconds) and BUCKET above this library. Creating or rebuilding a timeline
+-- sets its TTL, and reading a home renews it (deliveries do not: that would cost a command per follower),
 -- so an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which
 -- is what a volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
 local key = KEYS[1]
-local RECORD, BUCKET = 14, 145
+local RECORD = 14  -- BUCKET (records a bucket holds) is defined above, as TTL is
+-- Records 'd' takes before a delivery rewrites the head (fewer in the tests' small buckets)
+local PENDING = math.min(16, math.floor(BUCKET / 2))
 local BOOST, ORIGINAL = 128, 64  -- flags, in a record's 8th byte above the author's top bits
 local HIGH = 2 ^ 48
 local INDEX = 11  -- bytes an index item takes
@@ -70,9 +79,13 @@ local function entry_of(member)
   return {tonumber(post), tonumber(author), 0, 0}
 end
 
+local function text_of(post, author, original, original_author)
+  if original == 0 then return string.format('%d:%d', post, author) end
+  return string.format('%d:%d:%d:%d', post, original, original_author, author)
+end
+
 local function member_of(entry)
-  if entry[3] == 0 then return string.format('%d:%d', entry[1], entry[2]) end
-  return string.format('%d:%d:%d:%d', entry[1], entry[3], entry[4], entry[2])
+  return text_of(entry[1], entry[2], entry[3], entry[4])
 end
 
 local function record(post, author, flags)
@@ -131,10 +144,10 @@ local function convert(key)
   return members, ttl
 end
 
-local rewrite
+local rewrite, fill
 
 local function load(key)
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h')
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd')
   if found.err then  -- the old encoding: a sorted set of text members
     local members, ttl = convert(key)
     local floor, entries = nil, {}
@@ -153,7 +166,7 @@ local function load(key)
   end
   if not found[1] then return nil end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
-    lows = {}, buckets = {[0] = found[4] or ''}, gone = {}, changed = {}}
+    lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {}}
   local index = found[3] or ''
   for at = 1, #index, INDEX do
     t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
@@ -169,11 +182,13 @@ local function bucket_of(t, i)
   return t.buckets[id]
 end
 
-local function load_all(t)
+-- Read the buckets at positions ``indexes`` of the index not read yet, in one HMGET.
+local function load_buckets(t, indexes)
   local names, missing = {}, {}
-  for _, id in ipairs(t.ids) do
+  for _, i in ipairs(indexes) do
+    local id = t.ids[i]
     if not t.buckets[id] then
-      names[#names + 1], missing[#missing + 1] = tostring(id), id
+      names[#names + 1], missing[#missing + 1] = id == 0 and 'h' or tostring(id), id
     end
   end
   if #names == 0 then return end
@@ -182,13 +197,10 @@ local function load_all(t)
   end
 end
 
-local function all_entries(t)
-  load_all(t)
-  local found = {}
-  for i = 1, #t.ids do
-    for _, entry in ipairs(entries_of(t.buckets[t.ids[i]])) do found[#found + 1] = entry end
-  end
-  return found
+local function load_all(t)
+  local indexes = {}
+  for i = 1, #t.ids do indexes[i] = i end
+  load_buckets(t, indexes)
 end
 
 local function set_bucket(t, i, value)
@@ -210,29 +222,60 @@ local function new_id(t)
   return id + 1
 end
 
--- Replace the timeline's entries by ``entries`` (newest first, each post once): full
--- buckets from the oldest, the head holding the newest remainder for deliveries to fill.
-rewrite = function(t, entries)
-  for i = #t.ids, 1, -1 do drop_bucket(t, i) end
+-- ``entries`` (newest first) cut into buckets of at most BUCKET records, full from the
+-- oldest, the newest holding the remainder: {first, last} ranges of ``entries``, newest first.
+local function groups_of(entries)
   local groups, records, last = {}, 0, #entries
   for i = #entries, 1, -1 do
     local size = records_of(entries[i])
     if records + size > BUCKET then
-      groups[#groups + 1] = {i + 1, last}
+      table.insert(groups, 1, {i + 1, last})
       records, last = 0, i
     end
     records = records + size
   end
-  if last >= 1 then groups[#groups + 1] = {1, last} end
-  local next_id = new_id(t)
-  for g = #groups, 1, -1 do  -- newest first
-    local first, final = groups[g][1], groups[g][2]
-    local id = 0
-    if g < #groups then id, next_id = next_id, next_id + 1 end
-    t.ids[#t.ids + 1], t.lows[#t.lows + 1] = id, entries[final][1]
-    t.buckets[id], t.changed[id] = encode_all(entries, first, final), true
+  if last >= 1 then table.insert(groups, 1, {1, last}) end
+  return groups
+end
+
+-- Make bucket ``i`` hold ``entries`` (newest first, at least one), its low ``low``: as one
+-- bucket, or split into groups_of() them, the newest keeping the bucket's id and the older
+-- ones new buckets after it, the oldest with ``low``.
+fill = function(t, i, entries, low)
+  local groups, next_id = groups_of(entries), nil
+  for g, group in ipairs(groups) do
+    local at = i + g - 1
+    if g > 1 then
+      next_id = next_id or new_id(t)
+      table.insert(t.ids, at, next_id)
+      table.insert(t.lows, at, 0)
+      next_id = next_id + 1
+    end
+    t.lows[at] = g == #groups and low or entries[group[2]][1]
+    set_bucket(t, at, encode_all(entries, group[1], group[2]))
   end
+  t.index_changed = true
+end
+
+-- Replace the timeline's entries by ``entries`` (newest first, each post once): full
+-- buckets from the oldest, the head holding the newest remainder for deliveries to fill.
+rewrite = function(t, entries)
+  for i = #t.ids, 1, -1 do drop_bucket(t, i) end
   t.n, t.index_changed = #entries, true
+  if #entries == 0 then return end
+  t.ids[1], t.lows[1] = 0, 0
+  fill(t, 1, entries, entries[#entries][1])
+end
+
+-- The head as stored: 'd' its newest entry and the records past BUCKET - PENDING, 'h' the
+-- rest (a boost's two records stay together).
+local function head_parts(value)
+  local cut = math.max(#value - (BUCKET - PENDING) * RECORD, RECORD)
+  if cut < #value then
+    local _, _, flags = record_at(value, cut + 1)
+    if flags == ORIGINAL then cut = cut + RECORD end
+  end
+  return string.sub(value, 1, cut), string.sub(value, cut + 1)
 end
 
 local function save(t)
@@ -245,9 +288,11 @@ local function save(t)
   for _, id in ipairs(t.ids) do kept[id] = true end
   local gone = {}
   for _, id in ipairs(t.gone) do
-    if not kept[id] then gone[#gone + 1] = id == 0 and 'h' or tostring(id) end
+    if not kept[id] then
+      if id == 0 then gone[#gone + 1], gone[#gone + 2] = 'd', 'h'
+      else gone[#gone + 1] = tostring(id) end
+    end
   end
-  if #gone > 0 then redis.call('HDEL', t.key, unpack(gone)) end
   local fields = {'n', t.n}
   if t.floor_changed then fields[#fields + 1], fields[#fields + 2] = 'f', floor_text_of(t.floor) end
   if t.index_changed then
@@ -256,10 +301,16 @@ local function save(t)
     fields[#fields + 1], fields[#fields + 2] = 'x', table.concat(index)
   end
   for id in pairs(t.changed) do
-    if kept[id] then
-      fields[#fields + 1], fields[#fields + 2] = id == 0 and 'h' or tostring(id), t.buckets[id]
+    if kept[id] and id == 0 then
+      local newest, rest = head_parts(t.buckets[0])
+      fields[#fields + 1], fields[#fields + 2] = 'd', newest
+      if #rest > 0 then fields[#fields + 1], fields[#fields + 2] = 'h', rest
+      else gone[#gone + 1] = 'h' end
+    elseif kept[id] then
+      fields[#fields + 1], fields[#fields + 2] = tostring(id), t.buckets[id]
     end
   end
+  if #gone > 0 then redis.call('HDEL', t.key, unpack(gone)) end
   redis.call('HSET', t.key, unpack(fields))
   if t.ttl then redis.call('PEXPIRE', t.key, t.ttl) end
 end
@@ -356,11 +407,15 @@ local function trim_compact(t, cap)
 end
 
 -- Merge ``entries`` (any order) into the timeline's, each post once, entries at or below a
--- finite floor dropped, then trim to cap: one rewrite of every bucket.
+-- finite floor dropped, then trim to cap. Only the buckets whose id range receives entries
+-- are read (one HMGET) and rewritten, so a backfill of older entries touches the tail: an
+-- entry goes to the bucket locate() names, and a bucket grown past BUCKET records is split.
 local function merge(t, entries, cap)
-  local new = {}
+  local new, seen = {}, {}
   for _, entry in ipairs(entries) do
-    if t.floor == math.huge or entry[1] > t.floor then new[#new + 1] = entry end
+    if (t.floor == math.huge or entry[1] > t.floor) and not seen[entry[1]] then
+      seen[entry[1]], new[#new + 1] = true, entry
+    end
   end
   if #new == 0 then return trim_compact(t, cap) end
   if #new == 1 then
@@ -368,22 +423,34 @@ local function merge(t, entries, cap)
     return trim_compact(t, cap)
   end
   table.sort(new, function(a, b) return a[1] > b[1] end)
-  local held, merged, a, b = all_entries(t), {}, 1, 1
-  while a <= #held or b <= #new do
-    local take
-    if b > #new or (a <= #held and held[a][1] >= new[b][1]) then
-      take, a = held[a], a + 1
-    else
-      take, b = new[b], b + 1
+  if #t.ids == 0 then
+    t.ids[1], t.lows[1], t.buckets[0], t.index_changed = 0, new[#new][1], '', true
+  end
+  local targets, i = {}, 1  -- {bucket, first, last}: new[first..last] go to that bucket
+  for k, entry in ipairs(new) do
+    while i < #t.ids and t.lows[i] > entry[1] do i = i + 1 end
+    local target = targets[#targets]
+    if target and target[1] == i then target[3] = k else targets[#targets + 1] = {i, k, k} end
+  end
+  local wanted = {}
+  for g, target in ipairs(targets) do wanted[g] = target[1] end
+  load_buckets(t, wanted)
+  for g = #targets, 1, -1 do  -- from the oldest: a split inserts buckets after its own
+    local at, first, last = targets[g][1], targets[g][2], targets[g][3]
+    local held, merged, a, b = entries_of(t.buckets[t.ids[at]]), {}, 1, first
+    while a <= #held or b <= last do
+      local take
+      if b > last or (a <= #held and held[a][1] >= new[b][1]) then
+        take, a = held[a], a + 1
+      else
+        take, b = new[b], b + 1
+      end
+      if #merged == 0 or merged[#merged][1] ~= take[1] then merged[#merged + 1] = take end
     end
-    if #merged == 0 or merged[#merged][1] ~= take[1] then merged[#merged + 1] = take end
+    t.n = t.n + #merged - #held
+    fill(t, at, merged, math.min(t.lows[at], new[last][1]))
   end
-  if t.floor ~= math.huge and #merged > cap + slack(cap) then
-    local highest = merged[cap + 1][1]
-    for i = #merged, cap + 1, -1 do merged[i] = nil end
-    if highest > t.floor then t.floor, t.floor_changed = highest, true end
-  end
-  rewrite(t, merged)
+  trim_compact(t, cap)
 end
 
 -- The text encoding's primitives (tagged sets).
@@ -462,11 +529,11 @@ local function create(key)
 end
 
 -- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
--- parse and ``encoded`` its records) to an existing timeline as add() does; whether it
--- exists. The usual delivery, the newest entry into a head with room and no trim due, is
--- one HMGET and one HSET.
-local function deliver_one(key, cap, score, member, entry, encoded)
-  if is_text(key) then
+-- parse and ``encoded`` its records) to an existing timeline as add() does (``text``: the
+-- key is a tagged set's); whether it exists. The usual delivery, the newest entry with room
+-- in 'd' and no trim due, or the first into an empty timeline, is one HMGET and one HSET.
+local function deliver_one(key, cap, score, member, entry, encoded, text)
+  if text then
     local floor = text_floor(key)
     if not floor then return false end
     if floor == math.huge or score > floor then
@@ -475,14 +542,18 @@ local function deliver_one(key, cap, score, member, entry, encoded)
     end
     return true
   end
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'h')
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'd')
   if not found.err then
     if not found[1] then return false end
-    local floor, n, head = tonumber(found[1]), tonumber(found[2]), found[3]
+    local floor, n, newest = tonumber(found[1]), tonumber(found[2]), found[3]
     if floor ~= math.huge and score <= floor then return true end
-    if head and #head > 0 and #head + #encoded <= BUCKET * RECORD and score > post_at(head, 1)
-        and (floor == math.huge or n < cap + slack(cap)) then
-      redis.call('HSET', key, 'h', encoded .. head, 'n', n + 1)
+    if n == 0 then  -- empty: no bucket yet
+      redis.call('HSET', key, 'd', encoded, 'n', 1, 'x', struct.pack('>I4I7', 0, score))
+      return true
+    end
+    if newest and #newest > 0 and #newest + #encoded <= PENDING * RECORD
+        and score > post_at(newest, 1) and (floor == math.huge or n < cap + slack(cap)) then
+      redis.call('HSET', key, 'd', encoded .. newest, 'n', n + 1)
       return true
     end
   end
@@ -614,8 +685,25 @@ local function bound_of(text)
   return tonumber(text), false
 end
 
+-- The byte in ``bucket`` where its first entry whose post id is below ``top`` (at or below
+-- it, unless ``open``) starts, one past its end for none: a binary search of the records
+-- (fixed-width; the record of a boosted post belongs to the boost's, just above it).
+local function first_below(bucket, top, open)
+  local low, high = 0, #bucket / RECORD  -- records: [low, high) holds the answer's start
+  while low < high do
+    local middle = math.floor((low + high) / 2)
+    local _, _, flags = record_at(bucket, middle * RECORD + 1)
+    local start, finish = middle, middle + 1  -- the entry's records
+    if flags == ORIGINAL then start = middle - 1 elseif flags == BOOST then finish = middle + 2 end
+    local post = post_at(bucket, start * RECORD + 1)
+    if post < top or (post == top and not open) then high = start else low = finish end
+  end
+  return low * RECORD + 1
+end
+
 -- {floor, members...} newest first with lower < post id < upper (bounds in ZRANGE syntax),
--- at most ``count`` members; false when the timeline does not exist.
+-- at most ``count`` members; false when the timeline does not exist. Only the buckets from
+-- the one holding ``upper`` are read, and only the entries returned decoded.
 local function read_range(key, upper, lower, count)
   if is_text(key) then
     local _, floor_text = text_floor(key)
@@ -637,14 +725,19 @@ local function read_range(key, upper, lower, count)
   for i = 1, #t.ids do
     if #result > count then break end
     if t.lows[i] < top or (t.lows[i] == top and not top_open) then
-      local bucket, at = bucket_of(t, i), 1
-      while at <= #bucket and #result <= count do
-        local post = post_at(bucket, at)
+      local bucket = bucket_of(t, i)
+      local at = top == math.huge and 1 or first_below(bucket, top, top_open)
+      top = math.huge  -- every later bucket is below this one's low
+      while at <= #bucket and #result <= count do  -- no entry tables: a string each
+        local post, author, flags = record_at(bucket, at)
         if post < bottom or (post == bottom and bottom_open) then return result end
-        local entry
-        entry, at = entry_at(bucket, at)
-        if post < top or (post == top and not top_open) then
-          result[#result + 1] = member_of(entry)
+        if flags == BOOST then
+          local original, original_author = record_at(bucket, at + RECORD)
+          result[#result + 1] = text_of(post, author, original, original_author)
+          at = at + 2 * RECORD
+        else
+          result[#result + 1] = text_of(post, author, 0)
+          at = at + RECORD
         end
       end
     end
