@@ -4,9 +4,11 @@ they settle: never settled early (a post could go missing), never left unsettled
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 
 from socialapp.services import accounts, adaptive, fanout, graph, operators, posts, timeline
+from tests.waiting import PROCESS_DEADLINE
 
 
 class RecordingQueue:
@@ -117,3 +119,61 @@ def test_a_rounds_decisions_are_reconciled_together_in_one_task(components):
     finally:
         del c.users.get
     assert read == []
+
+
+def test_two_reconciliations_of_one_author_in_opposite_directions_leave_the_sets_whole(
+    components,
+):
+    """An author goes from pulled to pushed, and while that reconciliation empties the
+    follower's pulled set, back to pulled, whose reconciliation starts at once in another
+    thread. Interleaved (the first empties after the second filled and marked), the mark
+    said pulled over a set without the author: they were settled as pulled and their posts
+    reached no home (stress seed 688025). One sync of an author at a time, each deciding
+    from the author as read inside it, leaves the set holding them."""
+    c, queue = components, RecordingQueue()
+    engine = dataclasses.replace(c.fanout, queue=queue)
+    author, reader = (
+        accounts.register(c.users, c.passwords, c.ids, handle, "correct horse")["_id"]
+        for handle in ("swinging", "reading")
+    )
+    graph.follow(c.uow, engine, reader, author)
+    timeline.read_home(c.home, c.fanout_settings, c.metrics, reader, 20, None, None)
+
+    def move(strategy: str) -> None:
+        c.users.set_fanout_override(author, strategy)
+        c.author_copies.set_strategy(author, strategy)
+        c.author_copies.mark_unsettled(author)
+
+    move("pull")
+    assert engine.reconcile_author(author)
+    assert author in c.timelines.pulled(reader) and c.author_copies.pulled_mark(author)
+
+    second, asking = None, threading.Event()
+    syncing, remove_pulled = c.author_copies.syncing, c.timelines.remove_pulled
+
+    def watched_syncing(author_id: int):
+        if threading.current_thread() is second:
+            asking.set()
+        return syncing(author_id)
+
+    def emptying(user_ids, author_id):  # the first, mid-way: the author swings back
+        nonlocal second
+        user_ids = list(user_ids)
+        if second is None:
+            move("pull")
+            second = threading.Thread(target=engine.reconcile_author, args=(author,))
+            second.start()
+            assert asking.wait(PROCESS_DEADLINE), "the second reconciliation never synced"
+        return remove_pulled(user_ids, author_id)
+
+    c.author_copies.syncing, c.timelines.remove_pulled = watched_syncing, emptying
+    try:
+        move("push")
+        engine.reconcile_author(author)
+        second.join(PROCESS_DEADLINE)
+        assert not second.is_alive()
+    finally:
+        del c.author_copies.syncing, c.timelines.remove_pulled
+    assert c.users.get(author)["fanout_override"] == "pull"
+    assert c.author_copies.pulled_mark(author)
+    assert author in c.timelines.pulled(reader)  # the mark is true: the set holds them
