@@ -52,8 +52,27 @@ local function slack(cap)
   return math.floor(cap / 16)
 end
 
+-- A home's pending deliveries: a list beside its hash (same hash tag, so one Cluster slot;
+-- SCAN home:* finds both), newest first, each element one entry's records, the last
+-- element the sentinel (a list cannot be empty): the home's cap as text. A delivery is one
+-- LPUSHX, which only writes while the list exists, so its existence is the home's: the two
+-- are created, renewed, dropped and rebuilt together, the hash marked 'p' to say its list
+-- exists. A marked hash without its list (evicted, expired apart) may have lost deliveries
+-- and reads as missing; so does a list without its hash. A hash without the mark was
+-- written before homes had lists and takes deliveries directly, as it did, until its next
+-- creation or rebuild. Every load() folds the pending entries in, in the order they came,
+-- each as a delivery would have (dropped at or below a finite floor, each post once,
+-- trimmed to the cap), and save() writes them back and empties the list; a delivery folds
+-- once the list holds FOLD entries (defined above), so it stays small.
+local function pending_of(key)
+  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX then return key .. PENDING_SUFFIX end
+  return nil
+end
+
 local function renew(key)
   redis.call('EXPIRE', key, TTL)
+  local pending = pending_of(key)
+  if pending then redis.call('EXPIRE', pending, TTL) end
 end
 
 local function is_text(key)
@@ -134,6 +153,15 @@ local function records_of(entry)
   return entry[3] == 0 and 1 or 2
 end
 
+-- Give the home ``key`` a new, empty pending list (``cap``: the sentinel) and mark its hash.
+local function start_pending(key, cap)
+  local pending = pending_of(key)
+  if not pending then return end
+  redis.call('DEL', pending)
+  redis.call('RPUSH', pending, cap)
+  redis.call('HSET', key, 'p', 1)
+end
+
 -- A compact timeline loaded: its floor, entries, index (ids, lows) and the buckets read so
 -- far (by id); what changed is written back by save().
 
@@ -144,10 +172,10 @@ local function convert(key)
   return members, ttl
 end
 
-local rewrite, fill
+local rewrite, fill, fold
 
 local function load(key)
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd')
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd', 'p')
   if found.err then  -- the old encoding: a sorted set of text members
     local members, ttl = convert(key)
     local floor, entries = nil, {}
@@ -165,12 +193,18 @@ local function load(key)
     return t
   end
   if not found[1] then return nil end
+  local pending
+  if found[6] then  -- a home with its pending list: gone, the home is incomplete
+    pending = redis.call('LRANGE', pending_of(key), 0, -1)
+    if #pending == 0 then return nil end
+  end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
     lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {}}
   local index = found[3] or ''
   for at = 1, #index, INDEX do
     t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
   end
+  if pending and #pending > 1 then fold(t, pending) end
   return t
 end
 
@@ -313,6 +347,7 @@ local function save(t)
   if #gone > 0 then redis.call('HDEL', t.key, unpack(gone)) end
   redis.call('HSET', t.key, unpack(fields))
   if t.ttl then redis.call('PEXPIRE', t.key, t.ttl) end
+  if t.folded then redis.call('LTRIM', pending_of(t.key), -1, -1) end  -- the sentinel stays
 end
 
 local function new_timeline(key, floor)
@@ -404,6 +439,19 @@ local function trim_compact(t, cap)
     if cut == 0 then drop_bucket(t, i) else set_bucket(t, i, string.sub(bucket, 1, cut)) end
   end
   if highest and highest > t.floor then t.floor, t.floor_changed = highest, true end
+end
+
+-- Fold a home's pending entries (``pending``: its list, newest first, the cap last) in,
+-- oldest first, each as deliver_one() would have added it; marked for save() to write back.
+fold = function(t, pending)
+  local cap = tonumber(pending[#pending])
+  for i = #pending - 1, 1, -1 do
+    local entry = entry_at(pending[i], 1)
+    if (t.floor == math.huge or entry[1] > t.floor) and insert(t, entry) then
+      trim_compact(t, cap)
+    end
+  end
+  t.folded, t.floor_changed = true, true  -- every caller saves a changed floor
 end
 
 -- Merge ``entries`` (any order) into the timeline's, each post once, entries at or below a
@@ -512,17 +560,29 @@ local function merge_args(t, cap)
   save(t)
 end
 
--- Create the timeline unless it exists with floor ARGV[2] and entries ARGV[3..], trimmed
--- to ARGV[1]; whether it was created.
+-- Whether the timeline exists and is whole: not a home whose hash is marked as having a
+-- pending list that is gone.
+local function whole(key)
+  if redis.call('EXISTS', key) == 0 then return false end
+  local pending = pending_of(key)
+  if not pending then return true end
+  local marked = redis.pcall('HEXISTS', key, 'p')  -- an error: the old encoding, a sorted set
+  return marked ~= 1 or redis.call('EXISTS', pending) == 1
+end
+
+-- Create the timeline unless it exists (whole) with floor ARGV[2] and entries ARGV[3..],
+-- trimmed to ARGV[1]; whether it was created.
 local function create(key)
-  if redis.call('EXISTS', key) == 1 then return 0 end
+  if whole(key) then return 0 end
   local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
   if is_text(key) then
     redis.call('ZADD', key, ARGV[2], SENTINEL)
     text_add(key, 3, floor, cap)
   else
+    redis.call('DEL', key)  -- a home that lost its pending list
     local t = new_timeline(key, floor)
     merge_args(t, cap)
+    start_pending(key, cap)
   end
   renew(key)
   return 1
@@ -530,8 +590,11 @@ end
 
 -- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
 -- parse and ``encoded`` its records) to an existing timeline as add() does (``text``: the
--- key is a tagged set's); whether it exists. The usual delivery, the newest entry with room
--- in 'd' and no trim due, or the first into an empty timeline, is one HMGET and one HSET.
+-- key is a tagged set's); whether it exists. To a home, one LPUSHX onto its pending list
+-- (folded in by every load, and here once it holds FOLD entries). To a home written before
+-- homes had pending lists, or another compact timeline (an outbox), the usual delivery, the
+-- newest entry with room in 'd' and no trim due, or the first into an empty timeline, is
+-- one HMGET and one HSET.
 local function deliver_one(key, cap, score, member, entry, encoded, text)
   if text then
     local floor = text_floor(key)
@@ -542,9 +605,22 @@ local function deliver_one(key, cap, score, member, entry, encoded, text)
     end
     return true
   end
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'd')
+  local pending = pending_of(key)
+  if pending then  -- a home: one LPUSHX, 0 when it has no list (none, or written before lists)
+    local held = redis.call('LPUSHX', pending, encoded)
+    if held > FOLD then  -- FOLD entries and the sentinel: fold them into the buckets
+      local t = load(key)
+      if not t then  -- a list without its hash: gone with it
+        redis.call('DEL', pending)
+        return false
+      end
+      save(t)
+    end
+    if held > 0 then return true end
+  end
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'd', 'p')
   if not found.err then
-    if not found[1] then return false end
+    if not found[1] or found[4] then return false end  -- no home, or it lost its list
     local floor, n, newest = tonumber(found[1]), tonumber(found[2]), found[3]
     if floor ~= math.huge and score <= floor then return true end
     if n == 0 then  -- empty: no bucket yet
@@ -591,10 +667,15 @@ local function add(key)
 end
 
 -- Replace the timeline with an empty one that is being rebuilt (floor +inf).
+-- A home's pending list starts with sentinel 0: nothing is trimmed while the floor is
+-- +inf, and finish_rebuild sets the cap.
 local function begin_rebuild(key)
   redis.call('DEL', key)
   if is_text(key) then redis.call('ZADD', key, '+inf', SENTINEL)
-  else redis.call('HSET', key, 'f', 'inf', 'n', 0) end
+  else
+    redis.call('HSET', key, 'f', 'inf', 'n', 0)
+    start_pending(key, 0)
+  end
   renew(key)
 end
 
@@ -614,6 +695,7 @@ local function finish_rebuild(key)
     if not t then return 0 end
     if t.floor == math.huge or t.floor <= floor then t.floor, t.floor_changed = floor, true end
     merge_args(t, cap)
+    start_pending(key, cap)  -- emptied by the save: now with the cap (or new, an old home)
   end
   renew(key)
   return 1
