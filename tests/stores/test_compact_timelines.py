@@ -345,9 +345,12 @@ def test_a_home_written_before_pending_lists_takes_deliveries_until_rebuilt(redi
     assert store.deliver([1], Entry(20, 3)) == 1
     assert not redis_client.exists(pending_key(1))
     assert store.read_home(1).entries == [Entry(20, 3), Entry(10, 2)]
+    redis_client.rpush(pending_key(1), CAP)  # made while versions mixed: its entries count
+    store.deliver([1], Entry(25, 3))
+    assert store.read_home(1).entries == [Entry(25, 3), Entry(20, 3), Entry(10, 2)]
     assert not store.create_home(1)  # whole as it is
     store.begin_rebuild_home(1)
-    assert store.finish_rebuild_home(1, [Entry(10, 2), Entry(20, 3)], floor=0)
+    assert store.finish_rebuild_home(1, [Entry(10, 2), Entry(20, 3), Entry(25, 3)], floor=0)
     assert store.deliver([1], Entry(30, 3)) == 1
     assert pending_sentinel(redis_client, 1) == (1, str(CAP))
-    assert store.read_home(1).entries == [Entry(30, 3), Entry(20, 3), Entry(10, 2)]
+    assert store.read_home(1).entries == [Entry(30, 3), Entry(25, 3), Entry(20, 3), Entry(10, 2)]

@@ -15,7 +15,8 @@
 -- author's low 48 bits. A boost is two records: its own (flag BOOST, the booster as author)
 -- then the boosted post and its author (flag ORIGINAL). A bucket of 145 records is 2,030
 -- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
--- member cost 130 to 180. A delivery (nearly always the newest entry) prepends to 'd' (one
+-- member cost 130 to 180. A delivery to a home is one LPUSHX onto its pending list (see
+-- pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
 -- HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes it
 -- moves, and rewriting a 2 KB head each time cost a delivery half again as much); once 'd'
 -- holds PENDING records the next delivery rewrites the whole head, leaving its newest entry
@@ -32,7 +33,8 @@
 -- timelines in Redis) is converted the first time it is touched, its TTL kept.
 --
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
--- defines TTL (seconds) and BUCKET above this library. Creating or rebuilding a timeline
+-- defines TTL (seconds), BUCKET, FOLD and PENDING_SUFFIX (a home's pending list: below)
+-- above this library. Creating or rebuilding a timeline
 -- sets its TTL, and reading a home renews it (deliveries do not: that would cost a command per follower),
 -- so an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which
 -- is what a volatile-* eviction policy evicts.
@@ -193,10 +195,10 @@ local function load(key)
     return t
   end
   if not found[1] then return nil end
-  local pending
-  if found[6] then  -- a home with its pending list: gone, the home is incomplete
-    pending = redis.call('LRANGE', pending_of(key), 0, -1)
-    if #pending == 0 then return nil end
+  local pending = pending_of(key)
+  if pending then  -- a home: its list gone while marked 'p', the home is incomplete
+    pending = redis.call('LRANGE', pending, 0, -1)  -- (an unmarked home's list, made
+    if found[6] and #pending == 0 then return nil end  -- while versions mixed, is folded)
   end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
     lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {}}
