@@ -201,7 +201,8 @@ local function load(key)
     if found[6] and #pending == 0 then return nil end  -- while versions mixed, is folded)
   end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
-    lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {}}
+    lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {},
+    d = found[5] or ''}
   local index = found[3] or ''
   for at = 1, #index, INDEX do
     t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
@@ -337,7 +338,9 @@ local function save(t)
     fields[#fields + 1], fields[#fields + 2] = 'x', table.concat(index)
   end
   for id in pairs(t.changed) do
-    if kept[id] and id == 0 then
+    if kept[id] and id == 0 and t.buckets[0] == t.head_value then  -- a fold's prepend
+      fields[#fields + 1], fields[#fields + 2] = 'd', t.head_d
+    elseif kept[id] and id == 0 then
       local newest, rest = head_parts(t.buckets[0])
       fields[#fields + 1], fields[#fields + 2] = 'd', newest
       if #rest > 0 then fields[#fields + 1], fields[#fields + 2] = 'h', rest
@@ -423,9 +426,8 @@ end
 
 -- Past cap + slack(cap) entries keep cap; the floor rises to the highest post id removed,
 -- never lowers. The oldest entries are cut from the end of the tail bucket.
-local function trim_compact(t, cap)
-  if t.floor == math.huge or t.n <= cap + slack(cap) then return end
-  local excess, highest = t.n - cap, nil
+local function cut_oldest(t, excess)
+  local highest
   while excess > 0 and #t.ids > 0 do
     local i = #t.ids
     local bucket = bucket_of(t, i)
@@ -443,17 +445,62 @@ local function trim_compact(t, cap)
   if highest and highest > t.floor then t.floor, t.floor_changed = highest, true end
 end
 
+local function trim_compact(t, cap)
+  if t.floor == math.huge or t.n <= cap + slack(cap) then return end
+  cut_oldest(t, t.n - cap)
+end
+
 -- Fold a home's pending entries (``pending``: its list, newest first, the cap last) in,
 -- oldest first, each as deliver_one() would have added it; marked for save() to write back.
+-- The usual fold, each entry newer than the last (or at or below the floor), is one
+-- prepend to the head, and when the head's newest records ('d') have room, save() writes
+-- only them: no entry is decoded. Trims are counted as one delivery at a time would have
+-- made them (each cuts the oldest, which the newer entries never are until the older are
+-- gone), then cut at once.
 fold = function(t, pending)
-  local cap = tonumber(pending[#pending])
+  t.folded, t.floor_changed = true, true  -- every caller saves a changed floor
+  local cap, finite = tonumber(pending[#pending]), t.floor ~= math.huge
+  local head = #t.ids > 0 and bucket_of(t, 1) or ''
+  local top, fresh = #head > 0 and post_at(head, 1) or -1, {}
   for i = #pending - 1, 1, -1 do
-    local entry = entry_at(pending[i], 1)
-    if (t.floor == math.huge or entry[1] > t.floor) and insert(t, entry) then
-      trim_compact(t, cap)
+    local post = post_at(pending[i], 1)
+    if post > top and (not finite or post > t.floor) then
+      top, fresh[#fresh + 1] = post, pending[i]
+    elseif not finite or post > t.floor then  -- late or again: one at a time
+      for j = #pending - 1, 1, -1 do
+        local entry = entry_at(pending[j], 1)
+        if (not finite or entry[1] > t.floor) and insert(t, entry) then trim_compact(t, cap) end
+      end
+      return
     end
   end
-  t.folded, t.floor_changed = true, true  -- every caller saves a changed floor
+  if #fresh == 0 then return end
+  local added = {}
+  for j = #fresh, 1, -1 do added[#added + 1] = fresh[j] end
+  added = table.concat(added)
+  if #t.ids == 0 then t.ids[1], t.lows[1], t.index_changed = 0, post_at(fresh[1], 1), true end
+  local value = added .. head
+  set_bucket(t, 1, value)
+  if #value > BUCKET * RECORD and #head > 0 and #added <= BUCKET * RECORD then
+    local id = new_id(t)  -- as insert() does: the head moves below, a new head begins
+    table.insert(t.ids, 2, id)
+    table.insert(t.lows, 2, t.lows[1])
+    t.buckets[id], t.changed[id] = head, true
+    t.lows[1], t.index_changed = post_at(fresh[1], 1), true
+    set_bucket(t, 1, added)
+  elseif #value > BUCKET * RECORD then
+    fill(t, 1, entries_of(value), t.lows[1])
+  elseif #t.d > 0 and #t.d + #added <= PENDING * RECORD then
+    t.head_d, t.head_value = added .. t.d, value
+  end
+  local n = t.n
+  t.n = t.n + #fresh
+  if not finite then return end
+  for _ = 1, #fresh do
+    n = n + 1
+    if n > cap + slack(cap) then n = cap end
+  end
+  if n < t.n then cut_oldest(t, t.n - n) end
 end
 
 -- Merge ``entries`` (any order) into the timeline's, each post once, entries at or below a
