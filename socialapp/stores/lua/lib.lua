@@ -643,8 +643,8 @@ end
 -- (folded in by every load, and here once it holds FOLD entries). To a home written before
 -- homes had pending lists, or another compact timeline (an outbox), the usual delivery, the
 -- newest entry with room in 'd' and no trim due, or the first into an empty timeline, is
--- one HMGET and one HSET.
-local function deliver_one(key, cap, score, member, entry, encoded, text)
+-- one HMGET and one HSET. ``held``: the length LPUSHX already gave, if the caller pushed.
+local function deliver_one(key, cap, score, member, entry, encoded, text, held)
   if text then
     local floor = text_floor(key)
     if not floor then return false end
@@ -656,7 +656,7 @@ local function deliver_one(key, cap, score, member, entry, encoded, text)
   end
   local pending = pending_of(key)
   if pending then  -- a home: one LPUSHX, 0 when it has no list (none, or written before lists)
-    local held = redis.call('LPUSHX', pending, encoded)
+    held = held or redis.call('LPUSHX', pending, encoded)
     if held > FOLD then  -- FOLD entries and the sentinel: fold them into the buckets
       local t = load(key)
       if not t then  -- a list without its hash: gone with it
