@@ -354,3 +354,22 @@ def test_a_home_written_before_pending_lists_takes_deliveries_until_rebuilt(redi
     assert store.deliver([1], Entry(30, 3)) == 1
     assert pending_sentinel(redis_client, 1) == (1, str(CAP))
     assert store.read_home(1).entries == [Entry(30, 3), Entry(25, 3), Entry(20, 3), Entry(10, 2)]
+
+
+@pytest.mark.parametrize("cap", [4, 40])
+def test_a_fold_trims_and_floors_as_deliveries_one_at_a_time_would(redis_client, cap):
+    """Pending entries folded at once (by the delivery that finds PENDING_FOLD, or a read)
+    leave the home as the text encoding's one-at-a-time adds leave a tagged set: the same
+    trims, the floor raised alike, a late entry and a redelivery among them."""
+    lua = TimelineScripts(redis_client, ttl=600, bucket=5)
+    both(lua, "create", add_args(cap, 0, [Entry(post, 1) for post in range(1, cap + 1)]))
+    posts = list(range(100, 100 + 2 * PENDING_FOLD + 5))
+    posts[40:40] = [120, 50, 2]  # again, late, below the floor by then
+    for post in posts:
+        both(lua, "add", add_args(cap, 0, [Entry(post, 2)]))
+        if post == 130:
+            home, tagged = both(lua, "read", read_args(None, None, 2000))
+            assert home == tagged
+    home, tagged = both(lua, "read", read_args(None, None, 2000))
+    assert home == tagged
+    assert float(home[0]) > 1  # trimmed: the floor rose
