@@ -450,6 +450,14 @@ local function trim_compact(t, cap)
   cut_oldest(t, t.n - cap)
 end
 
+-- One delivery of ``entry``: kept above a finite floor, each post once, then trimmed;
+-- whether it was added.
+local function add_one(t, entry, cap)
+  local added = (t.floor == math.huge or entry[1] > t.floor) and insert(t, entry)
+  if added then trim_compact(t, cap) end
+  return added
+end
+
 -- Fold a home's pending entries (``pending``: its list, newest first, the cap last) in,
 -- oldest first, each as deliver_one() would have added it; marked for save() to write back.
 -- The usual fold, each entry newer than the last (or at or below the floor), is one
@@ -467,10 +475,7 @@ fold = function(t, pending)
     if post > top and (not finite or post > t.floor) then
       top, fresh[#fresh + 1] = post, pending[i]
     elseif not finite or post > t.floor then  -- late or again: one at a time
-      for j = #pending - 1, 1, -1 do
-        local entry = entry_at(pending[j], 1)
-        if (not finite or entry[1] > t.floor) and insert(t, entry) then trim_compact(t, cap) end
-      end
+      for j = #pending - 1, 1, -1 do add_one(t, entry_at(pending[j], 1), cap) end
       return
     end
   end
@@ -684,9 +689,7 @@ local function deliver_one(key, cap, score, member, entry, encoded, text, held)
   end
   local t = load(key)
   if not t then return false end
-  local added = (t.floor == math.huge or score > t.floor) and insert(t, entry)
-  if added then trim_compact(t, cap) end
-  if added or t.floor_changed then save(t) end
+  if add_one(t, entry, cap) or t.floor_changed then save(t) end
   return true
 end
 
