@@ -12,6 +12,8 @@ from socialapp.config import ConfigError, Settings
 from socialapp.domain.ids import IdGenerator
 from socialapp.feed_manager import FeedManager
 from socialapp.feed_pages import Pages
+from socialapp.feed_reads import FeedReads
+from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources
 from socialapp.home_fetch import HomeFetch
 from socialapp.home_reader import HomeReader
@@ -244,11 +246,14 @@ def build(settings: Settings) -> Components:
         redis_memory=series.used_memory,
     )
     pages = Pages(post_cache, posts, settings.boost_window)
+    reads = FeedReads(timelines, shared_feeds, hidden)
+    repair = FeedRepair(sources, feeds, followee_copies)
     fetch = HomeFetch(
-        sources, feeds, timelines, followee_copies, activity, hidden, post_cache, settings
+        *(reads, sources, timelines, followee_copies, activity, hidden, post_cache),
+        *(tag_copies, settings),
     )
     home = HomeReader(
-        sources, fetch, pages, activity, rate_meters, adaptive_rounds, follows, settings
+        sources, fetch, repair, pages, activity, rate_meters, adaptive_rounds, follows, settings
     )
     transactions = mongo.Transactions(db, settings)
     ids = IdGenerator()
@@ -281,7 +286,9 @@ def build(settings: Settings) -> Components:
         timelines=timelines,
         shared_feeds=shared_feeds,
         list_feeds=list_feeds,
-        list_reader=ListReader(sources, feeds, list_feeds, pages, hidden, post_cache, follows),
+        list_reader=ListReader(
+            *(sources, reads, repair, list_feeds, pages, hidden, post_cache, follows)
+        ),
         post_cache=post_cache,
         followee_copies=followee_copies,
         author_copies=author_copies,
@@ -306,7 +313,9 @@ def build(settings: Settings) -> Components:
         ),
         sources=sources,
         home=home,
-        shared_reader=SharedFeedReader(sources, shared_feeds, hidden, post_cache, posts, pages),
+        shared_reader=SharedFeedReader(
+            *(sources, reads, repair, shared_feeds, hidden, post_cache, posts, pages)
+        ),
         feeds=feeds,
         fanout=Fanout(
             feeds=feeds,

@@ -5,8 +5,10 @@ MongoDB stores of record (through ``FeedSources``) where a copy is missing: it p
 posts to outboxes, pushes them to homes, merges an author into a home on follow and takes
 them out on unfollow, retracts deleted posts, fills and empties pulled sets. The fan-out
 engine (``socialapp.services.fanout.Fanout``) decides *who*; the feed manager does *how*.
-Reading a page is ``HomeReader``'s; both take the same ``FeedSources`` and neither knows the
-other. It also puts public posts in the shared feeds (public, hashtags) and takes them out.
+Reading a page is the page readers'; both take the same ``FeedSources`` and neither knows
+the other (a page whose home, tagged set or list feed Redis lacks has it rebuilt here by the
+repair step, ``socialapp.feed_repair``). It also puts public posts in the shared feeds
+(public, hashtags) and takes them out.
 
 It is the one publisher of feed events to the live streams (``Streams``): each write that
 changes what a stream shows publishes its event (``update``, ``delete``, ``refresh``, a new
@@ -293,14 +295,16 @@ class FeedManager:
         post another followed tag brought stays, under that tag)."""
         self._timelines.remove_tag(follower_id, tag)
 
-    def rebuild_tagged(self, user_id: int, pushed: Callable[[list[str]], list[str]]) -> None:
+    def rebuild_tagged(self, user_id: int, policy: FanoutSettings) -> None:
         """Rebuild the reader's tagged set (expired with an idle reader, lost, or never
-        made) from the shared feeds of the tags they follow that delivery pushes
-        (``pushed(names)``): begun first, so what is delivered meanwhile is kept, and the
-        tags read after it, as a home's rebuild reads its followees."""
+        made) from the shared feeds of the tags they follow that delivery pushes: begun
+        first, so what is delivered meanwhile is kept, and the tags read after it, as a
+        home's rebuild reads its followees."""
         self._timelines.begin_rebuild_tagged(user_id)
         jitter.pause("rebuild_tagged.begun")  # deliveries, tag follows and switches land here
-        names = pushed(self._sources.followed_tags_stored(user_id))
+        followed = self._sources.followed_tags_stored(user_id)
+        states = self._sources.tag_states(followed)
+        names = [name for name in followed if policy.pushes_tag(*states[name])]
         feeds = self._sources.tag_feeds(names)
         floor = max((feed.floor for feed in feeds), default=0)
         entries = {name: feed.entries for name, feed in zip(names, feeds, strict=True)}

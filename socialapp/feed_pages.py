@@ -16,10 +16,16 @@ import dataclasses
 import math
 
 from socialapp import jitter
-from socialapp.domain.timeline import Entry, assemble, deduplicated
+from socialapp.domain.timeline import Entry, Fetched, Missing, assemble, deduplicated
+from socialapp.errors import Unavailable
 from socialapp.rendering import with_original, without_hidden_comments
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, entry_of
+
+# Repairs a page's fetch may need in a row: each copy a round can find missing (a fully cold
+# reader's hidden set, followee set, home, followed tags, tagged set, outboxes, hashtags'
+# feeds), and a couple lost again meanwhile.
+REPAIRS = 10
 
 
 @dataclasses.dataclass
@@ -146,16 +152,27 @@ class EntryStream:
     while they hold them (``fetch(before, since_id, count, prefetch)``: one round's
     ``Fetched``, assembled by ``assemble``), then read from MongoDB (``store_page(before, after,
     count)``: the feed's posts with after < id < before, newest first), whose documents
-    ``stored`` keeps for hydration. Blocks, mutes and hidden boosts are left out here, before
-    the boost rule counts entries, in every mode alike: ``boosts_shown(entries)`` gives the
-    entries less the boosts the reader hides. ``fetch`` None: the store alone. ``admits(post)``
-    keeps only some hydrated posts (a hashtag page's ``all[]`` and ``none[]``: documents).
+    ``stored`` keeps for hydration. A round may answer ``Missing`` instead (a copy Redis
+    lacks): ``repair(missing)`` mends it and the round runs again. Blocks, mutes and hidden
+    boosts are left out here, before the boost rule counts entries, in every mode alike:
+    ``boosts_shown(entries)`` gives the entries less the boosts the reader hides. ``fetch``
+    None: the store alone. ``admits(post)`` keeps only some hydrated posts (a hashtag page's
+    ``all[]`` and ``none[]``: documents).
     """
 
     def __init__(
-        self, fetch, store_page, boosts_shown, page: FeedPage, max_id, since_id, admits=None
+        self,
+        fetch,
+        store_page,
+        boosts_shown,
+        page: FeedPage,
+        max_id,
+        since_id,
+        admits=None,
+        repair=None,
     ) -> None:
         self._fetch, self._store_page, self._boosts_shown = fetch, store_page, boosts_shown
+        self._repair = repair
         self.admits = admits or _every
         self.since_id = self._since_id = since_id  # the page's; the reads' (None once past it)
         self.past_since = False
@@ -183,7 +200,7 @@ class EntryStream:
                     return found
                 self._below_since()
                 continue
-            fetched = self._fetch(self.before, self._since_id, count, prefetch)
+            fetched = self._fetched(count, prefetch)
             merged = assemble(fetched, count)
             self.cached.update(fetched.cached or {})
             if fetched.filter_version is not None:
@@ -204,6 +221,17 @@ class EntryStream:
                 self.in_store = True
             if merged.entries:
                 return merged.entries
+
+    def _fetched(self, count: int, prefetch: int) -> Fetched:
+        """One fetch round's ``Fetched``: where the round reports a copy Redis lacks
+        (``Missing``), ``repair(missing)`` loads or rebuilds it and the round runs once more
+        (the cold path, a step of its own)."""
+        for _ in range(REPAIRS):
+            fetched = self._fetch(self.before, self._since_id, count, prefetch)
+            if not isinstance(fetched, Missing):
+                return fetched
+            self._repair(fetched)
+        raise Unavailable("Redis keeps losing a page's sources while they are rebuilt")
 
     def _below_since(self) -> None:
         """Everything above since_id is read: read on below it (the caches first)."""

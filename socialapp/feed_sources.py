@@ -1,8 +1,10 @@
 """What delivery and page reads both read: the Redis copies of a reader's followees (less
 the members of their exclusive lists: the home's authors), of whom the reader does not see
 (blocks and mutes), the authors' fan-out info and the authors' outboxes, each loaded again
-from MongoDB where Redis lost it. ``FeedManager`` (delivery) and ``HomeReader`` (pages)
-both take one; neither knows the other.
+from MongoDB where Redis lost it. ``FeedManager`` (delivery) and the page readers both take
+one; neither knows the other. A page's fetch rounds do not load through it: they read Redis
+(``socialapp.feed_reads``) and report what it lacks, which the repair step
+(``socialapp.feed_repair``) loads here.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import Entry, Rule, SourceRead, top_reads
+from socialapp.domain.timeline import Entry, Rule, SourceRead, boost_authors
 from socialapp.errors import Unavailable
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.filters import FilterStore
@@ -23,10 +25,10 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.lists import ListStore
 from socialapp.stores.posts import ENTRY_FIELDS, PostStore, entry_of
-from socialapp.stores.shared_feeds import SharedFeeds, tag_key
+from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds, tag_key, tag_name
 from socialapp.stores.tag_copies import TagCopies, TagState
 from socialapp.stores.tag_follows import TagFollowStore
-from socialapp.stores.timelines import Slice, TimelineStore
+from socialapp.stores.timelines import TimelineStore
 from socialapp.stores.users import UserStore
 
 FILL_ATTEMPTS = 3  # loads of a followee set (or a reader's sources) changed or lost meanwhile
@@ -124,11 +126,9 @@ class FeedSources:
         """The rule leaving out the boosts among ``entries`` the reader may not see: of
         posts by accounts the reader does not see, or by accounts whose boosts the reader
         hides (one Redis call each, if any boosts)."""
-        boosts = [e for e in entries if e.boost_of]
-        if not boosts:
+        originals, boosters = boost_authors(entries)
+        if not boosters:
             return Rule()
-        originals = sorted({e.original_author for e in boosts})
-        boosters = sorted({e.author_id for e in boosts})
         hidden = self.hidden_among(reader, originals)
         no_boosts = self.hidden_among(reader, boosters, boosts=True)
         return Rule(originals_gone=frozenset(hidden), boosts_gone=frozenset(no_boosts))
@@ -163,10 +163,15 @@ class FeedSources:
         """Each tag's whole shared feed (rebuilt if lost), its floor the id below which it
         is not known: what a tagged set is backfilled with. A feed another process is
         rebuilding (floor +inf) is read again until it is done."""
-        loads = self.tag_loads(names)
-        cap = max((self._shared.cap(key) for key in loads), default=0)
+        keys = [tag_key(name) for name in names]
+        cap = max((self._shared.cap(key) for key in keys), default=0)
         for _ in range(FILL_ATTEMPTS):
-            reads = self.shared_reads(loads, None, None, cap)
+            found = self._shared.read(keys, None, None, cap)
+            lost = [key for key in keys if found[key].floor is None]
+            if lost:
+                self.rebuild_shared(lost)
+                found = {**found, **self._shared.read(lost, None, None, cap)}
+            reads = [SourceRead(s.entries, source_floor(s.floor), cap) for s in found.values()]
             known = [read.known_from for read in reads]
             if all(math.isfinite(k) for k in known):
                 pairs = zip(reads, known, strict=True)
@@ -177,10 +182,6 @@ class FeedSources:
         """Each tag's follower count (None: not counted) and whether it is being
         reconciled, from Redis (``TagCopies``)."""
         return self._tag_copies.states(names)
-
-    def tag_loads(self, names: list[str]) -> dict[str, StorePage]:
-        """Each tag's shared feed, with how to read its posts in MongoDB (``shared_reads``)."""
-        return {tag_key(name): self.tagged([name]) for name in names}
 
     def hidden_among(
         self, reader: int, author_ids: list[int], clock=time.time, boosts: bool = False
@@ -231,19 +232,6 @@ class FeedSources:
         )
         return self.rebuilt_if_lost(found, author_ids, before, since_id, count)
 
-    def pulled_reads(self, authors: list[int], before, since_id, need: int) -> list[SourceRead]:
-        """Reads of ``authors``' outboxes good for merging a page of ``need``: past ``need``
-        authors, every outbox's floor and newest post id are read, then only the ``need``
-        whose newest reaches the page are read ``need`` deep (``top_reads``), a round trip
-        each."""
-
-        def read(indexes, count, lower):
-            lower = since_id if lower is None else lower
-            return self.outboxes([authors[i] for i in indexes], before, lower, count)
-
-        newest = lambda: self.newest_in_outboxes(authors, before, since_id)  # noqa: E731
-        return top_reads(len(authors), need, newest, read)
-
     def outbox(self, author_id: int) -> SourceRead:
         """The author's whole outbox (rebuilt if lost)."""
         return self.outboxes([author_id], count=self._outbox_cap)[0]
@@ -270,60 +258,32 @@ class FeedSources:
             for a in author_ids
         ]
 
-    def newest_in_outboxes(
-        self, author_ids: list[int], before, since_id
-    ) -> tuple[list[float], list[int]]:
-        """Each outbox's floor and newest post id in the bounds (``newest_in_outboxes``), with
-        the outboxes Redis had lost rebuilt and read again."""
-        floors, newest = self._timelines.newest_in_outboxes(author_ids, before, since_id)
-        if None in floors:
-            lost = [i for i, floor in enumerate(floors) if floor is None]
-            self.ensure_outboxes([author_ids[i] for i in lost])
-            found = self._timelines.newest_in_outboxes(
-                [author_ids[i] for i in lost], before, since_id
-            )
-            for i, floor, post_id in zip(lost, *found, strict=True):
-                floors[i], newest[i] = source_floor(floor), post_id
-        return floors, newest
-
-    def shared_reads(
-        self, loads: dict[str, StorePage], before, since_id, count
-    ) -> list[SourceRead]:
-        """Reads of the shared feeds ``loads`` names (public, hashtags) in one round trip,
-        those Redis lost rebuilt from MongoDB (``loads[key]``: the feed's posts there,
-        newest first) and read again."""
-        found = self._shared.read(list(loads), before, since_id, count)
-        return self.shared_rebuilt_if_lost(found, loads, before, since_id, count)
-
-    def shared_rebuilt_if_lost(
-        self, found: dict[str, Slice], loads: dict[str, StorePage], before, since_id, count
-    ) -> list[SourceRead]:
-        """``found`` (the feeds' slices in the order of ``loads``, as ``SharedFeeds.read``
-        or ``read_page`` gave them) as source reads, with the feeds Redis had lost rebuilt
-        and read again (``found`` is left as it was)."""
-        lost = [key for key in loads if found[key].floor is None]
-        if lost:
-            self._rebuild_shared({key: loads[key] for key in lost})
-            found = {**found, **self._shared.read(lost, before, since_id, count)}
-        return [SourceRead(s.entries, source_floor(s.floor), count) for s in found.values()]
-
-    def _rebuild_shared(self, lost: dict[str, StorePage]) -> None:
-        """Rebuild from MongoDB the feeds among ``lost`` Redis still lacks (``load`` gives
-        each feed's newest posts): begun (floor +inf: deliveries meanwhile are kept, no
-        reader trusts it), loaded, finished (the floor never lowered), as outboxes are."""
+    def rebuild_shared(self, keys: list[str]) -> None:
+        """Rebuild from MongoDB the shared feeds among ``keys`` (public, hashtags) Redis
+        lacks: begun (floor +inf: deliveries meanwhile are kept, no reader trusts it), loaded
+        with each feed's newest posts, finished (the floor never lowered), as outboxes are."""
+        if not keys:
+            return
         with self._shared_rebuild:  # the threads that found it lost meanwhile find it rebuilt
-            found = self._shared.read(list(lost), None, None, 0)
-            lost = {key: load for key, load in lost.items() if found[key].floor is None}
+            found = self._shared.read(keys, None, None, 0)
+            lost = [key for key in keys if found[key].floor is None]
             if not lost:
                 return
-            self._shared.begin_rebuild(list(lost))
+            self._shared.begin_rebuild(lost)
             rebuilt = {}
-            for key, load in lost.items():
-                cap = self._shared.cap(key)
+            for key in lost:
+                cap, load = self._shared.cap(key), self._feed_posts(key)
                 entries = [entry_of(post) for post in load(None, None, cap + 1, ENTRY_FIELDS)]
-                floor = entries[cap].post_id if len(entries) > cap else 0
-                rebuilt[key] = (entries[:cap], floor)
+                rebuilt[key] = (entries[:cap], _floor(entries, cap))
             self._shared.finish_rebuild(rebuilt)
+
+    def _feed_posts(self, key: str) -> StorePage:
+        """A shared feed's posts in MongoDB: the public feed's, or a hashtag's."""
+        return self._posts.public_page if key == PUBLIC else self.tagged([tag_name(key)])
+
+    def load_hidden(self, reader: int) -> None:
+        """Load the copy of whom the reader does not see, if Redis lacks it."""
+        self.hidden_among(reader, [])
 
     def ensure_outbox(self, author_id: int) -> None:
         """Rebuild the author's outbox from MongoDB if Redis lost it."""

@@ -3,182 +3,192 @@
 ``HomeReader`` plans a page once (``HomePlan``); each round reads what the plan names from
 Redis (on one server, one call of the page script: the home, the pulled set's outboxes, the
 hidden set's answers, the boosts' checks, the tagged set, the keyword filters' version) and
-answers plain data (``Fetched``: every source's read with the ``Rule`` its entries are shown
-by), which ``socialapp.domain.timeline.assemble`` merges; a reader's home, pulled set and
-tagged set are rebuilt here first where Redis lacks them. Past the caches, ``store_page``
-reads MongoDB.
+answers plain data: every source's read with the ``Rule`` its entries are shown by
+(``Fetched``), which ``socialapp.domain.timeline.assemble`` merges, or what Redis lacks
+(``Missing``: the home, the pulled or followee set, the hidden set, the followed tags, the
+tagged set, outboxes, hashtags' feeds), which the page's repair step
+(``socialapp.feed_repair``) loads or rebuilds before the round runs once more. A round
+loads and rebuilds nothing (``socialapp.feed_reads``). Past the caches, ``store_page`` reads
+MongoDB.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import Fetched, Rule, SourceRead, tagged_source
-from socialapp.errors import Unavailable
-from socialapp.feed_manager import FeedManager
-from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
+from socialapp.domain.timeline import (
+    HIDDEN,
+    HOME,
+    INACTIVE,
+    TAGGED,
+    TAGS,
+    Fetched,
+    Missing,
+    Rule,
+    SourceRead,
+    tagged_source,
+)
+from socialapp.feed_reads import FeedReads, Lost, outbox_reads, reported
+from socialapp.feed_sources import FeedSources, source_floor
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.reader_activity import ReaderActivity
+from socialapp.stores.shared_feeds import tag_key
+from socialapp.stores.tag_copies import TagCopies
 from socialapp.stores.timelines import (
     HIDDEN_MISSING,
-    MISSING,
     TAGGED_MISSING,
     TAGS_MISSING,
     PageSources,
     TimelineStore,
 )
+from socialapp.stores.timelines import (
+    INACTIVE as INACTIVE_MARK,
+)
+
+# The page script's answers for what Redis lacks, as a round reports them.
+_MISSING = {
+    INACTIVE_MARK: INACTIVE,
+    HIDDEN_MISSING: HIDDEN,
+    TAGS_MISSING: TAGS,
+    TAGGED_MISSING: TAGGED,
+}
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class HomePlan:
-    """A home page's plan, made once before its first fetch and handed down to every fetch
-    round and the store's page: the reader and the policy; whether every followee is pulled
-    (``everyone``: their outboxes, no home) and the authors the page shows (``authors``,
-    known up front when ``everyone``, else read when the page first reads past the caches);
-    the hashtags the reader follows and those the page pulls from their shared feeds (read
-    up front when ``everyone``, else as the page script reports them); with ``hidden``, whom
-    the reader does not see as MongoDB says (Redis is down; None: Redis's copy)."""
+    """A home page's plan, made once before its first fetch and handed down, unchanged, to
+    every fetch round and the store's page: the reader and the policy; whether every
+    followee is pulled (``everyone``: their outboxes, no home) and then the authors the page
+    shows and the hashtags the reader follows and those the page pulls from their shared
+    feeds, read up front (else each round's page script reports the hashtags, and the store's
+    page reads the authors and hashtags when a page first reads past the caches:
+    ``past_caches``); with ``hidden``, whom the reader does not see as MongoDB says (Redis is
+    down; None: Redis's copy)."""
 
     reader: int
     policy: FanoutSettings | None
     everyone: bool = False
-    authors: list[int] | None = None
-    tags: list[str] | None = None
-    pulled_tags: list[str] | None = None
+    authors: tuple[int, ...] | None = None
+    tags: tuple[str, ...] | None = None
+    pulled_tags: tuple[str, ...] = ()
     hidden: frozenset[int] | None = None
 
 
 class HomeFetch:
-    """Reads a home page's sources as its plan names them: ``sources`` gives what delivery
-    reads too (followee sets, the hidden set's answers, outbox reads that rebuild lost
-    outboxes), ``feeds`` rebuilds a reader's home and tagged set."""
+    """Reads a home page's sources as its plan names them (``reads``: Redis only, what it
+    lacks reported); ``sources`` reads past the caches (MongoDB, and the reader's copies it
+    loads where Redis lacks them)."""
 
     def __init__(
         self,
+        reads: FeedReads,
         sources: FeedSources,
-        feeds: FeedManager,
         timelines: TimelineStore,
         followee_copies: FolloweeCopies,
         activity: ReaderActivity,
         hidden: HiddenAccounts,
         cache: PostCache,
+        tag_copies: TagCopies,
         settings: Settings,
     ) -> None:
+        self._reads = reads
         self._sources = sources
-        self._feeds = feeds
         self._timelines = timelines
         self._followee_copies = followee_copies
         self._activity = activity
         self._hidden = hidden
         self._cache = cache
+        self._tag_copies = tag_copies
         self._inactive_after = settings.inactive_after_seconds
 
-    def round(self, plan: HomePlan, before, since_id, need: int, prefetch: int) -> Fetched:
-        """One fetch round of the page's sources: the home's (``_home_sources``) or every
-        followee's outbox, then the feeds of the hashtags the page pulls (the pushed ones
-        are in the tagged set, read with the home)."""
+    @reported
+    def round(self, plan: HomePlan, before, since_id, need: int, prefetch: int):
+        """One fetch round of the page's sources, ``Fetched`` (or ``Missing``): the home's
+        (``_home_sources``) or every followee's outbox, then the feeds of the hashtags the
+        page pulls (the pushed ones are in the tagged set, read with the home)."""
         if plan.everyone:
-            reads = self._sources.pulled_reads(plan.authors, before, since_id, need)
-            rule = self._sources.boosts_hidden(plan.reader, [e for r in reads for e in r.entries])
-            fetched = Fetched(tuple((read, rule) for read in reads))
+            pulled = self._reads.pulled_sources(
+                plan.reader, list(plan.authors), before, since_id, need
+            )
+            fetched, pulled_tags = Fetched(tuple(pulled)), plan.pulled_tags
         else:
-            fetched = self._home_sources(plan, before, since_id, need, prefetch)
-        if not plan.pulled_tags:
+            fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch)
+        if not pulled_tags:
             return fetched
-        loads = self._sources.tag_loads(plan.pulled_tags)
-        tag_reads = self._sources.shared_reads(loads, before, since_id, need)
-        authors = sorted({e.author_id for read in tag_reads for e in read.entries})
-        rule = Rule(gone=frozenset(self._sources.hidden_among(plan.reader, authors)))
-        tagged = tuple((read, rule) for read in tag_reads)
+        keys = [tag_key(name) for name in pulled_tags]
+        tagged = self._reads.shared_sources(plan.reader, keys, before, since_id, need)
         return dataclasses.replace(fetched, sources=(*fetched.sources, *tagged))
 
-    def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch) -> Fetched:
+    def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch):
         """The home, the reader's outbox, the outboxes of the pulled set and the tagged set,
         read on the reader's hash slot (``_page_sources``), with the rule the page script
-        reported (unfollowed and hidden authors, boosts the reader may not see); the boosts
-        it did not see (outboxes read apart, or rebuilt since) are checked here. Fills in the
-        plan's hashtags as the script found them."""
-        found = self._page_sources(plan.reader, plan.policy, before, since_id, need, prefetch)
+        reported (unfollowed and hidden authors, boosts the reader may not see), and the
+        hashtags the page pulls as the script found them; outboxes read apart (a cluster)
+        have their boosts checked here."""
+        found = self._page_sources(plan.reader, before, since_id, need, prefetch)
         authors = [plan.reader, *found.pulled]
         if found.outboxes is None:
-            reads = self._sources.outboxes(authors, before, since_id, need)
+            reads = self._reads.outboxes(authors, before, since_id, need)
+            checked = self._reads.boosts_rule(plan.reader, [e for r in reads for e in r.entries])
         else:
-            reads = self._sources.rebuilt_if_lost(
-                found.outboxes, authors, before, since_id, need, found.outbox_bound
-            )
+            bound = -math.inf if found.outbox_bound is None else found.outbox_bound - 1
+            reads, checked = outbox_reads(found.outboxes, authors, need, bound), Rule()
         home = SourceRead(found.home.entries, source_floor(found.home.floor), need)
-        lost = {a for a, outbox in (found.outboxes or {}).items() if outbox.floor is None}
-        apart = found.outboxes is None
-        unseen = [e for r in reads for e in r.entries if apart or e.author_id in lost]
-        checked = self._sources.boosts_hidden(plan.reader, unseen)
         rule = Rule(
             gone=found.unfollowed,
             originals_gone=found.hidden_originals | checked.originals_gone,
             boosts_gone=found.hidden_boosters | checked.boosts_gone,
         )
         sources = [(read, rule) for read in (*reads, home)]
-        plan.tags, plan.pulled_tags = self._tag_plan(plan.policy, found)
+        tags, pulled_tags = self._tag_plan(plan.policy, found)
         if found.follows_tags:
             entries = [entry for entry, _ in found.tagged]
             read = SourceRead(entries, source_floor(found.tagged_floor), need)
-            sources.append(tagged_source(found.tagged, read, plan.tags, found.tagged_hidden))
-        return Fetched(tuple(sources), home, found.cached, found.filter_version)
+            sources.append(tagged_source(found.tagged, read, tags, found.tagged_hidden))
+        fetched = Fetched(tuple(sources), home, found.cached, found.filter_version)
+        return fetched, pulled_tags
 
     def _tag_plan(self, policy: FanoutSettings, found: PageSources):
         """The hashtags the reader follows and those the page pulls from their shared feeds,
         as the page script found them (their counts read here on a cluster)."""
         if not found.follows_tags:
-            return [], []
+            return (), ()
         states = found.tags or {}
         if None in states.values():
-            states = self._sources.tag_states(list(states))
-        return sorted(states), [name for name, state in states.items() if policy.pulls_tag(*state)]
+            states = self._tag_copies.states(list(states))
+        pulled = tuple(name for name, state in states.items() if policy.pulls_tag(*state))
+        return tuple(sorted(states)), pulled
 
-    def _pushed_tags(self, policy: FanoutSettings):
-        """Which of some tags delivery pushes (what a tagged set is rebuilt with)."""
+    def _page_sources(self, reader, before, since_id, need, prefetch) -> PageSources:
+        """The page script's read of the reader's sources; Lost where Redis lacks one of the
+        reader's copies (on a cluster, an idle reader's home too: fan-out skipped them)."""
+        if not self._timelines.batched and not self._active(reader):
+            raise Lost(Missing(INACTIVE))
+        found = self._timelines.read_page_sources(
+            reader,
+            self._followee_copies.following_set(reader),
+            self._hidden.key(reader),
+            self._activity.activity(self._inactive_after),
+            before,
+            since_id,
+            need,
+            self._cache.key_prefix,
+            prefetch=prefetch,
+        )
+        if not isinstance(found, PageSources):
+            raise Lost(Missing(_MISSING.get(found, HOME)))
+        return found
 
-        def pushed(names: list[str]) -> list[str]:
-            states = self._sources.tag_states(names)
-            return [name for name in names if policy.pushes_tag(*states[name])]
-
-        return pushed
-
-    def _page_sources(self, reader, policy, before, since_id, need, prefetch) -> PageSources:
-        """The page's sources; the reader's copies rebuilt first where Redis lacks them."""
-        following, hidden = self._followee_copies.following_set(reader), self._hidden.key(reader)
-        for _ in range(FILL_ATTEMPTS + 2):  # the followed tags and the tagged set too
-            activity = self._activity.activity(self._inactive_after)
-            if not self._timelines.batched and not self._active(reader):
-                self._feeds.rebuild_home(reader, policy)
-            found = self._timelines.read_page_sources(
-                reader,
-                following,
-                hidden,
-                activity,
-                before,
-                since_id,
-                need,
-                self._cache.key_prefix,
-                prefetch=prefetch,
-            )
-            if isinstance(found, PageSources):
-                return found
-            if found == HIDDEN_MISSING:
-                self._sources.hidden_among(reader, [])  # loads the set: read again
-            elif found == TAGS_MISSING:
-                self._sources.followed_tags(reader)  # loads them: read again
-            elif found == TAGGED_MISSING:
-                self._feeds.rebuild_tagged(reader, self._pushed_tags(policy))
-            elif found == MISSING and self._followee_copies.followees(reader) is None:
-                # only the followee set was gone: reload it, read again
-                self._sources.followees(reader)
-            else:
-                self._feeds.rebuild_home(reader, policy)
-        raise Unavailable("Redis keeps losing a reader's timeline while it is rebuilt")
+    def _active(self, reader: int) -> bool:
+        """Whether the reader was active (marking them active now), on a cluster."""
+        active = self._activity.is_active(reader, self._inactive_after)
+        self._activity.touch(reader)
+        return active
 
     def visible(self, reader: int) -> set[int]:
         """The authors of the reader's home: the reader, and the accounts they follow less
@@ -187,25 +197,27 @@ class HomeFetch:
         followees = sorted(self._sources.followees(reader))
         return {*followees, reader} - self._sources.hidden_among(reader, followees)
 
-    def _active(self, reader: int) -> bool:
-        """Whether the reader was active (marking them active now), on a cluster."""
-        active = self._activity.is_active(reader, self._inactive_after)
-        self._activity.touch(reader)
-        return active
+    def past_caches(self, plan: HomePlan) -> HomePlan:
+        """The plan for the store's page: with the authors the page shows and the hashtags
+        the reader follows (read here, once, when a page first reads past the caches,
+        unless the plan holds them)."""
+        if plan.authors is not None and plan.tags is not None:
+            return plan
+        authors = tuple(sorted(self.visible(plan.reader)))
+        return dataclasses.replace(
+            plan, authors=authors, tags=tuple(self._sources.followed_tags(plan.reader))
+        )
 
     def store_page(self, plan: HomePlan, before, after, count: int) -> list[dict]:
-        """The store's page of a home: the posts of the plan's authors (read when a page
-        first reads past the caches), and the public posts of the hashtags followed by
-        authors not hidden from the reader."""
-        if plan.authors is None:
-            plan.authors = sorted(self.visible(plan.reader))
-        if plan.tags is None:  # the page script did not run (read apart from the first)
-            plan.tags = self._sources.followed_tags(plan.reader)
+        """The store's page of a home (``plan``: as ``past_caches`` gives it): the posts of
+        the plan's authors, and the public posts of the hashtags followed by authors not
+        hidden from the reader."""
+        authors = list(plan.authors)
         if not plan.tags:
-            return self._sources.posts_by(plan.authors, before, after, count)
+            return self._sources.posts_by(authors, before, after, count)
         while True:
-            own = self._sources.posts_by(plan.authors, before, after, count)
-            tagged = self._sources.tagged(plan.tags)(before, after, count)
+            own = self._sources.posts_by(authors, before, after, count)
+            tagged = self._sources.tagged(list(plan.tags))(before, after, count)
             # Each query is known down to its last post if it came back full.
             cut = max((p[-1]["_id"] for p in (own, tagged) if len(p) >= count), default=0)
             hidden = self.hidden_among(plan, sorted({p["author_id"] for p in tagged}))

@@ -5,11 +5,14 @@ outboxes of the authors they pull, keeps only what every source is known to hold
 (``socialapp.domain.timeline.merge``), and falls back to MongoDB for anything older than the
 caches hold, so ``max_id`` pages back through the whole history. The plan says which
 sources a page merges; each fetch round reads them and answers plain data that
-``socialapp.domain.timeline.assemble`` merges; ``Pages`` hydrates the entries.
+``socialapp.domain.timeline.assemble`` merges (or what Redis lacks, which the repair step,
+``FeedRepair``, loads or rebuilds before the round runs again); ``Pages`` hydrates the
+entries.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -17,6 +20,7 @@ from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Rule
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
+from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources
 from socialapp.home_fetch import HomeFetch, HomePlan
 from socialapp.stores.adaptive_rounds import AdaptiveRounds
@@ -27,13 +31,15 @@ from socialapp.stores.reader_activity import ReaderActivity
 
 class HomeReader:
     """Plans home pages (which sources, pushed or pulled: ``HomePlan``) and hands them to
-    ``pages`` with ``fetch`` reading them (``HomeFetch``); ``sources`` gives what delivery
-    reads too (the followed hashtags, whom the reader does not see)."""
+    ``pages`` with ``fetch`` reading them (``HomeFetch``) and ``repair`` mending what a
+    round found missing (``FeedRepair``); ``sources`` gives what delivery reads too (the
+    followed hashtags, whom the reader does not see)."""
 
     def __init__(
         self,
         sources: FeedSources,
         fetch: HomeFetch,
+        repair: FeedRepair,
         pages: Pages,
         activity: ReaderActivity,
         rate_meters: RateMeters,
@@ -43,6 +49,7 @@ class HomeReader:
     ) -> None:
         self._sources = sources
         self._fetch = fetch
+        self._repair = repair
         self._pages = pages
         self._activity = activity
         self._rate_meters = rate_meters
@@ -71,21 +78,24 @@ class HomeReader:
         Once down the layers: the plan (``HomePlan``), then per batch of entries one fetch
         round (``HomeFetch.round``: one script call on one server) answering plain data
         (``Fetched``), which ``socialapp.domain.timeline.assemble`` merges, then hydration
-        (``Pages.read``). While no config in force is ``read``, the page merges the home
-        with the outboxes of the reader's pulled set: its cost is the page and those
-        authors, never the accounts followed. In ``read`` mode (or while switching from or
-        to it) every followee is pulled.
+        (``Pages.read``). A cold round answers what Redis lacks (``Missing``) instead:
+        ``FeedRepair.home`` mends it and the round runs again. While no config in force is
+        ``read``, the page merges the home with the outboxes of the reader's pulled set: its
+        cost is the page and those authors, never the accounts followed. In ``read`` mode
+        (or while switching from or to it) every followee is pulled.
         """
         if counted and policy.measures_rates:
             self._rate_meters.meter(reader, "reads", self._rate_window, self._meter_share)
         plan = self._plan(reader, policy)
+        past = functools.cache(lambda: self._fetch.past_caches(plan))
         stream = EntryStream(
             lambda *bounds: self._fetch.round(plan, *bounds),
-            lambda *bounds: self._fetch.store_page(plan, *bounds),
+            lambda *bounds: self._fetch.store_page(past(), *bounds),
             lambda entries: self._sources.boosts_shown(reader, entries),
             FeedPage([], None, policy.current.mode),
             max_id,
             since_id,
+            repair=lambda missing: self._repair.home(reader, policy, missing),
         )
         hidden_among = lambda ids: self._fetch.hidden_among(plan, ids)  # noqa: E731
         return self._pages.read(stream, limit, rendered, hidden_among, hides)
@@ -97,8 +107,9 @@ class HomeReader:
         if not self._pulls_everyone(policy):
             return HomePlan(reader, policy)
         self._activity.touch(reader)
-        tags = self._sources.followed_tags(reader)
-        return HomePlan(reader, policy, True, sorted(self._fetch.visible(reader)), tags, tags)
+        tags = tuple(self._sources.followed_tags(reader))
+        authors = tuple(sorted(self._fetch.visible(reader)))
+        return HomePlan(reader, policy, True, authors, tags, tags)
 
     def _pulls_everyone(self, policy: FanoutSettings) -> bool:
         """Whether the page merges every followee's outbox: in ``read`` mode (in force or
@@ -137,8 +148,8 @@ class HomeReader:
         lists, less whom they do not see."""
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
-        visible = sorted({*self._sources.followees_stored(reader), reader} - hidden)
-        tags = self._sources.followed_tags_stored(reader)
+        visible = tuple(sorted({*self._sources.followees_stored(reader), reader} - hidden))
+        tags = tuple(self._sources.followed_tags_stored(reader))
         plan = HomePlan(reader, None, True, visible, tags, tags, frozenset(hidden))
         no_boosts = frozenset(self._follows.boosts_hidden(reader))
         stream = EntryStream(

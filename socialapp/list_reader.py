@@ -12,8 +12,10 @@ cached posts (``ListFeeds.read_page_sources``), and MongoDB is not read. A copy 
 members Redis does not hold is loaded from MongoDB (``load_members``, which finds only the
 owner's lists) as a feed is rebuilt: begun first, so a change of members meanwhile keeps it
 from being written. On a Redis Cluster, or while the pulled set or the feed is missing, the
-sources are read apart and the feed rebuilt. Past what Redis holds the page reads MongoDB,
-and with Redis down MongoDB alone.
+sources are read apart. A round loads and rebuilds nothing: what Redis lacks (the members'
+copy, the owner's hidden set, the feed, an outbox) it reports as data (``Missing``), the
+repair step (``socialapp.feed_repair``) loads or rebuilds it, and the round runs once more.
+Past what Redis holds the page reads MongoDB, and with Redis down MongoDB alone.
 The page rules are every feed's (``socialapp.feed_pages``): members hidden from the owner
 left out, the boost rule, comments by hidden accounts left out.
 """
@@ -21,27 +23,40 @@ left out, the boost rule, comments by hidden accounts left out.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 
 from socialapp import jitter
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import Fetched, Rule, SourceRead
-from socialapp.feed_manager import FeedManager
+from socialapp.domain.timeline import HIDDEN, LIST_FEED, MEMBERS, Fetched, Missing, Rule, SourceRead
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
-from socialapp.feed_sources import FILL_ATTEMPTS, FeedSources, source_floor
+from socialapp.feed_reads import FeedReads, Lost, outbox_reads, reported
+from socialapp.feed_repair import FeedRepair
+from socialapp.feed_sources import FeedSources, source_floor
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import MEMBERS_MISSING, ListFeeds, ListPageSources, list_key
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.timelines import HIDDEN_MISSING, MISSING
+from socialapp.stores.timelines import HIDDEN_MISSING
+
+
+@dataclasses.dataclass(frozen=True)
+class ListPlan:
+    """A list page's plan, made once and handed down unchanged to every round: the owner,
+    the list and the policy that says which members are pushed and which pulled."""
+
+    owner: int
+    list_id: int
+    policy: FanoutSettings
 
 
 class ListReader:
     def __init__(
         self,
         sources: FeedSources,
-        feeds: FeedManager,
+        reads: FeedReads,
+        repair: FeedRepair,
         list_feeds: ListFeeds,
         pages: Pages,
         hidden: HiddenAccounts,
@@ -49,7 +64,8 @@ class ListReader:
         follows: FollowStore,
     ) -> None:
         self._sources = sources
-        self._feeds = feeds
+        self._reads = reads
+        self._repair = repair
         self._list_feeds = list_feeds
         self._pages = pages
         self._hidden = hidden
@@ -70,28 +86,20 @@ class ListReader:
     ) -> FeedPage:
         """A page of the list's members' posts and boosts, newest first. ``load_members``:
         the list's members from MongoDB, raising ``NotFound`` unless the list is the
-        owner's; called only when Redis does not hold them."""
-        hidden_among = lambda ids: self._sources.hidden_among(owner_id, ids)  # noqa: E731
-        visible: set[int] = set()  # the members the owner sees, as the first read found them
+        owner's; called only when Redis does not hold them (the repair step's)."""
+        plan = ListPlan(owner_id, list_id, policy)
         load = lambda: self._load_members(owner_id, list_id, load_members)  # noqa: E731
-
-        def apart():
-            members = self._list_feeds.members(owner_id, list_id)
-            members = load() if members is None else members
-            return self._apart(owner_id, list_id, members, policy, visible)
-
-        if self._list_feeds.batched:
-            fetch = self._one_call(owner_id, list_id, load, policy, visible, apart)
-        else:
-            fetch = apart()
+        past = functools.cache(lambda: self._visible(plan, load))  # read past the caches
         stream = EntryStream(
-            fetch,
-            self._sources.authors_page(lambda: visible),
+            lambda *bounds: self._round(plan, *bounds),
+            lambda *bounds: self._sources.posts_by(past(), *bounds),
             lambda entries: self._sources.boosts_shown(owner_id, entries),
             FeedPage([], None, policy.current.mode),
             max_id,
             since_id,
+            repair=lambda missing: self._repair.list(owner_id, list_id, policy, load, missing),
         )
+        hidden_among = lambda ids: self._sources.hidden_among(owner_id, ids)  # noqa: E731
         return self._pages.read(stream, limit, rendered, hidden_among, hides)
 
     def read_page_from_store(
@@ -127,95 +135,73 @@ class ListReader:
         self._list_feeds.finish_members(owner_id, list_id, token, members)
         return members
 
-    def _one_call(self, owner_id, list_id, load, policy, visible: set[int], apart):
-        """One server: the page's fetch, its sources read in one call with the likely posts'
-        cached values (``ListFeeds.read_page_sources``: the list's sides are the home's); read
-        ``apart()`` instead while the owner's pulled set or the list's feed is missing, which
-        rebuilds the feed (a first read of the list, an owner away, Redis lost them), or
-        while the members cannot be copied to Redis (changed at each try)."""
-        hidden = (self._hidden.key(owner_id), LOADED)
-        pull_everyone = policy.pulls_everyone
-        fallback = None
+    def _visible(self, plan: ListPlan, load) -> list[int]:
+        """The members the owner sees, as the store's page reads their posts (once, when a
+        page first reads past the caches)."""
+        members = self._list_feeds.members(plan.owner, plan.list_id)
+        members = sorted(load() if members is None else members)
+        return sorted(set(members) - self._sources.hidden_among(plan.owner, members))
 
-        def fetch(before, since_id, need, prefetch):
-            nonlocal fallback
-            if fallback is not None:
-                return fallback(before, since_id, need, prefetch)
-            found = self._read_sources(
-                owner_id, list_id, load, pull_everyone, hidden, before, since_id, need, prefetch
-            )
-            if not isinstance(found, ListPageSources):
-                fallback = apart()
-                return fallback(before, since_id, need, prefetch)
-            visible.update(found.visible)
-            reads = self._sources.rebuilt_if_lost(
-                found.outboxes, found.pulled, before, since_id, need
-            )
-            # Boosts of outboxes rebuilt since the call (it could not check them): checked now.
-            lost = {a for a, outbox in found.outboxes.items() if outbox.floor is None}
-            unseen = [e for read in reads for e in read.entries if e.author_id in lost]
-            checked = self._sources.boosts_hidden(owner_id, unseen)
-            feed = None
-            if found.feed is not None:
-                feed = SourceRead(found.feed.entries, source_floor(found.feed.floor), need)
-                reads.append(feed)
-            rule = Rule(
-                originals_gone=found.hidden_originals | checked.originals_gone,
-                boosts_gone=found.hidden_boosters | checked.boosts_gone,
-                only=found.visible,
-            )
-            return Fetched(tuple((read, rule) for read in reads), feed, found.cached)
-
-        return fetch
-
-    def _read_sources(self, owner_id, list_id, load, pull_everyone, hidden, *bounds):
-        """``ListFeeds.read_page_sources`` (``bounds``: before, since_id, need, prefetch),
-        the owner's hidden set and the list's members loaded first if missing."""
-        before, since_id, need, prefetch = bounds
-        for _ in range(FILL_ATTEMPTS):
+    @reported
+    def _round(self, plan: ListPlan, before, since_id, need: int, prefetch: int):
+        """One fetch round, ``Fetched`` (or ``Missing``). One server: the page's sources in
+        one call with the likely posts' cached values (``ListFeeds.read_page_sources``: the
+        list's sides are the home's, as the owner's pulled set says); read apart
+        (``_apart``) on a Redis Cluster, or while the owner's pulled set or the list's feed
+        is missing."""
+        if self._list_feeds.batched:
             found = self._list_feeds.read_page_sources(
-                owner_id, list_id, pull_everyone, hidden, time.time(), before, since_id, need,
+                plan.owner, plan.list_id, plan.policy.pulls_everyone,
+                (self._hidden.key(plan.owner), LOADED), time.time(), before, since_id, need,
                 self._cache.key_prefix, prefetch,
             )  # fmt: skip
-            if found == HIDDEN_MISSING:
-                self._sources.hidden_among(owner_id, [])  # loads the set: read again
-            elif found == MEMBERS_MISSING:
-                load()  # NotFound unless the list is the owner's
-            else:
-                return found
-        return MISSING
+            if isinstance(found, ListPageSources):
+                return self._one_call(found, need)
+            if found in (HIDDEN_MISSING, MEMBERS_MISSING):
+                raise Lost(Missing(HIDDEN if found == HIDDEN_MISSING else MEMBERS))
+        return self._apart(plan, before, since_id, need)
 
-    def _apart(self, owner_id, list_id, member_ids, policy, visible: set[int]):
-        """The page's fetch reading its sources apart (a Redis Cluster, whose keys span
-        slots, or a feed or pulled set to rebuild): the members the owner sees, the list's
-        feed (rebuilt if missing; none in read mode) and the outboxes of the members the
-        policy says pages pull, then the boosts checked."""
-        visible.update(member_ids)
-        visible -= self._sources.hidden_among(owner_id, sorted(visible))
-        pulled = sorted(visible)
-        if not policy.pulls_everyone:
+    @staticmethod
+    def _one_call(found: ListPageSources, need: int) -> Fetched:
+        """The sources the page script read, with the rule it reported (members the owner
+        sees, boosts the owner may not see)."""
+        reads = outbox_reads(found.outboxes, found.pulled, need)
+        feed = None
+        if found.feed is not None:
+            feed = SourceRead(found.feed.entries, source_floor(found.feed.floor), need)
+            reads.append(feed)
+        rule = Rule(
+            originals_gone=found.hidden_originals,
+            boosts_gone=found.hidden_boosters,
+            only=frozenset(found.visible),
+        )
+        return Fetched(tuple((read, rule) for read in reads), feed, found.cached)
+
+    def _apart(self, plan: ListPlan, before, since_id, need: int) -> Fetched:
+        """The page's sources read apart: the members the owner sees (the members' copy
+        less the hidden set's answers), the list's feed (none in read mode) and the outboxes
+        of the members the policy says pages pull, then the boosts checked."""
+        members = self._list_feeds.members(plan.owner, plan.list_id)
+        if members is None:
+            raise Lost(Missing(MEMBERS))
+        members = sorted(members)
+        visible = frozenset(members) - self._reads.hidden(plan.owner, members)
+        pulled, reads, feed = sorted(visible), [], None
+        if not plan.policy.pulls_everyone:
             authors = self._sources.authors(pulled)
-            pulled = [a for a, (f, s, u) in authors.items() if policy.reader_pulls(f, s, u)]
+            pulled = [a for a, info in authors.items() if plan.policy.reader_pulls(*info)]
+            feed = self._feed(plan, before, since_id, need)
+            reads.append(feed)
+        if pulled:
+            reads += self._reads.pulled(pulled, before, since_id, need)
+        entries = [e for read in reads for e in read.entries]
+        rule = dataclasses.replace(self._reads.boosts_rule(plan.owner, entries), only=visible)
+        return Fetched(tuple((read, rule) for read in reads), feed)
 
-        def fetch(before, since_id, need, prefetch):
-            reads, feed = [], None
-            if not policy.pulls_everyone:
-                feed = self._feed(owner_id, list_id, policy, before, since_id, need)
-                reads.append(feed)
-            if pulled:
-                reads += self._sources.pulled_reads(pulled, before, since_id, need)
-            entries = [e for read in reads for e in read.entries]
-            rule = dataclasses.replace(self._sources.boosts_hidden(owner_id, entries), only=visible)
-            return Fetched(tuple((read, rule) for read in reads), feed)
-
-        return fetch
-
-    def _feed(self, owner_id, list_id, policy, *bounds) -> SourceRead:
-        """The list's feed, rebuilt first if Redis lost it (``bounds``: before, since_id,
-        need)."""
-        key = list_key(owner_id, list_id)
-        found = self._list_feeds.read([key], *bounds)[key]
+    def _feed(self, plan: ListPlan, before, since_id, need: int) -> SourceRead:
+        """The list's feed; Lost if Redis lacks it."""
+        key = list_key(plan.owner, plan.list_id)
+        found = self._list_feeds.read([key], before, since_id, need)[key]
         if found.floor is None:
-            self._feeds.rebuild_list(owner_id, list_id, policy)
-            found = self._list_feeds.read([key], *bounds)[key]
-        return SourceRead(found.entries, source_floor(found.floor), bounds[-1])
+            raise Lost(Missing(LIST_FEED))
+        return SourceRead(found.entries, found.floor, need)

@@ -1,18 +1,22 @@
 """Reading a page of a shared feed: the public timeline, or a hashtag's.
 
-The page goes through every feed's pipeline (``socialapp.feed_pages``): the feeds in
-Redis merged while they hold the page (``socialapp.domain.timeline.merge``, each feed's
-floor bounding what it vouches for), then MongoDB past the highest floor, so ``max_id``
-pages back through the whole history. No boost enters these feeds, so the boost rule has
-nothing to do. A signed-in reader does not see the accounts hidden from them (blocks either
-way, mutes: ``FeedSources.hidden_among``), on both paths, and the page still fills. A feed
-Redis lost is rebuilt on a read (``FeedSources.shared_rebuilt_if_lost``), as outboxes are.
+The page goes down every feed's layers once (``socialapp.feed_pages``): the plan (the
+feeds' keys and how to read their posts in MongoDB, fixed before the first round), a fetch
+round per batch answering plain data (``Fetched``: the feeds' reads, each with the rule
+leaving out the authors the reader does not see), merged by
+``socialapp.domain.timeline.assemble`` (each feed's floor bounding what it vouches for),
+then MongoDB past the highest floor, so ``max_id`` pages back through the whole history,
+and hydration. No boost enters these feeds, so the boost rule has nothing to do. A
+signed-in reader does not see the accounts hidden from them (blocks either way, mutes), on
+both paths, and the page still fills. A round loads and rebuilds nothing: a feed Redis lost
+or the reader's hidden set not loaded is reported (``Missing``), the repair step
+(``socialapp.feed_repair``) rebuilds or loads it, and the round runs once more.
 
 On one server a warm page is one round trip, as a home page is: one script reads the feeds,
 which of their authors the reader does not see (``hidden:{reader}``) and the cached posts
 of the page's likely entries (``SharedFeeds.read_page``). On a Redis Cluster those keys
-span slots: the feeds are read (``FeedSources.shared_reads``), then the hidden set asked
-about their authors, then the post cache, each apart.
+span slots: the feeds are read, then the hidden set asked about their authors, then the
+post cache, each apart (``socialapp.feed_reads``).
 """
 
 from __future__ import annotations
@@ -22,19 +26,23 @@ import json
 import time
 from collections.abc import Collection
 
-from socialapp.domain.timeline import Entry, Fetched, Rule
+from socialapp.domain.timeline import HIDDEN, Entry, Fetched, Missing, Rule
 from socialapp.feed_pages import EntryStream, FeedPage, Pages
+from socialapp.feed_reads import FeedReads, Lost, reported, shared_reads
+from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources, StorePage
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
-from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds
+from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds, tag_key
 
 
 class SharedFeedReader:
     def __init__(
         self,
         sources: FeedSources,
+        reads: FeedReads,
+        repair: FeedRepair,
         feeds: SharedFeeds,
         hidden: HiddenAccounts,
         cache: PostCache,
@@ -42,6 +50,8 @@ class SharedFeedReader:
         pages: Pages,
     ) -> None:
         self._sources = sources
+        self._reads = reads
+        self._repair = repair
         self._feeds = feeds
         self._hidden = hidden
         self._cache = cache
@@ -62,9 +72,8 @@ class SharedFeedReader:
         None: anonymous, nobody hidden. ``from_store``: MongoDB alone (Redis is down)."""
         page = self._posts.public_page
         return self._read(
-            reader, {PUBLIC: page}, page, limit, max_id, since_id, rendered, None, from_store,
-            hides,
-        )  # fmt: skip
+            reader, (PUBLIC,), page, limit, max_id, since_id, rendered, None, from_store, hides
+        )
 
     def tag_page(
         self,
@@ -85,7 +94,7 @@ class SharedFeedReader:
         and ``any_tags`` merged; ``all_tags`` and ``none_tags`` are checked on the hydrated
         posts' own tags (a document's, or ``rendered``, its response form's)."""
         names = list(dict.fromkeys([tag, *any_tags]))
-        loads = self._sources.tag_loads(names)
+        keys = tuple(tag_key(name) for name in names)
         admits = None
         if all_tags or none_tags:
             wanted, unwanted = set(all_tags), set(none_tags)
@@ -96,13 +105,13 @@ class SharedFeedReader:
 
         page = self._sources.tagged(names)  # past the feeds: one query for all of them
         return self._read(
-            reader, loads, page, limit, max_id, since_id, rendered, admits, from_store, hides
+            reader, keys, page, limit, max_id, since_id, rendered, admits, from_store, hides
         )
 
     def _read(
         self,
         reader: int | None,
-        loads: dict[str, StorePage],
+        keys: tuple[str, ...],
         store_page: StorePage,
         limit: int,
         max_id: int | None,
@@ -112,14 +121,10 @@ class SharedFeedReader:
         from_store: bool,
         hides=None,
     ) -> FeedPage:
-        """A page merged from the feeds ``loads`` names (each with how to read its posts
-        from MongoDB when rebuilt), then ``store_page`` past them."""
+        """A page merged from the feeds ``keys`` (the plan: fixed before the first round),
+        a round each batch (``_round``), then ``store_page`` past them."""
         hidden_among = self._hidden_among(reader, from_store)
-        fetch = None  # Redis is down: MongoDB alone
-        if not from_store and self._feeds.batched:
-            fetch = self._one_call(reader, loads, hidden_among)
-        elif not from_store:
-            fetch = functools.partial(self._apart, loads, hidden_among)
+        fetch = None if from_store else functools.partial(self._round, reader, keys)
         stream = EntryStream(
             fetch,
             lambda before, after, count: store_page(before, after, count),
@@ -128,42 +133,30 @@ class SharedFeedReader:
             max_id,
             since_id,
             admits,
+            repair=lambda missing: self._repair.any_feed(reader, missing),
         )
         return self._pages.read(stream, limit, rendered, hidden_among or _nobody, hides)
 
-    def _apart(self, loads: dict[str, StorePage], hidden_among, before, since, need, prefetch):
-        """A Redis Cluster: the page's fetch round, reading the feeds ``loads`` names, then
-        asking which of their authors the reader does not see (``hidden_among``), then (in
+    @reported
+    def _round(self, reader: int | None, keys, before, since, need, prefetch):
+        """One fetch round, ``Fetched`` (or ``Missing``: a feed lost, the reader's hidden set
+        not loaded). One server: the feeds, which of their authors the reader does not see
+        and the likely posts' cached values in one call (``SharedFeeds.read_page``). A Redis
+        Cluster: the feeds, then the hidden set asked about their authors, then (in
         ``Pages.read``) the cached posts, each apart: the keys span slots."""
-        reads = self._sources.shared_reads(loads, before, since, need)
-        rule = _unhidden(hidden_among, [e for read in reads for e in read.entries])
-        return Fetched(tuple((read, rule) for read in reads))
-
-    def _one_call(self, reader: int | None, loads: dict[str, StorePage], hidden_among):
-        """One server: the page's fetch, reading the feeds ``loads`` names, which of their
-        authors the reader does not see and the likely posts' cached values in one call
-        (``hidden_among``: the separate question, for a hidden set Redis lacks or the
-        authors of feeds rebuilt since)."""
+        if not self._feeds.batched:
+            found = self._reads.shared_sources(reader, list(keys), before, since, need)
+            return Fetched(tuple(found))
         marked = None if reader is None else (self._hidden.key(reader), LOADED)
-
-        def fetch(before, since, need, prefetch):
-            found = self._feeds.read_page(
-                list(loads), before, since, need, self._cache.key_prefix, prefetch, marked,
-                time.time(),
-            )  # fmt: skip
-            reads = self._sources.shared_rebuilt_if_lost(found.feeds, loads, before, since, need)
-            if hidden_among is None:
-                return Fetched(tuple((read, Rule()) for read in reads), None, found.cached)
-            hidden, asked = found.hidden or set(), set()
-            if found.hidden is not None:
-                asked = {e.author_id for feed in found.feeds.values() for e in feed.entries}
-            authors = {e.author_id for read in reads for e in read.entries} - asked
-            if authors:
-                hidden = hidden | hidden_among(sorted(authors))
-            rule = Rule(gone=frozenset(hidden))
-            return Fetched(tuple((read, rule) for read in reads), None, found.cached)
-
-        return fetch
+        found = self._feeds.read_page(
+            list(keys), before, since, need, self._cache.key_prefix, prefetch, marked,
+            time.time(),
+        )  # fmt: skip
+        reads = shared_reads(found.feeds, need)
+        if reader is not None and found.hidden is None:
+            raise Lost(Missing(HIDDEN))
+        rule = Rule(gone=frozenset(found.hidden or ()))
+        return Fetched(tuple((read, rule) for read in reads), None, found.cached)
 
     def _hidden_among(self, reader: int | None, from_store: bool):
         """``hidden_among(ids)``: which of these accounts the reader does not see (None:
@@ -179,7 +172,7 @@ class SharedFeedReader:
 
 def _unhidden(hidden_among, entries: list[Entry]) -> Rule:
     """The rule leaving out the entries by authors hidden from the reader (``hidden_among``;
-    None: anonymous, none)."""
+    None: anonymous, none): the store's path, whose copies are loaded where Redis lacks them."""
     if hidden_among is None:
         return Rule()
     return Rule(gone=frozenset(hidden_among(sorted({e.author_id for e in entries}))))

@@ -61,22 +61,14 @@ def _shapes() -> dict[str, tuple[str, str, tuple]]:
     middle = BASE + 10 * (ENTRIES // 2)
     authors = [str(a) for a in range(1, OUTBOXES + 1)]
     shapes = {}
+    pages = (
+        ("first page, 20 entries", None, 20),
+        ("first page, 40 entries", None, 40),
+        ("20 entries below max_id half-way", middle, 20),
+    )
     for encoding, key in (("compact", home_key(1)), ("sorted set", tagged_key(1))):
-        shapes[f"{encoding}: first page, 20 entries"] = (
-            "read",
-            key,
-            (*read_args(None, None, 20), "1"),
-        )
-        shapes[f"{encoding}: first page, 40 entries"] = (
-            "read",
-            key,
-            (*read_args(None, None, 40), "1"),
-        )
-        shapes[f"{encoding}: 20 entries below max_id half-way"] = (
-            "read",
-            key,
-            (*read_args(middle, None, 20), "1"),
-        )
+        for label, max_id, count in pages:
+            shapes[f"{encoding}: {label}"] = ("read", key, (*read_args(max_id, None, count), "1"))
     shapes[f"compact: newest entry of {OUTBOXES} outboxes"] = (
         "newest_many",
         [],

@@ -106,6 +106,9 @@ class FeedForecastSchema(ma.Schema):
     )
     tagged_entries = fields.Integer(metadata={"description": "tagged-set entries held"})
     tagged_memory_bytes = fields.Integer()
+    tagged_entry_bytes = fields.Float(
+        metadata={"description": "Redis bytes per tagged-set entry, measured on the sampled sets"}
+    )
     tag_feeds_per_read = fields.Nested(
         SpreadSchema,
         metadata={

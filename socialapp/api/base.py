@@ -32,6 +32,9 @@ from socialapp.api.fields import FullMatch, QueryInteger
 from socialapp.errors import Invalid
 
 QUERY_STRINGS_KEPT = 4096  # of every view's; the least recently used goes first
+# Longer strings are parsed every time: a page's arguments fit in far less, and a client
+# sending thousands of distinct long strings would otherwise hold megabytes in the cache.
+QUERY_STRING_KEPT_BYTES = 512
 _PLAIN = (str, int, float, bool, type(None))
 
 
@@ -53,8 +56,12 @@ class QueryCache:
                 self._kept.move_to_end(key)
         return None if found is None else _copied(found)
 
-    def loaded(self, key, load: Callable[[], dict]) -> dict:
-        """The arguments kept for ``key``, else ``load()``'s (kept when plain)."""
+    def loaded(self, view, query: bytes, load: Callable[[], dict]) -> dict:
+        """The arguments kept for ``view`` and ``query``, else ``load()``'s (kept when plain
+        and the string is at most ``QUERY_STRING_KEPT_BYTES``)."""
+        if len(query) > QUERY_STRING_KEPT_BYTES:
+            return load()
+        key = (view, query)
         found = self.get(key)
         if found is None:
             found = load()
@@ -97,9 +104,11 @@ class StrictParser(FlaskParser):
         if location != "query" or not isinstance(argmap, ma.Schema) or validate is not None:
             return super().parse(argmap, req, **options)
         req = req or self.get_default_request()
-        key = (argmap, unknown, req.query_string)  # a schema instance is its view's, for good
+        view = (argmap, unknown)  # a schema instance is its view's, for good
         parse = super().parse
-        return self.query_cache.loaded(key, lambda: parse(argmap, req, **options))
+        return self.query_cache.loaded(
+            view, req.query_string, lambda: parse(argmap, req, **options)
+        )
 
     def _raw_load_json(self, req: flask.Request):
         if not is_json_request(req):

@@ -68,7 +68,7 @@ class Graph:
     window_hours: float  # the window the posting rates were measured over
     timeline_cap: int
     outbox_cap: int
-    entry_bytes: float  # Redis memory per home-timeline entry
+    entry_bytes: float  # Redis memory per home-timeline entry (lists' feeds: the same encoding)
     reads_per_hour: float = 0.0  # home reads, measured over ``reads_window_hours``
     reads_window_hours: float = 0.0
     cost_ratio: float = 3.0  # one push delivery over pulling one outbox at one read
@@ -81,6 +81,7 @@ class Graph:
     sampled_followed_tags: Sequence[Sequence[str]] = ()
     tags: Sequence[Tag] = ()
     tag_window_hours: float = 0.0  # the window the tags' posting rates were measured over
+    tagged_entry_bytes: float = 0.0  # Redis memory per tagged-set entry (its own encoding)
 
     def memberships(self, author: Author) -> float:
         """The lists holding ``author``: counted, or estimated from their followers."""
@@ -182,7 +183,8 @@ def _tags(graph: Graph, config: FanoutConfig) -> tuple[dict, float, float]:
         "tag_window_hours": round(graph.tag_window_hours, 2),
         "tag_deliveries_per_second": round(per_second, 6),
         "tagged_entries": math.floor(entries),
-        "tagged_memory_bytes": math.floor(entries * graph.entry_bytes),
+        "tagged_memory_bytes": math.floor(entries * graph.tagged_entry_bytes),
+        "tagged_entry_bytes": round(graph.tagged_entry_bytes, 1),
         "tag_feeds_per_read": percentiles(feeds),
         "readers_with_followed_tags": following,
         "readers_sampled_for_tags": len(sampled),

@@ -140,6 +140,36 @@ class Fetched:
         return [read for read, _ in self.sources]
 
 
+# What a fetch round can find missing in Redis (``Missing.what``): each is loaded or rebuilt
+# by the page's repair step (``socialapp.feed_repair``), then the round runs once more.
+HOME = "home"  # the home, the pulled set or the followee set: reloaded or rebuilt
+INACTIVE = "inactive"  # the reader was away (fan-out skipped them): the home is rebuilt
+HIDDEN = "hidden"  # the reader's copy of whom they do not see: loaded
+TAGS = "tags"  # the reader's copy of the hashtags they follow: loaded
+TAGGED = "tagged"  # the reader's tagged set: rebuilt
+OUTBOXES = "outboxes"  # these authors' outboxes (``ids``): rebuilt
+SHARED = "shared"  # these shared feeds (``ids``: their keys): rebuilt
+MEMBERS = "members"  # the copy of a list's members: loaded (the list may be another's)
+LIST_FEED = "list"  # a list's feed (or the owner's pulled set): rebuilt
+
+
+@dataclasses.dataclass(frozen=True)
+class Missing:
+    """What a fetch round found missing in Redis instead of a page's sources, as plain data:
+    ``what`` (one of the kinds above) and, for outboxes and shared feeds, which (``ids``).
+    The round loads and rebuilds nothing itself: the cold path is its own step."""
+
+    what: str
+    ids: tuple = ()
+
+
+def boost_authors(entries: Iterable[Entry]) -> tuple[list[int], list[int]]:
+    """Whom the boost rule asks about for ``entries``: the boosted posts' authors (hidden
+    from the reader?) and the boosters (boosts hidden?), each sorted; none without boosts."""
+    boosts = [e for e in entries if e.boost_of]
+    return sorted({e.original_author for e in boosts}), sorted({e.author_id for e in boosts})
+
+
 def assemble(fetched: Fetched, limit: int) -> Merged:
     """The page's next entries from one fetch round: its sources merged (``merge``), an
     entry kept when a source that holds it shows it by that source's rule (a post both in the

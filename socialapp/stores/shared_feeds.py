@@ -53,6 +53,11 @@ def tag_key(name: str) -> str:
     return f"tag:{{{name}}}"
 
 
+def tag_name(key: str) -> str:
+    """The hashtag of a tag's feed (``tag_key``)."""
+    return key[len("tag:{") : -1]
+
+
 def feeds_of(post: dict) -> list[str]:
     """The feeds a stored post enters: none for a boost or an unlisted post, else the
     public feed and its tags' (at most ``tags.MAX_PER_POST``)."""

@@ -544,16 +544,27 @@ class TimelineStore:
         """Redis memory (``MEMORY USAGE``, bytes: the home and its pending list) and entries
         of these readers' homes, summed over those that exist."""
         user_ids = list(user_ids)
-        sizes = self._lua.sizes([home_key(user_id) for user_id in user_ids])  # first: folds
-        pipe = self._client.pipeline(transaction=False)  # pending entries, converts old homes
-        for user_id in user_ids:
-            pipe.memory_usage(home_key(user_id))
-            pipe.memory_usage(pending_key(user_id))
+        homes = [home_key(user_id) for user_id in user_ids]
+        return self._footprint(homes, [pending_key(user_id) for user_id in user_ids])
+
+    def tagged_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
+        """The same of these readers' tagged sets (the text encoding: several times a home's
+        bytes per entry)."""
+        return self._footprint([tagged_key(user_id) for user_id in user_ids])
+
+    def _footprint(self, keys: list[str], beside: list[str] | None = None) -> tuple[int, int]:
+        """Memory and entries of the timelines ``keys`` that exist, each counted with the
+        key ``beside`` it (a home's pending list) in its memory."""
+        sizes = self._lua.sizes(keys)  # first: folds pending entries, converts old encodings
+        pipe = self._client.pipeline(transaction=False)
+        for key in [*keys, *(beside or [])]:
+            pipe.memory_usage(key)
         used = pipe.execute()
+        extra = used[len(keys) :] or [0] * len(keys)
         memory, entries = 0, 0
-        for home, pending, held in zip(used[::2], used[1::2], sizes, strict=True):
-            if home and held is not None:
-                memory, entries = memory + home + (pending or 0), entries + held
+        for own, more, held in zip(used[: len(keys)], extra, sizes, strict=True):
+            if own and held is not None:
+                memory, entries = memory + own + (more or 0), entries + held
         return memory, entries
 
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):

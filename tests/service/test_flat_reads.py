@@ -315,6 +315,8 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     from socialapp.domain.fanout import FanoutConfig, FanoutSettings
     from socialapp.feed_manager import FeedManager
     from socialapp.feed_pages import Pages
+    from socialapp.feed_reads import FeedReads
+    from socialapp.feed_repair import FeedRepair
     from socialapp.feed_sources import FeedSources
     from socialapp.home_fetch import HomeFetch
     from socialapp.home_reader import HomeReader
@@ -346,8 +348,13 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
         *(c.shared_feeds, c.list_feeds, hidden),
     )
     pages = Pages(cache, c.posts, c.settings.boost_window)
-    fetch = HomeFetch(sources, feeds, timelines, followees, activity, hidden, cache, c.settings)
-    home = HomeReader(sources, fetch, pages, *copies[2:], c.follows, c.settings)
+    reads = FeedReads(timelines, c.shared_feeds, hidden)
+    fetch = HomeFetch(
+        *(reads, sources, timelines, followees, activity, hidden, cache, TagCopies(cluster)),
+        c.settings,
+    )
+    repair = FeedRepair(sources, feeds, followees)
+    home = HomeReader(sources, fetch, repair, pages, *copies[2:], c.follows, c.settings)
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
@@ -377,7 +384,10 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
 def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_client, settle):
     """On a cluster the feeds, the reader's hidden set and the post cache span slots, so a
     page reads them apart: its pages are the one server's, past the feeds' caps too."""
+    from socialapp.feed_manager import FeedManager
     from socialapp.feed_pages import Pages
+    from socialapp.feed_reads import FeedReads
+    from socialapp.feed_repair import FeedRepair
     from socialapp.feed_sources import FeedSources
     from socialapp.rendering import render_post
     from socialapp.services import filters
@@ -386,6 +396,7 @@ def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_c
     from socialapp.stores.followee_copies import FolloweeCopies
     from socialapp.stores.hidden import HiddenAccounts
     from socialapp.stores.post_cache import PostCache
+    from socialapp.stores.reader_activity import ReaderActivity
     from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds
     from socialapp.stores.tag_copies import TagCopies
     from socialapp.stores.timelines import TimelineStore
@@ -409,7 +420,12 @@ def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_c
     )
     sources = FeedSources(timelines, *copies, *stores)
     pages = Pages(cache, c.posts, settings.boost_window)
-    shared = SharedFeedReader(sources, feeds, hidden, cache, c.posts, pages)
+    manager = FeedManager(
+        *(sources, timelines, *copies, ReaderActivity(cluster), c.streams, settings, feeds),
+        *(c.list_feeds, hidden),
+    )
+    reads, repair = FeedReads(timelines, feeds, hidden), FeedRepair(sources, manager, copies[0])
+    shared = SharedFeedReader(sources, reads, repair, feeds, hidden, cache, c.posts, pages)
     ada, bob, reader = (register(c, handle) for handle in ("ada", "bob", "rdr"))
     made = {
         author: [

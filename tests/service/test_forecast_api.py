@@ -5,7 +5,7 @@ import time
 import pytest
 
 from socialapp.entrypoints import cli
-from socialapp.services import forecast
+from socialapp.services import forecast, operators
 from socialapp.stores import series
 from socialapp.stores.timelines import home_key, pending_key
 from tests.conftest import with_operator
@@ -56,6 +56,34 @@ def test_the_forecast_reads_the_live_graph(client, signup, operator_headers, com
     assert result["reads_per_second"] >= 0 and result["reads_per_post"] is not None
     pushing = result["cost_ratio"] * result["deliveries_per_second"]
     assert result["fanout_work_per_second"] >= pushing - 2e-4  # both rounded to 4 places
+
+
+def test_tagged_sets_are_priced_at_their_own_bytes_per_entry(
+    client, signup, operator_headers, components, settle
+):
+    """A tagged set keeps text members, several times a home entry's bytes: the forecast
+    measures the sampled readers' sets as it measures their homes, by ``MEMORY USAGE`` over
+    the entries held, and prices the tagged entries at that."""
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
+    settle()
+    ada, bob, star = (signup(h) for h in ("ada", "bob", "star"))
+    for reader in (ada, bob):
+        assert client.put("/v1/me/tags/garden", headers=reader.headers).status_code == 204
+        assert client.get("/v1/timeline/home", headers=reader.headers).status_code == 200
+    for n in range(3):
+        posted = client.post("/v1/posts", json={"text": f"#garden {n}"}, headers=star.headers)
+        assert posted.status_code == 201
+    settle()
+    redis, keys = components.redis, [f"tagged:{{{r.id}}}" for r in (ada, bob)]
+    assert timeline_sizes(redis, keys) == [3, 3]
+
+    result = client.get("/v1/admin/fanout/forecast?threshold=10", headers=operator_headers).json
+    per_entry = sum(map(redis.memory_usage, keys)) / 6
+    assert result["tagged_entry_bytes"] == pytest.approx(per_entry, abs=0.1)
+    assert result["tagged_entry_bytes"] > result["timeline_entry_bytes"]
+    held = result["tagged_entries"]  # rounded down: the bytes are of the unrounded figure
+    assert held > 0
+    assert held * per_entry <= result["tagged_memory_bytes"] < (held + 1) * per_entry
 
 
 def test_the_forecast_weighs_the_home_reads_every_process_counted(client, signup, components):
@@ -136,6 +164,10 @@ def test_a_followed_tag_is_pushed_below_its_follower_count_and_pulled_at_it(
         pushed["tag_posts_per_second"] * 3 * share, abs=2e-6
     )
     assert pushed["tagged_entries"] == int(2 * 3 * share)
+    # No tagged set holds an entry to measure (the tag is pulled in force): priced at the
+    # text encoding's measured bytes per entry.
+    assert pushed["tagged_entry_bytes"] == forecast.TAGGED_ENTRY_BYTES
+    assert pushed["tagged_memory_bytes"] == int(2 * 3 * share * forecast.TAGGED_ENTRY_BYTES)
     assert pushed["tag_feeds_per_read"] == {"p50": 0, "p99": 0, "max": 0}
     everyone = ask(10**6).json  # write mode's end: the tag's count is on the curve
     assert everyone["tags_pushed"] == 1

@@ -4,7 +4,7 @@ later request's, and a bad string is refused every time, as the first."""
 
 from __future__ import annotations
 
-from socialapp.api.base import QueryCache
+from socialapp.api.base import QUERY_STRING_KEPT_BYTES, QueryCache
 
 
 def _tagged_posts(client, author) -> None:
@@ -49,6 +49,23 @@ def test_the_cache_keeps_the_newest_used_and_hands_out_copies():
     assert cache.get("a") is not None and cache.get("c") == {"limit": 6}
     cache.put("d", {"when": object()})  # not a plain value: not kept
     assert cache.get("d") is None
+
+
+def test_long_query_strings_are_parsed_every_time_not_kept():
+    """An attacker's thousands of distinct long strings cost parsing, never cache memory."""
+    cache, loads = QueryCache(size=10), []
+
+    def load(n):
+        loads.append(n)
+        return {"limit": n}
+
+    short, long = b"limit=5", b"limit=5&" + b"x" * QUERY_STRING_KEPT_BYTES
+    assert cache.loaded("view", short, lambda: load(1)) == {"limit": 1}
+    assert cache.loaded("view", short, lambda: load(2)) == {"limit": 1}  # kept
+    for n in range(3, 6):
+        assert cache.loaded("view", long, lambda n=n: load(n)) == {"limit": n}
+    assert loads == [1, 3, 4, 5]
+    assert cache.get(("view", long)) is None and cache.get(("view", short)) == {"limit": 1}
 
 
 def test_mastodon_pages_remember_query_strings_alike(client, signup):

@@ -135,7 +135,12 @@ FOLLOWED = [[], ["niche"], ["niche", "big", "uncounted"]]
 
 
 def tagged(**changes) -> Graph:
-    values = dict(sampled_followed_tags=FOLLOWED, tags=[NICHE, BIG], reads_per_hour=36.0)
+    values = dict(
+        sampled_followed_tags=FOLLOWED,
+        tags=[NICHE, BIG],
+        reads_per_hour=36.0,
+        tagged_entry_bytes=140.0,
+    )
     return graph(**{**values, **changes})
 
 
@@ -146,7 +151,7 @@ def test_a_tag_under_the_threshold_is_pushed_to_its_active_followers_and_leaves_
     # NICHE's 6 posts/h reach its 10 active followers (active share 0.5).
     assert result["tag_deliveries_per_second"] == round(6 * 10 / 3600, 6)
     assert result["tagged_entries"] == 30 * 10
-    assert result["tagged_memory_bytes"] == 30 * 10 * 100
+    assert result["tagged_memory_bytes"] == 30 * 10 * 140  # at a tagged entry's bytes, not a home's
     # Home reads read the feeds of the pulled tags each reader follows: 0, 0, 2.
     assert result["tag_feeds_per_read"] == {"p50": 0, "p99": 2, "max": 2}
     assert result["tag_feeds_read_per_second"] == round(36 / 3600 * 2 / 3, 4)

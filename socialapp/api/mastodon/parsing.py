@@ -97,7 +97,7 @@ def query_params(schema: Schema) -> dict:
     so a page read skips marshmallow's load; a string that fails is read every time."""
     if request.method not in ("GET", "HEAD"):
         return params(schema)
-    return _QUERIES.loaded((schema, request.query_string), lambda: params(schema))
+    return _QUERIES.loaded(schema, request.query_string, lambda: params(schema))
 
 
 def params(schema: Schema) -> dict:
