@@ -7,8 +7,9 @@ the scripts read as ``"post_id:author_id"`` members (a boost's:
 for every post id above it (0: all history; +inf: being rebuilt, trust nothing). A timeline
 that does not exist is unknown and must be rebuilt by the caller. How they are stored is the
 scripts' alone (``lua/lib.lua``): fixed-width 14-byte records in buckets of one hash per
-timeline, about 15 bytes of Redis an entry (docs/data-model.md, Timeline encoding); a
-timeline left in the old sorted-set encoding is converted when a script first touches it.
+timeline, about 15 bytes of Redis an entry (docs/data-model.md, Timeline encoding), and
+beside a home the list of deliveries not yet folded into it (``pending_key``); a timeline
+left in the old sorted-set encoding is converted when a script first touches it.
 
 Next to each home, ``tagged:{user_id}`` holds the posts of the pushed hashtags the reader
 follows, one member per post and tag that brought it (``"post_id:author_id#tag"``, kept in
@@ -53,6 +54,10 @@ SENTINEL = "floor"
 # 2 KB allocation (tests use smaller buckets to exercise splits and trims on short timelines).
 BUCKET_RECORDS = 145
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
+# A home's pending deliveries (``pending_key``) are folded into its buckets by the delivery
+# that finds this many: the list stays a few hundred bytes, and a fold is one delivery in 32.
+PENDING_FOLD = 32
+PENDING_SUFFIX = ":new"
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
 MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
 HIDDEN_MISSING = "hidden"  # the reader's hidden accounts must be loaded first
@@ -105,6 +110,12 @@ def home_key(user_id: int | str) -> str:
     return f"home:{{{user_id}}}"
 
 
+def pending_key(user_id: int | str) -> str:
+    """The list of deliveries to ``home_key(user_id)`` not yet folded into it (same hash
+    tag): one LPUSHX a delivery, existing exactly while the home does."""
+    return f"{home_key(user_id)}{PENDING_SUFFIX}"
+
+
 def outbox_key(author_id: int) -> str:
     return f"outbox:{{{author_id}}}"
 
@@ -139,6 +150,7 @@ class TimelineScripts:
             f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
             f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
             f"local TAGS = '{FOLLOWS_TAGS}'\n"
+            f"local PENDING_SUFFIX = '{PENDING_SUFFIX}'\nlocal FOLD = {PENDING_FOLD}\n"
         )
         library = (LUA / "lib.lua").read_text()
         self._scripts = {}
@@ -522,28 +534,37 @@ class TimelineStore:
 
     def drop_homes(self, batch: int = 1000) -> int:
         """Delete every home timeline, ``batch`` keys a round trip; how many. Like an
-        eviction: fan-out skips a missing home and the reader's next page rebuilds it."""
-        return unlink_matching(self._client, home_key("*"), batch)
+        eviction: fan-out skips a missing home and the reader's next page rebuilds it. Their
+        pending lists go too."""
+        dropped = unlink_matching(self._client, home_key("*"), batch)
+        unlink_matching(self._client, pending_key("*"), batch)
+        return dropped
 
     def home_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
-        """Redis memory (``MEMORY USAGE``, bytes) and entries of these readers' homes, summed
-        over those that exist."""
-        return self._footprint([home_key(user_id) for user_id in user_ids])
+        """Redis memory (``MEMORY USAGE``, bytes: the home and its pending list) and entries
+        of these readers' homes, summed over those that exist."""
+        user_ids = list(user_ids)
+        homes = [home_key(user_id) for user_id in user_ids]
+        return self._footprint(homes, [pending_key(user_id) for user_id in user_ids])
 
     def tagged_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
         """The same of these readers' tagged sets (the text encoding: several times a home's
         bytes per entry)."""
         return self._footprint([tagged_key(user_id) for user_id in user_ids])
 
-    def _footprint(self, keys: list[str]) -> tuple[int, int]:
-        sizes = self._lua.sizes(keys)  # first: converts a home in the old encoding
+    def _footprint(self, keys: list[str], beside: list[str] | None = None) -> tuple[int, int]:
+        """Memory and entries of the timelines ``keys`` that exist, each counted with the
+        key ``beside`` it (a home's pending list) in its memory."""
+        sizes = self._lua.sizes(keys)  # first: folds pending entries, converts old encodings
         pipe = self._client.pipeline(transaction=False)
-        for key in keys:
+        for key in [*keys, *(beside or [])]:
             pipe.memory_usage(key)
+        used = pipe.execute()
+        extra = used[len(keys) :] or [0] * len(keys)
         memory, entries = 0, 0
-        for used, held in zip(pipe.execute(), sizes, strict=True):
-            if used and held is not None:
-                memory, entries = memory + used, entries + held
+        for own, more, held in zip(used[: len(keys)], extra, sizes, strict=True):
+            if own and held is not None:
+                memory, entries = memory + own + (more or 0), entries + held
         return memory, entries
 
     def _one(self, name: str, key: str, cap: int, floor: int, entries: Iterable[Entry]):

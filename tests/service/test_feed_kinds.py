@@ -5,7 +5,7 @@ feeds counted; with ?memory=true, home timelines' Redis memory measured; with
 import pytest
 
 from socialapp.services import forecast
-from socialapp.stores.timelines import home_key
+from socialapp.stores.timelines import home_key, pending_key
 from tests.conftest import with_operator
 
 
@@ -58,8 +58,9 @@ def test_the_fanout_reports_the_feed_kinds_and_their_forecast(
     }  # no forecast unless asked: this answer is polled
     assert plain.json["mode"] == "hybrid"  # the settings are answered as before
     assert "timelines" not in plain.json  # nor the homes measured: a MEMORY USAGE each
-    # Home timelines measured: ada's, the one home read (star's 3 posts), by MEMORY USAGE.
-    memory = components.redis.memory_usage(home_key(ada.id))
+    # Home timelines measured: ada's, the one home read (star's 3 posts), by MEMORY USAGE
+    # of the home and its pending list.
+    memory = sum(map(components.redis.memory_usage, (home_key(ada.id), pending_key(ada.id))))
     measured = client.get("/v1/admin/fanout?memory=true", headers=operator_headers)
     assert measured.json["timelines"] == {
         "active_readers": 1,

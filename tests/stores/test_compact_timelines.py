@@ -13,6 +13,7 @@ import pytest
 from socialapp.config import Settings
 from socialapp.domain.ids import MAX_ID
 from socialapp.stores.timelines import (
+    PENDING_FOLD,
     SENTINEL,
     Entry,
     TimelineScripts,
@@ -21,6 +22,7 @@ from socialapp.stores.timelines import (
     home_key,
     member_text,
     outbox_key,
+    pending_key,
     read_args,
     slice_of,
     tagged_key,
@@ -187,7 +189,15 @@ def test_a_full_home_costs_at_most_20_bytes_an_entry(redis_client):
         store.add_to_homes([1], Entry(base + post, 1 + post % 50))
     (held,) = timeline_sizes(redis_client, [home_key(1)])
     assert 800 <= held <= 850  # trimmed to the cap past a sixteenth more
-    assert redis_client.memory_usage(home_key(1), samples=0) / held <= 20
+    assert store.home_footprint([1]) == (
+        redis_client.memory_usage(home_key(1)) + redis_client.memory_usage(pending_key(1)),
+        held,
+    )
+    for post in range(900, 900 + PENDING_FOLD - 1):  # the most a home's list holds
+        store.add_to_homes([1], Entry(base + post, 1 + post % 50))
+    assert redis_client.llen(pending_key(1)) == PENDING_FOLD
+    memory = sum(redis_client.memory_usage(k, samples=0) for k in (home_key(1), pending_key(1)))
+    assert memory / held <= 20
 
 
 def test_a_home_in_the_old_encoding_is_converted_when_first_touched(redis_client):
@@ -233,3 +243,133 @@ def test_a_head_written_before_its_newest_records_had_a_field_of_their_own(redis
         [Entry(30, 3), Entry(20, 3), Entry(10, 3)],
         0,
     )
+
+
+def pending_sentinel(client, user_id: int) -> tuple[int, str | None]:
+    """Entries waiting in the home's pending list, and its sentinel (the home's cap)."""
+    key = pending_key(user_id)
+    return client.llen(key) - 1, client.lindex(key, -1)
+
+
+def test_a_delivery_to_a_home_is_one_push_its_reads_fold_in(redis_client):
+    """A delivery leaves the home's hash as it was: its entry waits in the pending list, and
+    the next read folds it in, writes it back and empties the list. The delivery that finds
+    PENDING_FOLD entries waiting folds them itself."""
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    store.create_home(1, [Entry(10, 2)])
+    before = field_digests(redis_client, home_key(1))
+    assert pending_sentinel(redis_client, 1) == (0, str(CAP))
+    assert store.deliver([1], Entry(20, 3)) == 1
+    assert field_digests(redis_client, home_key(1)) == before
+    assert pending_sentinel(redis_client, 1) == (1, str(CAP))
+    assert store.read_home(1).entries == [Entry(20, 3), Entry(10, 2)]
+    assert pending_sentinel(redis_client, 1) == (0, str(CAP))
+    assert field_digests(redis_client, home_key(1)) != before
+    posts = range(100, 100 + PENDING_FOLD)
+    for post in posts[:-1]:
+        store.deliver([1], Entry(post, 3))
+    assert pending_sentinel(redis_client, 1)[0] == PENDING_FOLD - 1
+    folded = field_digests(redis_client, home_key(1))
+    store.deliver([1], Entry(posts[-1], 3))
+    assert pending_sentinel(redis_client, 1)[0] == 0
+    assert field_digests(redis_client, home_key(1)) != folded
+    assert timeline_sizes(redis_client, [home_key(1)]) == [2 + PENDING_FOLD]
+
+
+def test_pending_entries_are_retracted_unmerged_floored_and_stored_once(redis_client):
+    """Entries still pending are what a retraction, an unfollow and the size see; one at or
+    below the floor is dropped, one delivered twice (a retried chunk) is held once."""
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    store.create_home(1, [Entry(10, 2)], floor=5)
+    for entry in (Entry(20, 3), Entry(30, 4), Entry(4, 3), Entry(20, 3), Entry(5, 3)):
+        store.deliver([1], entry)
+    assert timeline_sizes(redis_client, [home_key(1)]) == [3]
+    store.deliver([1], Entry(20, 3))  # again, after its fold
+    store.deliver([1], Entry(40, 4, 30, 4))  # a boost
+    store.remove_from_homes([1], Entry(20, 3))
+    assert pending_sentinel(redis_client, 1)[0] == 0
+    store.deliver([1], Entry(50, 4))
+    assert store.remove_author_from_home(1, 4) == 3
+    assert store.read_home(1) == (([Entry(10, 2)]), 5)
+
+
+def test_a_home_and_its_pending_list_live_and_go_together(redis_client):
+    """Both get the TTL and a read renews both. Either without the other is a missing home
+    (the list may have lost deliveries; the hash may be gone with its entries): reads ask
+    for a rebuild, deliveries do not count it, creating or rebuilding replaces both."""
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    home, pending = home_key(1), pending_key(1)
+    store.create_home(1, [Entry(10, 2)])
+    assert (
+        redis_client.ttl(pending) > 0
+        and abs(redis_client.ttl(home) - redis_client.ttl(pending)) <= 1
+    )
+    redis_client.expire(home, 5)
+    redis_client.expire(pending, 5)
+    store.read_home(1)
+    assert min(redis_client.ttl(home), redis_client.ttl(pending)) > 5
+
+    store.deliver([1], Entry(20, 3))
+    redis_client.delete(pending)  # evicted alone, with a delivery in it
+    assert store.read_home(1).floor is None
+    assert store.deliver([1], Entry(30, 3)) == 0
+    assert timeline_sizes(redis_client, [home]) == [None]
+    assert store.create_home(1, [Entry(40, 2)])
+    assert store.read_home(1).entries == [Entry(40, 2)]
+
+    redis_client.delete(home)
+    assert store.deliver([1], Entry(50, 3)) == 1  # one push: the list cannot tell
+    assert store.read_home(1).floor is None
+    for post in range(60, 60 + PENDING_FOLD):
+        store.deliver([1], Entry(post, 3))
+    assert not redis_client.exists(pending)  # the fold found no hash: the list goes too
+
+    store.begin_rebuild_home(1)
+    assert pending_sentinel(redis_client, 1) == (0, "0")
+    store.deliver([1], Entry(70, 3))
+    assert store.finish_rebuild_home(1, [Entry(65, 2)], floor=0)
+    assert store.read_home(1).entries == [Entry(70, 3), Entry(65, 2)]
+    assert pending_sentinel(redis_client, 1) == (0, str(CAP))
+    assert redis_client.ttl(pending) > 0
+    assert store.drop_homes() == 1
+    assert not redis_client.exists(home, pending)
+
+
+def test_a_home_written_before_pending_lists_takes_deliveries_until_rebuilt(redis_client):
+    """Upgrade without downtime: a compact home as the previous version wrote it (no list,
+    no mark) takes deliveries into its buckets as it did, and gets its list when rebuilt."""
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    store.create_home(1, [Entry(10, 2)])
+    redis_client.delete(pending_key(1))
+    redis_client.hdel(home_key(1), "p")
+    assert store.deliver([1], Entry(20, 3)) == 1
+    assert not redis_client.exists(pending_key(1))
+    assert store.read_home(1).entries == [Entry(20, 3), Entry(10, 2)]
+    redis_client.rpush(pending_key(1), CAP)  # made while versions mixed: its entries count
+    store.deliver([1], Entry(25, 3))
+    assert store.read_home(1).entries == [Entry(25, 3), Entry(20, 3), Entry(10, 2)]
+    assert not store.create_home(1)  # whole as it is
+    store.begin_rebuild_home(1)
+    assert store.finish_rebuild_home(1, [Entry(10, 2), Entry(20, 3), Entry(25, 3)], floor=0)
+    assert store.deliver([1], Entry(30, 3)) == 1
+    assert pending_sentinel(redis_client, 1) == (1, str(CAP))
+    assert store.read_home(1).entries == [Entry(30, 3), Entry(25, 3), Entry(20, 3), Entry(10, 2)]
+
+
+@pytest.mark.parametrize("cap", [4, 40])
+def test_a_fold_trims_and_floors_as_deliveries_one_at_a_time_would(redis_client, cap):
+    """Pending entries folded at once (by the delivery that finds PENDING_FOLD, or a read)
+    leave the home as the text encoding's one-at-a-time adds leave a tagged set: the same
+    trims, the floor raised alike, a late entry and a redelivery among them."""
+    lua = TimelineScripts(redis_client, ttl=600, bucket=5)
+    both(lua, "create", add_args(cap, 0, [Entry(post, 1) for post in range(1, cap + 1)]))
+    posts = list(range(100, 100 + 2 * PENDING_FOLD + 5))
+    posts[40:40] = [120, 50, 2]  # again, late, below the floor by then
+    for post in posts:
+        both(lua, "add", add_args(cap, 0, [Entry(post, 2)]))
+        if post == 130:
+            home, tagged = both(lua, "read", read_args(None, None, 2000))
+            assert home == tagged
+    home, tagged = both(lua, "read", read_args(None, None, 2000))
+    assert home == tagged
+    assert float(home[0]) > 1  # trimmed: the floor rose

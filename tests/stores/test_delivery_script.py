@@ -10,7 +10,7 @@ import random
 import pytest
 
 from socialapp.config import Settings
-from socialapp.stores.timelines import BATCH, Entry, TimelineStore, home_key
+from socialapp.stores.timelines import BATCH, Entry, TimelineStore, home_key, pending_key
 from tests.helpers_timelines import timeline_entries, timeline_members
 
 CAP = 4
@@ -59,10 +59,10 @@ def test_one_command_delivery_equals_adding_to_every_home(redis_client, seed):
 def test_an_idle_readers_expired_home_is_skipped_and_not_recreated(redis_client):
     store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
     store.create_homes([1, 2])
-    redis_client.delete(home_key(2))  # reader 2's home expired: they were idle
+    redis_client.delete(home_key(2), pending_key(2))  # reader 2's home expired (one TTL)
     assert store.deliver([1, 2, 3], Entry(5, 3)) == 1
     assert timeline_members(redis_client, home_key(1)) == ["5:3"]
-    assert not redis_client.exists(home_key(2)) and not redis_client.exists(home_key(3))
+    assert not redis_client.exists(home_key(2), pending_key(2), home_key(3), pending_key(3))
 
 
 def test_a_chunk_larger_than_a_batch_is_one_command_per_batch(redis_client, monkeypatch):

@@ -15,7 +15,8 @@
 -- author's low 48 bits. A boost is two records: its own (flag BOOST, the booster as author)
 -- then the boosted post and its author (flag ORIGINAL). A bucket of 145 records is 2,030
 -- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
--- member cost 130 to 180. A delivery (nearly always the newest entry) prepends to 'd' (one
+-- member cost 130 to 180. A delivery to a home is one LPUSHX onto its pending list (see
+-- pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
 -- HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes it
 -- moves, and rewriting a 2 KB head each time cost a delivery half again as much); once 'd'
 -- holds PENDING records the next delivery rewrites the whole head, leaving its newest entry
@@ -32,7 +33,8 @@
 -- timelines in Redis) is converted the first time it is touched, its TTL kept.
 --
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
--- defines TTL (seconds) and BUCKET above this library. Creating or rebuilding a timeline
+-- defines TTL (seconds), BUCKET, FOLD and PENDING_SUFFIX (a home's pending list: below)
+-- above this library. Creating or rebuilding a timeline
 -- sets its TTL, and reading a home renews it (deliveries do not: that would cost a command per follower),
 -- so an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which
 -- is what a volatile-* eviction policy evicts.
@@ -52,8 +54,27 @@ local function slack(cap)
   return math.floor(cap / 16)
 end
 
+-- A home's pending deliveries: a list beside its hash (same hash tag, so one Cluster slot;
+-- SCAN home:* finds both), newest first, each element one entry's records, the last
+-- element the sentinel (a list cannot be empty): the home's cap as text. A delivery is one
+-- LPUSHX, which only writes while the list exists, so its existence is the home's: the two
+-- are created, renewed, dropped and rebuilt together, the hash marked 'p' to say its list
+-- exists. A marked hash without its list (evicted, expired apart) may have lost deliveries
+-- and reads as missing; so does a list without its hash. A hash without the mark was
+-- written before homes had lists and takes deliveries directly, as it did, until its next
+-- creation or rebuild. Every load() folds the pending entries in, in the order they came,
+-- each as a delivery would have (dropped at or below a finite floor, each post once,
+-- trimmed to the cap), and save() writes them back and empties the list; a delivery folds
+-- once the list holds FOLD entries (defined above), so it stays small.
+local function pending_of(key)
+  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX then return key .. PENDING_SUFFIX end
+  return nil
+end
+
 local function renew(key)
   redis.call('EXPIRE', key, TTL)
+  local pending = pending_of(key)
+  if pending then redis.call('EXPIRE', pending, TTL) end
 end
 
 local function is_text(key)
@@ -134,6 +155,15 @@ local function records_of(entry)
   return entry[3] == 0 and 1 or 2
 end
 
+-- Give the home ``key`` a new, empty pending list (``cap``: the sentinel) and mark its hash.
+local function start_pending(key, cap)
+  local pending = pending_of(key)
+  if not pending then return end
+  redis.call('DEL', pending)
+  redis.call('RPUSH', pending, cap)
+  redis.call('HSET', key, 'p', 1)
+end
+
 -- A compact timeline loaded: its floor, entries, index (ids, lows) and the buckets read so
 -- far (by id); what changed is written back by save().
 
@@ -144,10 +174,10 @@ local function convert(key)
   return members, ttl
 end
 
-local rewrite, fill
+local rewrite, fill, fold
 
 local function load(key)
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd')
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd', 'p')
   if found.err then  -- the old encoding: a sorted set of text members
     local members, ttl = convert(key)
     local floor, entries = nil, {}
@@ -165,12 +195,19 @@ local function load(key)
     return t
   end
   if not found[1] then return nil end
+  local pending = pending_of(key)
+  if pending then  -- a home: its list gone while marked 'p', the home is incomplete
+    pending = redis.call('LRANGE', pending, 0, -1)  -- (an unmarked home's list, made
+    if found[6] and #pending == 0 then return nil end  -- while versions mixed, is folded)
+  end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
-    lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {}}
+    lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {},
+    d = found[5] or ''}
   local index = found[3] or ''
   for at = 1, #index, INDEX do
     t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
   end
+  if pending and #pending > 1 then fold(t, pending) end
   return t
 end
 
@@ -301,7 +338,9 @@ local function save(t)
     fields[#fields + 1], fields[#fields + 2] = 'x', table.concat(index)
   end
   for id in pairs(t.changed) do
-    if kept[id] and id == 0 then
+    if kept[id] and id == 0 and t.buckets[0] == t.head_value then  -- a fold's prepend
+      fields[#fields + 1], fields[#fields + 2] = 'd', t.head_d
+    elseif kept[id] and id == 0 then
       local newest, rest = head_parts(t.buckets[0])
       fields[#fields + 1], fields[#fields + 2] = 'd', newest
       if #rest > 0 then fields[#fields + 1], fields[#fields + 2] = 'h', rest
@@ -313,6 +352,7 @@ local function save(t)
   if #gone > 0 then redis.call('HDEL', t.key, unpack(gone)) end
   redis.call('HSET', t.key, unpack(fields))
   if t.ttl then redis.call('PEXPIRE', t.key, t.ttl) end
+  if t.folded then redis.call('LTRIM', pending_of(t.key), -1, -1) end  -- the sentinel stays
 end
 
 local function new_timeline(key, floor)
@@ -386,9 +426,8 @@ end
 
 -- Past cap + slack(cap) entries keep cap; the floor rises to the highest post id removed,
 -- never lowers. The oldest entries are cut from the end of the tail bucket.
-local function trim_compact(t, cap)
-  if t.floor == math.huge or t.n <= cap + slack(cap) then return end
-  local excess, highest = t.n - cap, nil
+local function cut_oldest(t, excess)
+  local highest
   while excess > 0 and #t.ids > 0 do
     local i = #t.ids
     local bucket = bucket_of(t, i)
@@ -404,6 +443,69 @@ local function trim_compact(t, cap)
     if cut == 0 then drop_bucket(t, i) else set_bucket(t, i, string.sub(bucket, 1, cut)) end
   end
   if highest and highest > t.floor then t.floor, t.floor_changed = highest, true end
+end
+
+local function trim_compact(t, cap)
+  if t.floor == math.huge or t.n <= cap + slack(cap) then return end
+  cut_oldest(t, t.n - cap)
+end
+
+-- One delivery of ``entry``: kept above a finite floor, each post once, then trimmed;
+-- whether it was added.
+local function add_one(t, entry, cap)
+  local added = (t.floor == math.huge or entry[1] > t.floor) and insert(t, entry)
+  if added then trim_compact(t, cap) end
+  return added
+end
+
+-- Fold a home's pending entries (``pending``: its list, newest first, the cap last) in,
+-- oldest first, each as deliver_one() would have added it; marked for save() to write back.
+-- The usual fold, each entry newer than the last (or at or below the floor), is one
+-- prepend to the head, and when the head's newest records ('d') have room, save() writes
+-- only them: no entry is decoded. Trims are counted as one delivery at a time would have
+-- made them (each cuts the oldest, which the newer entries never are until the older are
+-- gone), then cut at once.
+fold = function(t, pending)
+  t.folded, t.floor_changed = true, true  -- every caller saves a changed floor
+  local cap, finite = tonumber(pending[#pending]), t.floor ~= math.huge
+  local head = #t.ids > 0 and bucket_of(t, 1) or ''
+  local top, fresh = #head > 0 and post_at(head, 1) or -1, {}
+  for i = #pending - 1, 1, -1 do
+    local post = post_at(pending[i], 1)
+    if post > top and (not finite or post > t.floor) then
+      top, fresh[#fresh + 1] = post, pending[i]
+    elseif not finite or post > t.floor then  -- late or again: one at a time
+      for j = #pending - 1, 1, -1 do add_one(t, entry_at(pending[j], 1), cap) end
+      return
+    end
+  end
+  if #fresh == 0 then return end
+  local added = {}
+  for j = #fresh, 1, -1 do added[#added + 1] = fresh[j] end
+  added = table.concat(added)
+  if #t.ids == 0 then t.ids[1], t.lows[1], t.index_changed = 0, post_at(fresh[1], 1), true end
+  local value = added .. head
+  set_bucket(t, 1, value)
+  if #value > BUCKET * RECORD and #head > 0 and #added <= BUCKET * RECORD then
+    local id = new_id(t)  -- as insert() does: the head moves below, a new head begins
+    table.insert(t.ids, 2, id)
+    table.insert(t.lows, 2, t.lows[1])
+    t.buckets[id], t.changed[id] = head, true
+    t.lows[1], t.index_changed = post_at(fresh[1], 1), true
+    set_bucket(t, 1, added)
+  elseif #value > BUCKET * RECORD then
+    fill(t, 1, entries_of(value), t.lows[1])
+  elseif #t.d > 0 and #t.d + #added <= PENDING * RECORD then
+    t.head_d, t.head_value = added .. t.d, value
+  end
+  local n = t.n
+  t.n = t.n + #fresh
+  if not finite then return end
+  for _ = 1, #fresh do
+    n = n + 1
+    if n > cap + slack(cap) then n = cap end
+  end
+  if n < t.n then cut_oldest(t, t.n - n) end
 end
 
 -- Merge ``entries`` (any order) into the timeline's, each post once, entries at or below a
@@ -512,17 +614,29 @@ local function merge_args(t, cap)
   save(t)
 end
 
--- Create the timeline unless it exists with floor ARGV[2] and entries ARGV[3..], trimmed
--- to ARGV[1]; whether it was created.
+-- Whether the timeline exists and is whole: not a home whose hash is marked as having a
+-- pending list that is gone.
+local function whole(key)
+  if redis.call('EXISTS', key) == 0 then return false end
+  local pending = pending_of(key)
+  if not pending then return true end
+  local marked = redis.pcall('HEXISTS', key, 'p')  -- an error: the old encoding, a sorted set
+  return marked ~= 1 or redis.call('EXISTS', pending) == 1
+end
+
+-- Create the timeline unless it exists (whole) with floor ARGV[2] and entries ARGV[3..],
+-- trimmed to ARGV[1]; whether it was created.
 local function create(key)
-  if redis.call('EXISTS', key) == 1 then return 0 end
+  if whole(key) then return 0 end
   local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
   if is_text(key) then
     redis.call('ZADD', key, ARGV[2], SENTINEL)
     text_add(key, 3, floor, cap)
   else
+    redis.call('DEL', key)  -- a home that lost its pending list
     local t = new_timeline(key, floor)
     merge_args(t, cap)
+    start_pending(key, cap)
   end
   renew(key)
   return 1
@@ -530,9 +644,12 @@ end
 
 -- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
 -- parse and ``encoded`` its records) to an existing timeline as add() does (``text``: the
--- key is a tagged set's); whether it exists. The usual delivery, the newest entry with room
--- in 'd' and no trim due, or the first into an empty timeline, is one HMGET and one HSET.
-local function deliver_one(key, cap, score, member, entry, encoded, text)
+-- key is a tagged set's); whether it exists. To a home, one LPUSHX onto its pending list
+-- (folded in by every load, and here once it holds FOLD entries). To a home written before
+-- homes had pending lists, or another compact timeline (an outbox), the usual delivery, the
+-- newest entry with room in 'd' and no trim due, or the first into an empty timeline, is
+-- one HMGET and one HSET. ``held``: the length LPUSHX already gave, if the caller pushed.
+local function deliver_one(key, cap, score, member, entry, encoded, text, held)
   if text then
     local floor = text_floor(key)
     if not floor then return false end
@@ -542,9 +659,22 @@ local function deliver_one(key, cap, score, member, entry, encoded, text)
     end
     return true
   end
-  local found = redis.pcall('HMGET', key, 'f', 'n', 'd')
+  local pending = pending_of(key)
+  if pending then  -- a home: one LPUSHX, 0 when it has no list (none, or written before lists)
+    held = held or redis.call('LPUSHX', pending, encoded)
+    if held > FOLD then  -- FOLD entries and the sentinel: fold them into the buckets
+      local t = load(key)
+      if not t then  -- a list without its hash: gone with it
+        redis.call('DEL', pending)
+        return false
+      end
+      save(t)
+    end
+    if held > 0 then return true end
+  end
+  local found = redis.pcall('HMGET', key, 'f', 'n', 'd', 'p')
   if not found.err then
-    if not found[1] then return false end
+    if not found[1] or found[4] then return false end  -- no home, or it lost its list
     local floor, n, newest = tonumber(found[1]), tonumber(found[2]), found[3]
     if floor ~= math.huge and score <= floor then return true end
     if n == 0 then  -- empty: no bucket yet
@@ -559,9 +689,7 @@ local function deliver_one(key, cap, score, member, entry, encoded, text)
   end
   local t = load(key)
   if not t then return false end
-  local added = (t.floor == math.huge or score > t.floor) and insert(t, entry)
-  if added then trim_compact(t, cap) end
-  if added or t.floor_changed then save(t) end
+  if add_one(t, entry, cap) or t.floor_changed then save(t) end
   return true
 end
 
@@ -591,10 +719,15 @@ local function add(key)
 end
 
 -- Replace the timeline with an empty one that is being rebuilt (floor +inf).
+-- A home's pending list starts with sentinel 0: nothing is trimmed while the floor is
+-- +inf, and finish_rebuild sets the cap.
 local function begin_rebuild(key)
   redis.call('DEL', key)
   if is_text(key) then redis.call('ZADD', key, '+inf', SENTINEL)
-  else redis.call('HSET', key, 'f', 'inf', 'n', 0) end
+  else
+    redis.call('HSET', key, 'f', 'inf', 'n', 0)
+    start_pending(key, 0)
+  end
   renew(key)
 end
 
@@ -614,6 +747,7 @@ local function finish_rebuild(key)
     if not t then return 0 end
     if t.floor == math.huge or t.floor <= floor then t.floor, t.floor_changed = floor, true end
     merge_args(t, cap)
+    start_pending(key, cap)  -- emptied by the save: now with the cap (or new, an old home)
   end
   renew(key)
   return 1
