@@ -348,20 +348,23 @@ class Fanout:
         wanted = policy.pulled_when_settled(author["followers_count"], strategy_of(author))
         return wanted is not None and wanted != self.author_copies.pulled_mark(author["_id"])
 
-    def _sync_pulled_sets(self, policy: FanoutSettings, author_id: int) -> None:
-        """Fill or empty the followers' pulled sets as the policy says (homes backfilled),
-        one reconciliation of the author at a time, each deciding from the author as read
-        once it holds the lock: the last decides from their newest side, and a change after
-        its read is reconciled after it."""
-        with self.author_copies.syncing(author_id):
-            author = self.users.get(author_id)
-            if author is None or not self._pulled_sets_stale(policy, author):
+    def _sync_pulled_sets(self, policy: FanoutSettings, author: dict) -> None:
+        """Fill or empty the followers' pulled sets as the policy says of ``author`` as the
+        caller read it (homes backfilled for that), one reconciliation of the author at a
+        time. Under the lock the author is read again: when their side moved since, this
+        one leaves the sets to that change's reconciliation (a fill now, or an empty before
+        its backfill, could hide posts; two run at once, one emptied what the other filled)."""
+        with self.author_copies.syncing(author["_id"]):
+            now = self.users.get(author["_id"])
+            if now is None or _pulled(policy, now) != _pulled(policy, author):
                 return
-            chunks = self.follows.follower_chunks(author_id)
-            if policy.pulled_when_settled(author["followers_count"], strategy_of(author)):
-                self.feeds.add_to_pulled(author_id, chunks)
+            if not self._pulled_sets_stale(policy, now):
+                return
+            chunks = self.follows.follower_chunks(author["_id"])
+            if _pulled(policy, now):
+                self.feeds.add_to_pulled(author["_id"], chunks)
             else:
-                self.feeds.remove_from_pulled(author_id, chunks)
+                self.feeds.remove_from_pulled(author["_id"], chunks)
 
     # Run by workers ------------------------------------------------------------------------
     def deliver_post(
@@ -566,7 +569,7 @@ class Fanout:
                 self.feeds.merge_into_active(author["_id"], chunks)
                 self.feeds.merge_into_lists(author["_id"], self.lists.feeds_holding(author["_id"]))
             if policy.pulled_when_settled(count, strategy):
-                self._sync_pulled_sets(policy, author["_id"])  # before delivery stops
+                self._sync_pulled_sets(policy, author)  # before delivery stops
             elif author["_id"] in marked:
                 emptied.append(author)
         for tag in self.tag_follows.tags_followed():  # pulled to pushed: backfilled
@@ -579,7 +582,7 @@ class Fanout:
             # An author being reconciled may have moved to push since it was read: their
             # own reconciliation backfills the homes first, then empties the sets.
             if self.author_copies.reconciling(author["_id"]) is None:
-                self._sync_pulled_sets(policy, author["_id"])
+                self._sync_pulled_sets(policy, author)
         log.info("reconciled fan-out generation %s (settled=%s)", generation, settled)
         left = {config.mode for config in policy.pending} - {"read"}
         if settled and policy.current.mode == "read" and left:  # no page reads a home now
@@ -621,13 +624,18 @@ class Fanout:
                 chunks = self.follows.follower_chunks(author_id)
                 self.feeds.merge_into_active(author_id, chunks)
                 self.feeds.merge_into_lists(author_id, self.lists.feeds_holding(author_id))
-            self._sync_pulled_sets(policy, author["_id"])
+            self._sync_pulled_sets(policy, author)
             jitter.pause("reconcile_author.synced")
             if self.author_copies.settle(author_id, changes):
                 return True
         log.info("author %s kept changing while reconciled; reconciling again", author_id)
         self._reconcile_later(RECONCILE_AUTHORS, [author_id])
         return False
+
+
+def _pulled(policy: FanoutSettings, author: dict) -> bool | None:
+    """Whether the policy has the author's followers pull them once settled."""
+    return policy.pulled_when_settled(author["followers_count"], strategy_of(author))
 
 
 def _task_args(entry: Entry) -> tuple[int, ...]:
