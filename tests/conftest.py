@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import operator
 import sys
@@ -297,3 +298,14 @@ def pytest_collection_modifyitems(items):
     and a long module begun last runs alone at the end of the run while the other worker
     idles: begun first, the short modules fill in around it."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_collection_finish(session):
+    """Take what collection left (every module imported, its strategies and fixtures) out
+    of the full garbage collections: each test leaves an app, a store and a Celery worker
+    for the collector, and each full collection walked the hundred thousand-odd objects of
+    the imports too, holding the GIL while the test's threads waited. Frozen, a full
+    collection walks only what the tests made: ``create_app`` in a process that imported
+    this module fell from 65-78 ms of CPU to 53-57 ms (old and new runs alternating)."""
+    gc.collect()
+    gc.freeze()
