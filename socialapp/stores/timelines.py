@@ -659,11 +659,4 @@ def slice_from_text(text: str) -> Slice:
     if members.count(":") > members.count(",") + 1:  # boosts among them
         return Slice([_entry(member) for member in members.split(",")], float(floor))
     numbers = list(map(int, members.replace(":", ",").split(",")))  # posts only: in C
-    return Slice(_posts(numbers[::2], numbers[1::2]), float(floor))
-
-
-def _posts(post_ids: list[int], author_ids: list[int]) -> list[Entry]:
-    """Entries of posts (no boost), built in C: ``Entry(...)`` runs the NamedTuple's Python
-    ``__new__`` once per entry, and a page decodes a few hundred."""
-    fields = zip(post_ids, author_ids, itertools.repeat(0), itertools.repeat(0))
-    return list(map(tuple.__new__, itertools.repeat(Entry), fields))
+    return Slice(list(map(Entry, numbers[::2], numbers[1::2])), float(floor))
