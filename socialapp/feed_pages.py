@@ -94,7 +94,8 @@ class Pages:
         post it boosts; deleted ones (or boosts of them) dropped. ``values``: post cache
         values already read (with the page, on one server); ``stored``: documents read from
         MongoDB with the page."""
-        ids = list(dict.fromkeys(i for e in entries for i in (e.post_id, e.boost_of) if i))
+        ids = {e.post_id for e in entries}  # merged: no post id twice
+        ids.update(e.boost_of for e in entries if e.boost_of)
         found = self._posts_of(ids, rendered, values, stored)
         hydrated = []
         for entry in entries:
@@ -106,18 +107,23 @@ class Pages:
                 hydrated.append((entry, post))
         return hydrated
 
-    def _posts_of(self, post_ids: list[int], rendered: bool, values: dict, stored: dict) -> dict:
+    def _posts_of(self, post_ids: set[int], rendered: bool, values: dict, stored: dict) -> dict:
         """Each post found, as a document or response form: from ``stored``, the values read
-        with the page, the post cache, then MongoDB (cached for next time)."""
+        with the page, the post cache (asked only of the others), then MongoDB (cached for
+        next time)."""
         read = self._cache.rendered_from if rendered else self._cache.documents_from
-        found = {
-            i: self._cache.render(stored[i]) if rendered else stored[i]
-            for i in post_ids
-            if i in stored
-        }
+        found = {}
+        if stored:
+            found = {
+                i: self._cache.render(stored[i]) if rendered else stored[i]
+                for i in post_ids
+                if i in stored
+            }
         found.update(read({i: values[i] for i in post_ids if i in values and i not in found}))
-        get = self._cache.get_rendered_many if rendered else self._cache.get_many
-        found.update(get([i for i in post_ids if i not in values and i not in found]))
+        uncached = [i for i in post_ids if i not in values and i not in found]
+        if uncached:
+            get = self._cache.get_rendered_many if rendered else self._cache.get_many
+            found.update(get(uncached))
         missing = [i for i in post_ids if i not in found]
         if missing:
             began = self._cache.clock()

@@ -88,6 +88,20 @@ def with_original(boost, original, rendered: bool):
     return {**boost, "original": original}
 
 
+_BOOST_COUNT = '"boost_count": '
+
+
+def ever_boosted(rendered: str) -> bool:
+    """Whether the post a page item shows (a boost's original, joined last by
+    ``with_original``) has been boosted by anyone, as its response form counts: only then
+    may the reader have boosted it. A boost moves the count in the transaction that stores
+    it and marks the cached post changed before it answers, so a page read after a boost
+    counts it. A JSON string holds no unescaped quote, so the last ``"boost_count": `` is a
+    field's; a form without one cannot tell (True)."""
+    at = rendered.rfind(_BOOST_COUNT)
+    return at < 0 or rendered[at + len(_BOOST_COUNT)] != "0"  # no other count starts with 0
+
+
 def with_boosted(rendered: str, boosted: bool) -> str:
     """A post's cached response form with whether the reader boosted it (home pages)."""
     return f'{{"boosted": {"true" if boosted else "false"}, {rendered[1:]}'

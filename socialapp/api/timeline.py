@@ -13,7 +13,7 @@ from socialapp.api.base import Blueprint, authenticated
 from socialapp.api.fields import page_limit
 from socialapp.api.posts import PostPageSchema
 from socialapp.feed_pages import FeedPage
-from socialapp.rendering import Id, with_boosted
+from socialapp.rendering import Id, ever_boosted, with_boosted
 from socialapp.services import boosts, timeline
 
 blp = Blueprint("timeline", __name__, url_prefix="/v1/timeline", description="Home timeline")
@@ -64,9 +64,13 @@ class Home(MethodView):
 
 def page_response(page: FeedPage, reader: int | None, headers=None) -> Response:
     """A page read ``rendered``: its posts come as the JSON PostSchema renders (cached so),
-    joined, not re-rendered, each with whether the reader boosted the post it shows."""
-    mine = boosts.boosted_among(components().boosts, reader, page.shows)
-    shown = zip(page.posts, page.shows, strict=True)
+    joined, not re-rendered, each with whether the reader boosted the post it shows (MongoDB
+    is asked only of the posts someone boosted: ``ever_boosted``)."""
+    shown = list(zip(page.posts, page.shows, strict=True))
+    mine = set()
+    if reader is not None:
+        maybe = [shows for item, shows in shown if ever_boosted(item)]
+        mine = boosts.boosted_among(components().boosts, reader, maybe)
     items = ", ".join(with_boosted(item, shows in mine) for item, shows in shown)
     next_max_id = json.dumps(None if page.next_max_id is None else str(page.next_max_id))
     body = f'{{"items": [{items}], "next_max_id": {next_max_id}}}'

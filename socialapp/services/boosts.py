@@ -99,5 +99,9 @@ def originals(posts: PostStore, records: list[dict]) -> dict[int, dict]:
 
 
 def boosted_among(boosts: BoostStore, viewer: int | None, post_ids: list[int]) -> set[int]:
-    """Which of ``post_ids`` the viewer has boosted (none for an anonymous viewer)."""
-    return set() if viewer is None else boosts.boosted_among(viewer, post_ids)
+    """Which of ``post_ids`` the viewer has boosted (none for an anonymous viewer): one
+    query, none without posts. Pages hand it only the posts whose ``boost_count`` (read
+    with the page) is not 0: a post nobody boosted needs no query."""
+    if viewer is None or not post_ids:
+        return set()
+    return boosts.boosted_among(viewer, post_ids)

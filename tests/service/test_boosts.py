@@ -256,3 +256,30 @@ def test_a_lost_outbox_rebuilt_by_a_page_keeps_the_boost_rule(
     assert [i["id"] for i in client.get(path, headers=reader.headers).json["items"]] == [kept]
     components.redis.delete(outbox_key(int(star.id)))
     assert [i["id"] for i in client.get(path, headers=reader.headers).json["items"]] == [kept]
+
+
+def test_only_posts_someone_boosted_are_asked_about_and_a_cached_post_turns_boosted(
+    client, signup, settle, components, monkeypatch
+):
+    """Whether the reader boosted a post is asked of MongoDB only for posts whose count (read
+    with the page) says someone boosted them; a post cached unboosted by an earlier page is
+    boosted on the page read after the reader's boost."""
+    ada, bob, cyd = signup("ada"), signup("bob"), signup("cyd")
+    follow(client, ada, bob)
+    plain, later = post(client, bob, "plain"), post(client, bob, "later")
+    settle()
+    asked = []
+    real = components.boosts.boosted_among
+    spy = lambda user, ids: asked.append(sorted(ids)) or real(user, ids)  # noqa: E731
+    monkeypatch.setattr(components.boosts, "boosted_among", spy)
+    assert [(i["id"], i["boosted"]) for i in home(client, ada)] == [
+        (later, False),
+        (plain, False),
+    ]
+    assert asked == []  # nobody boosted either: no query
+    assert boost(client, cyd, plain).status_code == 200  # someone else's: asked, not ada's
+    assert boost(client, ada, later).status_code == 200
+    settle()
+    page = [(i["id"], i["boost_of"], i["boosted"]) for i in home(client, ada)]
+    assert page == [(later, None, True), (plain, None, False)]  # ada's boost is right above
+    assert asked == [sorted([int(later), int(plain)])]

@@ -9,6 +9,8 @@ import math
 import random
 
 import pytest
+import redis
+from redis.connection import Connection
 
 from socialapp.config import Settings
 from socialapp.domain.ids import IdGenerator, id_time_ms
@@ -518,3 +520,21 @@ class TestPostCache:
     def test_entries_expire(self, cache, timeline_client):
         cache.put_many({1: {"text": "a"}}, cache.clock())
         assert 0 < timeline_client.ttl(post_key(1)) <= 600
+
+
+def test_a_single_call_whose_connection_fails_is_sent_again(redis_client, monkeypatch):
+    """One server: a single script call goes out on a pooled connection without the client's
+    retry wrapper; when that connection fails (reset, timed out) the call is handed to the
+    client, which reconnects and sends it again as configured, instead of failing the page."""
+    store = make_store(redis_client)
+    store.create_home(1, [Entry(5, 3)])
+    send, failures = Connection.send_command, [redis.exceptions.ConnectionError("reset")]
+
+    def failing_once(self, *args, **kwargs):
+        if failures:
+            raise failures.pop()
+        return send(self, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "send_command", failing_once)
+    assert store.read_home(1) == Slice([Entry(5, 3)], 0.0)
+    assert not failures  # it failed once, then went through

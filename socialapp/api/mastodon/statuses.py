@@ -100,7 +100,8 @@ def render(records: list[dict], viewer: int | None, reply_to: dict | None = None
         ]
     originals = boosts.originals(c.posts, records)
     shown = posts.with_authors(c.users, c.likes, [*records, *originals.values()], viewer)
-    mine = boosts.boosted_among(c.boosts, viewer, [r["_id"] for r, _, _ in shown])
+    boosted = [r["_id"] for r, _, _ in shown if r.get("boost_count")]  # by anyone
+    mine = boosts.boosted_among(c.boosts, viewer, boosted)
     marked, pinned = reader_marks(viewer, [r for r, _, _ in shown])
     by_id = {
         r["_id"]: entities.status(
