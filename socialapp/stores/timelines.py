@@ -27,6 +27,7 @@ to one script call, which saves a round trip and a command per set.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable
 from pathlib import Path
@@ -134,6 +135,27 @@ def pulls_key(user_id: int) -> str:
     return f"pulls:{{{user_id}}}"
 
 
+@functools.lru_cache(maxsize=16)  # a process makes the same few (each app, each worker)
+def _script_texts(folder: Path, ttl: int, bucket: int) -> tuple[tuple[str, str], ...]:
+    """Each timeline script's text: the constants, the part of the library it uses, and
+    its own code, from ``folder`` (``LUA``; a benchmark reads another commit's)."""
+    constants = (
+        f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\n"
+        f"local LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
+        f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
+        f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
+        f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
+        f"local TAGS = '{FOLLOWS_TAGS}'\n"
+        f"local PENDING_SUFFIX = '{PENDING_SUFFIX}'\nlocal FOLD = {PENDING_FOLD}\n"
+    )
+    library = (folder / "lib.lua").read_text()
+    texts = []
+    for name in SCRIPTS:
+        script = (folder / f"{name}.lua").read_text()
+        texts.append((name, constants + used_part(library, script) + script))
+    return tuple(texts)
+
+
 class TimelineScripts:
     """The timeline scripts (``lua/``) on one client, run in pipelines: every timeline of
     entries with a floor (homes, outboxes, tagged sets, the list feeds and shared feeds of
@@ -144,22 +166,9 @@ class TimelineScripts:
     def __init__(self, client, ttl: int, bucket: int = BUCKET_RECORDS) -> None:
         self._client = client
         self.batched = not isinstance(client, RedisCluster)
-        constants = (
-            f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\n"
-            f"local LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
-            f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
-            f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
-            f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
-            f"local TAGS = '{FOLLOWS_TAGS}'\n"
-            f"local PENDING_SUFFIX = '{PENDING_SUFFIX}'\nlocal FOLD = {PENDING_FOLD}\n"
-        )
-        library = (LUA / "lib.lua").read_text()
-        self._scripts = {}
-        for name in SCRIPTS:
-            script = (LUA / f"{name}.lua").read_text()
-            self._scripts[name] = client.register_script(
-                constants + used_part(library, script) + script
-            )
+        self._scripts = {
+            name: client.register_script(text) for name, text in _script_texts(LUA, ttl, bucket)
+        }
 
     # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
