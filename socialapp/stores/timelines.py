@@ -33,7 +33,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from redis import exceptions
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
@@ -209,35 +208,11 @@ class TimelineScripts:
             keys = [keys] if isinstance(keys, str) else keys
             commands.append(("EVALSHA", self._scripts[name].sha, len(keys), *keys, *args))
         if len(commands) == 1:  # a page read: a pipeline would only add its own overhead
-            return [self._one(commands[0])]
+            return [self._client.execute_command(*commands[0])]
         pipe = self._client.pipeline(transaction=False)
         for command in commands:
             pipe.execute_command(*command)
         return pipe.execute()
-
-    def _one(self, command: tuple):
-        """One command on one server, sent on a pooled connection without the client's
-        wrapping of each call (its retry closure, timing and hooks: a third of what a page
-        read spends in redis-py). A connection or timeout error hands the command to the
-        client, which retries it as configured (every script may run again). A cluster's
-        client routes the command itself."""
-        if not self.batched:
-            return self._client.execute_command(*command)
-        pool = self._client.connection_pool
-        conn = pool.get_connection()
-        try:
-            conn.send_command(*command)
-            return self._client.parse_response(conn, command[0])
-        except (exceptions.ConnectionError, exceptions.TimeoutError):
-            conn.disconnect()
-        except exceptions.ResponseError:  # the reply was read whole: the connection is sound
-            raise
-        except BaseException:
-            conn.disconnect()
-            raise
-        finally:
-            pool.release(conn)
-        return self._client.execute_command(*command)
 
 
 @translates(REDIS)

@@ -523,9 +523,9 @@ class TestPostCache:
 
 
 def test_a_single_call_whose_connection_fails_is_sent_again(redis_client, monkeypatch):
-    """One server: a single script call goes out on a pooled connection without the client's
-    retry wrapper; when that connection fails (reset, timed out) the call is handed to the
-    client, which reconnects and sends it again as configured, instead of failing the page."""
+    """One server: when the connection of a single script call (a page read) fails (reset,
+    timed out), the client reconnects and sends it again as configured, instead of failing
+    the page."""
     store = make_store(redis_client)
     store.create_home(1, [Entry(5, 3)])
     send, failures = Connection.send_command, [redis.exceptions.ConnectionError("reset")]
