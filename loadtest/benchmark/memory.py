@@ -16,7 +16,7 @@ from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.stores import redis_client
-from socialapp.stores.timelines import TimelineStore, home_key
+from socialapp.stores.timelines import TimelineStore
 
 SPARE_DB = 2
 SMALL_HOME = 20  # entries: a small home stays a listpack (zset-max-listpack-entries 128)
@@ -73,10 +73,10 @@ def measure(redis_url: str, users: int) -> dict:
             "bytes_per_active_user_full_home": round(per_user + cap * per_entry_full, 1),
             "bytes_per_entry_delivered_home": round((delivered - before_delivered) / held, 1),
             "entries_per_delivered_home": round(held / len(delivered_ids), 1),
-            "memory_usage_home": {
-                "empty": client.memory_usage(home_key(spare), samples=0),
-                f"{SMALL_HOME}_entries": client.memory_usage(home_key(1), samples=0),
-                f"{cap}_entries": client.memory_usage(home_key(full_ids[0]), samples=0),
+            "memory_usage_home": {  # the home and its pending list, as operators see it
+                "empty": store.home_footprint([spare])[0],
+                f"{SMALL_HOME}_entries": store.home_footprint([1])[0],
+                f"{cap}_entries": store.home_footprint([full_ids[0]])[0],
             },
         }
     finally:

@@ -648,7 +648,7 @@ def _memory(f: dict) -> str:
          f"{m['bytes_per_entry_delivered_home']:.0f} B"],
         ["per active user with a full home",
          f"{m['bytes_per_active_user_full_home'] / 1024:.1f} KiB"],
-        *([f"MEMORY USAGE of one home, {k.replace('_', ' ')}", f"{v:,} B"]
+        *([f"MEMORY USAGE of one home and its pending list, {k.replace('_', ' ')}", f"{v:,} B"]
           for k, v in m["memory_usage_home"].items()),
     ]  # fmt: skip
     return f"{m['users']:,} users.\n\n" + _table(["what", "bytes"], rows)
