@@ -198,13 +198,11 @@ def _why_delivery(f: dict) -> list[str]:
         )
     lines.append(
         "redis-benchmark pipelines a bare ZADD to random keys. A delivery costs Redis more: "
-        "on one server a chunk is one script that per home reads its floor, count and the "
-        "head's newest records (one HMGET, which also tells whether the home exists, i.e. "
-        "whether its reader is active), compares the entry with the newest 14-byte record and "
-        "writes those records back with the entry in front (HSET; once in 16 deliveries the "
-        "whole head, and a trim once in a sixteenth of the cap's deliveries), each a call from "
-        "Lua; the broker's traffic (the chunk tasks, their acknowledgements) runs on the same "
-        "server."
+        "on one server a chunk is one script that per home builds the key of the home's "
+        "pending list and pushes the entry onto it (one LPUSHX, which writes nothing where "
+        "the home does not exist, i.e. its reader is idle), each a call from Lua, and every "
+        "32nd pending entry folds the list into the home's buckets; the broker's traffic "
+        "(the chunk tasks, their acknowledgements) runs on the same server."
     )
     commands = runs[0].get("redis_commands")
     if commands:
