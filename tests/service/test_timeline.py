@@ -7,7 +7,7 @@ import pytest
 
 from socialapp.domain.fanout import MODES
 from socialapp.services import fanout, operators
-from socialapp.stores.timelines import home_key, outbox_key
+from socialapp.stores.timelines import home_key, outbox_key, pending_key
 
 
 def home(client, account, **params):
@@ -63,6 +63,30 @@ def test_unfollow_and_delete_disappear(client, signup, settle):
     assert [p["id"] for p in home(client, bob).json["items"]] == [kept]
     client.delete(f"/v1/me/following/{ada.id}", headers=bob.headers)
     assert home(client, bob).json["items"] == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_post_deleted_before_its_reader_reads_again_never_shows(
+    client, signup, settle, components, mode
+):
+    """In write mode (and hybrid, adaptive: one follower is under the threshold) the posts
+    wait in the reader's pending list, not yet folded into the home, when the delete lands."""
+    switch(components, mode)
+    settle()
+    ada, bob = signup("ada"), signup("bob")
+    home(client, bob)
+    client.put(f"/v1/me/following/{ada.id}", headers=bob.headers)
+    kept, gone, last = (post(client, ada, text) for text in ("kept", "gone", "last"))
+    settle()
+    if mode == "write":  # the sentinel and the three posts, none folded yet
+        assert components.redis.llen(pending_key(bob.id)) == 4
+    assert client.delete(f"/v1/posts/{gone}", headers=ada.headers).status_code == 204
+    settle()
+    assert [p["id"] for p in home(client, bob).json["items"]] == [last, kept]
+    assert [p["id"] for p in home(client, bob, max_id=last).json["items"]] == [kept]
+    if mode == "write":  # taken out of the home itself, not only left out of the pages
+        held = components.timelines.read_home(bob.id).entries
+        assert [str(e.post_id) for e in held] == [last, kept]
 
 
 def all_pages(client, account, limit):
