@@ -9,6 +9,8 @@ import pytest
 
 from socialapp.domain.fanout import MODES
 from socialapp.services import operators
+from socialapp.stores.timelines import read_args, tagged_key
+from tests.helpers_timelines import WHOLE, scripts
 from tests.service.test_timeline import all_pages, home, post
 
 
@@ -162,9 +164,11 @@ def test_a_home_read_loads_the_tags_the_streaming_process_reads(
 
 
 def tagged_members(components, account) -> set[str]:
-    """The reader's tagged set (``post:author#tag``), less its floor."""
-    members = components.redis.zrange(f"tagged:{{{account.id}}}", 0, -1)
-    return {member for member in members if member != "floor"}
+    """The reader's tagged set (``post:author#tag``), its pending deliveries folded in (read
+    through the timeline scripts), less its floor."""
+    call = ("read", tagged_key(account.id), read_args(None, None, WHOLE))
+    found = scripts(components.redis).run([call])[0]
+    return set(found[1:]) if found else set()
 
 
 @pytest.mark.parametrize("mode", ["write", "hybrid"])
