@@ -576,20 +576,22 @@ local function text_size(key)
   return redis.call('ZCOUNT', key, '(-inf', '+inf') - 1
 end
 
--- Cut the ``excess`` oldest entries, raising the floor to the highest cut (never lowering
--- it below ``floor``).
+-- Cut the ``excess`` oldest entries (one ZREM per 1000), raising the floor to the highest
+-- cut (never lowering it below ``floor``).
 local function text_cut(key, excess, floor)
   local lowest = redis.call('ZRANGE', key, '(-inf', '+inf', 'BYSCORE', 'LIMIT', 0, excess + 1,
     'WITHSCORES')
-  local removed, highest, highest_text = 0, floor, nil
+  local cut, highest, highest_text = {}, floor, nil
   for i = 1, #lowest, 2 do
-    if lowest[i] ~= SENTINEL and removed < excess then
-      redis.call('ZREM', key, lowest[i])
-      removed = removed + 1
+    if lowest[i] ~= SENTINEL and #cut < excess then
+      cut[#cut + 1] = lowest[i]
       if tonumber(lowest[i + 1]) > highest then
         highest, highest_text = tonumber(lowest[i + 1]), lowest[i + 1]
       end
     end
+  end
+  for first = 1, #cut, 1000 do
+    redis.call('ZREM', key, unpack(cut, first, math.min(first + 999, #cut)))
   end
   if highest_text then redis.call('ZADD', key, highest_text, SENTINEL) end
 end
