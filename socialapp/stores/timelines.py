@@ -318,7 +318,8 @@ class TimelineStore:
 
     def deliver_tagged(self, user_ids: list[int], entry: Entry, tag: str) -> int:
         """Deliver a post with ``tag`` to the existing tagged sets among ``user_ids`` (the
-        tag's followers); how many exist (on one server: one command per ``BATCH``)."""
+        tag's followers), one LPUSHX onto each one's pending list as for a home; how many
+        exist (on one server: one command per ``BATCH``)."""
         member = tagged_member(entry, tag)
         if self._batched:
             return self._deliver(user_ids, entry.post_id, member, tagged_key)
