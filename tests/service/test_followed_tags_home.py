@@ -9,7 +9,7 @@ import pytest
 
 from socialapp.domain.fanout import MODES
 from socialapp.services import operators
-from socialapp.stores.timelines import read_args, tagged_key
+from socialapp.stores.timelines import read_args, tagged_key, tagged_pending_key
 from tests.helpers_timelines import WHOLE, scripts
 from tests.service.test_timeline import all_pages, home, post
 
@@ -192,9 +192,12 @@ def test_a_pushed_tag_is_delivered_and_a_follow_backfills_it(
     assert ids(client, reader) == [before]  # backfilled by the follow
     after = posted(client, ada, "later #cats")
     settle()
+    pending = components.redis.lrange(tagged_pending_key(reader.id), 0, -1)
+    assert pending[:-1] == [f"{after}:{ada.id}#cats"]  # delivered: one push, not folded yet
+    assert ids(client, reader) == [after, before]  # the page's script folds it in
+    assert components.redis.llen(tagged_pending_key(reader.id)) == 1  # the sentinel
     members = {f"{before}:{ada.id}#cats", f"{after}:{ada.id}#cats"}
     assert tagged_members(components, reader) == members
-    assert ids(client, reader) == [after, before]
     sent = sent_to_redis(monkeypatch)
     assert ids(client, reader) == [after, before]
     assert len(sent) == 1  # the tagged set is read beside the home, in the page's one call
