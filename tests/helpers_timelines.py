@@ -12,6 +12,8 @@ from socialapp.stores.timelines import (
     member_text,
     read_args,
     slice_of,
+    tagged_key,
+    tagged_pending_key,
 )
 
 WHOLE = 1_000_000  # more entries than any timeline a test builds
@@ -69,3 +71,10 @@ def put_entry(client, key: str, entry: Entry) -> None:
 def drop_entry(client, key: str, entry: Entry) -> int:
     """Take ``entry`` out of the timeline ``key`` as a retraction would; whether it was held."""
     return scripts(client).remove([key], entry)
+
+
+def tagged_as_before_lists(client, user_id: int) -> None:
+    """Make the reader's tagged set as the version before pending lists wrote it: no list,
+    no mark (it takes each delivery at once, the reference a fold must read back as)."""
+    client.delete(tagged_pending_key(user_id))
+    client.zrem(tagged_key(user_id), "p")

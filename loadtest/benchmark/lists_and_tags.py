@@ -6,6 +6,9 @@ A list's feed is fed as a home is (``socialapp.list_reader``): readers who follo
 ``list_members`` authors and the celebrities, and own a list holding all of them, read their
 list and their home alternately on one server; the ratio is list p50 / home p50.
 
+``python -m loadtest.benchmark.lists_and_tags [--size smoke|full] [--out FILE]`` runs the
+delivery part alone (the full benchmark runs both, as its ``list_delivery`` section).
+
 Delivery (``Fanout.deliver_post``): two authors of ``list_followers`` followers each post in
 turn, one plain, the other in ``lists_holding`` lists (each read once, so its feed exists)
 with a tag ``tag_followers`` accounts follow (read once too). In write mode a followed tag is
@@ -17,10 +20,18 @@ written, over the time from the first written to the last.
 
 from __future__ import annotations
 
+import argparse
 import itertools
+import json
+import logging
+import sys
+from pathlib import Path
 
-from loadtest.benchmark import delivery, profiles, reads, seed
+from loadtest import environment
+from loadtest.benchmark import SIZES, delivery, profiles, reads, seed
+from loadtest.benchmark.world import World
 from socialapp.domain.lists import MAX_CHANGED
+from socialapp.embedded.redis_server import RedisServer
 from socialapp.services import lists, operators, posts, timeline
 
 TAG = "listed"
@@ -123,3 +134,31 @@ def measure_delivery(world, size, authors: tuple[int, int]) -> dict:
     )
     return {**found, "followers": size.list_followers, "lists": size.lists_holding,
             "tag_followers": size.tag_followers}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The delivery section alone on a server of its own: its figures (``--out``: as JSON
+    too), as the full benchmark's ``list_delivery``."""
+    parser = argparse.ArgumentParser(prog="python -m loadtest.benchmark.lists_and_tags")
+    parser.add_argument("--size", choices=sorted(SIZES), default="full")
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    size = SIZES[args.size]
+    with RedisServer() as server, World(server.url, concurrency=size.concurrency) as world:
+        found = measure_delivery(world, size, setup_delivery(world, size))
+    figures = {"environment": environment.describe(), "list_delivery": found}
+    figures["environment"]["load_average_end"] = environment.load_average()
+    plain, listed = found["sides"]
+    print(
+        f"plain {plain['deliveries_per_s']:,.0f}/s, in {found['lists']} lists with a tag "
+        f"{found['tag_followers']} follow {listed['deliveries_per_s']:,.0f}/s: ratio "
+        f"{found['ratio']} (end to end {found['end_to_end_ratio']}; pairs {found['pairs']})"
+    )
+    if args.out:
+        args.out.write_text(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

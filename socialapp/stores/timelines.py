@@ -14,7 +14,8 @@ left in the old sorted-set encoding is converted when a script first touches it.
 Next to each home, ``tagged:{user_id}`` holds the posts of the pushed hashtags the reader
 follows, one member per post and tag that brought it (``"post_id:author_id#tag"``, kept in
 the text encoding: a sorted set of the members, the floor its member ``floor``), so that
-unfollowing a tag takes out exactly its members; and ``pulls:{user_id}`` holds the authors
+unfollowing a tag takes out exactly its members, with beside it the list of deliveries not
+yet folded into it (``tagged_pending_key``), as a home's; and ``pulls:{user_id}`` holds the authors
 that reader merges at read time (celebrities in hybrid mode, pull overrides, authors being
 reconciled), so a page reads its sources on the reader's own hash slot without looking at
 every account followed. The member ``"0"`` marks the set loaded, ``"-1"`` being rebuilt; a
@@ -55,8 +56,9 @@ SENTINEL = "floor"
 # 2 KB allocation (tests use smaller buckets to exercise splits and trims on short timelines).
 BUCKET_RECORDS = 145
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
-# A home's pending deliveries (``pending_key``) are folded into its buckets by the delivery
-# that finds this many: the list stays a few hundred bytes, and a fold is one delivery in 32.
+# A home's or tagged set's pending deliveries (``pending_key``, ``tagged_pending_key``) are
+# folded into it by the delivery that finds this many: the list stays a few hundred bytes,
+# and a fold is one delivery in 32.
 PENDING_FOLD = 32
 PENDING_SUFFIX = ":new"
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
@@ -125,6 +127,12 @@ def tagged_key(user_id: int | str) -> str:
     return f"tagged:{{{user_id}}}"
 
 
+def tagged_pending_key(user_id: int | str) -> str:
+    """The list of deliveries to ``tagged_key(user_id)`` not yet folded into it, as
+    ``pending_key`` is a home's."""
+    return f"{tagged_key(user_id)}{PENDING_SUFFIX}"
+
+
 def tagged_member(entry: Entry, tag: str) -> str:
     """A tagged set's member: the entry and the followed tag that brought it."""
     return f"{member_text(entry)}#{tag}"
@@ -181,10 +189,11 @@ class TimelineScripts:
         batched = single or f"{name}_many"
         return [(batched, part, args) for part in _batches(keys)]
 
-    def remove(self, keys: list[str], entry: Entry) -> int:
-        """Take ``entry`` out of the timelines ``keys`` (a deleted post), in one round trip;
-        how many held it."""
-        return sum(self.run(self.calls("remove", keys, (member_text(entry),), single="remove")))
+    def remove(self, keys: list[str], entry: Entry, member: str | None = None) -> int:
+        """Take ``entry`` (in a tagged set: ``member``) out of the timelines ``keys`` (a
+        deleted post), in one round trip; how many held it."""
+        args = (member or member_text(entry),)
+        return sum(self.run(self.calls("remove", keys, args, single="remove")))
 
     def sizes(self, keys: list[str]) -> list[int | None]:
         """The entries each timeline holds (None: it does not exist), in one round trip."""
@@ -309,7 +318,8 @@ class TimelineStore:
 
     def deliver_tagged(self, user_ids: list[int], entry: Entry, tag: str) -> int:
         """Deliver a post with ``tag`` to the existing tagged sets among ``user_ids`` (the
-        tag's followers); how many exist (on one server: one command per ``BATCH``)."""
+        tag's followers), one LPUSHX onto each one's pending list as for a home; how many
+        exist (on one server: one command per ``BATCH``)."""
         member = tagged_member(entry, tag)
         if self._batched:
             return self._deliver(user_ids, entry.post_id, member, tagged_key)
@@ -326,10 +336,9 @@ class TimelineStore:
         self._run(self._calls("add", [tagged_key(user_id) for user_id in user_ids], args))
 
     def remove_from_tagged(self, user_ids: Iterable[int], entry: Entry, tag: str) -> None:
-        pipe = self._client.pipeline(transaction=False)
-        for user_id in user_ids:
-            pipe.zrem(tagged_key(user_id), tagged_member(entry, tag))
-        pipe.execute()
+        """Take ``entry`` out of these readers' tagged sets (pending entries folded first)."""
+        keys = [tagged_key(user_id) for user_id in user_ids]
+        self._lua.remove(keys, entry, tagged_member(entry, tag))
 
     def remove_tag(self, user_id: int, tag: str) -> int:
         """Take every member ``tag`` brought out of the reader's tagged set; how many."""
@@ -348,8 +357,11 @@ class TimelineStore:
         return bool(self._run([("finish_rebuild", tagged_key(user_id), args)])[0])
 
     def drop_tagged(self, batch: int = 1000) -> int:
-        """Delete every tagged set (``read`` mode reads none), as ``drop_homes``."""
-        return unlink_matching(self._client, tagged_key("*"), batch)
+        """Delete every tagged set (``read`` mode reads none) and its pending list, as
+        ``drop_homes``."""
+        dropped = unlink_matching(self._client, tagged_key("*"), batch)
+        unlink_matching(self._client, tagged_pending_key("*"), batch)
+        return dropped
 
     def add_to_outbox(self, author_id: int, entry: Entry) -> None:
         self._one("add", outbox_key(author_id), self._outbox_cap, 0, [entry])
@@ -557,13 +569,15 @@ class TimelineStore:
         return self._footprint(homes, [pending_key(user_id) for user_id in user_ids])
 
     def tagged_footprint(self, user_ids: Iterable[int]) -> tuple[int, int]:
-        """The same of these readers' tagged sets (the text encoding: several times a home's
-        bytes per entry)."""
-        return self._footprint([tagged_key(user_id) for user_id in user_ids])
+        """The same of these readers' tagged sets, each with its pending list (the text
+        encoding: several times a home's bytes per entry)."""
+        user_ids = list(user_ids)
+        sets = [tagged_key(user_id) for user_id in user_ids]
+        return self._footprint(sets, [tagged_pending_key(user_id) for user_id in user_ids])
 
     def _footprint(self, keys: list[str], beside: list[str] | None = None) -> tuple[int, int]:
         """Memory and entries of the timelines ``keys`` that exist, each counted with the
-        key ``beside`` it (a home's pending list) in its memory."""
+        key ``beside`` it (its pending list) in its memory."""
         sizes = self._lua.sizes(keys)  # first: folds pending entries, converts old encodings
         pipe = self._client.pipeline(transaction=False)
         for key in [*keys, *(beside or [])]:

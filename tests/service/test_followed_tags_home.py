@@ -9,6 +9,8 @@ import pytest
 
 from socialapp.domain.fanout import MODES
 from socialapp.services import operators
+from socialapp.stores.timelines import read_args, tagged_key, tagged_pending_key
+from tests.helpers_timelines import WHOLE, scripts
 from tests.service.test_timeline import all_pages, home, post
 
 
@@ -162,9 +164,11 @@ def test_a_home_read_loads_the_tags_the_streaming_process_reads(
 
 
 def tagged_members(components, account) -> set[str]:
-    """The reader's tagged set (``post:author#tag``), less its floor."""
-    members = components.redis.zrange(f"tagged:{{{account.id}}}", 0, -1)
-    return {member for member in members if member != "floor"}
+    """The reader's tagged set (``post:author#tag``), its pending deliveries folded in (read
+    through the timeline scripts), less its floor."""
+    call = ("read", tagged_key(account.id), read_args(None, None, WHOLE))
+    found = scripts(components.redis).run([call])[0]
+    return set(found[1:]) if found else set()
 
 
 @pytest.mark.parametrize("mode", ["write", "hybrid"])
@@ -188,9 +192,12 @@ def test_a_pushed_tag_is_delivered_and_a_follow_backfills_it(
     assert ids(client, reader) == [before]  # backfilled by the follow
     after = posted(client, ada, "later #cats")
     settle()
+    pending = components.redis.lrange(tagged_pending_key(reader.id), 0, -1)
+    assert pending[:-1] == [f"{after}:{ada.id}#cats"]  # delivered: one push, not folded yet
+    assert ids(client, reader) == [after, before]  # the page's script folds it in
+    assert components.redis.llen(tagged_pending_key(reader.id)) == 1  # the sentinel
     members = {f"{before}:{ada.id}#cats", f"{after}:{ada.id}#cats"}
     assert tagged_members(components, reader) == members
-    assert ids(client, reader) == [after, before]
     sent = sent_to_redis(monkeypatch)
     assert ids(client, reader) == [after, before]
     assert len(sent) == 1  # the tagged set is read beside the home, in the page's one call

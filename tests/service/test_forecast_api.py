@@ -7,7 +7,7 @@ import pytest
 from socialapp.entrypoints import cli
 from socialapp.services import forecast, operators
 from socialapp.stores import series
-from socialapp.stores.timelines import home_key, pending_key
+from socialapp.stores.timelines import home_key, pending_key, tagged_key, tagged_pending_key
 from tests.conftest import with_operator
 from tests.helpers_timelines import timeline_sizes
 
@@ -63,7 +63,8 @@ def test_tagged_sets_are_priced_at_their_own_bytes_per_entry(
 ):
     """A tagged set keeps text members, several times a home entry's bytes: the forecast
     measures the sampled readers' sets as it measures their homes, by ``MEMORY USAGE`` over
-    the entries held, and prices the tagged entries at that."""
+    the entries held (each set with its pending list), and prices the tagged entries at
+    that."""
     operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
     settle()
     ada, bob, star = (signup(h) for h in ("ada", "bob", "star"))
@@ -74,10 +75,11 @@ def test_tagged_sets_are_priced_at_their_own_bytes_per_entry(
         posted = client.post("/v1/posts", json={"text": f"#garden {n}"}, headers=star.headers)
         assert posted.status_code == 201
     settle()
-    redis, keys = components.redis, [f"tagged:{{{r.id}}}" for r in (ada, bob)]
-    assert timeline_sizes(redis, keys) == [3, 3]
+    redis, keys = components.redis, [tagged_key(r.id) for r in (ada, bob)]
+    assert timeline_sizes(redis, keys) == [3, 3]  # first: folds what is pending, as it does
 
     result = client.get("/v1/admin/fanout/forecast?threshold=10", headers=operator_headers).json
+    keys += [tagged_pending_key(r.id) for r in (ada, bob)]  # each set with its pending list
     per_entry = sum(map(redis.memory_usage, keys)) / 6
     assert result["tagged_entry_bytes"] == pytest.approx(per_entry, abs=0.1)
     assert result["tagged_entry_bytes"] > result["timeline_entry_bytes"]

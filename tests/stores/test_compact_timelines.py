@@ -26,8 +26,9 @@ from socialapp.stores.timelines import (
     read_args,
     slice_of,
     tagged_key,
+    tagged_pending_key,
 )
-from tests.helpers_timelines import timeline_entries, timeline_sizes
+from tests.helpers_timelines import tagged_as_before_lists, timeline_entries, timeline_sizes
 
 CAP = 400  # about three buckets of 145 records
 
@@ -359,17 +360,26 @@ def test_a_home_written_before_pending_lists_takes_deliveries_until_rebuilt(redi
 @pytest.mark.parametrize("cap", [4, 40])
 def test_a_fold_trims_and_floors_as_deliveries_one_at_a_time_would(redis_client, cap):
     """Pending entries folded at once (by the delivery that finds PENDING_FOLD, or a read)
-    leave the home as the text encoding's one-at-a-time adds leave a tagged set: the same
-    trims, the floor raised alike, a late entry and a redelivery among them."""
+    leave the home, and a tagged set, as the text encoding's one-at-a-time adds leave a
+    tagged set written before pending lists (no list, no mark: it takes each delivery at
+    once): the same trims, the floor raised alike, a late entry and a redelivery among them."""
     lua = TimelineScripts(redis_client, ttl=600, bucket=5)
-    both(lua, "create", add_args(cap, 0, [Entry(post, 1) for post in range(1, cap + 1)]))
+    keys = [home_key(1), tagged_key(1), tagged_key(2)]
+    args = add_args(cap, 0, [Entry(post, 1) for post in range(1, cap + 1)])
+    lua.run([("create", key, args) for key in keys])
+    tagged_as_before_lists(redis_client, 2)
+
+    def read_all() -> list:
+        return lua.run([("read", key, read_args(None, None, 2000)) for key in keys])
+
     posts = list(range(100, 100 + 2 * PENDING_FOLD + 5))
     posts[40:40] = [120, 50, 2]  # again, late, below the floor by then
     for post in posts:
-        both(lua, "add", add_args(cap, 0, [Entry(post, 2)]))
+        lua.run([("add", key, add_args(cap, 0, [Entry(post, 2)])) for key in keys])
         if post == 130:
-            home, tagged = both(lua, "read", read_args(None, None, 2000))
-            assert home == tagged
-    home, tagged = both(lua, "read", read_args(None, None, 2000))
-    assert home == tagged
+            home, tagged, reference = read_all()
+            assert home == tagged == reference
+    home, tagged, reference = read_all()
+    assert home == tagged == reference
+    assert not redis_client.exists(tagged_pending_key(2))
     assert float(home[0]) > 1  # trimmed: the floor rose

@@ -28,7 +28,9 @@
 -- the buckets their ids fall in.
 --
 -- Text encoding (tagged sets, whose members carry a tag name of any length): a sorted set of
--- text members scored by post id, plus the member 'floor' scored by the floor. A timeline
+-- text members scored by post id, plus the member 'floor' scored by the floor and the
+-- member 'p' (scored -inf) saying its pending list exists. A delivery to a tagged set is one
+-- LPUSHX of its member onto that list, as a home's is (see pending_of, text_load). A timeline
 -- key found in this old encoding where the compact one is kept (a server upgraded with
 -- timelines in Redis) is converted the first time it is touched, its TTL kept.
 --
@@ -39,6 +41,7 @@
 -- so an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which
 -- is what a volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
+local MARK = 'p'  -- a tagged set's member saying its pending list exists (a home's field 'p')
 local key = KEYS[1]
 local RECORD = 14  -- BUCKET (records a bucket holds) is defined above, as TTL is
 -- Records 'd' takes before a delivery rewrites the head (fewer in the tests' small buckets)
@@ -54,20 +57,27 @@ local function slack(cap)
   return math.floor(cap / 16)
 end
 
--- A home's pending deliveries: a list beside its hash (same hash tag, so one Cluster slot;
--- SCAN home:* finds both), newest first, each element one entry's records, the last
--- element the sentinel (a list cannot be empty): the home's cap as text. A delivery is one
--- LPUSHX, which only writes while the list exists, so its existence is the home's: the two
--- are created, renewed, dropped and rebuilt together, the hash marked 'p' to say its list
--- exists. A marked hash without its list (evicted, expired apart) may have lost deliveries
--- and reads as missing; so does a list without its hash. A hash without the mark was
--- written before homes had lists and takes deliveries directly, as it did, until its next
--- creation or rebuild. Every load() folds the pending entries in, in the order they came,
--- each as a delivery would have (dropped at or below a finite floor, each post once,
--- trimmed to the cap), and save() writes them back and empties the list; a delivery folds
--- once the list holds FOLD entries (defined above), so it stays small.
+local function is_text(key)
+  return string.sub(key, 1, #TAGGED_PREFIX) == TAGGED_PREFIX
+end
+
+-- A home's or tagged set's pending deliveries: a list beside it (same hash tag, so one
+-- Cluster slot; SCAN home:* finds both), newest first, each element one entry (a home's:
+-- its records; a tagged set's: its member), the last element the sentinel (a list cannot
+-- be empty): the cap as text. A delivery is one LPUSHX, which only writes while the list
+-- exists, so its existence is the timeline's: the two are created, renewed, dropped and
+-- rebuilt together, the timeline marked 'p' (a hash field, a sorted set member) to say its
+-- list exists. A marked timeline without its list (evicted, expired apart) may have lost
+-- deliveries and reads as missing; so does a list without its timeline. One without the
+-- mark was written before it had a list and takes deliveries directly, as it did, until
+-- its next creation or rebuild. Every load() (text_load() for a tagged set) folds the
+-- pending entries in, in the order they came, each as a delivery would have (dropped at or
+-- below a finite floor, each post once, trimmed to the cap), and empties the list; a
+-- delivery folds once the list holds FOLD entries (defined above), so it stays small.
 local function pending_of(key)
-  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX then return key .. PENDING_SUFFIX end
+  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX or is_text(key) then
+    return key .. PENDING_SUFFIX
+  end
   return nil
 end
 
@@ -75,10 +85,6 @@ local function renew(key)
   redis.call('EXPIRE', key, TTL)
   local pending = pending_of(key)
   if pending then redis.call('EXPIRE', pending, TTL) end
-end
-
-local function is_text(key)
-  return string.sub(key, 1, #TAGGED_PREFIX) == TAGGED_PREFIX
 end
 
 -- The floor as stored and returned: an integer's digits, 'inf', or a fraction's shortest
@@ -155,13 +161,15 @@ local function records_of(entry)
   return entry[3] == 0 and 1 or 2
 end
 
--- Give the home ``key`` a new, empty pending list (``cap``: the sentinel) and mark its hash.
+-- Give the home or tagged set ``key`` a new, empty pending list (``cap``: the sentinel)
+-- and mark it.
 local function start_pending(key, cap)
   local pending = pending_of(key)
   if not pending then return end
   redis.call('DEL', pending)
   redis.call('RPUSH', pending, cap)
-  redis.call('HSET', key, 'p', 1)
+  if is_text(key) then redis.call('ZADD', key, '-inf', MARK)
+  else redis.call('HSET', key, 'p', 1) end
 end
 
 -- A compact timeline loaded: its floor, entries, index (ids, lows) and the buckets read so
@@ -563,22 +571,97 @@ local function text_floor(key)
   return nil, nil
 end
 
-local function text_trim(key, cap, floor)
-  if floor == math.huge then return end
-  local excess = redis.call('ZCARD', key) - 1 - cap
-  if excess <= slack(cap) then return end
-  local lowest = redis.call('ZRANGE', key, 0, excess, 'WITHSCORES')
-  local removed, highest, highest_text = 0, floor, nil
+-- Entries held: the members above the mark (-inf), less the floor's.
+local function text_size(key)
+  return redis.call('ZCOUNT', key, '(-inf', '+inf') - 1
+end
+
+-- Cut the ``excess`` oldest entries (one ZREM per 1000), raising the floor to the highest
+-- cut (never lowering it below ``floor``).
+local function text_cut(key, excess, floor)
+  local lowest = redis.call('ZRANGE', key, '(-inf', '+inf', 'BYSCORE', 'LIMIT', 0, excess + 1,
+    'WITHSCORES')
+  local cut, highest, highest_text = {}, floor, nil
   for i = 1, #lowest, 2 do
-    if lowest[i] ~= SENTINEL and removed < excess then
-      redis.call('ZREM', key, lowest[i])
-      removed = removed + 1
+    if lowest[i] ~= SENTINEL and #cut < excess then
+      cut[#cut + 1] = lowest[i]
       if tonumber(lowest[i + 1]) > highest then
         highest, highest_text = tonumber(lowest[i + 1]), lowest[i + 1]
       end
     end
   end
+  for first = 1, #cut, 1000 do
+    redis.call('ZREM', key, unpack(cut, first, math.min(first + 999, #cut)))
+  end
   if highest_text then redis.call('ZADD', key, highest_text, SENTINEL) end
+end
+
+local function text_trim(key, cap, floor)
+  if floor == math.huge then return end
+  local excess = text_size(key) - cap
+  if excess > slack(cap) then text_cut(key, excess, floor) end
+end
+
+-- One delivery of ``member`` (score ``score``) to an existing tagged set: kept above a
+-- finite floor, then trimmed.
+local function text_deliver(key, cap, score, member)
+  local floor = text_floor(key)
+  if floor == math.huge or score > floor then
+    redis.call('ZADD', key, score, member)
+    text_trim(key, cap, floor)
+  end
+end
+
+-- A pending member's score: its post id, the member's first digits.
+local function text_score(member)
+  return tonumber(string.match(member, '^%d+'))
+end
+
+-- Fold a tagged set's pending members (``pending``: its list, newest first, the cap last;
+-- ``floor``: the set's) in, oldest first, each as text_deliver() would have added it, and
+-- empty the list. The usual fold, each entry newer than the last, is one ZADD of them all,
+-- the trims counted as one delivery at a time would have made them (each cuts the oldest,
+-- which the newer entries never are until the older are gone), then cut at once; a late
+-- entry or one delivered again makes the fold go one at a time.
+local function text_fold(key, pending, floor)
+  redis.call('LTRIM', pending_of(key), -1, -1)  -- the sentinel stays
+  local cap, finite, top = tonumber(pending[#pending]), floor ~= math.huge, -1
+  if finite then
+    top = tonumber(redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, 1,
+      'WITHSCORES')[2])
+  end
+  local fresh = {}
+  for i = #pending - 1, 1, -1 do
+    local score = text_score(pending[i])
+    if score > top then
+      top, fresh[#fresh + 1], fresh[#fresh + 2] = finite and score or top, score, pending[i]
+    elseif finite and score > floor then  -- late or again: one at a time
+      for j = #pending - 1, 1, -1 do text_deliver(key, cap, text_score(pending[j]), pending[j]) end
+      return
+    end
+  end
+  if #fresh == 0 then return end
+  local n = finite and text_size(key)
+  redis.call('ZADD', key, unpack(fresh))
+  if not finite then return end
+  local held = n + #fresh / 2
+  for _ = 1, #fresh / 2 do
+    n = n + 1
+    if n > cap + slack(cap) then n = cap end
+  end
+  if n < held then text_cut(key, held - n, floor) end
+end
+
+-- A tagged set's floor (a number) and its text, its pending members folded in first; nil
+-- when it does not exist, or is marked and has lost its pending list.
+local function text_load(key)
+  local found = redis.call('ZMSCORE', key, SENTINEL, MARK)
+  if not found[1] then return nil, nil end
+  local pending = redis.call('LRANGE', pending_of(key), 0, -1)
+  if found[2] and #pending == 0 then return nil, nil end
+  if #pending < 2 then return tonumber(found[1]), found[1] end
+  text_fold(key, pending, tonumber(found[1]))
+  return text_floor(key)
 end
 
 local function text_add(key, first, floor, cap)
@@ -594,7 +677,7 @@ end
 
 -- The timeline's floor (a number) and its text; nil when it does not exist.
 local function read_floor(key)
-  if is_text(key) then return text_floor(key) end
+  if is_text(key) then return text_load(key) end
   local t = load(key)
   if not t then return nil, nil end
   if t.floor_changed then save(t) end  -- converted from the old encoding
@@ -614,13 +697,15 @@ local function merge_args(t, cap)
   save(t)
 end
 
--- Whether the timeline exists and is whole: not a home whose hash is marked as having a
+-- Whether the timeline exists and is whole: not a home or tagged set marked as having a
 -- pending list that is gone.
 local function whole(key)
   if redis.call('EXISTS', key) == 0 then return false end
   local pending = pending_of(key)
   if not pending then return true end
-  local marked = redis.pcall('HEXISTS', key, 'p')  -- an error: the old encoding, a sorted set
+  local marked
+  if is_text(key) then marked = redis.call('ZSCORE', key, MARK) and 1 or 0
+  else marked = redis.pcall('HEXISTS', key, 'p') end  -- an error: the old encoding, a zset
   return marked ~= 1 or redis.call('EXISTS', pending) == 1
 end
 
@@ -629,34 +714,37 @@ end
 local function create(key)
   if whole(key) then return 0 end
   local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
+  redis.call('DEL', key)  -- one that lost its pending list
   if is_text(key) then
     redis.call('ZADD', key, ARGV[2], SENTINEL)
     text_add(key, 3, floor, cap)
   else
-    redis.call('DEL', key)  -- a home that lost its pending list
-    local t = new_timeline(key, floor)
-    merge_args(t, cap)
-    start_pending(key, cap)
+    merge_args(new_timeline(key, floor), cap)
   end
+  start_pending(key, cap)
   renew(key)
   return 1
 end
 
 -- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
 -- parse and ``encoded`` its records) to an existing timeline as add() does (``text``: the
--- key is a tagged set's); whether it exists. To a home, one LPUSHX onto its pending list
--- (folded in by every load, and here once it holds FOLD entries). To a home written before
--- homes had pending lists, or another compact timeline (an outbox), the usual delivery, the
--- newest entry with room in 'd' and no trim due, or the first into an empty timeline, is
--- one HMGET and one HSET. ``held``: the length LPUSHX already gave, if the caller pushed.
+-- key is a tagged set's); whether it exists. To a home or tagged set, one LPUSHX onto its
+-- pending list (folded in by every load, and here once it holds FOLD entries). To one
+-- written before it had a pending list, or another compact timeline (an outbox), the usual
+-- delivery: for a compact one the newest entry with room in 'd' and no trim due, or the
+-- first into an empty timeline, is one HMGET and one HSET. ``held``: the length LPUSHX
+-- already gave, if the caller pushed.
 local function deliver_one(key, cap, score, member, entry, encoded, text, held)
-  if text then
-    local floor = text_floor(key)
-    if not floor then return false end
-    if floor == math.huge or score > floor then
-      redis.call('ZADD', key, score, member)
-      text_trim(key, cap, floor)
+  if text then  -- a tagged set: one LPUSHX, 0 when it has no list (none, or an old set)
+    held = held or redis.call('LPUSHX', pending_of(key), member)
+    if held > FOLD and not text_load(key) then  -- a list without its set: gone with it
+      redis.call('DEL', pending_of(key))
+      return false
     end
+    if held > 0 then return true end
+    local found = redis.call('ZMSCORE', key, SENTINEL, MARK)
+    if not found[1] or found[2] then return false end  -- no set, or it lost its list
+    text_deliver(key, cap, score, member)
     return true
   end
   local pending = pending_of(key)
@@ -697,8 +785,11 @@ end
 -- and trimming it to ARGV[1] entries; 0 (and nothing written) when it does not exist.
 local function add(key)
   local cap, raised = tonumber(ARGV[1]), tonumber(ARGV[2])
+  if is_text(key) and #ARGV == 4 and raised == 0 then  -- one entry: a delivery
+    return deliver_one(key, cap, tonumber(ARGV[3]), ARGV[4], nil, nil, true) and 1 or 0
+  end
   if is_text(key) then
-    local floor = text_floor(key)
+    local floor = text_load(key)
     if not floor then return 0 end
     if floor ~= math.huge and raised > floor then
       floor = raised
@@ -719,15 +810,13 @@ local function add(key)
 end
 
 -- Replace the timeline with an empty one that is being rebuilt (floor +inf).
--- A home's pending list starts with sentinel 0: nothing is trimmed while the floor is
--- +inf, and finish_rebuild sets the cap.
+-- A home's or tagged set's pending list starts with sentinel 0: nothing is trimmed while
+-- the floor is +inf, and finish_rebuild sets the cap.
 local function begin_rebuild(key)
   redis.call('DEL', key)
   if is_text(key) then redis.call('ZADD', key, '+inf', SENTINEL)
-  else
-    redis.call('HSET', key, 'f', 'inf', 'n', 0)
-    start_pending(key, 0)
-  end
+  else redis.call('HSET', key, 'f', 'inf', 'n', 0) end
+  start_pending(key, 0)
   renew(key)
 end
 
@@ -736,7 +825,7 @@ end
 local function finish_rebuild(key)
   local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
   if is_text(key) then
-    local current, current_text = text_floor(key)
+    local current, current_text = text_load(key)
     if not current then return 0 end
     local floor_text = ARGV[2]
     if current ~= math.huge and current > floor then floor, floor_text = current, current_text end
@@ -747,8 +836,8 @@ local function finish_rebuild(key)
     if not t then return 0 end
     if t.floor == math.huge or t.floor <= floor then t.floor, t.floor_changed = floor, true end
     merge_args(t, cap)
-    start_pending(key, cap)  -- emptied by the save: now with the cap (or new, an old home)
   end
+  start_pending(key, cap)  -- emptied by the fold: now with the cap (or new, an old one)
   renew(key)
   return 1
 end
@@ -756,7 +845,7 @@ end
 -- Take out the entry whose member is ``member`` (a deleted post: compact timelines match
 -- its post id); how many were removed.
 local function remove(key, member)
-  if is_text(key) then return redis.call('ZREM', key, member) end
+  if is_text(key) then return text_load(key) and redis.call('ZREM', key, member) or 0 end
   local t = load(key)
   if not t then return 0 end
   if #t.ids == 0 then
@@ -786,6 +875,7 @@ end
 local function remove_author(key, suffix)
   if is_text(key) then
     local removed = 0
+    if not text_load(key) then return 0 end
     for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
       if string.sub(member, -#suffix) == suffix then
         removed = removed + redis.call('ZREM', key, member)
@@ -840,13 +930,15 @@ end
 -- the one holding ``upper`` are read, and only the entries returned decoded.
 local function read_range(key, upper, lower, count)
   if is_text(key) then
-    local _, floor_text = text_floor(key)
+    local _, floor_text = text_load(key)
     if not floor_text then return false end
     local result = {floor_text}
     local members = redis.call('ZRANGE', key, upper, lower, 'BYSCORE', 'REV', 'LIMIT', 0,
-      count + 1)
+      count + 2)  -- the floor's member and the mark may be among them
     for _, member in ipairs(members) do
-      if member ~= SENTINEL and #result <= count then result[#result + 1] = member end
+      if member ~= SENTINEL and member ~= MARK and #result <= count then
+        result[#result + 1] = member
+      end
     end
     return result
   end
@@ -887,10 +979,7 @@ end
 
 -- Entries held (the floor is not one); -1 when the timeline does not exist.
 local function size(key)
-  if is_text(key) then
-    local held = redis.call('ZCARD', key)
-    return held == 0 and -1 or held - 1
-  end
+  if is_text(key) then return text_load(key) and text_size(key) or -1 end
   local t = load(key)
   if not t then return -1 end
   if t.floor_changed then save(t) end

@@ -1,0 +1,216 @@
+"""A tagged set's deliveries wait in a pending list beside it (``tagged_pending_key``), as a
+home's do (tests/stores/test_compact_timelines.py): one LPUSHX a delivery, folded in by
+every script that reads or writes the set and by the delivery that finds PENDING_FOLD
+waiting, the set and its list created, renewed, rebuilt and dropped together. A set written
+before the lists (no list, no mark) takes deliveries directly, one at a time: the reference
+every fold must read back as."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from socialapp.config import Settings
+from socialapp.stores.timelines import (
+    PENDING_FOLD,
+    Entry,
+    TimelineStore,
+    read_args,
+    tagged_args,
+    tagged_key,
+    tagged_member,
+    tagged_pending_key,
+)
+from tests.helpers_timelines import WHOLE, scripts, tagged_as_before_lists, timeline_sizes
+
+CAP = 400
+
+
+def store_of(client, cap: int = CAP) -> TimelineStore:
+    return TimelineStore(client, Settings.from_env({}, timeline_cap=cap))
+
+
+def create(client, user_id: int, entries: dict[str, list[Entry]], floor: int = 0, cap=CAP):
+    """A tagged set made as a rebuild or first read makes it (create.lua)."""
+    args = tagged_args(cap, floor, entries)
+    assert scripts(client).run([("create", tagged_key(user_id), args)]) == [1]
+
+
+def read(client, user_id: int) -> tuple[list[str], float | None]:
+    """The set's members newest first and its floor (None: missing), through read.lua."""
+    call = ("read", tagged_key(user_id), read_args(None, None, WHOLE))
+    found = scripts(client).run([call])[0]
+    return (found[1:], float(found[0])) if found else ([], None)
+
+
+def raw(client, user_id: int) -> list:
+    """The sorted set as stored, scores included: what a delivery must not touch."""
+    return client.zrange(tagged_key(user_id), 0, -1, withscores=True)
+
+
+def pending(client, user_id: int) -> tuple[int, str | None]:
+    """Members waiting in the set's pending list, and its sentinel (the cap)."""
+    key = tagged_pending_key(user_id)
+    return client.llen(key) - 1, client.lindex(key, -1)
+
+
+def test_a_delivery_to_a_tagged_set_is_one_push_its_reads_fold_in(redis_client):
+    """A delivery leaves the sorted set as it was: its member waits in the list, and the next
+    read folds it in and empties the list; the delivery finding PENDING_FOLD folds them.
+    A cluster's per-key delivery (add.lua) pushes too."""
+    store = store_of(redis_client)
+    create(redis_client, 1, {"cats": [Entry(10, 2)]})
+    before = raw(redis_client, 1)
+    assert pending(redis_client, 1) == (0, str(CAP))
+    assert store.deliver_tagged([1], Entry(20, 3), "cats") == 1
+    assert raw(redis_client, 1) == before
+    assert pending(redis_client, 1) == (1, str(CAP))
+    assert read(redis_client, 1) == (["20:3#cats", "10:2#cats"], 0)
+    assert pending(redis_client, 1) == (0, str(CAP))
+    posts = range(100, 100 + PENDING_FOLD)
+    for post in posts[:-1]:
+        store.deliver_tagged([1], Entry(post, 3), "dogs")
+    assert pending(redis_client, 1)[0] == PENDING_FOLD - 1
+    folded = raw(redis_client, 1)
+    store.deliver_tagged([1], Entry(posts[-1], 3), "dogs")
+    assert pending(redis_client, 1)[0] == 0
+    assert raw(redis_client, 1) != folded
+    assert timeline_sizes(redis_client, [tagged_key(1)]) == [2 + PENDING_FOLD]
+    member = tagged_member(Entry(500, 4), "cats")
+    assert scripts(redis_client).run([("add", tagged_key(1), [CAP, 0, 500, member])]) == [1]
+    assert pending(redis_client, 1) == (1, str(CAP))
+    assert read(redis_client, 1)[0][0] == member
+
+
+def test_pending_members_are_retracted_unfollowed_floored_and_stored_once(redis_client):
+    """Members still pending are what a retraction, a tag's unfollow and the size see; one
+    at or below the floor is dropped, one delivered twice (a retried chunk) is held once."""
+    store = store_of(redis_client)
+    create(redis_client, 1, {"cats": [Entry(10, 2)]}, floor=5)
+    for entry in (Entry(20, 3), Entry(30, 4), Entry(4, 3), Entry(20, 3), Entry(5, 3)):
+        store.deliver_tagged([1], entry, "cats")
+    assert timeline_sizes(redis_client, [tagged_key(1)]) == [3]
+    store.deliver_tagged([1], Entry(20, 3), "cats")  # again, after its fold
+    store.deliver_tagged([1], Entry(40, 4, 30, 4), "cats")  # a boost's entry
+    store.remove_from_tagged([1], Entry(20, 3), "cats")
+    assert pending(redis_client, 1)[0] == 0
+    store.deliver_tagged([1], Entry(50, 4), "dogs")
+    store.deliver_tagged([1], Entry(50, 4), "cats")  # the same post, the other tag
+    assert pending(redis_client, 1)[0] == 2
+    assert store.remove_tag(1, "cats") == 4
+    assert read(redis_client, 1) == (["50:4#dogs"], 5)
+
+
+def test_a_tagged_set_and_its_pending_list_live_and_go_together(redis_client):
+    """Both get the TTL and a read renews both. Either without the other is a missing set
+    (the list may have lost deliveries; the set may be gone with its entries): reads ask for
+    a rebuild, deliveries do not count it, creating or rebuilding replaces both."""
+    store = store_of(redis_client)
+    tagged, pending_list = tagged_key(1), tagged_pending_key(1)
+    create(redis_client, 1, {"cats": [Entry(10, 2)]})
+    assert redis_client.ttl(pending_list) > 0
+    assert abs(redis_client.ttl(tagged) - redis_client.ttl(pending_list)) <= 1
+    redis_client.expire(tagged, 5)
+    redis_client.expire(pending_list, 5)
+    scripts(redis_client).run([("read", tagged, (*read_args(None, None, 20), 1))])
+    assert min(redis_client.ttl(tagged), redis_client.ttl(pending_list)) > 5
+
+    store.deliver_tagged([1], Entry(20, 3), "cats")
+    redis_client.delete(pending_list)  # evicted alone, with a delivery in it
+    assert read(redis_client, 1) == ([], None)
+    assert store.deliver_tagged([1], Entry(30, 3), "cats") == 0
+    assert store.remove_tag(1, "cats") == 0
+    assert timeline_sizes(redis_client, [tagged]) == [None]
+    assert store.create_tagged([1]) == 1
+    assert read(redis_client, 1) == ([], 0)
+
+    redis_client.delete(tagged)
+    assert store.deliver_tagged([1], Entry(50, 3), "cats") == 1  # one push: the list cannot tell
+    assert read(redis_client, 1) == ([], None)
+    for post in range(60, 60 + PENDING_FOLD):
+        store.deliver_tagged([1], Entry(post, 3), "cats")
+    assert not redis_client.exists(pending_list)  # the fold found no set: the list goes too
+
+    store.begin_rebuild_tagged(1)
+    assert pending(redis_client, 1) == (0, "0")
+    store.deliver_tagged([1], Entry(70, 3), "cats")
+    assert store.finish_rebuild_tagged(1, {"dogs": [Entry(65, 2)]}, floor=0)
+    assert read(redis_client, 1) == (["70:3#cats", "65:2#dogs"], 0)
+    assert pending(redis_client, 1) == (0, str(CAP))
+    assert redis_client.ttl(pending_list) > 0
+    assert store.drop_tagged() == 1
+    assert not redis_client.exists(tagged, pending_list)
+
+
+def test_a_tagged_set_written_before_pending_lists_takes_deliveries_until_rebuilt(redis_client):
+    """Upgrade without downtime: a set as the previous version wrote it (no list, no mark)
+    takes deliveries directly, as it did, and gets its list when rebuilt."""
+    store = store_of(redis_client)
+    create(redis_client, 1, {"cats": [Entry(10, 2)]})
+    tagged_as_before_lists(redis_client, 1)
+    assert store.deliver_tagged([1], Entry(20, 3), "cats") == 1
+    assert not redis_client.exists(tagged_pending_key(1))
+    assert read(redis_client, 1) == (["20:3#cats", "10:2#cats"], 0)
+    redis_client.rpush(tagged_pending_key(1), CAP)  # made while versions mixed: it counts
+    store.deliver_tagged([1], Entry(25, 3), "cats")
+    assert read(redis_client, 1)[0] == ["25:3#cats", "20:3#cats", "10:2#cats"]
+    assert store.create_tagged([1]) == 0  # whole as it is
+    store.begin_rebuild_tagged(1)
+    assert store.finish_rebuild_tagged(1, {"cats": [Entry(10, 2), Entry(25, 3)]}, floor=0)
+    assert store.deliver_tagged([1], Entry(30, 3), "cats") == 1
+    assert pending(redis_client, 1) == (1, str(CAP))
+    assert read(redis_client, 1)[0] == ["30:3#cats", "25:3#cats", "10:2#cats"]
+
+
+@pytest.mark.parametrize(("seed", "cap"), [(0, 4), (1, 40), (2, 40), (3, 400)])
+def test_folds_read_back_as_one_at_a_time_deliveries(redis_client, seed, cap):
+    """Reader 1's set folds (at reads, at PENDING_FOLD, before retractions, unfollows and
+    backfills); reader 2's, made before the lists, takes each delivery at once. Through the
+    newest posts, a post under two tags, redeliveries, late posts, retractions and trims
+    past the cap, both read back alike: members, floor and size."""
+    rng = random.Random(seed)
+    store = store_of(redis_client, cap)
+    for reader in (1, 2):
+        create(redis_client, reader, {"cats": [Entry(p, 1) for p in range(1, cap + 1)]}, 0, cap)
+    tagged_as_before_lists(redis_client, 2)
+    post, delivered = 1000, []
+    for step in range(600):
+        op = rng.random()
+        if op < 0.06 and delivered:  # again, or late
+            entry, tag = rng.choice(delivered[-50:])
+            if op < 0.03:
+                entry = Entry(max(entry.post_id - 30, 1), 5)
+        else:
+            post += rng.randrange(1, 3)
+            entry, tag = Entry(post, rng.randrange(1, 4)), rng.choice(["cats", "dogs"])
+            if op > 0.9:
+                entry = Entry(post, 4, post - 7, 2)  # a boost's entry
+        delivered.append((entry, tag))
+        assert store.deliver_tagged([1, 2], entry, tag) == 2
+        if op > 0.95:  # the same post under the other tag, at once
+            store.deliver_tagged([1, 2], entry, "dogs" if tag == "cats" else "cats")
+        if 0.93 < op <= 0.95:
+            gone, gone_tag = rng.choice(delivered)
+            store.remove_from_tagged([1, 2], gone, gone_tag)
+        if step == 300:
+            assert store.remove_tag(1, "dogs") == store.remove_tag(2, "dogs")
+            store.backfill_tagged([1, 2], [Entry(post - 3, 6), Entry(post - 2, 6)], 0, "owls")
+        if step % 37 == 0 or step == 599:
+            assert read(redis_client, 1) == read(redis_client, 2)
+            sizes = timeline_sizes(redis_client, [tagged_key(1), tagged_key(2)])
+            assert sizes[0] == sizes[1]
+    assert read(redis_client, 1)[1] > 0  # trimmed: the floor rose
+
+
+def test_a_cluster_pushes_each_tagged_delivery_beside_its_set(redis_cluster_client):
+    """On a cluster a delivery is one add.lua call per set; its push lands on the set's own
+    slot (the same hash tag), and a retraction folds it in before taking it out."""
+    cluster = redis_cluster_client
+    store = store_of(cluster)
+    assert store.create_tagged([1, 2]) == 2
+    assert store.deliver_tagged([1, 2, 3], Entry(20, 3), "cats") == 2  # 3 has no set
+    assert [pending(cluster, reader) for reader in (1, 2)] == [(1, str(CAP))] * 2
+    store.remove_from_tagged([2], Entry(20, 3), "cats")
+    assert (read(cluster, 1), read(cluster, 2)) == ((["20:3#cats"], 0), ([], 0))
+    assert not cluster.exists(tagged_pending_key(3))
