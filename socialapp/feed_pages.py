@@ -87,6 +87,17 @@ class Pages:
             page.next_max_id = kept[limit - 1][0].post_id
         return _comments_seen(page, rendered, hidden_among)
 
+    def ready(
+        self, ids: list[int], forms: list[str], limit: int, sources: int, hidden_among
+    ) -> FeedPage:
+        """A page its one script call found whole (a shared feed's: ``SharedPage.ready``),
+        ``ids`` the posts in order and ``forms`` their response forms, as ``read`` makes
+        it: the next page below the last post when it holds ``limit``, and the comments of
+        accounts hidden from the reader (``hidden_among``) left out."""
+        next_max_id = ids[-1] if len(ids) >= limit else None
+        page = FeedPage(forms, next_max_id, "shared", merged_authors=sources, shows=ids)
+        return _comments_seen(page, True, hidden_among)
+
     def _hydrate(
         self, entries: list[Entry], rendered: bool, values: dict, stored: dict
     ) -> list[tuple[Entry, object]]:

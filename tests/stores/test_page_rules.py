@@ -1,11 +1,16 @@
 """The page rules, written once in Python (``socialapp.domain.timeline``: ``shown``, each
 source's ``Rule``, a tagged set's ``tagged_source``, merged by ``assemble``) and mirrored by
 the page scripts (``read_page.lua`` for homes, ``read_list.lua`` for lists, both through
-``lib.lua``'s ``page_rule``; the tagged set's rule in ``read_page.lua``): one table of cases
-runs through each, and each must give the page the table names. A script's answer is its
-prefetch: the newest entries of the sources it merged, each with the post it boosts, in page
-order. As a list, the home's entries are the list's feed and its members the reader and whom
-they follow.
+``lib.lua``'s ``page_rule``; the tagged set's rule in ``read_page.lua``; ``read_shared.lua``
+for the public and hashtag feeds): one table of cases runs through each, and each must give
+the page the table names. A script's answer is its prefetch: the newest entries of the
+sources it merged, each with the post it boosts, in page order. As a list, the home's
+entries are the list's feed and its members the reader and whom they follow. As shared
+feeds (the cases without boosts, tagged sets or authors not followed, which those feeds do
+not have), the home and the outboxes are hashtags' feeds, and the script answers the page
+itself, ids and response forms (``SharedPage.ready``), whenever one round of the Python
+rules decides the page: the whole page when every feed holds all history, and a page of
+one, which a hidden newest entry leaves to a further round.
 
 A case: the home's entries and the pulled authors' outboxes, whom the reader follows, who is
 hidden from them (blocked either way or muted, until when), whose boosts they hide, and the
@@ -27,6 +32,7 @@ from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
+from socialapp.stores.shared_feeds import SharedFeeds, SharedPage, tag_key
 from socialapp.stores.timelines import TimelineStore
 
 READER = 1
@@ -195,6 +201,69 @@ def list_script_page(redis_client, case: Case) -> list[int]:
         READER, 1, False, (HIDDEN, LOADED), NOW, None, None, 20, PREFIX, 20
     )
     return shown_ids(case, found.cached)
+
+
+SHARED_CASES = {
+    name: case
+    for name, case in CASES.items()
+    if not case.tagged
+    and not any(e.boost_of for s in [case.home, *case.outboxes.values()] for e in s)
+    and {e.author_id for e in case.home} <= case.followees | {READER}
+}
+
+
+def shared_script_page(redis_client, case: Case, count: int) -> SharedPage:
+    """The page of ``count`` by the shared feeds' script, asked to answer it whole."""
+    stored(redis_client, case)
+    redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
+    feeds = SharedFeeds(redis_client, SETTINGS)
+    sources = {tag_key(f"t{i}"): s for i, s in enumerate([case.home, *case.outboxes.values()])}
+    feeds.begin_rebuild(list(sources))
+    feeds.finish_rebuild({key: (sorted(s, reverse=True), 0) for key, s in sources.items()})
+    marked = (HIDDEN, LOADED)
+    return feeds.read_page(list(sources), None, None, count, PREFIX, count, marked, NOW, True)
+
+
+def python_shared_round(case: Case, count: int) -> list[int] | None:
+    """The page of ``count`` by the Python rules from one round of the shared feeds (each
+    read ``count`` deep), when that round decides it: full, or every feed holding all
+    history; None when the page reads on (a round more, or MongoDB)."""
+    hidden = frozenset(a for a, until in case.hidden.items() if until > NOW)
+    sources = [sorted(s, reverse=True)[:count] for s in [case.home, *case.outboxes.values()]]
+    fetched = Fetched(tuple((SourceRead(s, 0, count), Rule(gone=hidden)) for s in sources))
+    merged = assemble(fetched, count)
+    whole = len(merged.entries) == count or (merged.known_from <= 1 and not merged.truncated)
+    return [e.post_id for e in merged.entries] if whole else None
+
+
+@pytest.mark.parametrize("count", [20, 1], ids=["whole", "one"])
+@pytest.mark.parametrize("case", SHARED_CASES.values(), ids=SHARED_CASES.keys())
+def test_the_shared_script_answers_the_same_page(redis_client, case, count):
+    page = python_shared_round(case, count)
+    if count == 20:
+        assert page == case.page
+    ready = shared_script_page(redis_client, case, count).ready
+    assert ready == (None if page is None else (page, [f"form {p}" for p in page]))
+
+
+@pytest.mark.parametrize(
+    "value", [None, "-", "~1700000000", '{"_id": 30}'], ids=["none", "buried", "changed", "no form"]
+)
+def test_the_shared_script_leaves_a_page_it_lacks_a_response_form_of_to_python(redis_client, value):
+    """Hydration is Python's where a post's cached value gives no response form: the
+    script answers its usual reply, the prefetch with the raw values."""
+    case = SHARED_CASES["posts of followees, newest first"]
+    stored(redis_client, case)
+    assert shared_script_page(redis_client, case, 20).ready == ([30, 10], ["form 30", "form 10"])
+    redis_client.delete(post_key(30))
+    if value is not None:
+        redis_client.set(post_key(30), value)
+    feeds = SharedFeeds(redis_client, SETTINGS)
+    found = feeds.read_page(
+        [tag_key("t0")], None, None, 20, PREFIX, 20, (HIDDEN, LOADED), NOW, True
+    )
+    assert found.ready is None
+    assert found.cached == {30: value, 10: "form 10\n{}"}
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())

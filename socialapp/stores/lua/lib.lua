@@ -1060,6 +1060,31 @@ local function with_cached(reply, prefix, ids)
   return reply
 end
 
+-- SourceRead.known_from of socialapp.domain.timeline for a read (``read_``: {floor,
+-- member...} newest first, ``count`` asked, no bound of its own): the lowest post id at and
+-- above which it shows everything its source has. A full read (``count`` entries, the last
+-- above the floor) vouches down to its last entry, else the floor + 1 (+inf for an
+-- unknown or infinite floor: a feed being rebuilt vouches for nothing).
+local function known_from(read_, count)
+  local floor = tonumber(read_[1])
+  if #read_ > count and #read_ > 1 then
+    local last = tonumber(string.match(read_[#read_], '^(%d+)'))
+    if last > (floor or math.huge) then return last end
+  end
+  if not floor or floor == math.huge or floor == -math.huge then return math.huge end
+  return floor + 1
+end
+
+-- A post cache value's response form (socialapp.stores.post_cache._parsed): the text before
+-- its first newline; nil for nothing cached, a tombstone ('-'), a changed mark ('~...') or
+-- a value written without a response form.
+local function response_form(value)
+  if not value or value == '-' or string.sub(value, 1, 1) == '~' then return nil end
+  local newline = string.find(value, '\n', 1, true)
+  if not newline then return nil end
+  return string.sub(value, 1, newline - 1)
+end
+
 -- Boosts among ``sources`` (reads, each {floor, member...}) the reader may not see, by the
 -- hidden set ``key`` at ``now``: the authors of boosted posts it hides, and the boosters
 -- whose boosts it hides (members 'r' .. booster). One ZMSCORE per 1000 of each.
