@@ -32,7 +32,7 @@ import time
 from collections.abc import Collection
 
 from socialapp.domain.timeline import HIDDEN, Entry, Fetched, Missing, Rule
-from socialapp.feed_pages import EntryStream, FeedPage, Pages
+from socialapp.feed_pages import EntryStream, FeedPage, Pages, first_answered
 from socialapp.feed_reads import FeedReads, Lost, reported, shared_reads
 from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources, StorePage
@@ -134,8 +134,9 @@ class SharedFeedReader:
             first = (max_id, since_id, limit, limit)  # what the page's first round asks
             found = self._call(reader, keys, *first, ready=True)
             if found.ready is not None:  # the script found the whole page
-                return self._pages.ready(*found.ready, limit, len(keys), hidden_among or _nobody)
-            fetch = _first_answered(fetch, first, found)
+                page = FeedPage([], None, "shared", merged_authors=len(keys))
+                return self._pages.ready(page, *found.ready, limit, hidden_among or _nobody)
+            fetch = first_answered(fetch, first, found)
         stream = EntryStream(
             fetch,
             lambda before, after, count: store_page(before, after, count),
@@ -187,18 +188,6 @@ class SharedFeedReader:
         now = time.time()
         hidden = {a for a, until in self._sources.hiding(reader, now).items() if until > now}
         return hidden.intersection
-
-
-def _first_answered(fetch, first: tuple, found: SharedPage):
-    """``fetch``, whose round asking ``first`` (before, since, need, prefetch) once uses the
-    script's answer ``found``, already read: a page the script could not finish still costs
-    one call when warm."""
-    kept = [found]
-
-    def answered(*asked):
-        return fetch(*asked, found=kept.pop() if kept and asked == first else None)
-
-    return answered
 
 
 def _unhidden(hidden_among, entries: list[Entry]) -> Rule:

@@ -24,6 +24,7 @@ from redis.cluster import RedisCluster
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores.timelines import (
+    READY,
     Slice,
     TimelineScripts,
     add_args,
@@ -35,7 +36,6 @@ from socialapp.stores.timelines import (
 from socialapp.stores.unavailable import REDIS, translates
 
 PUBLIC = "public"
-READY = "="  # read_shared.lua's first reply when it answers the page itself
 SCAN_BATCH = 1000  # keys a SCAN call looks at (its COUNT)
 SCAN_CALLS = 20  # SCAN calls ``sizes`` makes at most: about 20,000 keys looked at
 

@@ -33,7 +33,7 @@ from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
 from socialapp.stores.shared_feeds import SharedFeeds, SharedPage, tag_key
-from socialapp.stores.timelines import TimelineStore
+from socialapp.stores.timelines import ReadyPage, TimelineStore
 
 READER = 1
 PREFIX = post_key(0)[:-2]
@@ -167,8 +167,9 @@ def shown_ids(case: Case, cached: dict[int, str | None]) -> list[int]:
     return [post_id for post_id in cached if post_id not in boosted]
 
 
-def script_page(redis_client, case: Case) -> list[int]:
-    """The page by the home's script."""
+def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
+    """The page by the home's script (with ``ready``, what it answers asked for the whole
+    page of ``count``)."""
     store = stored(redis_client, case)
     redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
     if case.tags:  # the followed hashtags and the tagged set
@@ -178,15 +179,45 @@ def script_page(redis_client, case: Case) -> list[int]:
         for entry, tag in case.tagged:
             store.backfill_tagged([READER], [entry], 0, tag)
     redis_client.zadd("fanout:active", {str(READER): NOW})
+    if ready:
+        redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
     found = store.read_page_sources(
         READER,
         FOLLOWING,
         HIDDEN,
         ("fanout:active", NOW, NOW - 60),
-        count=20,
+        count=count,
         cache_prefix=PREFIX,
+        ready=ready,
     )
-    return shown_ids(case, found.cached)
+    return found if ready else shown_ids(case, found.cached)
+
+
+def pulled(case: Case) -> dict[int, list[Entry]]:
+    """The outboxes a home page merges: the pulled authors the reader follows and sees."""
+    hidden = {author for author, until in case.hidden.items() if until > NOW}
+    return {a: o for a, o in case.outboxes.items() if a in case.followees and a not in hidden}
+
+
+def python_home_round(case: Case, count: int) -> list[int] | None:
+    """The page of ``count`` by the Python rules from the home's first round (the home and
+    the outboxes read ``count`` deep, the outboxes down to a full home's last entry), when
+    that round decides it: full, or every source holding all history, no boost on it (the
+    boost rule waits for what lies below one) and no hashtag followed; else None."""
+    hidden = {author for author, until in case.hidden.items() if until > NOW}
+    gone = ({e.author_id for e in case.home} - case.followees - {READER}) | hidden
+    rule = Rule(gone, hidden, case.boosts_hidden)
+    home = sorted(case.home, reverse=True)[:count]
+    bound = home[-1].post_id - 1 if len(home) == count else -math.inf
+    reads = [SourceRead(home, 0, count)]
+    for outbox in [[], *pulled(case).values()]:  # the reader's own, then the pulled ones
+        entries = [e for e in sorted(outbox, reverse=True) if e.post_id > bound][:count]
+        reads.append(SourceRead(entries, 0, count, bound))
+    merged = assemble(Fetched(tuple((read, rule) for read in reads)), count)
+    whole = len(merged.entries) == count or (merged.known_from <= 1 and not merged.truncated)
+    if not whole or case.tags or any(e.boost_of for e in merged.entries):
+        return None
+    return [e.post_id for e in merged.entries]
 
 
 def list_script_page(redis_client, case: Case) -> list[int]:
@@ -274,6 +305,21 @@ def test_the_python_rule_gives_the_page(case):
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_the_page_script_gives_the_same_page(redis_client, case):
     assert script_page(redis_client, case) == case.page
+
+
+@pytest.mark.parametrize("count", [20, 1], ids=["whole", "one"])
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_the_page_script_answers_the_page_one_python_round_decides(redis_client, case, count):
+    page = python_home_round(case, count)
+    if count == 20 and page is not None:
+        assert page == case.page
+    found = script_page(redis_client, case, count, ready=True)
+    if page is None:
+        assert not isinstance(found, ReadyPage)
+    else:
+        sources = len(pulled(case)) + 1  # the reader's outbox and the pulled ones
+        from_home = len({e.post_id for e in case.home} & set(page))
+        assert found == ReadyPage(page, [f"form {p}" for p in page], from_home, sources)
 
 
 @pytest.mark.parametrize("case", LIST_CASES.values(), ids=LIST_CASES.keys())

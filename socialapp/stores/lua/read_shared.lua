@@ -11,8 +11,9 @@
 -- and duplicates, joined by ',', then their cached values}. The page keeps the newest of
 -- those entries above where every feed is known, so what it shows is among them and a warm
 -- page takes this one round trip. No boost enters these feeds: a member is "post:author".
--- ARGV[9] '1': when the script finds the whole page (ready()), it answers it instead: {'=',
--- the hidden authors as above, the page's post ids joined by ',', their response forms}.
+-- ARGV[9] '1': when the script finds the whole page (decided_page), it answers it instead:
+-- {'=', the hidden authors as above, the page's post ids joined by ',', their response
+-- forms}.
 local feeds, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 local found, texts = {}, {}
 for i = 1, feeds do
@@ -49,30 +50,16 @@ end
 local count, prefetch = tonumber(ARGV[3]), tonumber(ARGV[8])
 local ids = merged_ids(found, shown, prefetch)
 local reply = with_cached({table.concat(texts, ';'), hidden_text}, ARGV[7], ids)
-
--- The page itself, as socialapp.domain.timeline.merge and Pages.read would make it from this
--- reply, when nothing is left for Python to decide: every feed found and whom the reader
--- does not see known, and the page's ``count`` entries (or, with no since_id, every entry
--- when the feeds hold all history) at or above where every feed is known (known_from),
--- each with its response form cached. Else nil: the reply goes to Python's path.
-local function ready()
-  if ARGV[9] ~= '1' or #found < feeds or hidden_text == '-' or count < 1 or prefetch < count then
-    return nil
+-- The page itself (decided_page) when nothing is left for Python to decide: every feed
+-- found and whom the reader does not see known. Else the reply goes to Python's path.
+if ARGV[9] == '1' and #found == feeds and hidden_text ~= '-' and prefetch >= count then
+  local reads = {}
+  for i, read_ in ipairs(found) do reads[i] = {read_} end
+  local page, forms = decided_page(reads, count, ids, {unpack(reply, 4)}, {}, ARGV[2] == '-inf')
+  if page then
+    local answer = {'=', hidden_text, table.concat(page, ',')}
+    for _, form in ipairs(forms) do answer[#answer + 1] = form end
+    return answer
   end
-  local known = -math.huge
-  for _, read_ in ipairs(found) do known = math.max(known, known_from(read_, count)) end
-  local shows = math.min(#ids, count)
-  if shows == count then
-    if tonumber(ids[count]) < known then return nil end
-  elseif known > 1 or ARGV[2] ~= '-inf' then
-    return nil
-  end
-  local page = {'=', hidden_text, table.concat(ids, ',', 1, shows)}
-  for i = 1, shows do
-    page[i + 3] = response_form(reply[i + 3])
-    if not page[i + 3] then return nil end
-  end
-  return page
 end
-
-return ready() or reply
+return reply
