@@ -116,17 +116,21 @@ class HomeFetch:
         """One server, a page that is not ``everyone``'s: the page script's call for the
         first round, the page itself when the script found all of it (``ReadyPage``); else
         its answer, for ``round``'s ``found``."""
+        return self._script_call(plan.reader, before, since_id, need, need, ready=True)
+
+    def _script_call(self, reader, before, since_id, need, prefetch, ready=False):
+        """The page script's call over the reader's sources (``read_page_sources``)."""
         return self._timelines.read_page_sources(
-            plan.reader,
-            self._followee_copies.following_set(plan.reader),
-            self._hidden.key(plan.reader),
+            reader,
+            self._followee_copies.following_set(reader),
+            self._hidden.key(reader),
             self._activity.activity(self._inactive_after),
             before,
             since_id,
             need,
             self._cache.key_prefix,
-            prefetch=need,
-            ready=True,
+            prefetch=prefetch,
+            ready=ready,
         )
 
     @reported
@@ -194,17 +198,7 @@ class HomeFetch:
         too: fan-out skipped them)."""
         if not self._timelines.batched and not self._active(reader):
             raise Lost(Missing(INACTIVE))
-        found = found or self._timelines.read_page_sources(
-            reader,
-            self._followee_copies.following_set(reader),
-            self._hidden.key(reader),
-            self._activity.activity(self._inactive_after),
-            before,
-            since_id,
-            need,
-            self._cache.key_prefix,
-            prefetch=prefetch,
-        )
+        found = found or self._script_call(reader, before, since_id, need, prefetch)
         if not isinstance(found, PageSources):
             raise Lost(Missing(_MISSING.get(found, HOME)))
         return found
