@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
+from types import FunctionType, MethodType
 
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
@@ -25,11 +27,30 @@ def _mode(components: bootstrap.Components) -> str | None:
     return cached.current.mode if cached else None
 
 
+class App(Flask):
+    """Flask, answering ``ensure_sync`` for a plain function or method from its code's flags.
+
+    Flask and flask-smorest ask it of every hook, view and decorator's wrapper on every
+    request (two dozen times a page), and ``inspect.iscoroutinefunction`` answers each
+    through several calls. Anything else (a coroutine function, a partial, a callable
+    object, a function marked as a coroutine function) gets Flask's answer."""
+
+    def ensure_sync(self, func):
+        plain = func.__func__ if type(func) is MethodType else func
+        if (
+            type(plain) is FunctionType
+            and not plain.__code__.co_flags & inspect.CO_COROUTINE
+            and getattr(plain, "_is_coroutine_marker", None) is None
+        ):
+            return func
+        return super().ensure_sync(func)
+
+
 def create_app(settings: Settings | None = None, components: bootstrap.Components | None = None):
     """Build the API. Tests pass their own ``settings`` (and may pass ready ``components``)."""
     settings = settings or Settings.from_env()
     components = components or bootstrap.build(settings)
-    app = Flask(__name__)
+    app = App(__name__)
     app.url_rule_class = LazyBuilderRule
     app.config.update(
         SECRET_KEY=settings.secret_key,

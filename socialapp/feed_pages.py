@@ -87,6 +87,18 @@ class Pages:
             page.next_max_id = kept[limit - 1][0].post_id
         return _comments_seen(page, rendered, hidden_among)
 
+    def ready(
+        self, page: FeedPage, ids: list[int], forms: list[str], limit: int, hidden_among
+    ) -> FeedPage:
+        """``page`` holding what its one script call found whole (a home's ``ReadyPage``, a
+        shared feed's ``SharedPage.ready``): ``ids`` the posts in order and ``forms`` their
+        response forms, as ``read`` makes it: the next page below the last post when it
+        holds ``limit``, and the comments of accounts hidden from the reader
+        (``hidden_among``) left out."""
+        page.posts, page.shows = forms, ids
+        page.next_max_id = ids[-1] if len(ids) >= limit else None
+        return _comments_seen(page, True, hidden_among)
+
     def _hydrate(
         self, entries: list[Entry], rendered: bool, values: dict, stored: dict
     ) -> list[tuple[Entry, object]]:
@@ -134,6 +146,18 @@ class Pages:
                 loaded = {i: self._cache.render(post) for i, post in loaded.items()}
             found.update(loaded)
         return found
+
+
+def first_answered(fetch, first: tuple, found):
+    """``fetch``, whose round asking ``first`` (before, since, need, prefetch) once takes
+    ``found``, the page script's answer already read (``fetch(*asked, found=...)``): a
+    page its script could not finish still costs one call when warm."""
+    kept = [found]
+
+    def answered(*asked):
+        return fetch(*asked, found=kept.pop() if kept and asked == first else None)
+
+    return answered
 
 
 def _without(admits, hide):

@@ -44,6 +44,7 @@ from socialapp.stores.timelines import (
     TAGGED_MISSING,
     TAGS_MISSING,
     PageSources,
+    ReadyPage,
     TimelineStore,
 )
 from socialapp.stores.timelines import (
@@ -106,31 +107,58 @@ class HomeFetch:
         self._tag_copies = tag_copies
         self._inactive_after = settings.inactive_after_seconds
 
+    @property
+    def batched(self) -> bool:
+        """One server: the page's sources are one script call (``first``)."""
+        return self._timelines.batched
+
+    def first(self, plan: HomePlan, before, since_id, need: int) -> PageSources | ReadyPage | str:
+        """One server, a page that is not ``everyone``'s: the page script's call for the
+        first round, the page itself when the script found all of it (``ReadyPage``); else
+        its answer, for ``round``'s ``found``."""
+        return self._script_call(plan.reader, before, since_id, need, need, ready=True)
+
+    def _script_call(self, reader, before, since_id, need, prefetch, ready=False):
+        """The page script's call over the reader's sources (``read_page_sources``)."""
+        return self._timelines.read_page_sources(
+            reader,
+            self._followee_copies.following_set(reader),
+            self._hidden.key(reader),
+            self._activity.activity(self._inactive_after),
+            before,
+            since_id,
+            need,
+            self._cache.key_prefix,
+            prefetch=prefetch,
+            ready=ready,
+        )
+
     @reported
-    def round(self, plan: HomePlan, before, since_id, need: int, prefetch: int):
+    def round(self, plan: HomePlan, before, since_id, need: int, prefetch: int, found=None):
         """One fetch round of the page's sources, ``Fetched`` (or ``Missing``): the home's
-        (``_home_sources``) or every followee's outbox, then the feeds of the hashtags the
-        page pulls (the pushed ones are in the tagged set, read with the home)."""
+        (``_home_sources``; ``found``: the page script's answer, when ``first`` read it) or
+        every followee's outbox, then the feeds of the hashtags the page pulls (the pushed
+        ones are in the tagged set, read with the home)."""
         if plan.everyone:
             pulled = self._reads.pulled_sources(
                 plan.reader, list(plan.authors), before, since_id, need
             )
             fetched, pulled_tags = Fetched(tuple(pulled)), plan.pulled_tags
         else:
-            fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch)
+            fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch, found)
         if not pulled_tags:
             return fetched
         keys = [tag_key(name) for name in pulled_tags]
         tagged = self._reads.shared_sources(plan.reader, keys, before, since_id, need)
         return dataclasses.replace(fetched, sources=(*fetched.sources, *tagged))
 
-    def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch):
+    def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch, found=None):
         """The home, the reader's outbox, the outboxes of the pulled set and the tagged set,
         read on the reader's hash slot (``_page_sources``), with the rule the page script
         reported (unfollowed and hidden authors, boosts the reader may not see), and the
         hashtags the page pulls as the script found them; outboxes read apart (a cluster)
         have their boosts checked here."""
-        found = self._page_sources(plan.reader, before, since_id, need, prefetch)
+        found = self._page_sources(plan.reader, before, since_id, need, prefetch, found)
         authors = [plan.reader, *found.pulled]
         if found.outboxes is None:
             reads = self._reads.outboxes(authors, before, since_id, need)
@@ -164,22 +192,13 @@ class HomeFetch:
         pulled = tuple(name for name, state in states.items() if policy.pulls_tag(*state))
         return tuple(sorted(states)), pulled
 
-    def _page_sources(self, reader, before, since_id, need, prefetch) -> PageSources:
-        """The page script's read of the reader's sources; Lost where Redis lacks one of the
-        reader's copies (on a cluster, an idle reader's home too: fan-out skipped them)."""
+    def _page_sources(self, reader, before, since_id, need, prefetch, found=None) -> PageSources:
+        """The page script's read of the reader's sources (``found``: already read); Lost
+        where Redis lacks one of the reader's copies (on a cluster, an idle reader's home
+        too: fan-out skipped them)."""
         if not self._timelines.batched and not self._active(reader):
             raise Lost(Missing(INACTIVE))
-        found = self._timelines.read_page_sources(
-            reader,
-            self._followee_copies.following_set(reader),
-            self._hidden.key(reader),
-            self._activity.activity(self._inactive_after),
-            before,
-            since_id,
-            need,
-            self._cache.key_prefix,
-            prefetch=prefetch,
-        )
+        found = found or self._script_call(reader, before, since_id, need, prefetch)
         if not isinstance(found, PageSources):
             raise Lost(Missing(_MISSING.get(found, HOME)))
         return found

@@ -19,7 +19,7 @@ import time
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Rule
-from socialapp.feed_pages import EntryStream, FeedPage, Pages
+from socialapp.feed_pages import EntryStream, FeedPage, Pages, first_answered
 from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources
 from socialapp.home_fetch import HomeFetch, HomePlan
@@ -27,6 +27,7 @@ from socialapp.stores.adaptive_rounds import AdaptiveRounds
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.rate_meters import RateMeters
 from socialapp.stores.reader_activity import ReaderActivity
+from socialapp.stores.timelines import ReadyPage
 
 
 class HomeReader:
@@ -88,16 +89,25 @@ class HomeReader:
             self._rate_meters.meter(reader, "reads", self._rate_window, self._meter_share)
         plan = self._plan(reader, policy)
         past = functools.cache(lambda: self._fetch.past_caches(plan))
+        page = FeedPage([], None, policy.current.mode)
+        hidden_among = lambda ids: self._fetch.hidden_among(plan, ids)  # noqa: E731
+        fetch = functools.partial(self._fetch.round, plan)
+        if rendered and hides is None and not plan.everyone and self._fetch.batched:
+            first = (max_id, since_id, limit, limit)  # what the page's first round asks
+            found = self._fetch.first(plan, *first[:3])
+            if isinstance(found, ReadyPage):  # the script found the whole page
+                page.from_timeline, page.merged_authors = found.from_home, found.merged
+                return self._pages.ready(page, found.ids, found.forms, limit, hidden_among)
+            fetch = first_answered(fetch, first, found)
         stream = EntryStream(
-            lambda *bounds: self._fetch.round(plan, *bounds),
+            fetch,
             lambda *bounds: self._fetch.store_page(past(), *bounds),
             lambda entries: self._sources.boosts_shown(reader, entries),
-            FeedPage([], None, policy.current.mode),
+            page,
             max_id,
             since_id,
             repair=lambda missing: self._repair.home(reader, policy, missing),
         )
-        hidden_among = lambda ids: self._fetch.hidden_among(plan, ids)  # noqa: E731
         return self._pages.read(stream, limit, rendered, hidden_among, hides)
 
     def _plan(self, reader: int, policy: FanoutSettings) -> HomePlan:

@@ -14,7 +14,12 @@ or the reader's hidden set not loaded is reported (``Missing``), the repair step
 
 On one server a warm page is one round trip, as a home page is: one script reads the feeds,
 which of their authors the reader does not see (``hidden:{reader}``) and the cached posts
-of the page's likely entries (``SharedFeeds.read_page``). On a Redis Cluster those keys
+of the page's likely entries (``SharedFeeds.read_page``). When that call finds the whole
+page (every feed and the hidden set there, each post's response form cached: a /v1 page
+with no ``all[]``/``none[]``), the script answers the page itself, ids and response forms
+in order, as ``merge`` and ``Pages.read`` would make it (``Pages.ready``), and Python
+only joins them; anything else goes down the layers above, the call's answer serving as
+the first round's. On a Redis Cluster those keys
 span slots: the feeds are read, then the hidden set asked about their authors, then the
 post cache, each apart (``socialapp.feed_reads``).
 """
@@ -27,14 +32,14 @@ import time
 from collections.abc import Collection
 
 from socialapp.domain.timeline import HIDDEN, Entry, Fetched, Missing, Rule
-from socialapp.feed_pages import EntryStream, FeedPage, Pages
+from socialapp.feed_pages import EntryStream, FeedPage, Pages, first_answered
 from socialapp.feed_reads import FeedReads, Lost, reported, shared_reads
 from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources, StorePage
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore
-from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds, tag_key
+from socialapp.stores.shared_feeds import PUBLIC, SharedFeeds, SharedPage, tag_key
 
 
 class SharedFeedReader:
@@ -125,6 +130,13 @@ class SharedFeedReader:
         a round each batch (``_round``), then ``store_page`` past them."""
         hidden_among = self._hidden_among(reader, from_store)
         fetch = None if from_store else functools.partial(self._round, reader, keys)
+        if fetch is not None and self._feeds.batched and rendered and not (admits or hides):
+            first = (max_id, since_id, limit, limit)  # what the page's first round asks
+            found = self._call(reader, keys, *first, ready=True)
+            if found.ready is not None:  # the script found the whole page
+                page = FeedPage([], None, "shared", merged_authors=len(keys))
+                return self._pages.ready(page, *found.ready, limit, hidden_among or _nobody)
+            fetch = first_answered(fetch, first, found)
         stream = EntryStream(
             fetch,
             lambda before, after, count: store_page(before, after, count),
@@ -138,25 +150,33 @@ class SharedFeedReader:
         return self._pages.read(stream, limit, rendered, hidden_among or _nobody, hides)
 
     @reported
-    def _round(self, reader: int | None, keys, before, since, need, prefetch):
+    def _round(self, reader: int | None, keys, before, since, need, prefetch, found=None):
         """One fetch round, ``Fetched`` (or ``Missing``: a feed lost, the reader's hidden set
         not loaded). One server: the feeds, which of their authors the reader does not see
-        and the likely posts' cached values in one call (``SharedFeeds.read_page``). A Redis
-        Cluster: the feeds, then the hidden set asked about their authors, then (in
-        ``Pages.read``) the cached posts, each apart: the keys span slots."""
+        and the likely posts' cached values in one call (``_call``; ``found``: its answer,
+        when made already). A Redis Cluster: the feeds, then the hidden set asked about
+        their authors, then (in ``Pages.read``) the cached posts, each apart: the keys span
+        slots."""
         if not self._feeds.batched:
             found = self._reads.shared_sources(reader, list(keys), before, since, need)
             return Fetched(tuple(found))
-        marked = None if reader is None else (self._hidden.key(reader), LOADED)
-        found = self._feeds.read_page(
-            list(keys), before, since, need, self._cache.key_prefix, prefetch, marked,
-            time.time(),
-        )  # fmt: skip
+        found = found or self._call(reader, keys, before, since, need, prefetch)
         reads = shared_reads(found.feeds, need)
         if reader is not None and found.hidden is None:
             raise Lost(Missing(HIDDEN))
         rule = Rule(gone=frozenset(found.hidden or ()))
         return Fetched(tuple((read, rule) for read in reads), None, found.cached)
+
+    def _call(
+        self, reader: int | None, keys, before, since, need, prefetch, ready=False
+    ) -> SharedPage:
+        """The page script's one call (``SharedFeeds.read_page``), one server only;
+        ``ready``: answering the whole page when it finds it."""
+        marked = None if reader is None else (self._hidden.key(reader), LOADED)
+        return self._feeds.read_page(
+            list(keys), before, since, need, self._cache.key_prefix, prefetch, marked,
+            time.time(), ready,
+        )  # fmt: skip
 
     def _hidden_among(self, reader: int | None, from_store: bool):
         """``hidden_among(ids)``: which of these accounts the reader does not see (None:

@@ -15,6 +15,7 @@ error is the same.
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import http
 import threading
@@ -23,6 +24,7 @@ from collections.abc import Callable
 import flask
 import flask_smorest
 import marshmallow as ma
+from flask_smorest.utils import deepupdate
 from marshmallow import fields, validate
 from webargs import core
 from webargs.flaskparser import FlaskParser, is_json_request
@@ -147,6 +149,19 @@ class Blueprint(flask_smorest.Blueprint):
             return parsing
 
         return parse_query
+
+    @staticmethod
+    def doc(**kwargs):
+        """Document a view as flask-smorest's ``doc`` does, without wrapping it: its wrapper
+        only calls the view, through ``current_app`` each request."""
+
+        def document(view):
+            view._apidoc = copy.deepcopy(getattr(view, "_apidoc", {}))
+            manual = copy.deepcopy(view._apidoc.get("manual_doc", {}))
+            view._apidoc["manual_doc"] = deepupdate(manual, kwargs)
+            return view
+
+        return document
 
     def errors(self, *statuses: int):
         """Document the error statuses a view can answer with (JSON bodies, ErrorSchema).

@@ -48,9 +48,9 @@ class Home(MethodView):
     @blp.errors(401, 503)
     def get(self, args):
         """Posts by the accounts the caller follows, and their own, newest first"""
-        c = components()
+        c, reader = components(), caller_id()
         page = timeline.read_home(
-            c.home, c.fanout_settings, c.metrics, caller_id(), **args, rendered=True
+            c.home, c.fanout_settings, c.metrics, reader, **args, rendered=True
         )
         c.metrics.count_home_read(page)
         headers = {
@@ -59,7 +59,7 @@ class Home(MethodView):
             "X-Timeline-Merged-Authors": str(page.merged_authors),
             "X-Timeline-From-Store": str(page.from_store),
         }
-        return page_response(page, caller_id(), headers)
+        return page_response(page, reader, headers)
 
 
 def page_response(page: FeedPage, reader: int | None, headers=None) -> Response:

@@ -24,6 +24,7 @@ from redis.cluster import RedisCluster
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores.timelines import (
+    READY,
     Slice,
     TimelineScripts,
     add_args,
@@ -46,6 +47,9 @@ class SharedPage(NamedTuple):
     hidden: set[int] | None  # the authors of those entries hidden from the reader now;
     # None: not asked (anonymous) or the reader's hidden set is not loaded
     cached: dict[int, str | None]  # the likely posts' post cache values, raw
+    # The page itself when the script found all of it (read_shared.lua): its post ids and
+    # their response forms, in order; None: assemble it from ``feeds`` (then None when set)
+    ready: tuple[list[int], list[str]] | None = None
 
 
 def tag_key(name: str) -> str:
@@ -121,23 +125,30 @@ class FeedSets:
         prefetch: int,
         hidden: tuple[str, str] | None = None,
         now: float = 0.0,
+        ready: bool = False,
     ) -> SharedPage:
         """One server only: ``read`` of the feeds ``keys``, with, in the same call, which
         authors of their entries are hidden from the reader at ``now`` (``hidden``: the
         reader's set of accounts they do not see and the member marking it loaded; another
         owner's key, read here to stay one round trip) and the cached values (keys
         ``cache_prefix`` + id + ``}``) of the newest ``prefetch`` entries of the feeds
-        merged, less hidden authors': what the page keeps is among them. On a cluster the
-        keys span slots: ``read``, then ask the hidden set and the post cache apart."""
+        merged, less hidden authors': what the page keeps is among them. With ``ready``,
+        when those give the whole page of ``count`` (every feed found, the hidden set
+        loaded, each post's response form cached), the script answers the page instead
+        (``SharedPage.ready``),
+        as ``merge`` and ``Pages.read`` would make it. On a cluster the keys span slots:
+        ``read``, then ask the hidden set and the post cache apart."""
         if not self.batched:
             raise NotImplementedError("a cluster reads the feeds with read")
         named = [*keys, hidden[0]] if hidden else keys
         args = (*read_args(max_id, since_id, count), len(keys), now, hidden[1] if hidden else "")
         text, hidden_text, ids, *values = self._lua.run(
-            [("read_shared", named, (*args, cache_prefix, max(prefetch, 0)))]
+            [("read_shared", named, (*args, cache_prefix, max(prefetch, 0), int(ready)))]
         )[0]
-        feeds = dict(zip(keys, map(slice_from_text, text.split(";")), strict=True))
         found = None if not hidden or hidden_text == "-" else set(ids_of(hidden_text))
+        if text == READY:
+            return SharedPage(None, found, {}, (ids_of(ids), values))
+        feeds = dict(zip(keys, map(slice_from_text, text.split(";")), strict=True))
         return SharedPage(feeds, found, dict(zip(ids_of(ids), values, strict=True)))
 
     def begin_rebuild(self, keys: list[str]) -> None:

@@ -63,6 +63,7 @@ PENDING_FOLD = 32
 PENDING_SUFFIX = ":new"
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
 MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
+READY = "="  # a page script's first reply when it answers the page itself
 HIDDEN_MISSING = "hidden"  # the reader's hidden accounts must be loaded first
 TAGS_MISSING, TAGGED_MISSING = "tags", "tagged"  # the followed tags' copy, the tagged set
 
@@ -107,6 +108,15 @@ class PageSources(NamedTuple):
     tagged_hidden: frozenset[int] = frozenset()
     # The reader's keyword filters' version (``FilterVersions``; ``LOST``: Redis lacks it).
     filter_version: int = LOST
+
+
+class ReadyPage(NamedTuple):
+    """A home page its script found whole (``read_page_sources`` with ``ready``)."""
+
+    ids: list[int]  # the page's posts, in order
+    forms: list[str]  # their response forms, in the same order
+    from_home: int  # how many of them the home holds
+    merged: int  # the outboxes merged with the home
 
 
 def home_key(user_id: int | str) -> str:
@@ -460,7 +470,8 @@ class TimelineStore:
         count: int = 20,
         cache_prefix: str | None = None,
         prefetch: int | None = None,
-    ) -> PageSources | str:
+        ready: bool = False,
+    ) -> PageSources | ReadyPage | str:
         """The home slice, the pulled authors and (on one server) their outboxes, in one call.
 
         ``following`` names the reader's followee set and its loaded marker (same hash tag),
@@ -480,6 +491,10 @@ class TimelineStore:
         loaded; ``INACTIVE`` when the reader had been idle (fan-out skipped them: rebuild).
         Renews the home's, the pulled set's and the tagged set's TTL. Reads the reader's
         keyword filters' version too (``filter_version``; the key is on the reader's slot).
+        With ``ready`` (one server, ``cache_prefix`` given), a ``ReadyPage`` when the script
+        found the whole page of ``count`` as ``merge`` and ``Pages.read`` would make it
+        (every outbox found, no hashtag followed, no boost on the page, each post's response
+        form cached).
         """
         keys = [home_key(user_id), pulls_key(user_id), following[0], hidden]
         keys += [tagged_key(user_id), followed_tags_key(user_id)]
@@ -487,10 +502,13 @@ class TimelineStore:
         if self._batched:
             keys += [activity[0], tag_copies.FOLLOWERS, tag_copies.UNSETTLED]
             if cache_prefix:
-                args += [cache_prefix, count if prefetch is None else prefetch]
+                args += [cache_prefix, count if prefetch is None else prefetch, int(ready)]
         keys.append(version_key(user_id))  # the last key, on every deployment
         reply = self._run([("read_page", keys, args)])[0]
         text, cached = reply, None
+        if isinstance(reply, list) and reply[0] == READY:
+            _, ids, from_home, merged, *forms = reply
+            return ReadyPage(ids_of(ids), forms, int(from_home), int(merged))
         if isinstance(reply, list):
             text, ids, *values = reply
             cached = dict(zip(ids_of(ids), values, strict=True))

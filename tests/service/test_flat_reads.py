@@ -268,8 +268,10 @@ def test_a_warm_public_or_hashtag_page_takes_one_round_trip_on_one_server(
 ):
     """The feeds, which of their authors the reader does not see and the cached posts of
     the page in one script call, as a home page's; the posts read with it are the page's. A
-    signed-in Mastodon page asks the version of the reader's keyword filters apart (a
-    ``GET``, as the page's posts are hydrated), which their pages apply."""
+    /v1 page is answered by the script itself (its ids and response forms), a Mastodon page
+    assembled in Python from the prefetch. A signed-in Mastodon page asks the version of
+    the reader's keyword filters apart (a ``GET``, as the page's posts are hydrated), which
+    their pages apply."""
     from socialapp.stores.shared_feeds import SharedFeeds
 
     ada, bob, reader = signup(), signup(), signup()
@@ -290,7 +292,9 @@ def test_a_warm_public_or_hashtag_page_takes_one_round_trip_on_one_server(
 
     def recorded_prefetch(self, *args, **kwargs):
         found = read_page(self, *args, **kwargs)
-        prefetched.append([str(post_id) for post_id in found.cached])
+        ready = found.ready is not None
+        ids = found.ready[0] if ready else found.cached
+        prefetched.append((ready, [str(post_id) for post_id in ids]))
         return found
 
     monkeypatch.setattr(SharedFeeds, "read_page", recorded_prefetch)
@@ -307,7 +311,7 @@ def test_a_warm_public_or_hashtag_page_takes_one_round_trip_on_one_server(
             assert len(versions) == 1, url
             sent.remove(versions[0])
         assert len(sent) == 1, url
-        assert prefetched[-1] == expected  # exactly what the page shows
+        assert prefetched[-1] == (url.startswith("/v1"), expected)  # exactly the page's
 
 
 def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
@@ -552,3 +556,56 @@ def test_lost_outboxes_are_rebuilt_in_three_round_trips_however_many(
     assert found[kept].entries == []
     for author in authors[1:]:
         assert [entry.post_id for entry in found[author].entries] == made[author][::-1]
+
+
+def test_a_page_its_script_decides_is_the_page_python_makes(client, signup, monkeypatch, settle):
+    """A warm /v1 page the page script answers whole (``Pages.ready``) is, body and
+    headers, the page Python's path makes from the same call's reply (the script asked not
+    to answer it), for a home, the public feed and a hashtag, paged; and for a reader who
+    mutes an author, whose first round may leave the page to Python."""
+    from socialapp.feed_pages import Pages
+    from socialapp.home_fetch import HomeFetch
+    from socialapp.shared_reader import SharedFeedReader
+
+    ada, bob, reader, muting = signup(), signup(), signup(), signup()
+    for follower in (reader, muting):
+        for author in (ada, bob):
+            client.put(f"/v1/me/following/{author.id}", headers=follower.headers)
+    for n in range(4):
+        for author in (ada, bob):
+            client.post("/v1/posts", json={"text": f"{n} #cats"}, headers=author.headers)
+    assert client.put(f"/v1/me/mutes/{bob.id}", json={}, headers=muting.headers).status_code
+    settle()
+    decided = []
+    ready = Pages.ready
+    monkeypatch.setattr(Pages, "ready", lambda *a: decided.append(1) or ready(*a))
+    urls = ("/v1/timeline/home", "/v1/timelines/public", "/v1/tags/cats/timeline")
+
+    def pages(follower) -> list:
+        """Each page's first two pages of 3, as the follower reads them."""
+        found = []
+        for url in urls:
+            client.get(url, headers=follower.headers)  # warm: feeds built, posts cached
+            first = client.get(f"{url}?limit=3", headers=follower.headers)
+            last = first.json["next_max_id"]
+            found += [first, client.get(f"{url}?limit=3&max_id={last}", headers=follower.headers)]
+        return found
+
+    def diagnostics(response) -> dict:
+        return {k: v for k, v in response.headers if k.startswith("X-Timeline")}
+
+    read, decided_reading = pages(reader), len(decided)
+    assert decided_reading == 2 * len(urls)  # each a page of 3 from the caches
+    read_muting = pages(muting)
+    assert [item["author_id"] for r in read_muting for item in r.json["items"]] == [ada.id] * 12
+
+    def asked_not_to(call):
+        return lambda self, *args, ready=False: call(self, *args)
+
+    monkeypatch.setattr(HomeFetch, "_script_call", asked_not_to(HomeFetch._script_call))
+    monkeypatch.setattr(SharedFeedReader, "_call", asked_not_to(SharedFeedReader._call))
+    decided.clear()
+    for follower, before in ((reader, read), (muting, read_muting)):
+        for made, answered in zip(pages(follower), before, strict=True):
+            assert made.json == answered.json and diagnostics(made) == diagnostics(answered)
+    assert not decided  # Python made them

@@ -1,11 +1,16 @@
 """The page rules, written once in Python (``socialapp.domain.timeline``: ``shown``, each
 source's ``Rule``, a tagged set's ``tagged_source``, merged by ``assemble``) and mirrored by
 the page scripts (``read_page.lua`` for homes, ``read_list.lua`` for lists, both through
-``lib.lua``'s ``page_rule``; the tagged set's rule in ``read_page.lua``): one table of cases
-runs through each, and each must give the page the table names. A script's answer is its
-prefetch: the newest entries of the sources it merged, each with the post it boosts, in page
-order. As a list, the home's entries are the list's feed and its members the reader and whom
-they follow.
+``lib.lua``'s ``page_rule``; the tagged set's rule in ``read_page.lua``; ``read_shared.lua``
+for the public and hashtag feeds): one table of cases runs through each, and each must give
+the page the table names. A script's answer is its prefetch: the newest entries of the
+sources it merged, each with the post it boosts, in page order. As a list, the home's
+entries are the list's feed and its members the reader and whom they follow. As shared
+feeds (the cases without boosts, tagged sets or authors not followed, which those feeds do
+not have), the home and the outboxes are hashtags' feeds, and the script answers the page
+itself, ids and response forms (``SharedPage.ready``), whenever one round of the Python
+rules decides the page: the whole page when every feed holds all history, and a page of
+one, which a hidden newest entry leaves to a further round.
 
 A case: the home's entries and the pulled authors' outboxes, whom the reader follows, who is
 hidden from them (blocked either way or muted, until when), whose boosts they hide, and the
@@ -27,7 +32,8 @@ from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
-from socialapp.stores.timelines import TimelineStore
+from socialapp.stores.shared_feeds import SharedFeeds, SharedPage, tag_key
+from socialapp.stores.timelines import ReadyPage, TimelineStore
 
 READER = 1
 PREFIX = post_key(0)[:-2]
@@ -161,8 +167,9 @@ def shown_ids(case: Case, cached: dict[int, str | None]) -> list[int]:
     return [post_id for post_id in cached if post_id not in boosted]
 
 
-def script_page(redis_client, case: Case) -> list[int]:
-    """The page by the home's script."""
+def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
+    """The page by the home's script (with ``ready``, what it answers asked for the whole
+    page of ``count``)."""
     store = stored(redis_client, case)
     redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
     if case.tags:  # the followed hashtags and the tagged set
@@ -172,15 +179,45 @@ def script_page(redis_client, case: Case) -> list[int]:
         for entry, tag in case.tagged:
             store.backfill_tagged([READER], [entry], 0, tag)
     redis_client.zadd("fanout:active", {str(READER): NOW})
+    if ready:
+        redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
     found = store.read_page_sources(
         READER,
         FOLLOWING,
         HIDDEN,
         ("fanout:active", NOW, NOW - 60),
-        count=20,
+        count=count,
         cache_prefix=PREFIX,
+        ready=ready,
     )
-    return shown_ids(case, found.cached)
+    return found if ready else shown_ids(case, found.cached)
+
+
+def pulled(case: Case) -> dict[int, list[Entry]]:
+    """The outboxes a home page merges: the pulled authors the reader follows and sees."""
+    hidden = {author for author, until in case.hidden.items() if until > NOW}
+    return {a: o for a, o in case.outboxes.items() if a in case.followees and a not in hidden}
+
+
+def python_home_round(case: Case, count: int) -> list[int] | None:
+    """The page of ``count`` by the Python rules from the home's first round (the home and
+    the outboxes read ``count`` deep, the outboxes down to a full home's last entry), when
+    that round decides it: full, or every source holding all history, no boost on it (the
+    boost rule waits for what lies below one) and no hashtag followed; else None."""
+    hidden = {author for author, until in case.hidden.items() if until > NOW}
+    gone = ({e.author_id for e in case.home} - case.followees - {READER}) | hidden
+    rule = Rule(gone, hidden, case.boosts_hidden)
+    home = sorted(case.home, reverse=True)[:count]
+    bound = home[-1].post_id - 1 if len(home) == count else -math.inf
+    reads = [SourceRead(home, 0, count)]
+    for outbox in [[], *pulled(case).values()]:  # the reader's own, then the pulled ones
+        entries = [e for e in sorted(outbox, reverse=True) if e.post_id > bound][:count]
+        reads.append(SourceRead(entries, 0, count, bound))
+    merged = assemble(Fetched(tuple((read, rule) for read in reads)), count)
+    whole = len(merged.entries) == count or (merged.known_from <= 1 and not merged.truncated)
+    if not whole or case.tags or any(e.boost_of for e in merged.entries):
+        return None
+    return [e.post_id for e in merged.entries]
 
 
 def list_script_page(redis_client, case: Case) -> list[int]:
@@ -197,6 +234,69 @@ def list_script_page(redis_client, case: Case) -> list[int]:
     return shown_ids(case, found.cached)
 
 
+SHARED_CASES = {
+    name: case
+    for name, case in CASES.items()
+    if not case.tagged
+    and not any(e.boost_of for s in [case.home, *case.outboxes.values()] for e in s)
+    and {e.author_id for e in case.home} <= case.followees | {READER}
+}
+
+
+def shared_script_page(redis_client, case: Case, count: int) -> SharedPage:
+    """The page of ``count`` by the shared feeds' script, asked to answer it whole."""
+    stored(redis_client, case)
+    redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
+    feeds = SharedFeeds(redis_client, SETTINGS)
+    sources = {tag_key(f"t{i}"): s for i, s in enumerate([case.home, *case.outboxes.values()])}
+    feeds.begin_rebuild(list(sources))
+    feeds.finish_rebuild({key: (sorted(s, reverse=True), 0) for key, s in sources.items()})
+    marked = (HIDDEN, LOADED)
+    return feeds.read_page(list(sources), None, None, count, PREFIX, count, marked, NOW, True)
+
+
+def python_shared_round(case: Case, count: int) -> list[int] | None:
+    """The page of ``count`` by the Python rules from one round of the shared feeds (each
+    read ``count`` deep), when that round decides it: full, or every feed holding all
+    history; None when the page reads on (a round more, or MongoDB)."""
+    hidden = frozenset(a for a, until in case.hidden.items() if until > NOW)
+    sources = [sorted(s, reverse=True)[:count] for s in [case.home, *case.outboxes.values()]]
+    fetched = Fetched(tuple((SourceRead(s, 0, count), Rule(gone=hidden)) for s in sources))
+    merged = assemble(fetched, count)
+    whole = len(merged.entries) == count or (merged.known_from <= 1 and not merged.truncated)
+    return [e.post_id for e in merged.entries] if whole else None
+
+
+@pytest.mark.parametrize("count", [20, 1], ids=["whole", "one"])
+@pytest.mark.parametrize("case", SHARED_CASES.values(), ids=SHARED_CASES.keys())
+def test_the_shared_script_answers_the_same_page(redis_client, case, count):
+    page = python_shared_round(case, count)
+    if count == 20:
+        assert page == case.page
+    ready = shared_script_page(redis_client, case, count).ready
+    assert ready == (None if page is None else (page, [f"form {p}" for p in page]))
+
+
+@pytest.mark.parametrize(
+    "value", [None, "-", "~1700000000", '{"_id": 30}'], ids=["none", "buried", "changed", "no form"]
+)
+def test_the_shared_script_leaves_a_page_it_lacks_a_response_form_of_to_python(redis_client, value):
+    """Hydration is Python's where a post's cached value gives no response form: the
+    script answers its usual reply, the prefetch with the raw values."""
+    case = SHARED_CASES["posts of followees, newest first"]
+    stored(redis_client, case)
+    assert shared_script_page(redis_client, case, 20).ready == ([30, 10], ["form 30", "form 10"])
+    redis_client.delete(post_key(30))
+    if value is not None:
+        redis_client.set(post_key(30), value)
+    feeds = SharedFeeds(redis_client, SETTINGS)
+    found = feeds.read_page(
+        [tag_key("t0")], None, None, 20, PREFIX, 20, (HIDDEN, LOADED), NOW, True
+    )
+    assert found.ready is None
+    assert found.cached == {30: value, 10: "form 10\n{}"}
+
+
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_the_python_rule_gives_the_page(case):
     assert python_page(case) == case.page
@@ -205,6 +305,21 @@ def test_the_python_rule_gives_the_page(case):
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_the_page_script_gives_the_same_page(redis_client, case):
     assert script_page(redis_client, case) == case.page
+
+
+@pytest.mark.parametrize("count", [20, 1], ids=["whole", "one"])
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_the_page_script_answers_the_page_one_python_round_decides(redis_client, case, count):
+    page = python_home_round(case, count)
+    if count == 20 and page is not None:
+        assert page == case.page
+    found = script_page(redis_client, case, count, ready=True)
+    if page is None:
+        assert not isinstance(found, ReadyPage)
+    else:
+        sources = len(pulled(case)) + 1  # the reader's outbox and the pulled ones
+        from_home = len({e.post_id for e in case.home} & set(page))
+        assert found == ReadyPage(page, [f"form {p}" for p in page], from_home, sources)
 
 
 @pytest.mark.parametrize("case", LIST_CASES.values(), ids=LIST_CASES.keys())

@@ -1060,6 +1060,61 @@ local function with_cached(reply, prefix, ids)
   return reply
 end
 
+-- A post cache value's response form (socialapp.stores.post_cache._parsed): the text before
+-- its first newline; nil for nothing cached, a tombstone ('-'), a changed mark ('~...') or
+-- a value written without a response form.
+local function response_form(value)
+  if not value or value == '-' or string.sub(value, 1, 1) == '~' then return nil end
+  local newline = string.find(value, '\n', 1, true)
+  if not newline then return nil end
+  return string.sub(value, 1, newline - 1)
+end
+
+-- SourceRead.known_from of socialapp.domain.timeline for a read (``read_``: {floor,
+-- member...} newest first, ``count`` asked, ``bound`` its own exclusive lower limit, nil for
+-- none): the lowest post id at and above which it shows everything its source has. A full
+-- read (``count`` entries, the last above the floor) vouches down to its last entry, else
+-- the higher of the floor and the bound, + 1 (+inf when that is not finite: a feed being
+-- rebuilt vouches for nothing).
+local function known_from(read_, count, bound)
+  local floor = tonumber(read_[1])
+  if #read_ > count and #read_ > 1 then
+    local last = tonumber(string.match(read_[#read_], '^(%d+)'))
+    if last > (floor or math.huge) then return last end
+  end
+  if not floor then return math.huge end
+  local low = math.max(floor, bound or -math.huge)
+  if low == math.huge or low == -math.huge then return math.huge end
+  return low + 1
+end
+
+-- The page a page script's merge decides alone, as socialapp.domain.timeline.merge and
+-- Pages.read would make it from the same reads (``reads``, each {read, bound}, ``count``
+-- asked of each; ``ids`` the merge's ids, ``values`` their post cache values in order;
+-- ``boosts`` the ids of boosts among them; ``open``: no since_id): the page's ``count``
+-- entries at or above where every read is known (or, when every read holds all history,
+-- all of them), none a boost (the boost rule waits for what lies below a boost), each with
+-- its response form cached. Its ids (at most ``count``) and response forms, or nil.
+local function decided_page(reads, count, ids, values, boosts, open)
+  if count < 1 then return nil end
+  local known = -math.huge
+  for _, read_ in ipairs(reads) do
+    known = math.max(known, known_from(read_[1], count, read_[2]))
+  end
+  local shows = math.min(#ids, count)
+  if shows == count then
+    if tonumber(ids[count]) < known then return nil end
+  elseif known > 1 or not open then
+    return nil
+  end
+  local forms = {}
+  for i = 1, shows do
+    forms[i] = not boosts[ids[i]] and response_form(values[i]) or nil
+    if not forms[i] then return nil end
+  end
+  return {unpack(ids, 1, shows)}, forms
+end
+
 -- Boosts among ``sources`` (reads, each {floor, member...}) the reader may not see, by the
 -- hidden set ``key`` at ``now``: the authors of boosted posts it hides, and the boosters
 -- whose boosts it hides (members 'r' .. booster). One ZMSCORE per 1000 of each.

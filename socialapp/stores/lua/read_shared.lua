@@ -11,6 +11,9 @@
 -- and duplicates, joined by ',', then their cached values}. The page keeps the newest of
 -- those entries above where every feed is known, so what it shows is among them and a warm
 -- page takes this one round trip. No boost enters these feeds: a member is "post:author".
+-- ARGV[9] '1': when the script finds the whole page (decided_page), it answers it instead:
+-- {'=', the hidden authors as above, the page's post ids joined by ',', their response
+-- forms}.
 local feeds, now = tonumber(ARGV[4]), tonumber(ARGV[5])
 local found, texts = {}, {}
 for i = 1, feeds do
@@ -44,5 +47,19 @@ local function shown(entry)
   local post, author = string.match(entry, '^(%d+):(%d+)$')
   if post and not hidden[author] then return post end
 end
-return with_cached({table.concat(texts, ';'), hidden_text}, ARGV[7],
-  merged_ids(found, shown, tonumber(ARGV[8])))
+local count, prefetch = tonumber(ARGV[3]), tonumber(ARGV[8])
+local ids = merged_ids(found, shown, prefetch)
+local reply = with_cached({table.concat(texts, ';'), hidden_text}, ARGV[7], ids)
+-- The page itself (decided_page) when nothing is left for Python to decide: every feed
+-- found and whom the reader does not see known. Else the reply goes to Python's path.
+if ARGV[9] == '1' and #found == feeds and hidden_text ~= '-' and prefetch >= count then
+  local reads = {}
+  for i, read_ in ipairs(found) do reads[i] = {read_} end
+  local page, forms = decided_page(reads, count, ids, {unpack(reply, 4)}, {}, ARGV[2] == '-inf')
+  if page then
+    local answer = {'=', hidden_text, table.concat(page, ',')}
+    for _, form in ipairs(forms) do answer[#answer + 1] = form end
+    return answer
+  end
+end
+return reply
