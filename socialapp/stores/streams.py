@@ -5,7 +5,8 @@ feed the streaming process (after Mastodon's ``timeline:<account>`` channels).
   its marker ends; the streaming process refreshes the markers of its connected readers
   long before they end, so a marker outlives its stream by at most ``MARKER_SECONDS``.
   Delivery publishes a pushed entry only to readers whose marker holds (one ``ZMSCORE`` per
-  chunk), as Mastodon publishes only for accounts with a subscription.
+  chunk, on one server within the chunk's delivery script: ``marks``), as Mastodon
+  publishes only for accounts with a subscription.
 - ``timeline:<reader>``: what reaches one reader: ``update`` (a pushed post), ``delete``,
   ``notification``, and ``refresh`` (the reader's followees, pulled set or hidden accounts
   changed: the streaming process reads them again before the next message).
