@@ -101,6 +101,20 @@ def ids_after(coll, query: dict, field: str, after: int | None, limit: int | Non
     return [document[field] for document in found]
 
 
+def id_pages(coll, query: dict, field: str, size: int) -> Iterator[list[int]]:
+    """What ``id_chunks`` hands on, each list read by a query of its own (``ids_after`` the
+    last id of the one before): the first comes once ``size`` ids are read, where the
+    embedded store answers a whole query before its first document (100,000 followers:
+    40 ms before the first chunk, 2 ms a page of 5,000). A real MongoDB pays a round trip
+    per page where a cursor's batches may hold several."""
+    after = None
+    while page := ids_after(coll, query, field, after, size):
+        yield page
+        if len(page) < size:
+            return
+        after = page[-1]
+
+
 def ids_by(coll, owner: str, owners: list, field: str) -> dict:
     """``{owner: [field of their documents, ascending]}`` for each of ``owners`` (those with
     none: []), from one ``$in`` query sorted by an ``(owner, field)`` index: what a loop of

@@ -43,7 +43,7 @@ def world(c, followers: int) -> tuple[int, dict]:
 
 def plan(c, author: int, post: dict) -> tuple[RecordingQueue, list[str]]:
     lookup: list[str] = []
-    read_chunks = c.follows.follower_chunks
+    read_chunks = c.follows.follower_pages
 
     def traced(*args, **kwargs):
         for chunk in read_chunks(*args, **kwargs):
@@ -51,10 +51,10 @@ def plan(c, author: int, post: dict) -> tuple[RecordingQueue, list[str]]:
             yield chunk
         lookup.append("end")
 
-    c.follows.follower_chunks = traced
+    c.follows.follower_pages = traced
     queue = RecordingQueue(lookup)
     dataclasses.replace(c.fanout, queue=queue).deliver_post(post["_id"], author)
-    del c.follows.follower_chunks
+    del c.follows.follower_pages
     return queue, lookup
 
 
@@ -113,19 +113,19 @@ def test_a_sweep_that_starts_a_second_delivery_midway_leaves_neither_unfinished(
                 run_chunk(c, task)
 
     finished: list[bool] = []
-    c.follows.follower_chunks = _calling(finish_first, c.follows.follower_chunks)
+    c.follows.follower_pages = _calling(finish_first, c.follows.follower_pages)
     second, _ = plan(c, author, post)  # the sweeper's attempt (plan removes the hook)
     for task in second.sent:
         run_chunk(c, task)
     assert finished and not pending(c, post)
 
 
-def _calling(hook, follower_chunks):
-    """``follower_chunks`` that runs ``hook`` once the delivery has taken two chunks (it knows
+def _calling(hook, follower_pages):
+    """``follower_pages`` that runs ``hook`` once the delivery has taken two chunks (it knows
     then that it has several, and has recorded that it started)."""
 
     def chunks(*args, **kwargs):
-        for n, chunk in enumerate(follower_chunks(*args, **kwargs)):
+        for n, chunk in enumerate(follower_pages(*args, **kwargs)):
             yield chunk
             if n == 1:
                 hook()
