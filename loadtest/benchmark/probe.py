@@ -1,9 +1,9 @@
 """Timing the fan-out service functions from the outside, per post and phase.
 
 The planner (``deliver_post``), the follower lookup it makes (``follower_pages``), the
-chunk tasks it enqueues (``queue.send``), the chunk deliveries (``deliver_chunk``) and the
-planner's writes to list feeds (``list_feeds.add``) are wrapped while a measurement runs;
-the wrappers only read the clock.
+chunk tasks it enqueues (``queue.send``, and ``queue.send_all`` for a large author's), the
+chunk deliveries (``deliver_chunk``) and the planner's writes to list feeds
+(``list_feeds.add``) are wrapped while a measurement runs; the wrappers only read the clock.
 """
 
 from __future__ import annotations
@@ -75,11 +75,13 @@ class Probe:
         Fanout.deliver_chunk = self._chunk(deliver_chunk)
         c.follows.follower_pages = self._lookup(follower_pages)
         c.queue.send = self._send(send)
+        c.queue.send_all = self._send_all(c.queue.send_all)
         try:
             yield self
         finally:
             Fanout.deliver_post, Fanout.deliver_chunk = deliver_post, deliver_chunk
-            del c.follows.follower_pages, c.queue.send, c.list_feeds.add  # the class's again
+            del c.follows.follower_pages, c.queue.send, c.queue.send_all  # the class's again
+            del c.list_feeds.add
 
     def wait(self, post_id: int, timeout: float = 600.0) -> Trace:
         trace = self.trace(post_id)
@@ -122,6 +124,19 @@ class Probe:
             if name == fanout.DELIVER_CHUNK:
                 self.trace(args[0]).sends.append((start, time.time()))
             return result
+
+        return timed
+
+    def _send_all(self, send_all):
+        """A large delivery's chunks, sent in batches while the lookup reads on: one send
+        from the first to the last (``enqueue_s``)."""
+
+        def timed(name, tasks, **kwargs):
+            start, post_id = time.time(), getattr(self._planning, "post_id", None)
+            sent = send_all(name, tasks, **kwargs)
+            if name == fanout.DELIVER_CHUNK and post_id is not None:
+                self.trace(post_id).sends.append((start, time.time()))
+            return sent
 
         return timed
 

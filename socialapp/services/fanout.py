@@ -425,11 +425,9 @@ class Fanout:
             self.queue.send(DELIVER_CHUNK, *_chunk_args(entry, first, 0, attempt), queue=FANOUT)
             self._push_to_lists(entry, pushed)
             return 1
-        sent = 0
-        for target in regrouped(itertools.chain((first, second), chunks), size):
-            args = _chunk_args(entry, target, sent, attempt)
-            self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
-            sent += 1
+        grouped = regrouped(itertools.chain((first, second), chunks), size)
+        tasks = (_chunk_args(entry, target, n, attempt) for n, target in enumerate(grouped))
+        sent = self.queue.send_all(DELIVER_CHUNK, tasks, queue=FANOUT_LARGE)
         self.deliveries.start_delivery(post_id, attempt, sent + 1)
         args = _chunk_args(entry, ("", []), sent, attempt)
         self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)

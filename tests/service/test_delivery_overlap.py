@@ -26,6 +26,12 @@ class RecordingQueue:
     def send(self, name, *args, queue=None, **kwargs) -> None:
         self.sent.append((name, args, queue, list(self._lookup)))
 
+    def send_all(self, name, tasks, queue=None) -> int:
+        before = len(self.sent)
+        for args in tasks:
+            self.send(name, *args, queue=queue)
+        return len(self.sent) - before
+
 
 def world(c, followers: int) -> tuple[int, dict]:
     operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
