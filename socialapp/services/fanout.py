@@ -425,7 +425,8 @@ class Fanout:
             self.queue.send(DELIVER_CHUNK, *_chunk_args(entry, first, 0, attempt), queue=FANOUT)
             self._push_to_lists(entry, pushed)
             return 1
-        grouped = regrouped(itertools.chain((first, second), chunks), size)
+        read = (first,) if second is None else (first, second)  # one page, past a small chunk
+        grouped = regrouped(itertools.chain(read, chunks), size)
         tasks = (_chunk_args(entry, target, n, attempt) for n, target in enumerate(grouped))
         sent = self.queue.send_all(DELIVER_CHUNK, tasks, queue=FANOUT_LARGE)
         self.deliveries.start_delivery(post_id, attempt, sent + 1)

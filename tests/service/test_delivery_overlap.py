@@ -83,6 +83,22 @@ def test_chunks_are_sent_while_the_lookup_reads_on(components):
     assert sum(len(task[1][2]) for task in queue.sent) == 5
 
 
+def test_more_followers_than_a_small_chunk_on_one_page_is_a_large_delivery(components):
+    """Followers are read a large chunk a page: three fill one page (of 4) but not a small
+    chunk (of 2), so the delivery is a large one, one chunk and the closing one, as when
+    they were read a small chunk at a time."""
+    c = components
+    c.follows.large_chunk_size = 4  # this test's app only
+    author, post = world(c, followers=3)
+    queue, lookup = plan(c, author, post)
+    assert lookup == ["chunk", "end"]
+    sent = [(len(task[1][2]), task[2]) for task in queue.sent]
+    assert sent == [(3, FANOUT_LARGE), (0, FANOUT_LARGE)]
+    for task in queue.sent:
+        run_chunk(c, task)
+    assert not pending(c, post)
+
+
 @pytest.mark.parametrize("order", ["in_order", "closing_first", "reversed"])
 def test_the_delivery_completes_once_whichever_chunk_ends_last(components, order):
     c = components
