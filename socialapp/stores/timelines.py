@@ -187,6 +187,10 @@ class TimelineScripts:
             name: client.register_script(text) for name, text in _script_texts(LUA, ttl, bucket)
         }
 
+    def script_text(self, name: str) -> str:
+        """The text sent for script ``name`` (a benchmark tells an older commit's by it)."""
+        return self._scripts[name].script
+
     # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
     # primary and the batch runs again; each script is idempotent, so a re-run is harmless.
