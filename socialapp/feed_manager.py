@@ -193,21 +193,26 @@ class FeedManager:
         them, announced to nobody, and none counted.
         """
         follower_ids = list(follower_ids)
-        delivered = self._push(entry, follower_ids)
+        delivered, watching = self._push(entry, follower_ids)
         jitter.pause("deliver_chunk.pushed")
         if withdrawn():
             self._timelines.remove_from_homes(follower_ids, entry)
             return 0
-        self._streams.publish_update(follower_ids, *entry)
+        if watching is None:
+            self._streams.publish_update(follower_ids, *entry)
+        else:
+            self._streams.publish_update(watching, *entry, checked=True)
         return delivered
 
-    def _push(self, entry: Entry, follower_ids: list[int]) -> int:
+    def _push(self, entry: Entry, follower_ids: list[int]) -> tuple[int, list[int] | None]:
+        """How many homes took the entry, and on one server which of the followers have a
+        stream open, read by the delivery's own script (None: not read, on a cluster)."""
         if self._timelines.batched and follower_ids:  # one server: one command per chunk
-            return self._timelines.deliver(follower_ids, entry)
+            return self._timelines.deliver_marked(follower_ids, entry, self._streams.marks())
         active = self._activity.active_among(follower_ids, self._inactive_after)
         if active:
             self._timelines.add_to_homes(active, entry)
-        return len(active)
+        return len(active), None
 
     def drop_homes(self) -> int:
         """Delete every home and tagged set (``read`` mode reads none); each is rebuilt at

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 import celery
@@ -118,6 +118,27 @@ class TaskQueue:
         self.app.send_task(
             name, args=args, queue=queue, countdown=countdown, argsrepr=args_summary(args)
         )
+
+    def send_all(self, name: str, tasks: Iterable[tuple], queue: str = FANOUT) -> int:
+        """A task ``name`` for each argument tuple of ``tasks``, as they come, in batches
+        that go to the broker together (one pipeline: kombu's ``Producer.batch``): the first
+        task alone, then each time as many as went before (1, 1, 2, 4, ...); how many.
+
+        A send waits behind whatever the broker's Redis is running: a large delivery's
+        planner, one send per chunk, waited 13 ms a send (median) behind the workers' delivery
+        scripts, and fell behind the workers. A round trip per doubling keeps it ahead, and
+        the first task still leaves at once."""
+        sent = flushed = 0
+        with self.app.producer_or_acquire() as producer, producer.batch() as batch:
+            for args in tasks:
+                self.app.send_task(
+                    name, args=args, queue=queue, producer=producer, argsrepr=args_summary(args)
+                )
+                sent += 1
+                if sent >= 2 * flushed:
+                    batch.flush()
+                    flushed = sent
+        return sent
 
     def depth(self) -> dict[str, int]:
         """Tasks waiting in each queue, and taken by a worker but not yet acknowledged."""

@@ -1,9 +1,9 @@
 """Timing the fan-out service functions from the outside, per post and phase.
 
-The planner (``deliver_post``), the follower lookup it makes (``follower_chunks``), the
-chunk tasks it enqueues (``queue.send``), the chunk deliveries (``deliver_chunk``) and the
-planner's writes to list feeds (``list_feeds.add``) are wrapped while a measurement runs;
-the wrappers only read the clock.
+The planner (``deliver_post``), the follower lookup it makes (``follower_pages``), the
+chunk tasks it enqueues (``queue.send``, and ``queue.send_all`` for a large author's), the
+chunk deliveries (``deliver_chunk``) and the planner's writes to list feeds
+(``list_feeds.add``) are wrapped while a measurement runs; the wrappers only read the clock.
 """
 
 from __future__ import annotations
@@ -69,17 +69,19 @@ class Probe:
     @contextlib.contextmanager
     def installed(self, c):
         deliver_post, deliver_chunk = Fanout.deliver_post, Fanout.deliver_chunk
-        follower_chunks, send = c.follows.follower_chunks, c.queue.send
+        follower_pages, send = c.follows.follower_pages, c.queue.send
         c.list_feeds.add = self._list_add(c.list_feeds.add)
         Fanout.deliver_post = self._plan(deliver_post)
         Fanout.deliver_chunk = self._chunk(deliver_chunk)
-        c.follows.follower_chunks = self._lookup(follower_chunks)
+        c.follows.follower_pages = self._lookup(follower_pages)
         c.queue.send = self._send(send)
+        c.queue.send_all = self._send_all(c.queue.send_all)
         try:
             yield self
         finally:
             Fanout.deliver_post, Fanout.deliver_chunk = deliver_post, deliver_chunk
-            del c.follows.follower_chunks, c.queue.send, c.list_feeds.add  # the class's again
+            del c.follows.follower_pages, c.queue.send, c.queue.send_all  # the class's again
+            del c.list_feeds.add
 
     def wait(self, post_id: int, timeout: float = 600.0) -> Trace:
         trace = self.trace(post_id)
@@ -102,14 +104,14 @@ class Probe:
 
         return timed
 
-    def _lookup(self, follower_chunks):
+    def _lookup(self, follower_pages):
         """The lookup from its call to its last chunk read: the planner sends chunks as
         they come, so the lookup overlaps the sends and the first deliveries."""
 
         def timed(*args, **kwargs):
             start = time.time()
             post_id = getattr(self._planning, "post_id", None)
-            yield from follower_chunks(*args, **kwargs)
+            yield from follower_pages(*args, **kwargs)
             if post_id is not None:
                 self.trace(post_id).lookup = (start, time.time())
 
@@ -122,6 +124,19 @@ class Probe:
             if name == fanout.DELIVER_CHUNK:
                 self.trace(args[0]).sends.append((start, time.time()))
             return result
+
+        return timed
+
+    def _send_all(self, send_all):
+        """A large delivery's chunks, sent in batches while the lookup reads on: one send
+        from the first to the last (``enqueue_s``)."""
+
+        def timed(name, tasks, **kwargs):
+            start, post_id = time.time(), getattr(self._planning, "post_id", None)
+            sent = send_all(name, tasks, **kwargs)
+            if name == fanout.DELIVER_CHUNK and post_id is not None:
+                self.trace(post_id).sends.append((start, time.time()))
+            return sent
 
         return timed
 

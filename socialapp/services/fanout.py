@@ -376,10 +376,11 @@ class Fanout:
         the broker's, is paid per chunk: fewer, larger chunks make a large author's post
         visible sooner; `make benchmark` measures it).
 
-        Chunks go to the workers while the follower lookup reads on, so a large author's
-        first followers see the post before the last follower id is read. The number of
-        chunks is known only at the end: a last, empty chunk, sent once the total is
-        recorded, closes the delivery (whichever chunk finishes last completes it).
+        Chunks go to the workers while the follower lookup reads on (a query per chunk:
+        ``FollowStore.follower_pages``), so a large author's first followers see the post
+        before the last follower id is read. The number of chunks is known only at the end:
+        a last, empty chunk, sent once the total is recorded, closes the delivery
+        (whichever chunk finishes last completes it).
         """
         entry = Entry(post_id, author_id, boost_of, original_author)
         self.feeds.publish(entry)  # idempotent; done here too after an outage
@@ -407,7 +408,7 @@ class Fanout:
         targets: list[Iterable[tuple[str, list[int]]]] = []  # (tag, followers): "" a home's
         pushed = unsettled or policy.delivery_pushes(followers, strategy)
         if pushed:
-            targets.append(("", chunk) for chunk in self.follows.follower_chunks(author_id))
+            targets.append(("", chunk) for chunk in self.follows.follower_pages(author_id))
         for tag in self._pushed_tags(policy, post):
             targets.append((tag, chunk) for chunk in self.tag_follows.follower_chunks(tag, size))
         chunks = itertools.chain.from_iterable(targets)
@@ -418,16 +419,16 @@ class Fanout:
             return 0
         attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
         second = next(chunks, None)
-        if second is None:  # a small author: one chunk, on the queue of small deliveries
+        small = first[0] or len(first[1]) <= self.config.fanout_chunk_size  # a tag's: as before
+        if second is None and small:  # one chunk, on the queue of small deliveries
             self.deliveries.start_delivery(post_id, attempt, 1)
             self.queue.send(DELIVER_CHUNK, *_chunk_args(entry, first, 0, attempt), queue=FANOUT)
             self._push_to_lists(entry, pushed)
             return 1
-        sent = 0
-        for target in regrouped(itertools.chain((first, second), chunks), size):
-            args = _chunk_args(entry, target, sent, attempt)
-            self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)
-            sent += 1
+        read = (first,) if second is None else (first, second)  # one page, past a small chunk
+        grouped = regrouped(itertools.chain(read, chunks), size)
+        tasks = (_chunk_args(entry, target, n, attempt) for n, target in enumerate(grouped))
+        sent = self.queue.send_all(DELIVER_CHUNK, tasks, queue=FANOUT_LARGE)
         self.deliveries.start_delivery(post_id, attempt, sent + 1)
         args = _chunk_args(entry, ("", []), sent, attempt)
         self.queue.send(DELIVER_CHUNK, *args, queue=FANOUT_LARGE)

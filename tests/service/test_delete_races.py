@@ -173,3 +173,9 @@ class RecordingQueue:
     def send(self, name, *args, **kwargs) -> None:
         assert name == fanout.DELIVER_CHUNK
         self.sent.append(args)
+
+    def send_all(self, name, tasks, **kwargs) -> int:
+        before = len(self.sent)
+        for args in tasks:
+            self.send(name, *args)
+        return len(self.sent) - before

@@ -102,22 +102,22 @@ def test_post_reaches_ten_thousand_followers_exactly_once(components, settle, wr
 def test_connection_error_mid_chunk_is_retried(components, settle, write_mode, monkeypatch):
     c = components
     author, followers = seed_author(c, 2_000)
-    deliver = c.timelines.deliver  # one server: a chunk is one command
+    deliver = c.timelines.deliver_marked  # one server: a chunk is one command
     calls: list[list[int]] = []
     lock = threading.Lock()
 
-    def fails_once_half_way(user_ids, entry) -> int:
+    def fails_once_half_way(user_ids, entry, marks) -> tuple[int, list[int]]:
         user_ids = list(user_ids)
         with lock:
             calls.append(user_ids)
             fail = len(calls) == 2  # the second chunk: others are under way or done
         if not fail:
-            return deliver(user_ids, entry)
-        deliver(user_ids[: len(user_ids) // 2], entry)
+            return deliver(user_ids, entry, marks)
+        deliver(user_ids[: len(user_ids) // 2], entry, marks)
         with translated(REDIS):  # a replaced store method translates as the real ones do
             raise redis.exceptions.ConnectionError("connection lost mid-chunk (injected)")
 
-    monkeypatch.setattr(c.timelines, "deliver", fails_once_half_way)
+    monkeypatch.setattr(c.timelines, "deliver_marked", fails_once_half_way)
     post = posts.create_post(c.uow, c.fanout, c.ids, author, "through a flaky connection")
     settle()
     failed = calls[1]
@@ -130,15 +130,16 @@ def test_connections_killed_during_fanout(components, settle, write_mode, monkey
     """Real broken connections: the timelines' Redis clients are killed over and over."""
     c = components
     author, followers = seed_author(c, 2_000)
-    deliver = c.timelines.deliver
+    deliver = c.timelines.deliver_marked
 
-    def in_two_halves(user_ids, entry) -> int:
+    def in_two_halves(user_ids, entry, marks) -> tuple[int, list[int]]:
         user_ids = list(user_ids)
-        delivered = deliver(user_ids[: len(user_ids) // 2], entry)
+        delivered, watching = deliver(user_ids[: len(user_ids) // 2], entry, marks)
         time.sleep(0.01)
-        return delivered + deliver(user_ids[len(user_ids) // 2 :], entry)
+        more, also = deliver(user_ids[len(user_ids) // 2 :], entry, marks)
+        return delivered + more, watching + also
 
-    monkeypatch.setattr(c.timelines, "deliver", in_two_halves)
+    monkeypatch.setattr(c.timelines, "deliver_marked", in_two_halves)
     killer = ConnectionKiller(c.settings.redis_url, rounds=40, every=0.005)
     post = posts.create_post(c.uow, c.fanout, c.ids, author, "through broken connections")
     killer.start()

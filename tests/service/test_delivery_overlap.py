@@ -26,6 +26,12 @@ class RecordingQueue:
     def send(self, name, *args, queue=None, **kwargs) -> None:
         self.sent.append((name, args, queue, list(self._lookup)))
 
+    def send_all(self, name, tasks, queue=None) -> int:
+        before = len(self.sent)
+        for args in tasks:
+            self.send(name, *args, queue=queue)
+        return len(self.sent) - before
+
 
 def world(c, followers: int) -> tuple[int, dict]:
     operators.change_fanout(c.fanout_settings, c.fanout, mode="write")
@@ -43,7 +49,7 @@ def world(c, followers: int) -> tuple[int, dict]:
 
 def plan(c, author: int, post: dict) -> tuple[RecordingQueue, list[str]]:
     lookup: list[str] = []
-    read_chunks = c.follows.follower_chunks
+    read_chunks = c.follows.follower_pages
 
     def traced(*args, **kwargs):
         for chunk in read_chunks(*args, **kwargs):
@@ -51,10 +57,10 @@ def plan(c, author: int, post: dict) -> tuple[RecordingQueue, list[str]]:
             yield chunk
         lookup.append("end")
 
-    c.follows.follower_chunks = traced
+    c.follows.follower_pages = traced
     queue = RecordingQueue(lookup)
     dataclasses.replace(c.fanout, queue=queue).deliver_post(post["_id"], author)
-    del c.follows.follower_chunks
+    del c.follows.follower_pages
     return queue, lookup
 
 
@@ -75,6 +81,22 @@ def test_chunks_are_sent_while_the_lookup_reads_on(components):
     assert {task[2] for task in queue.sent} == {FANOUT_LARGE}
     assert "end" not in queue.sent[0][3]  # the first chunk left before the lookup ended
     assert sum(len(task[1][2]) for task in queue.sent) == 5
+
+
+def test_more_followers_than_a_small_chunk_on_one_page_is_a_large_delivery(components):
+    """Followers are read a large chunk a page: three fill one page (of 4) but not a small
+    chunk (of 2), so the delivery is a large one, one chunk and the closing one, as when
+    they were read a small chunk at a time."""
+    c = components
+    c.follows.large_chunk_size = 4  # this test's app only
+    author, post = world(c, followers=3)
+    queue, lookup = plan(c, author, post)
+    assert lookup == ["chunk", "end"]
+    sent = [(len(task[1][2]), task[2]) for task in queue.sent]
+    assert sent == [(3, FANOUT_LARGE), (0, FANOUT_LARGE)]
+    for task in queue.sent:
+        run_chunk(c, task)
+    assert not pending(c, post)
 
 
 @pytest.mark.parametrize("order", ["in_order", "closing_first", "reversed"])
@@ -113,19 +135,19 @@ def test_a_sweep_that_starts_a_second_delivery_midway_leaves_neither_unfinished(
                 run_chunk(c, task)
 
     finished: list[bool] = []
-    c.follows.follower_chunks = _calling(finish_first, c.follows.follower_chunks)
+    c.follows.follower_pages = _calling(finish_first, c.follows.follower_pages)
     second, _ = plan(c, author, post)  # the sweeper's attempt (plan removes the hook)
     for task in second.sent:
         run_chunk(c, task)
     assert finished and not pending(c, post)
 
 
-def _calling(hook, follower_chunks):
-    """``follower_chunks`` that runs ``hook`` once the delivery has taken two chunks (it knows
+def _calling(hook, follower_pages):
+    """``follower_pages`` that runs ``hook`` once the delivery has taken two chunks (it knows
     then that it has several, and has recorded that it started)."""
 
     def chunks(*args, **kwargs):
-        for n, chunk in enumerate(follower_chunks(*args, **kwargs)):
+        for n, chunk in enumerate(follower_pages(*args, **kwargs)):
             yield chunk
             if n == 1:
                 hook()

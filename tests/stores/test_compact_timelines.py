@@ -153,7 +153,8 @@ def test_deliveries_of_the_newest_posts_read_as_the_text_encoding_does(redis_cli
             delivered.append(entry)
             posts[entry.post_id] = entry
         for prefix in (home_key(0)[:-2], tagged_key(0)[:-2]):
-            lua.run([("deliver", [], (CAP, entry.post_id, member_text(entry), prefix, 1))])
+            args = (CAP, entry.post_id, member_text(entry), prefix, "", 0, '["1"]')  # reader 1
+            lua.run([("deliver", [], args)])
         if op > 0.98:
             assert len(set(both(lua, "remove", (member_text(rng.choice(delivered)),)))) == 1
         if step % 60 == 0 or step == 1199:

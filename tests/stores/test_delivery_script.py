@@ -10,6 +10,7 @@ import random
 import pytest
 
 from socialapp.config import Settings
+from socialapp.stores.streams import MARKER_SECONDS, Streams
 from socialapp.stores.timelines import BATCH, Entry, TimelineStore, home_key, pending_key
 from tests.helpers_timelines import timeline_entries, timeline_members
 
@@ -79,6 +80,52 @@ def test_a_chunk_larger_than_a_batch_is_one_command_per_batch(redis_client, monk
     assert all(
         timeline_members(redis_client, home_key(r)) == ["5:3"] for r in (1, BATCH, BATCH + 10)
     )
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_marked_readers_are_those_with_a_stream_open(redis_client, seed):
+    """The script reads the streams' markers as ``Streams.open_among`` does, in the same
+    call, and leaves every home as ``deliver`` does."""
+    rng = random.Random(seed)
+    readers = list(range(1, BATCH + 41))  # two script calls
+    clock = Clock()
+    streams = Streams(redis_client, clock)
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    results = []
+    for marked in (False, True):
+        redis_client.flushdb()
+        random_world(redis_client, random.Random(seed), readers)
+        clock.now = 1_000.0
+        streams.mark_open(rng.sample(readers, 30))  # ended by the delivery
+        clock.now += MARKER_SECONDS / 2
+        streams.mark_open([*rng.sample(readers, 30), readers[-1]])  # held
+        clock.now += MARKER_SECONDS * 3 / 4
+        expected = streams.open_among(readers)
+        if marked:
+            delivered, watching = store.deliver_marked(readers, Entry(61, 7), streams.marks())
+            assert sorted(watching) == expected
+        else:
+            delivered = store.deliver(readers, Entry(61, 7))
+        results.append((delivered, snapshot(redis_client, readers)))
+    assert results[0] == results[1]
+    assert 0 < len(expected) <= 31 and readers[-1] in expected  # some held, some ended
+
+
+def test_no_reader_is_marked_while_no_stream_is_open(redis_client):
+    store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
+    streams = Streams(redis_client, Clock())
+    store.create_homes([1, 2])
+    assert store.deliver_marked([1, 2, 3], Entry(5, 3), streams.marks()) == (2, [])
+    streams.mark_open([3])
+    assert store.deliver_marked([1, 2, 3], Entry(6, 3), streams.marks()) == (2, [3])
 
 
 def test_a_cluster_delivers_with_the_two_step_path(redis_cluster_client):

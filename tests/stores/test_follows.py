@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pymongo.errors
 import pytest
 
@@ -44,6 +46,15 @@ class TestFollowStore:
 
         assert list(store.follower_chunks(100, size=3)) == [[1, 2, 3], [4, 5, 6], [7]]
         assert list(store.follower_chunks(200, size=3)) == []
+
+    def test_follower_pages_are_the_chunks_read_a_query_each(self, db, settings, store):
+        store.add_many([(follower, 100) for follower in range(1, 8)])
+        sizes = dict(fanout_chunk_size=2, fanout_celebrity_chunk_size=3)
+        paged = FollowStore(db, dataclasses.replace(settings, **sizes))
+        assert list(paged.follower_pages(100)) == list(store.follower_chunks(100, size=3))
+        store.add_many([(8, 100), (9, 100)])  # a last page that is full: one more query, empty
+        assert list(paged.follower_pages(100)) == [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+        assert list(paged.follower_pages(200)) == []
 
     def test_add_many_refuses_an_existing_edge(self, store):
         store.add(1, 2)

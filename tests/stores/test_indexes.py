@@ -63,6 +63,7 @@ HOT_QUERIES = [
     Query("follows", FollowStore.boosts_hidden, ("follower_id",)),
     Query("follows", FollowStore.follower_ids, ("followee_id",), "follower_id"),
     Query("follows", FollowStore.follower_chunks, ("followee_id",), "follower_id"),
+    Query("follows", FollowStore.follower_pages, ("followee_id",), "follower_id"),
     Query("follows", FollowStore.followee_ids, ("follower_id",), "followee_id"),
     Query("follows", FollowStore.count_followers, ("followee_id",)),
     Query("follows", FollowStore.count_followees, ("follower_id",)),
