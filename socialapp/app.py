@@ -25,12 +25,15 @@ def _mode(components: bootstrap.Components) -> str | None:
     return cached.current.mode if cached else None
 
 
+class _Flask(Flask):
+    url_rule_class = LazyBuilderRule  # the static files' rule too, which Flask adds first
+
+
 def create_app(settings: Settings | None = None, components: bootstrap.Components | None = None):
     """Build the API. Tests pass their own ``settings`` (and may pass ready ``components``)."""
     settings = settings or Settings.from_env()
     components = components or bootstrap.build(settings)
-    app = Flask(__name__)
-    app.url_rule_class = LazyBuilderRule
+    app = _Flask(__name__)
     app.config.update(
         SECRET_KEY=settings.secret_key,
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
