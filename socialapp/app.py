@@ -33,7 +33,10 @@ class App(Flask):
     Flask and flask-smorest ask it of every hook, view and decorator's wrapper on every
     request (two dozen times a page), and ``inspect.iscoroutinefunction`` answers each
     through several calls. Anything else (a coroutine function, a partial, a callable
-    object, a function marked as a coroutine function) gets Flask's answer."""
+    object, a function marked as a coroutine function) gets Flask's answer. Its rules,
+    the static files' too (which Flask adds first), are ``LazyBuilderRule``."""
+
+    url_rule_class = LazyBuilderRule
 
     def ensure_sync(self, func):
         plain = func.__func__ if type(func) is MethodType else func
@@ -51,7 +54,6 @@ def create_app(settings: Settings | None = None, components: bootstrap.Component
     settings = settings or Settings.from_env()
     components = components or bootstrap.build(settings)
     app = App(__name__)
-    app.url_rule_class = LazyBuilderRule
     app.config.update(
         SECRET_KEY=settings.secret_key,
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,

@@ -5,6 +5,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from flask import url_for
+from werkzeug.exceptions import NotFound
+from werkzeug.routing import Map, Rule
 
 from socialapp import create_app
 from socialapp.config import ConfigError, Settings
@@ -79,6 +81,27 @@ def test_urls_are_built_by_builders_compiled_on_first_use(app):
         assert strategy.endswith("/authors/7/strategy")
         with pytest.raises(ValueError):  # the int converter still refuses what is no int
             url_for("console.change_strategy", user_id="seven")
+
+
+def test_an_apps_rules_parsed_once_per_process_match_as_parsed_afresh(app, settings):
+    """A second app's rules take the parts parsed for the first: each is what Werkzeug's
+    own Rule parses from the same path on a map like the app's, converters its own."""
+    again = create_app(settings)
+    for rule in again.url_map.iter_rules():
+        fresh = Rule(rule.rule, endpoint=rule.endpoint, methods=rule.methods)
+        Map([fresh], merge_slashes=again.url_map.merge_slashes)
+        assert (rule._parts, rule._trace) == (fresh._parts, fresh._trace), rule.rule
+        assert rule.arguments == fresh.arguments, rule.rule
+        for name, converter in rule._converters.items():
+            assert converter.map is again.url_map, rule.rule
+            assert type(converter) is type(fresh._converters[name]), rule.rule
+            assert converter.regex == fresh._converters[name].regex, rule.rule
+    urls = again.url_map.bind("localhost")
+    assert urls.match("/v1/posts/42", "GET") == ("posts.Post", {"post_id": "42"})
+    endpoint, values = urls.match("/admin/authors/7/strategy", "POST")
+    assert (endpoint, values) == ("console.change_strategy", {"user_id": 7})
+    with pytest.raises(NotFound):  # the int converter still refuses what is no int
+        urls.match("/admin/authors/seven/strategy", "POST")
 
 
 def test_metrics_report_deliveries_lag_and_reads(client, signup, settle):

@@ -118,7 +118,7 @@ def exercise(operation, world) -> None:
     run()
 
 
-SHARDS = 3  # xdist hands each class to a worker: the operations are fuzzed on both at once
+SHARDS = 3  # xdist hands each class to a worker: the operations are fuzzed on all at once
 
 
 def operations(app) -> list:
