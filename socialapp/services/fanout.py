@@ -419,7 +419,7 @@ class Fanout:
             return 0
         attempt = secrets.token_hex(6)  # a sweep may start another while this one runs
         second = next(chunks, None)
-        small = first[0] or len(first[1]) <= self.config.fanout_chunk_size  # a tag's: as before
+        small = first[0] or len(first[1]) <= self.follows.chunk_size  # a tag's: as before
         if second is None and small:  # one chunk, on the queue of small deliveries
             self.deliveries.start_delivery(post_id, attempt, 1)
             self.queue.send(DELIVER_CHUNK, *_chunk_args(entry, first, 0, attempt), queue=FANOUT)

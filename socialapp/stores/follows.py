@@ -56,8 +56,8 @@ FOLLOWER_FIRST = [("follower_id", ASCENDING), ("followee_id", ASCENDING)]
 class FollowStore:
     def __init__(self, db, settings: Settings) -> None:
         self._follows = collection(db, "follows", settings)
-        self._chunk_size = settings.fanout_chunk_size
-        self.large_chunk_size = max(settings.fanout_celebrity_chunk_size, self._chunk_size)
+        self.chunk_size = settings.fanout_chunk_size
+        self.large_chunk_size = max(settings.fanout_celebrity_chunk_size, self.chunk_size)
 
     def ensure_indexes(self) -> None:
         schema.apply(self._follows, SCHEMA)
@@ -130,7 +130,7 @@ class FollowStore:
         """Every follower of ``followee_id``, ascending, in lists of ``size`` (by default
         ``fanout_chunk_size``: one delivery task each), from one query."""
         query = {"followee_id": followee_id}
-        return id_chunks(self._follows, query, "follower_id", size or self._chunk_size)
+        return id_chunks(self._follows, query, "follower_id", size or self.chunk_size)
 
     def follower_pages(self, followee_id: int) -> Iterator[list[int]]:
         """``follower_chunks`` of ``large_chunk_size``, a query each (``id_pages``): a
