@@ -37,15 +37,16 @@ def hand_back_completion() -> None:
 
 
 def pause_half_way(seconds: float) -> None:
-    deliver = TimelineStore.deliver  # one server: a chunk is one command
+    deliver = TimelineStore.deliver_marked  # one server: a chunk is one command
 
-    def in_two_halves(self, user_ids, entry) -> int:
+    def in_two_halves(self, user_ids, entry, marks) -> tuple[int, list[int]]:
         half = len(user_ids) // 2
-        delivered = deliver(self, user_ids[:half], entry)
+        delivered, marked = deliver(self, user_ids[:half], entry, marks)
         time.sleep(seconds)
-        return delivered + deliver(self, user_ids[half:], entry)
+        more, marked_more = deliver(self, user_ids[half:], entry, marks)
+        return delivered + more, marked + marked_more
 
-    TimelineStore.deliver = in_two_halves
+    TimelineStore.deliver_marked = in_two_halves
 
 
 def main(queues: str, concurrency: int, pause: float, hand_back: bool = True) -> int:
