@@ -6,6 +6,7 @@ Shared by the benchmark and the workload experiment, whose reports open with the
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import subprocess
@@ -39,6 +40,14 @@ def describe() -> dict:
 def load_average() -> list[float]:
     """1, 5 and 15 minute load averages: above the core count, others share the machine."""
     return [round(load, 2) for load in os.getloadavg()]
+
+
+def finish(figures: dict, out: Path | None) -> None:
+    """Stamp the run's closing load average on ``figures`` (``describe``'s, made at the
+    start) and write them to ``out`` as JSON, if given: how a section run alone ends."""
+    figures["environment"]["load_average_end"] = load_average()
+    if out:
+        out.write_text(json.dumps(figures, indent=1))
 
 
 def redis_version(url: str) -> str:

@@ -25,7 +25,6 @@ import argparse
 import contextlib
 import importlib
 import io
-import json
 import statistics
 import subprocess
 import sys
@@ -200,15 +199,13 @@ def main(argv: list[str] | None = None) -> int:
     ).stdout.strip()  # fmt: skip
     with RedisServer() as server:
         figures["per_delivery"] = measure(server.url, args.base, args.rounds)
-    figures["environment"]["load_average_end"] = environment.load_average()
     for shape, row in figures["per_delivery"].items():
         print(
             f"{shape}: Python {row['old_python_us']} -> {row['new_python_us']} us "
             f"({row['python_ratio']}x), Redis {row['old_redis_us']} -> {row['new_redis_us']} us "
             f"({row['redis_ratio']}x) per delivery"
         )
-    if args.out:
-        args.out.write_text(json.dumps(figures, indent=1))
+    environment.finish(figures, args.out)
     return 0
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import logging
 import sys
 from pathlib import Path
@@ -148,15 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     with RedisServer() as server, World(server.url, concurrency=size.concurrency) as world:
         found = measure_delivery(world, size, setup_delivery(world, size))
     figures = {"environment": environment.describe(), "list_delivery": found}
-    figures["environment"]["load_average_end"] = environment.load_average()
     plain, listed = found["sides"]
     print(
         f"plain {plain['deliveries_per_s']:,.0f}/s, in {found['lists']} lists with a tag "
         f"{found['tag_followers']} follow {listed['deliveries_per_s']:,.0f}/s: ratio "
         f"{found['ratio']} (end to end {found['end_to_end_ratio']}; pairs {found['pairs']})"
     )
-    if args.out:
-        args.out.write_text(json.dumps(figures, indent=1))
+    environment.finish(figures, args.out)
     return 0
 
 
