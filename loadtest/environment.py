@@ -44,10 +44,12 @@ def load_average() -> list[float]:
 
 def finish(figures: dict, out: Path | None) -> None:
     """Stamp the run's closing load average on ``figures`` (``describe``'s, made at the
-    start) and write them to ``out`` as JSON, if given: how a section run alone ends."""
+    start) and write them to ``out`` as JSON, if given (its folder made): how a section run
+    alone ends."""
     figures["environment"]["load_average_end"] = load_average()
     if out:
-        out.write_text(json.dumps(figures, indent=1))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(figures, indent=2) + "\n")
 
 
 def redis_version(url: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import logging
 import statistics
 import sys
@@ -227,8 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         log(f"[{size.name}] fan-out delivery to {size.followers} followers...")
         figures["delivery"], figures["profiles"] = run(server, size, log)
-    figures["environment"]["load_average_end"] = environment.load_average()
     figures["targets"] = delivery_targets(figures)
+    environment.finish(figures, args.out)
     print(f"ZADD ceiling: {figures['redis_ceiling']['zadd_per_second']:,.0f}/s")
     for r in figures["delivery"]["runs"]:
         commands = ", ".join(
@@ -244,8 +243,6 @@ def main(argv: list[str] | None = None) -> int:
         )
     for target in figures["targets"]:
         print(f"{target['name']}: {target['measured']} ({target['margin']})")
-    if args.out:
-        args.out.write_text(json.dumps(figures, indent=1))
     return 0
 
 

@@ -123,11 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
         figures.update(measure(server.url, args.base, args.entries))
-    figures["environment"]["load_average_end"] = environment.load_average()
+    environment.finish(figures, args.out)
     for name in list(figures)[-3:]:
         print(f"{name}: {figures[name]}")
-    if args.out:
-        args.out.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 
 

@@ -127,9 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = {"environment": environment.describe()}
     with RedisServer() as server, World(server.url, concurrency=size.concurrency) as world:
         figures["grouped_notifications"] = measure(world, size, setup(world, size))
-    figures["environment"]["load_average_end"] = environment.load_average()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=2) + "\n")
+    environment.finish(figures, out)
     print(json.dumps(figures["grouped_notifications"], indent=2))
     print(f"written: {environment.shown(out)}")
     return 0

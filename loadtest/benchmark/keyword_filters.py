@@ -18,7 +18,6 @@ with the rest.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 
@@ -116,9 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     suffix = "" if args.size == "full" else f"-{args.size}"
     out = environment.REPO / "reports" / f"benchmark{suffix}"
     figures = {"environment": environment.describe(), **run(SIZES[args.size])}
-    figures["environment"]["load_average_end"] = environment.load_average()
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "keyword_filters.json").write_text(json.dumps(figures, indent=2) + "\n")
+    environment.finish(figures, out / "keyword_filters.json")
     for mode, found in figures["filtered_vs_plain"].items():
         pairs = ", ".join(f"{a} / {b}" for a, b in found["pairs"])
         cpu = ", ".join(f"{a} / {b}" for a, b in found["server_cpu_ms_per_request"])

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import io
 import itertools
-import json
 import sys
 import time
 from pathlib import Path
@@ -192,8 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or environment.REPO / "reports" / f"benchmark{suffix}" / "page_throughput"
     out.mkdir(parents=True, exist_ok=True)
     figures = {"environment": environment.describe(), **run(SIZES[args.size], out)}
-    figures["environment"]["load_average_end"] = environment.load_average()
-    (out / "page_throughput.json").write_text(json.dumps(figures, indent=2) + "\n")
+    environment.finish(figures, out / "page_throughput.json")
     (out / "page_throughput.md").write_text(markdown(figures))
     print("\n".join(lines(figures)))
     print(f"report: {out}")

@@ -180,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
         figures["storage"] = measure(server.url)
-    figures["environment"]["load_average_end"] = environment.load_average()
-    args.out.write_text(json.dumps(figures, indent=2) + "\n")
+    environment.finish(figures, args.out)
     print(json.dumps(figures["storage"], indent=2))
     print(f"report: {environment.shown(args.out)}")
     return 0

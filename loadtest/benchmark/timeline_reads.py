@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import random
 import subprocess
 import tempfile
@@ -159,8 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     with RedisServer() as server:
         figures["environment"]["redis"] = environment.redis_version(server.url)
         figures.update(measure(server.url, args.base))
-    figures["environment"]["load_average_end"] = environment.load_average()
-    args.out.write_text(json.dumps(figures, indent=2) + "\n")
+    environment.finish(figures, args.out)
     for shape, by_version in figures["usec_per_call_lowest"].items():
         print(f"{shape}: " + ", ".join(f"{v} {u} µs" for v, u in by_version.items()))
     print(f"report: {environment.shown(args.out)}")
