@@ -246,9 +246,12 @@ class FeedManager:
     def rebuild_home(self, user_id: int, policy: FanoutSettings) -> None:
         """Rebuild the home timeline and the pulled set of a reader who was away (skipped by
         fan-out) or whose copies Redis lost: the one read that costs the accounts followed."""
-        self._activity.touch(user_id)  # deliveries resume now...
-        self._timelines.begin_rebuild_home(user_id)  # ...into a timeline trusted by no reader yet
-        self._timelines.begin_rebuild_pulls(user_id)  # fills meanwhile are kept
+        self._timelines.begin_rebuild_home(user_id)  # trusted by no reader yet...
+        self._timelines.begin_rebuild_pulls(user_id)  # (fills meanwhile are kept)
+        # ...when deliveries resume (on a cluster, readers find the reader active only now:
+        # the home fan-out skipped is already gone). A delivery skipped before this line is
+        # of a post already in its author's outbox, which the rebuild reads below.
+        self._activity.touch(user_id)
         jitter.pause("rebuild_reader.begun")  # deliveries, follows and switches land here
         # Everyone followed: the home holds what delivery pushes, exclusive lists' members
         # too (pages leave them out while they are listed, and find them once they are not).

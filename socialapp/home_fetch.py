@@ -204,10 +204,13 @@ class HomeFetch:
         return found
 
     def _active(self, reader: int) -> bool:
-        """Whether the reader was active (marking them active now), on a cluster."""
-        active = self._activity.is_active(reader, self._inactive_after)
+        """Whether the reader was active, on a cluster (then marked active now). One who was
+        away stays unmarked until their home's rebuild has begun (``rebuild_home``): a read
+        beside theirs finds them away too, never the home fan-out skipped meanwhile."""
+        if not self._activity.is_active(reader, self._inactive_after):
+            return False
         self._activity.touch(reader)
-        return active
+        return True
 
     def visible(self, reader: int) -> set[int]:
         """The authors of the reader's home: the reader, and the accounts they follow less

@@ -20,6 +20,7 @@ import redis
 
 from socialapp.services import accounts, graph, lists, operators, posts, timeline
 from socialapp.stores.timelines import outbox_key
+from tests.helpers_cluster_home import cluster_home
 from tests.helpers_timelines import timeline_sizes
 
 SILENT = 990  # followees who never post: they must cost a push-mode read nothing
@@ -317,48 +318,10 @@ def test_a_warm_public_or_hashtag_page_takes_one_round_trip_on_one_server(
 def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     """The same page on a 3-node cluster: the reader's keys in one slot, outboxes apart."""
     from socialapp.domain.fanout import FanoutConfig, FanoutSettings
-    from socialapp.feed_manager import FeedManager
-    from socialapp.feed_pages import Pages
-    from socialapp.feed_reads import FeedReads
-    from socialapp.feed_repair import FeedRepair
-    from socialapp.feed_sources import FeedSources
-    from socialapp.home_fetch import HomeFetch
-    from socialapp.home_reader import HomeReader
-    from socialapp.rendering import render_post
-    from socialapp.stores.adaptive_rounds import AdaptiveRounds
-    from socialapp.stores.author_copies import AuthorCopies
-    from socialapp.stores.followee_copies import FolloweeCopies
-    from socialapp.stores.hidden import HiddenAccounts
-    from socialapp.stores.post_cache import PostCache
-    from socialapp.stores.rate_meters import RateMeters
-    from socialapp.stores.reader_activity import ReaderActivity
-    from socialapp.stores.tag_copies import TagCopies
-    from socialapp.stores.timelines import TimelineStore
 
     c, cluster = components, redis_cluster_client
-    followees, authors = FolloweeCopies(cluster), AuthorCopies(cluster)
-    activity, rounds = ReaderActivity(cluster), AdaptiveRounds(cluster)
-    copies = (followees, authors, activity, RateMeters(cluster, rounds), rounds)
-    timelines = TimelineStore(cluster, c.settings)
-    cache = PostCache(cluster, c.settings, render_post)
-    hidden = HiddenAccounts(cluster)
-    stores = (c.posts, c.follows, c.users, c.filters, hidden)
-    sources = FeedSources(
-        *(timelines, followees, authors, *stores, c.shared_feeds, c.tag_follows, c.settings),
-        *(c.lists, TagCopies(cluster)),
-    )
-    feeds = FeedManager(
-        *(sources, timelines, followees, authors, activity, c.streams, c.settings),
-        *(c.shared_feeds, c.list_feeds, hidden),
-    )
-    pages = Pages(cache, c.posts, c.settings.boost_window)
-    reads = FeedReads(timelines, c.shared_feeds, hidden)
-    fetch = HomeFetch(
-        *(reads, sources, timelines, followees, activity, hidden, cache, TagCopies(cluster)),
-        c.settings,
-    )
-    repair = FeedRepair(sources, feeds, followees)
-    home = HomeReader(sources, fetch, repair, pages, *copies[2:], c.follows, c.settings)
+    built = cluster_home(c, cluster)
+    home, feeds, authors = built.home, built.feeds, built.authors
     ada, bob, star, reader = (register(c, handle) for handle in ("ada", "bob", "star", "rdr"))
     for author in (ada, bob, star):
         assert c.follows.add(reader, author)
