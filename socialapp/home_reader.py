@@ -88,7 +88,6 @@ class HomeReader:
         if counted and policy.measures_rates:
             self._rate_meters.meter(reader, "reads", self._rate_window, self._meter_share)
         plan = self._plan(reader, policy)
-        past = functools.cache(lambda: self._fetch.past_caches(plan))
         page = FeedPage([], None, policy.current.mode)
         hidden_among = lambda ids: self._fetch.hidden_among(plan, ids)  # noqa: E731
         fetch = functools.partial(self._fetch.round, plan)
@@ -99,6 +98,7 @@ class HomeReader:
                 page.from_timeline, page.merged_authors = found.from_home, found.merged
                 return self._pages.ready(page, found.ids, found.forms, limit, hidden_among)
             fetch = first_answered(fetch, first, found)
+        past = functools.cache(lambda: self._fetch.past_caches(plan))
         stream = EntryStream(
             fetch,
             lambda *bounds: self._fetch.store_page(past(), *bounds),

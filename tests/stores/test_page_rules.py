@@ -79,6 +79,9 @@ CASES = {
     "a boost of a hidden author's post is left out": Case(
         [boost(40, 2, 5, 9), Entry(10, 2)], {}, {2}, {9: math.inf}, set(), [10]
     ),
+    "a boost by an account no longer followed is left out, its original's author followed": Case(
+        [boost(40, 3, 5, 2), Entry(10, 2)], {}, {2}, {}, set(), [10]
+    ),
     "a boost of a post by an account not followed is shown": Case(
         [boost(40, 2, 5, 9)], {}, {2}, {}, set(), [40]
     ),

@@ -83,7 +83,7 @@ if here then
   local lower = bound ~= '' and bound or nil
   local function outbox_read(author)
     local read_ = read(OUTBOX_PREFIX .. author .. '}', lower)
-    outboxes[#outboxes + 1] = read_ and table.concat(read_, ',') or ''
+    outboxes[#outboxes + 1] = read_
     if read_ then found[#found + 1] = read_ end
   end
   outbox_read(ARGV[4])
@@ -137,33 +137,38 @@ if follows_tags == 1 then
   tagged_hidden = hidden_among(KEYS[4], tagged_authors, '', now)
   for _, author in ipairs(tagged_hidden) do tag_hidden[author] = true end
 end
-local out = {
-  table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
-  table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound, follows_tags,
-  tagged_text, table.concat(states, ','), table.concat(tagged_hidden, ','),
-  redis.call('GET', filter_version) or '',
-}
-for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
-local text = table.concat(out, ';')
-if not ARGV[8] then return text end
+-- The text of the reply (above), built only when the page is left to Python.
+local function reply_text()
+  local out = {
+    table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
+    table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound,
+    follows_tags, tagged_text, table.concat(states, ','), table.concat(tagged_hidden, ','),
+    redis.call('GET', filter_version) or '',
+  }
+  for _, outbox in ipairs(outboxes) do
+    out[#out + 1] = outbox and table.concat(outbox, ',') or ''
+  end
+  return table.concat(out, ';')
+end
+if not ARGV[8] then return reply_text() end
 local gone = {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
 local rule = page_rule(function(author) return gone[author] end, hidden_originals,
   hidden_boosters)
 local boosts = {}  -- the boosts the merge shows, by post id
 local function shown(entry)
-  local post, author, tag = string.match(entry, '^(%d+):(%d+)#(.+)$')
-  if not tag then
+  if not string.find(entry, '#', 1, true) then  -- a home's or an outbox's entry
     local id, original = rule(entry)
     if original then boosts[id] = true end
     return id, original
   end
+  local post, author, tag = string.match(entry, '^(%d+):(%d+)#(.+)$')
   if tag_followed[tag] and not tag_hidden[author] then return post end
   return nil
 end
 local count, prefetch = tonumber(ARGV[3]), tonumber(ARGV[9])
 local ids = merged_ids(found, shown, prefetch)
-local reply = with_cached({text}, ARGV[8], ids)
+local reply = with_cached({''}, ARGV[8], ids)  -- its text once the page is Python's
 -- With ARGV[10] '1', the page itself (decided_page) when nothing is left for Python to
 -- decide: on one server, every outbox found, no hashtag followed (the page's plan would
 -- pull their feeds), the home and the outboxes read to ``bound``. Its answer: {'=', the
@@ -186,4 +191,5 @@ if ARGV[10] == '1' and here and follows_tags == 0 and #found == #pulled + 2
     return answer
   end
 end
+reply[1] = reply_text()
 return reply
