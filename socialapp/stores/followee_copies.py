@@ -76,11 +76,14 @@ class FolloweeCopies:
         return bool(self._scripts["fill_followees"](keys=keys, args=args))
 
     def followed_tags(self, user_id: int) -> list[str] | None:
-        """The hashtags the reader follows (normal forms); None when never loaded."""
+        """The hashtags the reader follows (normal forms); None when never loaded, or loaded
+        by a version that kept no numbers (filled again, the numbers added)."""
         members = self._redis.smembers(followed_tags_key(user_id))
-        if LOADED not in members:
+        names = _tag_names(members)
+        numbered = any(member.startswith(TAG_NUMBER) for member in members)
+        if LOADED not in members or (names and not numbered):
             return None
-        return _tag_names(members)
+        return names
 
     def streamed_tags(self, user_id: int) -> list[str] | None:
         """The hashtags the reader follows, as the live streams read them: none when the

@@ -9,6 +9,7 @@ import pytest
 
 from socialapp.domain.fanout import MODES
 from socialapp.services import operators
+from socialapp.stores.followee_copies import followed_tags_key
 from socialapp.stores.timelines import read_args, tagged_key, tagged_pending_key
 from tests.helpers_timelines import WHOLE, named, scripts
 from tests.service.test_timeline import all_pages, home, post
@@ -205,6 +206,26 @@ def test_a_pushed_tag_is_delivered_and_a_follow_backfills_it(
     settle()
     assert tagged_members(components, reader) == {f"{before}:{ada.id}#cats"}  # retracted
     assert ids(client, reader) == [before]
+
+
+def test_a_followed_tags_copy_without_numbers_is_loaded_again(client, signup, settle, components):
+    """Upgrade: a reader's followed tags copied by the version before tag numbers (names
+    only) would show none of their tagged set's entries, which carry numbers; the page
+    loads the copy again, the numbers added, and shows them."""
+    operators.change_fanout(components.fanout_settings, components.fanout, mode="write")
+    settle()
+    ada, reader = signup("ada"), signup("rdr")
+    home(client, reader)
+    follow_tag(client, reader, "cats")
+    made = posted(client, ada, "#cats")
+    settle()
+    assert ids(client, reader) == [made]
+    key = followed_tags_key(reader.id)
+    numbers = [m for m in components.redis.smembers(key) if m.startswith("#")]
+    assert numbers
+    components.redis.srem(key, *numbers)  # as the previous version left it
+    assert ids(client, reader) == [made]
+    assert set(numbers) <= components.redis.smembers(key)
 
 
 def test_a_celebrity_tag_is_pulled_in_hybrid(client, signup, settle, components):

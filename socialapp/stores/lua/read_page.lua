@@ -11,9 +11,9 @@
 -- on every deployment, is the reader's keyword filters' version (same hash tag).
 -- 'inactive' when the reader was idle past the cutoff (fan-out skipped them: rebuild);
 -- 'hidden' when the hidden set is missing (reload it); 'tags' when the reader follows
--- hashtags and the set of them is missing (reload it), 'tagged' when their tagged set is
--- (rebuild it); '' when the home, the pulled set or
--- the followee set is missing (rebuild or reload). Else, joined by ';': the home as
+-- hashtags and the set of them is missing or holds no tag numbers (reload it), 'tagged'
+-- when their tagged set is (rebuild it); '' when the home, the pulled set or the followee
+-- set is missing (rebuild or reload). Else, joined by ';': the home as
 -- "floor,member,...", the pulled authors the reader still follows and sees, the authors of
 -- home entries the reader no longer follows or does not see, the authors of boosted posts
 -- the reader does not see, the boosters whose boosts the reader hides, the post id down to
@@ -113,7 +113,10 @@ if follows_tags == 1 then
     if string.sub(name, 1, 1) == '#' then tag_followed[string.sub(name, 2)] = true
     elseif name ~= ARGV[5] then names[#names + 1] = name end
   end
-  if redis.call('SISMEMBER', KEYS[6], ARGV[5]) == 0 then return 'tags' end
+  -- not loaded, or loaded by a version that kept no numbers: reloaded, the numbers added
+  if redis.call('SISMEMBER', KEYS[6], ARGV[5]) == 0 or (#names > 0 and not next(tag_followed)) then
+    return 'tags'
+  end
   local tagged = read(KEYS[5])
   if not tagged then return 'tagged' end
   renew(KEYS[5])
