@@ -280,13 +280,13 @@ class FeedManager:
         delivered = self._timelines.deliver_tagged(follower_ids, entry, tag) if follower_ids else 0
         jitter.pause("deliver_tagged.pushed")
         if withdrawn():
-            self._timelines.remove_from_tagged(follower_ids, entry, tag)
+            self._timelines.remove_from_tagged(follower_ids, entry)
             return 0
         return delivered
 
     def retract_tagged(self, entry: Entry, tag: str, follower_ids: list[int]) -> None:
         """Take a deleted post out of the tagged sets of these followers of ``tag``."""
-        self._timelines.remove_from_tagged(follower_ids, entry, tag)
+        self._timelines.remove_from_tagged(follower_ids, entry)
 
     def merge_tag(self, tag: str, follower_chunks: Iterable[list[int]]) -> None:
         """Backfill these followers' tagged sets (those that exist) with the tag's recent

@@ -114,7 +114,8 @@ class FeedSources:
         for _ in range(FILL_ATTEMPTS):
             changes = self._followee_copies.followee_changes(user_id)
             names = self._tag_follows.followed(user_id)
-            if self._followee_copies.fill_followed_tags(user_id, changes, names):
+            tags = self._tag_follows.ids.ids(names)
+            if self._followee_copies.fill_followed_tags(user_id, changes, tags):
                 break
         return sorted(names)
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import weakref
 
+import mongomock
+
+from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
+from socialapp.stores.tag_follows import TagIds
 from socialapp.stores.timelines import (
     TimelineScripts,
     add_args,
@@ -77,4 +81,16 @@ def tagged_as_before_lists(client, user_id: int) -> None:
     """Make the reader's tagged set as the version before pending lists wrote it: no list,
     no mark (it takes each delivery at once, the reference a fold must read back as)."""
     client.delete(tagged_pending_key(user_id))
-    client.zrem(tagged_key(user_id), "p")
+    client.hdel(tagged_key(user_id), "p")
+
+
+def tag_ids() -> TagIds:
+    """Tags' numbers in a database of their own (a test's tagged sets)."""
+    return TagIds(mongomock.MongoClient().get_database("tags"), Settings.from_env({}))
+
+
+def named(tags: TagIds, members: list[str]) -> list[str]:
+    """Tagged set members ("post:author#tag_id") with their tags' names in place of numbers."""
+    numbers = [int(member.rpartition("#")[2]) for member in members]
+    names = tags.names(numbers)
+    return [f"{m.rpartition('#')[0]}#{names[n]}" for m, n in zip(members, numbers, strict=True)]

@@ -1,10 +1,10 @@
-"""Redis time per timeline read: the compact encoding beside the text sorted set, and the
-scripts of an older commit beside the working tree's, in one run.
+"""Redis time per timeline read in the compact encoding: the scripts of an older commit beside
+the working tree's, in one run.
 
 ``python -m loadtest.benchmark.timeline_reads [--base COMMIT] [--out FILE]`` (default
 ``reports/benchmark/timeline_reads.json``) starts its own redis-server, writes a home of 800
-entries (a fifth of them boosts) in the compact encoding and the same entries as a text
-sorted set (a tagged set's encoding), and 100 outboxes, then times each read shape by
+entries (a fifth of them boosts) in the compact encoding (every timeline's since tagged
+sets left the text sorted set) and 100 outboxes, then times each read shape by
 Redis's own account: ``INFO commandstats``' microseconds per ``EVALSHA`` over ``CALLS``
 calls, the lowest of ``ROUNDS`` rounds (the machine is shared; the lowest is the least
 disturbed), the scripts of ``--base`` (their ``lua/`` folder read from git) and the working
@@ -31,7 +31,6 @@ from socialapp.stores.timelines import (
     home_key,
     outbox_key,
     read_args,
-    tagged_key,
 )
 
 ENTRIES = 800
@@ -65,9 +64,8 @@ def _shapes() -> dict[str, tuple[str, str, tuple]]:
         ("first page, 40 entries", None, 40),
         ("20 entries below max_id half-way", middle, 20),
     )
-    for encoding, key in (("compact", home_key(1)), ("sorted set", tagged_key(1))):
-        for label, max_id, count in pages:
-            shapes[f"{encoding}: {label}"] = ("read", key, (*read_args(max_id, None, count), "1"))
+    for label, max_id, count in pages:
+        shapes[f"compact: {label}"] = ("read", home_key(1), (*read_args(max_id, None, count), "1"))
     shapes[f"compact: newest entry of {OUTBOXES} outboxes"] = (
         "newest_many",
         [],
@@ -79,7 +77,6 @@ def _shapes() -> dict[str, tuple[str, str, tuple]]:
 def _seed(lua: TimelineScripts) -> None:
     held = _entries(ENTRIES, 1)
     calls = [("create", home_key(1), add_args(ENTRIES, 0, held))]
-    calls.append(("create", tagged_key(1), add_args(ENTRIES, 0, held)))
     for author in range(1, OUTBOXES + 1):
         calls.append(("create", outbox_key(author), add_args(ENTRIES, 0, _entries(100, author))))
     lua.run(calls)

@@ -2,9 +2,10 @@
 (accounts), ``followed_tags:{<user_id>}`` (hashtags) and their change counter
 ``following_changes:{<user_id>}``.
 
-Each set holds the reader's followee ids (or followed tags' names) plus the member ``"0"``
-once loaded (no tag name is all digits); the followee set also holds ``"#"`` while the reader
-follows any hashtag, so a home page learns in its one script call whether to read tags.
+Each set holds the reader's followee ids (or followed tags' names, and each one's number
+after ``"#"``: ``TagIds``) plus the member ``"0"`` once loaded (no tag name is all digits);
+the followee set also holds ``"#"`` while the reader follows any hashtag, so a home page
+learns in its one script call whether to read tags.
 MongoDB (``FollowStore``, ``TagFollowStore``) is the store of record: a missing set reads
 as None, and ``FeedSources`` loads it from there, kept only if the counter did not move
 meanwhile (a load racing an unfollow would keep a stale followee). A tag follow or unfollow
@@ -24,6 +25,7 @@ from socialapp.stores.unavailable import REDIS, translates
 
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
 FOLLOWS_TAGS = "#"  # in a followee set: the reader follows hashtags (no account id or tag)
+TAG_NUMBER = "#"  # in a followed tags set: before each tag's number (no tag name has it)
 FOLLOWING_TTL_SECONDS = 24 * 3600
 LUA = Path(__file__).parent / "lua"
 
@@ -74,11 +76,14 @@ class FolloweeCopies:
         return bool(self._scripts["fill_followees"](keys=keys, args=args))
 
     def followed_tags(self, user_id: int) -> list[str] | None:
-        """The hashtags the reader follows (normal forms); None when never loaded."""
+        """The hashtags the reader follows (normal forms); None when never loaded, or loaded
+        by a version that kept no numbers (filled again, the numbers added)."""
         members = self._redis.smembers(followed_tags_key(user_id))
-        if LOADED not in members:
+        names = _tag_names(members)
+        numbered = any(member.startswith(TAG_NUMBER) for member in members)
+        if LOADED not in members or (names and not numbered):
             return None
-        return sorted(m for m in members if m != LOADED)
+        return names
 
     def streamed_tags(self, user_id: int) -> list[str] | None:
         """The hashtags the reader follows, as the live streams read them: none when the
@@ -92,12 +97,14 @@ class FolloweeCopies:
             return []
         if LOADED not in members:
             return None
-        return sorted(m for m in members if m != LOADED)
+        return _tag_names(members)
 
-    def fill_followed_tags(self, user_id: int, changes: str, names: list[str]) -> bool:
-        """Store the loaded tags unless a follow changed since ``changes``; True if stored."""
+    def fill_followed_tags(self, user_id: int, changes: str, tags: dict[str, int]) -> bool:
+        """Store the loaded tags (each name and its number, ``TagIds``: what a tagged set's
+        entries carry) unless a follow changed since ``changes``; True if stored."""
         keys = [followed_tags_key(user_id), _following_changes(user_id)]
-        args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *names]
+        numbers = [f"{TAG_NUMBER}{tag_id}" for tag_id in tags.values()]
+        args = [changes, FOLLOWING_TTL_SECONDS, LOADED, *tags, *numbers]
         return bool(self._scripts["fill_followees"](keys=keys, args=args))
 
     def forget_followed_tags(self, user_id: int) -> None:
@@ -130,3 +137,8 @@ class FolloweeCopies:
         pipe.incr(_following_changes(user_id))
         pipe.expire(_following_changes(user_id), 2 * FOLLOWING_TTL_SECONDS)
         pipe.execute()
+
+
+def _tag_names(members: set[str]) -> list[str]:
+    """The followed tags' names among a followed tags set's members."""
+    return sorted(m for m in members if m != LOADED and not m.startswith(TAG_NUMBER))

@@ -1,4 +1,5 @@
-"""The ``tag_follows`` collection: one document per account -> hashtag it follows.
+"""The ``tag_follows`` collection: one document per account -> hashtag it follows; and
+``tags``: each followed or delivered tag's number (``TagIds``).
 
 A tag is its normal form (``socialapp.domain.tags``). Indexed from both ends: by account
 (whether it follows a tag, its followed tags newest first, how many) and by tag (who
@@ -11,7 +12,8 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from pymongo import ASCENDING, DESCENDING
+from pymongo import ASCENDING, DESCENDING, ReturnDocument
+from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
 from socialapp.domain import tags
@@ -38,6 +40,9 @@ SCHEMA = schema.document(
 TAG_FIRST = [("tag", ASCENDING), ("account_id", ASCENDING)]
 ACCOUNT_FIRST = [("account_id", ASCENDING), ("tag", ASCENDING)]
 LAST_CHARACTER = "\U0010ffff"  # no tag name holds it: every name with a prefix sorts below
+TAG_SCHEMA = schema.document({"_id": schema.text(tags.MAX_LENGTH), "id": schema.ID})
+ALLOCATE_ATTEMPTS = 8  # a number taken by another tag's first use meanwhile: try the next
+CACHED_TAGS = 100_000  # names and numbers a process keeps (they never change)
 
 
 class TagEdge(NamedTuple):
@@ -48,11 +53,75 @@ class TagEdge(NamedTuple):
 
 
 @translates(MONGODB)
+class TagIds:
+    """Each tag's number, which a tagged set's entries carry in place of its name (a fixed
+    width): a ``tags`` document ``{_id: name, id}``, made at the tag's first use and never
+    changed, so each process keeps the numbers it has seen without asking again. Two first
+    uses at once agree: the name is the document's ``_id`` (one upsert wins, the other reads
+    its number), and ``tag_id_unique`` keeps two names from taking one number (the loser
+    tries the next)."""
+
+    def __init__(self, db, settings: Settings) -> None:
+        self._tags = collection(db, "tags", settings)
+        self._by_name: dict[str, int] = {}
+        self._by_id: dict[int, str] = {}
+
+    def ensure_indexes(self) -> None:
+        schema.apply(self._tags, TAG_SCHEMA)
+        self._tags.create_index([("id", ASCENDING)], unique=True, name="tag_id_unique")
+
+    def ids(self, names: list[str]) -> dict[str, int]:
+        """Each of ``names``' number, given one at its first use."""
+        missing = [name for name in names if name not in self._by_name]
+        if missing:
+            for found in self._tags.find({"_id": {"$in": missing}}):
+                self._keep(found["_id"], found["id"])
+            for name in missing:
+                if name not in self._by_name:
+                    self._keep(name, self._allocate(name))
+        return {name: self._by_name[name] for name in names}
+
+    def names(self, ids: list[int]) -> dict[int, str]:
+        """The names of the tags numbered ``ids`` (each given by ``ids``)."""
+        missing = [tag_id for tag_id in ids if tag_id not in self._by_id]
+        if missing:
+            for found in self._tags.find({"id": {"$in": missing}}):
+                self._keep(found["_id"], found["id"])
+        return {tag_id: self._by_id[tag_id] for tag_id in ids if tag_id in self._by_id}
+
+    def _allocate(self, name: str) -> int:
+        """The next number after the highest given, unless a use of ``name`` meanwhile gave
+        it one: whichever upsert made the document, every caller reads its number."""
+        for _ in range(ALLOCATE_ATTEMPTS):
+            top = self._tags.find_one({}, projection={"id": 1}, sort=[("id", DESCENDING)])
+            candidate = (top["id"] if top else 0) + 1
+            try:
+                found = self._tags.find_one_and_update(
+                    {"_id": name},
+                    {"$setOnInsert": {"id": candidate}},
+                    upsert=True,
+                    return_document=ReturnDocument.AFTER,
+                )
+            except DuplicateKeyError:  # the number went to another tag, or the name raced
+                continue
+            return found["id"]
+        raise RuntimeError(f"no number for tag {name!r} after {ALLOCATE_ATTEMPTS} attempts")
+
+    def _keep(self, name: str, tag_id: int) -> None:
+        if len(self._by_name) >= CACHED_TAGS:
+            self._by_name.clear()
+            self._by_id.clear()
+        self._by_name[name], self._by_id[tag_id] = tag_id, name
+
+
+@translates(MONGODB)
 class TagFollowStore:
     def __init__(self, db, settings: Settings) -> None:
         self._follows = collection(db, "tag_follows", settings)
+        self.ids = TagIds(db, settings)
 
     def ensure_indexes(self) -> None:
+        self.ids.ensure_indexes()
         schema.apply(self._follows, SCHEMA)
         # One follow per account and tag is enforced in the shard key's order (tag first), so
         # the collection can be sharded on it; earlier versions enforced it account first.

@@ -12,10 +12,10 @@ beside a home the list of deliveries not yet folded into it (``pending_key``); a
 left in the old sorted-set encoding is converted when a script first touches it.
 
 Next to each home, ``tagged:{user_id}`` holds the posts of the pushed hashtags the reader
-follows, one member per post and tag that brought it (``"post_id:author_id#tag"``, kept in
-the text encoding: a sorted set of the members, the floor its member ``floor``), so that
-unfollowing a tag takes out exactly its members, with beside it the list of deliveries not
-yet folded into it (``tagged_pending_key``), as a home's; and ``pulls:{user_id}`` holds the authors
+follows, one entry per post and tag that brought it (``"post_id:author_id#tag_id"``, the tag
+by its number, ``TagIds``: fixed-width records as a home's), so that unfollowing a tag takes
+out exactly its entries, with beside it the list of deliveries not yet folded into it
+(``tagged_pending_key``), as a home's; and ``pulls:{user_id}`` holds the authors
 that reader merges at read time (celebrities in hybrid mode, pull overrides, authors being
 reconciled), so a page reads its sources on the reader's own hash slot without looking at
 every account followed. The member ``"0"`` marks the set loaded, ``"-1"`` being rebuilt; a
@@ -32,7 +32,7 @@ import functools
 import itertools
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
@@ -44,6 +44,9 @@ from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.keyword_filters import LOST, version_key, version_of
 from socialapp.stores.lua_library import used_part
 from socialapp.stores.unavailable import REDIS, translates
+
+if TYPE_CHECKING:
+    from socialapp.stores.tag_follows import TagIds
 
 LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
@@ -143,9 +146,9 @@ def tagged_pending_key(user_id: int | str) -> str:
     return f"{tagged_key(user_id)}{PENDING_SUFFIX}"
 
 
-def tagged_member(entry: Entry, tag: str) -> str:
-    """A tagged set's member: the entry and the followed tag that brought it."""
-    return f"{member_text(entry)}#{tag}"
+def tagged_member(entry: Entry, tag_id: int) -> str:
+    """A tagged set's member: the entry and the number of the followed tag that brought it."""
+    return f"{member_text(entry)}#{tag_id}"
 
 
 def pulls_key(user_id: int) -> str:
@@ -203,10 +206,10 @@ class TimelineScripts:
         batched = single or f"{name}_many"
         return [(batched, part, args) for part in _batches(keys)]
 
-    def remove(self, keys: list[str], entry: Entry, member: str | None = None) -> int:
-        """Take ``entry`` (in a tagged set: ``member``) out of the timelines ``keys`` (a
-        deleted post), in one round trip; how many held it."""
-        args = (member or member_text(entry),)
+    def remove(self, keys: list[str], entry: Entry) -> int:
+        """Take ``entry`` out of the timelines ``keys`` (a deleted post; in a tagged set,
+        under every tag), in one round trip; how many entries were taken out."""
+        args = (member_text(entry),)
         return sum(self.run(self.calls("remove", keys, args, single="remove")))
 
     def sizes(self, keys: list[str]) -> list[int | None]:
@@ -240,8 +243,10 @@ class TimelineScripts:
 
 @translates(REDIS)
 class TimelineStore:
-    def __init__(self, client, settings: Settings) -> None:
+    def __init__(self, client, settings: Settings, tag_ids: TagIds | None = None) -> None:
+        """``tag_ids``: the tags' numbers, which tagged sets hold (needed only for them)."""
         self._client = client
+        self._tag_ids = tag_ids
         self._home_cap = settings.timeline_cap
         self._outbox_cap = settings.outbox_cap
         # A home unread for as long as a reader stays active is an idle reader's: fan-out
@@ -348,7 +353,7 @@ class TimelineStore:
         """Deliver a post with ``tag`` to the existing tagged sets among ``user_ids`` (the
         tag's followers), one LPUSHX onto each one's pending list as for a home; how many
         exist (on one server: one command per ``BATCH``)."""
-        member = tagged_member(entry, tag)
+        member = tagged_member(entry, self._tag_id(tag))
         if self._batched:
             return self._deliver(user_ids, entry.post_id, member, tagged_key)[0]
         args = [self._home_cap, 0, entry.post_id, member]
@@ -360,17 +365,18 @@ class TimelineStore:
     ) -> None:
         """Add a tag's entries to the existing tagged sets among ``user_ids`` and raise their
         floor to at least ``floor``, in one round trip."""
-        args = tagged_args(self._home_cap, floor, {tag: entries})
+        args = tagged_args(self._home_cap, floor, {self._tag_id(tag): entries})
         self._run(self._calls("add", [tagged_key(user_id) for user_id in user_ids], args))
 
-    def remove_from_tagged(self, user_ids: Iterable[int], entry: Entry, tag: str) -> None:
-        """Take ``entry`` out of these readers' tagged sets (pending entries folded first)."""
+    def remove_from_tagged(self, user_ids: Iterable[int], entry: Entry) -> None:
+        """Take ``entry`` (a deleted post, under every tag) out of these readers' tagged sets
+        (pending entries folded first)."""
         keys = [tagged_key(user_id) for user_id in user_ids]
-        self._lua.remove(keys, entry, tagged_member(entry, tag))
+        self._lua.remove(keys, entry)
 
     def remove_tag(self, user_id: int, tag: str) -> int:
-        """Take every member ``tag`` brought out of the reader's tagged set; how many."""
-        return self._run([("remove_author", tagged_key(user_id), (f"#{tag}",))])[0]
+        """Take every entry ``tag`` brought out of the reader's tagged set; how many."""
+        return self._run([("remove_author", tagged_key(user_id), (f"#{self._tag_id(tag)}",))])[0]
 
     def begin_rebuild_tagged(self, user_id: int) -> None:
         """Empty the tagged set with floor +inf; deliveries meanwhile are kept, uncapped."""
@@ -381,8 +387,12 @@ class TimelineStore:
     ) -> bool:
         """Add each tag's ``entries``, set the floor to max(floor, a floor already set),
         trim; False when the set vanished meanwhile."""
-        args = tagged_args(self._home_cap, floor, entries)
+        ids = self._tag_ids.ids(list(entries)) if entries else {}
+        args = tagged_args(self._home_cap, floor, {ids[tag]: e for tag, e in entries.items()})
         return bool(self._run([("finish_rebuild", tagged_key(user_id), args)])[0])
+
+    def _tag_id(self, tag: str) -> int:
+        return self._tag_ids.ids([tag])[tag]
 
     def drop_tagged(self, batch: int = 1000) -> int:
         """Delete every tagged set (``read`` mode reads none) and its pending list, as
@@ -534,7 +544,7 @@ class TimelineStore:
             return text or MISSING
         home, pulled, unfollowed, originals, boosters, bound, tags, *rest = text.split(";")
         tagged, states, tagged_hidden, version, *outboxes = rest
-        tagged_floor, tagged_members = _tagged_from_text(tagged)
+        tagged_floor, tagged_members = self._tagged_from_text(tagged)
         pulled_ids = ids_of(pulled)
         found = None
         if self._batched:
@@ -555,6 +565,18 @@ class TimelineStore:
             frozenset(ids_of(tagged_hidden)),
             version_of(version),
         )
+
+    def _tagged_from_text(self, text: str) -> tuple[float, list[tuple[Entry, str]]]:
+        """A tagged set's read ("floor,post:author#tag_id,..."; "" when not read): its floor
+        and its entries, each with its tag's name."""
+        if not text:
+            return 0, []
+        floor, *members = text.split(",")
+        read = [
+            (_entry(entry), int(tag_id)) for entry, _, tag_id in (m.partition("#") for m in members)
+        ]
+        names = self._tag_ids.names(sorted({tag_id for _, tag_id in read})) if read else {}
+        return float(floor), [(entry, names[tag_id]) for entry, tag_id in read if tag_id in names]
 
     # The authors each reader pulls
 
@@ -648,12 +670,12 @@ def add_args(cap: int, floor: int, entries: Iterable[Entry]) -> list:
     return args
 
 
-def tagged_args(cap: int, floor: float, entries: dict[str, Iterable[Entry]]) -> list:
-    """``add_args`` for a tagged set: each tag's entries, members naming the tag."""
+def tagged_args(cap: int, floor: float, entries: dict[int, Iterable[Entry]]) -> list:
+    """``add_args`` for a tagged set: each tag's entries (by the tag's number)."""
     args: list = [cap, floor]
-    for tag, tagged in entries.items():
+    for tag_id, tagged in entries.items():
         for entry in tagged:
-            args += [entry.post_id, tagged_member(entry, tag)]
+            args += [entry.post_id, tagged_member(entry, tag_id)]
     return args
 
 
@@ -691,19 +713,6 @@ def _json_ids(ids: list[int]) -> str:
 
 def ids_of(text: str) -> list[int]:
     return [int(part) for part in text.split(",")] if text else []
-
-
-def _tagged_from_text(text: str) -> tuple[float, list[tuple[Entry, str]]]:
-    """A tagged set's read ("floor,post:author#tag,..."; "" when not read): its floor and
-    its entries, each with its tag."""
-    if not text:
-        return 0, []
-    floor, *members = text.split(",")
-    found = []
-    for member in members:
-        entry, _, tag = member.partition("#")
-        found.append((_entry(entry), tag))
-    return float(floor), found
 
 
 def _tag_state(text: str) -> tuple[str, tuple[int | None, bool] | None]:

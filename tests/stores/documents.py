@@ -64,6 +64,7 @@ def validators(settings: Settings) -> dict[str, dict]:
         "oauth_apps": oauth.APP_SCHEMA,
         "oauth_tokens": oauth.TOKEN_SCHEMA,
         "tag_follows": tag_follows.SCHEMA,
+        "tags": tag_follows.TAG_SCHEMA,
         "bookmarks": bookmarks.SCHEMA,
         "pins": bookmarks.SCHEMA,
         "markers": markers.SCHEMA,

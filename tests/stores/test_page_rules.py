@@ -28,12 +28,13 @@ import pytest
 
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry, Fetched, Rule, SourceRead, assemble, tagged_source
-from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
+from socialapp.stores.followee_copies import FOLLOWS_TAGS, TAG_NUMBER, followed_tags_key
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
 from socialapp.stores.shared_feeds import SharedFeeds, SharedPage, tag_key
 from socialapp.stores.timelines import ReadyPage, TimelineStore
+from tests.helpers_timelines import tag_ids
 
 READER = 1
 PREFIX = post_key(0)[:-2]
@@ -144,12 +145,13 @@ def python_page(case: Case) -> list[int]:
 
 
 SETTINGS = Settings.from_env({}, timeline_cap=50, outbox_cap=50)
+TAGS = tag_ids()
 
 
 def stored(redis_client, case: Case) -> TimelineStore:
     """The case's sources in Redis: the home, the pulled set and outboxes, the hidden set,
     the posts cached."""
-    store = TimelineStore(redis_client, SETTINGS)
+    store = TimelineStore(redis_client, SETTINGS, TAGS)
     HiddenAccounts(redis_client).fill(READER, "", case.hidden, sorted(case.boosts_hidden))
     store.create_home(READER, case.home)
     store.begin_rebuild_pulls(READER)
@@ -177,7 +179,8 @@ def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
     redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
     if case.tags:  # the followed hashtags and the tagged set
         redis_client.sadd(FOLLOWING[0], FOLLOWS_TAGS)
-        redis_client.sadd(followed_tags_key(READER), FOLLOWING[1], *case.tags)
+        numbers = [f"{TAG_NUMBER}{number}" for number in TAGS.ids(sorted(case.tags)).values()]
+        redis_client.sadd(followed_tags_key(READER), FOLLOWING[1], *case.tags, *numbers)
         store.create_tagged([READER])
         for entry, tag in case.tagged:
             store.backfill_tagged([READER], [entry], 0, tag)

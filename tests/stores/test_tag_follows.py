@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from socialapp.stores.follows import is_cursor
-from socialapp.stores.tag_follows import TagFollowStore
+from socialapp.stores.tag_follows import TagFollowStore, TagIds
 
 
 class TestTagFollowStore:
@@ -71,3 +71,50 @@ class TestTagFollowStore:
         assert store.followed_with_prefix("caf", 2) == ["caf", "cafe"]
         assert store.followed_with_prefix("cafe", 10) == ["cafe", "cafeteria"]
         assert store.followed_with_prefix("x", 10) == []
+
+
+class _StaleTop:
+    """A ``tags`` collection whose first highest-number read answers as before ``seen``
+    numbers were given: another process's first use landed between its read and its
+    upsert."""
+
+    def __init__(self, tags) -> None:
+        self._tags, self._stale = tags, True
+
+    def find_one(self, *args, **kwargs):
+        if self._stale:
+            self._stale = False
+            return None
+        return self._tags.find_one(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._tags, name)
+
+
+class TestTagIds:
+    @pytest.fixture
+    def store(self, db, settings) -> TagFollowStore:
+        store = TagFollowStore(db, settings)
+        store.ensure_indexes()
+        return store
+
+    def test_each_tag_gets_one_number_every_process_reads_back(self, store, db, settings):
+        ids = store.ids.ids(["café", "tea"])
+        assert ids["café"] != ids["tea"]
+        assert store.ids.ids(["tea"]) == {"tea": ids["tea"]}
+        other = TagIds(db, settings)  # another process: nothing cached
+        assert other.names([ids["tea"], 999]) == {ids["tea"]: "tea"}
+        assert other.ids(["tea", "café", "art"]) == {**ids, "art": max(ids.values()) + 1}
+
+    def test_first_uses_at_once_agree_and_never_share_a_number(self, store, db, settings):
+        """Each process reads the highest number before its upsert: a name given a number
+        meanwhile keeps it, and a number another name took meanwhile is refused by the
+        unique index, the next one tried."""
+        first = store.ids.ids(["tea"])["tea"]
+        late = TagIds(db, settings)
+        late._tags = _StaleTop(late._tags)
+        assert late.ids(["café"]) == {"café": first + 1}  # its first try, ``first``, was taken
+        again = TagIds(db, settings)
+        again._tags = _StaleTop(again._tags)
+        assert again._allocate("tea") == first  # the name's upsert found it made
+        assert store.ids.ids(["café", "tea"]) == {"café": first + 1, "tea": first}

@@ -1,9 +1,10 @@
-"""A tagged set's deliveries wait in a pending list beside it (``tagged_pending_key``), as a
+"""A tagged set (compact records as a home's, each entry a post and the number of the tag that
+brought it) takes its deliveries in a pending list beside it (``tagged_pending_key``), as a
 home's do (tests/stores/test_compact_timelines.py): one LPUSHX a delivery, folded in by
 every script that reads or writes the set and by the delivery that finds PENDING_FOLD
 waiting, the set and its list created, renewed, rebuilt and dropped together. A set written
 before the lists (no list, no mark) takes deliveries directly, one at a time: the reference
-every fold must read back as."""
+every fold must read back as. A set left in the old text encoding is rebuilt."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from socialapp.config import Settings
 from socialapp.stores.timelines import (
     PENDING_FOLD,
     Entry,
+    TimelineScripts,
     TimelineStore,
     read_args,
     tagged_args,
@@ -22,31 +24,41 @@ from socialapp.stores.timelines import (
     tagged_member,
     tagged_pending_key,
 )
-from tests.helpers_timelines import WHOLE, scripts, tagged_as_before_lists, timeline_sizes
+from tests.helpers_timelines import (
+    WHOLE,
+    named,
+    scripts,
+    tag_ids,
+    tagged_as_before_lists,
+    timeline_sizes,
+)
 
 CAP = 400
+TAGS = tag_ids()
 
 
 def store_of(client, cap: int = CAP) -> TimelineStore:
-    return TimelineStore(client, Settings.from_env({}, timeline_cap=cap))
+    return TimelineStore(client, Settings.from_env({}, timeline_cap=cap), TAGS)
 
 
 def create(client, user_id: int, entries: dict[str, list[Entry]], floor: int = 0, cap=CAP):
     """A tagged set made as a rebuild or first read makes it (create.lua)."""
-    args = tagged_args(cap, floor, entries)
+    ids = TAGS.ids(list(entries))
+    args = tagged_args(cap, floor, {ids[tag]: tagged for tag, tagged in entries.items()})
     assert scripts(client).run([("create", tagged_key(user_id), args)]) == [1]
 
 
 def read(client, user_id: int) -> tuple[list[str], float | None]:
-    """The set's members newest first and its floor (None: missing), through read.lua."""
+    """The set's members newest first, each naming its tag, and its floor (None: missing),
+    through read.lua."""
     call = ("read", tagged_key(user_id), read_args(None, None, WHOLE))
     found = scripts(client).run([call])[0]
-    return (found[1:], float(found[0])) if found else ([], None)
+    return (named(TAGS, found[1:]), float(found[0])) if found else ([], None)
 
 
-def raw(client, user_id: int) -> list:
-    """The sorted set as stored, scores included: what a delivery must not touch."""
-    return client.zrange(tagged_key(user_id), 0, -1, withscores=True)
+def raw(client, user_id: int) -> bytes:
+    """The set as stored (serialised): what a delivery must not touch."""
+    return client.dump(tagged_key(user_id))
 
 
 def pending(client, user_id: int) -> tuple[int, str | None]:
@@ -77,10 +89,10 @@ def test_a_delivery_to_a_tagged_set_is_one_push_its_reads_fold_in(redis_client):
     assert pending(redis_client, 1)[0] == 0
     assert raw(redis_client, 1) != folded
     assert timeline_sizes(redis_client, [tagged_key(1)]) == [2 + PENDING_FOLD]
-    member = tagged_member(Entry(500, 4), "cats")
+    member = tagged_member(Entry(500, 4), TAGS.ids(["cats"])["cats"])
     assert scripts(redis_client).run([("add", tagged_key(1), [CAP, 0, 500, member])]) == [1]
     assert pending(redis_client, 1) == (1, str(CAP))
-    assert read(redis_client, 1)[0][0] == member
+    assert read(redis_client, 1)[0][0] == "500:4#cats"
 
 
 def test_pending_members_are_retracted_unfollowed_floored_and_stored_once(redis_client):
@@ -92,13 +104,12 @@ def test_pending_members_are_retracted_unfollowed_floored_and_stored_once(redis_
         store.deliver_tagged([1], entry, "cats")
     assert timeline_sizes(redis_client, [tagged_key(1)]) == [3]
     store.deliver_tagged([1], Entry(20, 3), "cats")  # again, after its fold
-    store.deliver_tagged([1], Entry(40, 4, 30, 4), "cats")  # a boost's entry
-    store.remove_from_tagged([1], Entry(20, 3), "cats")
+    store.remove_from_tagged([1], Entry(20, 3))
     assert pending(redis_client, 1)[0] == 0
     store.deliver_tagged([1], Entry(50, 4), "dogs")
     store.deliver_tagged([1], Entry(50, 4), "cats")  # the same post, the other tag
     assert pending(redis_client, 1)[0] == 2
-    assert store.remove_tag(1, "cats") == 4
+    assert store.remove_tag(1, "cats") == 3
     assert read(redis_client, 1) == (["50:4#dogs"], 5)
 
 
@@ -184,15 +195,13 @@ def test_folds_read_back_as_one_at_a_time_deliveries(redis_client, seed, cap):
         else:
             post += rng.randrange(1, 3)
             entry, tag = Entry(post, rng.randrange(1, 4)), rng.choice(["cats", "dogs"])
-            if op > 0.9:
-                entry = Entry(post, 4, post - 7, 2)  # a boost's entry
         delivered.append((entry, tag))
         assert store.deliver_tagged([1, 2], entry, tag) == 2
         if op > 0.95:  # the same post under the other tag, at once
             store.deliver_tagged([1, 2], entry, "dogs" if tag == "cats" else "cats")
         if 0.93 < op <= 0.95:
-            gone, gone_tag = rng.choice(delivered)
-            store.remove_from_tagged([1, 2], gone, gone_tag)
+            gone, _ = rng.choice(delivered)
+            store.remove_from_tagged([1, 2], gone)
         if step == 300:
             assert store.remove_tag(1, "dogs") == store.remove_tag(2, "dogs")
             store.backfill_tagged([1, 2], [Entry(post - 3, 6), Entry(post - 2, 6)], 0, "owls")
@@ -211,6 +220,63 @@ def test_a_cluster_pushes_each_tagged_delivery_beside_its_set(redis_cluster_clie
     assert store.create_tagged([1, 2]) == 2
     assert store.deliver_tagged([1, 2, 3], Entry(20, 3), "cats") == 2  # 3 has no set
     assert [pending(cluster, reader) for reader in (1, 2)] == [(1, str(CAP))] * 2
-    store.remove_from_tagged([2], Entry(20, 3), "cats")
+    store.remove_from_tagged([2], Entry(20, 3))
     assert (read(cluster, 1), read(cluster, 2)) == ((["20:3#cats"], 0), ([], 0))
     assert not cluster.exists(tagged_pending_key(3))
+
+
+def test_a_tagged_set_in_the_old_text_encoding_is_rebuilt_when_first_touched(redis_client):
+    """Upgrade: a set the previous version left (a sorted set of "post:author#name" members,
+    its floor and mark, its pending list of members) cannot be read as records (its members
+    name their tag): the first script that folds or reads it drops both and reports it
+    missing, so the page rebuilds it; creating or rebuilding replaces both."""
+    store = store_of(redis_client)
+    key, pending_list = tagged_key(1), tagged_pending_key(1)
+
+    def old_set() -> None:
+        redis_client.delete(key, pending_list)
+        redis_client.zadd(key, {"floor": 0, "p": float("-inf"), "10:2#cats": 10})
+        redis_client.rpush(pending_list, "20:3#cats", CAP)
+
+    old_set()
+    assert store.deliver_tagged([1], Entry(30, 3), "cats") == 1  # one push: the list cannot tell
+    assert read(redis_client, 1) == ([], None)
+    assert not redis_client.exists(key, pending_list)
+    old_set()
+    for post in range(40, 40 + PENDING_FOLD):  # the delivery that folds finds it
+        store.deliver_tagged([1], Entry(post, 3), "cats")
+    assert not redis_client.exists(key, pending_list)
+    old_set()
+    assert store.remove_tag(1, "cats") == 0
+    assert timeline_sizes(redis_client, [key]) == [None]
+    old_set()
+    assert store.create_tagged([1]) == 1
+    store.deliver_tagged([1], Entry(50, 3), "cats")
+    assert read(redis_client, 1) == (["50:3#cats"], 0)
+    old_set()
+    store.begin_rebuild_tagged(1)
+    assert store.finish_rebuild_tagged(1, {"cats": [Entry(10, 2)]}, floor=0)
+    assert read(redis_client, 1) == (["10:2#cats"], 0)
+
+
+def test_a_post_two_tags_brought_is_retracted_under_both_across_buckets(redis_client):
+    """Each post and tag is an entry, the post's kept together newest tag number first;
+    when they straddle two buckets a retraction takes them out of both, and unfollowing
+    one tag leaves the other's."""
+    lua = TimelineScripts(redis_client, ttl=600, bucket=5)
+    ids = TAGS.ids(["cats", "dogs", "owls"])
+    held = {ids["cats"]: [Entry(p, 2) for p in (10, 20, 30)], ids["owls"]: [Entry(20, 2)]}
+    held[ids["dogs"]] = [Entry(20, 2), Entry(40, 2)]
+    lua.run([("create", tagged_key(1), tagged_args(CAP, 0, held))])
+    whole = ("read", tagged_key(1), read_args(None, None, WHOLE))
+    order = sorted(ids.values(), reverse=True)
+    names = {number: name for name, number in ids.items()}
+    assert named(TAGS, lua.run([whole])[0][1:]) == [
+        "40:2#dogs",
+        "30:2#cats",
+        *(f"20:2#{names[number]}" for number in order),
+        "10:2#cats",
+    ]
+    assert lua.run([("remove_author", tagged_key(1), (f"#{ids['owls']}",))]) == [1]
+    assert lua.run([("remove", tagged_key(1), ("20:2#0",))]) == [2]
+    assert named(TAGS, lua.run([whole])[0][1:]) == ["40:2#dogs", "30:2#cats", "10:2#cats"]

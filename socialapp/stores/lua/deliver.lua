@@ -17,11 +17,11 @@
 -- Returns {how many sets exist, each marked reader's id}.
 local cap, score, member, prefix = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local marks = ARGV[5] ~= '' and redis.call('ZCARD', ARGV[5]) > 0 and ARGV[5] or nil
-local entry, text = entry_of(member), is_text(prefix)
-local encoded = not text and encode(entry) or nil
--- The usual delivery, one LPUSHX (a home's: the entry's records; a tagged set's: its
--- member), is made here: no function call, one key built.
-local pushed = (prefix == HOME_PREFIX and encoded) or (text and member)
+local entry = entry_of(member)
+local encoded = encode(entry)
+-- The usual delivery, one LPUSHX of the entry's records (a home's, a tagged set's), is made
+-- here: no function call, one key built.
+local pushed = (prefix == HOME_PREFIX or prefix == TAGGED_PREFIX) and encoded
 local tail = '}' .. PENDING_SUFFIX
 local readers, reached = cjson.decode(ARGV[7]), 0
 for i = 1, #readers do
@@ -29,7 +29,7 @@ for i = 1, #readers do
   local held = pushed and redis.call('LPUSHX', prefix .. reader .. tail, pushed) or nil
   if held and held > 0 and held <= FOLD then
     reached = reached + 1
-  elseif deliver_one(prefix .. reader .. '}', cap, score, member, entry, encoded, text, held) then
+  elseif deliver_one(prefix .. reader .. '}', cap, score, member, entry, encoded, held) then
     reached = reached + 1
   end
 end

@@ -5,7 +5,8 @@
 -- what read() returns after the floor, so page scripts and Python parse text; how it is
 -- stored is this library's alone.
 --
--- Compact encoding (homes, outboxes, list feeds, shared feeds): a hash per timeline, its
+-- Compact encoding (every timeline: homes, tagged sets, outboxes, list feeds, shared feeds): a
+-- hash per timeline, its
 -- fields 'f' (the floor, text), 'n' (entries), the head bucket (the newest entries) stored
 -- in two fields, 'd' (its newest few records) then 'h' (the rest), numbered buckets below
 -- it, and 'x' (the index: per bucket newest first its number, 0 for the head, and a post id
@@ -13,7 +14,11 @@
 -- bucket is up to BUCKET fixed-width records of RECORD bytes, newest
 -- first: post id (7 bytes, big-endian), a byte of flags and the author's top 5 bits, the
 -- author's low 48 bits. A boost is two records: its own (flag BOOST, the booster as author)
--- then the boosted post and its author (flag ORIGINAL). A bucket of 145 records is 2,030
+-- then the boosted post and its author (flag ORIGINAL). A tagged set's entry (a post a
+-- followed hashtag brought, text "post_id:author_id#tag_id") is two records too: the post's
+-- (flags TAGGED, BOOST and ORIGINAL both set) then the tag's id in the post id's place, author
+-- 0 (flag ORIGINAL); an entry there is a post and a tag, so a post two followed tags brought
+-- is two entries, adjacent, the higher tag id first. A bucket of 145 records is 2,030
 -- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
 -- member cost 130 to 180. A delivery to a home is one LPUSHX onto its pending list (see
 -- pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
@@ -27,12 +32,10 @@
 -- entries; adding many entries at once (creating, rebuilding, a backfill: merge) rewrites
 -- the buckets their ids fall in.
 --
--- Text encoding (tagged sets, whose members carry a tag name of any length): a sorted set of
--- text members scored by post id, plus the member 'floor' scored by the floor and the
--- member 'p' (scored -inf) saying its pending list exists. A delivery to a tagged set is one
--- LPUSHX of its member onto that list, as a home's is (see pending_of, text_load). A timeline
--- key found in this old encoding where the compact one is kept (a server upgraded with
--- timelines in Redis) is converted the first time it is touched, its TTL kept.
+-- The old text encoding, a sorted set of text members scored by post id plus the member
+-- 'floor' scored by the floor: a timeline key found in it (a server upgraded with timelines
+-- in Redis) is converted the first time it is touched, its TTL kept; a tagged set, whose
+-- members named their tag, is dropped with its pending list and reads as missing (rebuilt).
 --
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
 -- defines TTL (seconds), BUCKET, FOLD and PENDING_SUFFIX (a home's pending list: below)
@@ -41,12 +44,12 @@
 -- so an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which
 -- is what a volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
-local MARK = 'p'  -- a tagged set's member saying its pending list exists (a home's field 'p')
 local key = KEYS[1]
 local RECORD = 14  -- BUCKET (records a bucket holds) is defined above, as TTL is
 -- Records 'd' takes before a delivery rewrites the head (fewer in the tests' small buckets)
 local PENDING = math.min(16, math.floor(BUCKET / 2))
 local BOOST, ORIGINAL = 128, 64  -- flags, in a record's 8th byte above the author's top bits
+local TAGGED = BOOST + ORIGINAL
 local HIGH = 2 ^ 48
 local INDEX = 11  -- bytes an index item takes
 
@@ -57,25 +60,23 @@ local function slack(cap)
   return math.floor(cap / 16)
 end
 
-local function is_text(key)
+local function is_tagged(key)
   return string.sub(key, 1, #TAGGED_PREFIX) == TAGGED_PREFIX
 end
 
 -- A home's or tagged set's pending deliveries: a list beside it (same hash tag, so one
 -- Cluster slot; SCAN home:* finds both), newest first, each element one entry (a home's:
--- its records; a tagged set's: its member), the last element the sentinel (a list cannot
--- be empty): the cap as text. A delivery is one LPUSHX, which only writes while the list
--- exists, so its existence is the timeline's: the two are created, renewed, dropped and
--- rebuilt together, the timeline marked 'p' (a hash field, a sorted set member) to say its
--- list exists. A marked timeline without its list (evicted, expired apart) may have lost
+-- its records), the last element the sentinel (a list cannot be empty): the cap as text. A
+-- delivery is one LPUSHX, which only writes while the list exists, so its existence is the
+-- timeline's: the two are created, renewed, dropped and rebuilt together, the timeline
+-- marked (field 'p') to say its list exists. A marked timeline without its list (evicted, expired apart) may have lost
 -- deliveries and reads as missing; so does a list without its timeline. One without the
 -- mark was written before it had a list and takes deliveries directly, as it did, until
--- its next creation or rebuild. Every load() (text_load() for a tagged set) folds the
--- pending entries in, in the order they came, each as a delivery would have (dropped at or
+-- its next creation or rebuild. Every load() folds the pending entries in, in the order they came, each as a delivery would have (dropped at or
 -- below a finite floor, each post once, trimmed to the cap), and empties the list; a
 -- delivery folds once the list holds FOLD entries (defined above), so it stays small.
 local function pending_of(key)
-  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX or is_text(key) then
+  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX or is_tagged(key) then
     return key .. PENDING_SUFFIX
   end
   return nil
@@ -94,7 +95,8 @@ local function floor_text_of(value)
   return string.format('%.17g', value)
 end
 
--- Entries: {post, author, original, original_author} (original 0: not a boost).
+-- Entries: {post, author, original, original_author, tag} (original 0: not a boost; tag:
+-- a tagged set's entry's tag id, else nil).
 
 -- A member's post id and author as text, and a boost's original and its author (nil for
 -- a post); nil for a member of neither form. A post is matched first: most entries are posts,
@@ -109,17 +111,33 @@ end
 
 local function entry_of(member)
   local post, author, original, original_author = parts_of(member)
-  return {tonumber(post), tonumber(author), tonumber(original) or 0,
-    tonumber(original_author) or 0}
+  if post then
+    return {tonumber(post), tonumber(author), tonumber(original) or 0,
+      tonumber(original_author) or 0}
+  end
+  local tag
+  post, author, tag = string.match(member, '^(%d+):(%d+)#(%d+)$')
+  return {tonumber(post), tonumber(author), 0, 0, tonumber(tag)}
 end
 
-local function text_of(post, author, original, original_author)
+local function text_of(post, author, original, original_author, tag)
+  if tag then return string.format('%d:%d#%d', post, author, tag) end
   if original == 0 then return string.format('%d:%d', post, author) end
   return string.format('%d:%d:%d:%d', post, original, original_author, author)
 end
 
 local function member_of(entry)
-  return text_of(entry[1], entry[2], entry[3], entry[4])
+  return text_of(entry[1], entry[2], entry[3], entry[4], entry[5])
+end
+
+-- Whether entry ``a`` sorts before ``b`` (newest first; a post's tags highest first), and
+-- whether the two are one entry (a post, and in a tagged set its tag).
+local function before(a, b)
+  return a[1] > b[1] or (a[1] == b[1] and (a[5] or 0) > (b[5] or 0))
+end
+
+local function same(a, b)
+  return a[1] == b[1] and a[5] == b[5]
 end
 
 local function record(post, author, flags)
@@ -128,6 +146,7 @@ local function record(post, author, flags)
 end
 
 local function encode(entry)
+  if entry[5] then return record(entry[1], entry[2], TAGGED) .. record(entry[5], 0, ORIGINAL) end
   if entry[3] == 0 then return record(entry[1], entry[2], 0) end
   return record(entry[1], entry[2], BOOST) .. record(entry[3], entry[4], ORIGINAL)
 end
@@ -151,8 +170,9 @@ end
 -- The entry starting at byte ``at`` and the byte after it.
 local function entry_at(bucket, at)
   local post, author, flags = record_at(bucket, at)
-  if flags ~= BOOST then return {post, author, 0, 0}, at + RECORD end
+  if flags == 0 then return {post, author, 0, 0}, at + RECORD end
   local original, original_author = record_at(bucket, at + RECORD)
+  if flags == TAGGED then return {post, author, 0, 0, original}, at + 2 * RECORD end
   return {post, author, original, original_author}, at + 2 * RECORD
 end
 
@@ -165,7 +185,7 @@ local function entries_of(bucket)
 end
 
 local function records_of(entry)
-  return entry[3] == 0 and 1 or 2
+  return (entry[3] == 0 and not entry[5]) and 1 or 2
 end
 
 -- Give the home or tagged set ``key`` a new, empty pending list (``cap``: the sentinel)
@@ -175,8 +195,7 @@ local function start_pending(key, cap)
   if not pending then return end
   redis.call('DEL', pending)
   redis.call('RPUSH', pending, cap)
-  if is_text(key) then redis.call('ZADD', key, '-inf', MARK)
-  else redis.call('HSET', key, 'p', 1) end
+  redis.call('HSET', key, 'p', 1)
 end
 
 -- A compact timeline loaded: its floor, entries, index (ids, lows) and the buckets read so
@@ -194,6 +213,10 @@ local rewrite, fill, fold
 local function load(key)
   local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd', 'p')
   if found.err then  -- the old encoding: a sorted set of text members
+    if is_tagged(key) then  -- members naming their tag: dropped, rebuilt when read
+      redis.call('DEL', key, pending_of(key))
+      return nil
+    end
     local members, ttl = convert(key)
     local floor, entries = nil, {}
     for i = 1, #members, 2 do
@@ -400,8 +423,8 @@ local function insert(t, entry)
   else
     local entries, at = entries_of(bucket), nil
     for j, held in ipairs(entries) do
-      if held[1] == post then return false end
-      if held[1] < post then
+      if same(held, entry) then return false end
+      if before(entry, held) then
         at = j
         break
       end
@@ -530,8 +553,9 @@ end
 local function merge(t, entries, cap)
   local new, seen = {}, {}
   for _, entry in ipairs(entries) do
-    if (t.floor == math.huge or entry[1] > t.floor) and not seen[entry[1]] then
-      seen[entry[1]], new[#new + 1] = true, entry
+    local id = entry[5] and member_of(entry) or entry[1]
+    if (t.floor == math.huge or entry[1] > t.floor) and not seen[id] then
+      seen[id], new[#new + 1] = true, entry
     end
   end
   if #new == 0 then return trim_compact(t, cap) end
@@ -539,7 +563,7 @@ local function merge(t, entries, cap)
     insert(t, new[1])
     return trim_compact(t, cap)
   end
-  table.sort(new, function(a, b) return a[1] > b[1] end)
+  table.sort(new, before)
   if #t.ids == 0 then
     t.ids[1], t.lows[1], t.buckets[0], t.index_changed = 0, new[#new][1], '', true
   end
@@ -557,12 +581,12 @@ local function merge(t, entries, cap)
     local held, merged, a, b = entries_of(t.buckets[t.ids[at]]), {}, 1, first
     while a <= #held or b <= last do
       local take
-      if b > last or (a <= #held and held[a][1] >= new[b][1]) then
+      if b > last or (a <= #held and not before(new[b], held[a])) then
         take, a = held[a], a + 1
       else
         take, b = new[b], b + 1
       end
-      if #merged == 0 or merged[#merged][1] ~= take[1] then merged[#merged + 1] = take end
+      if #merged == 0 or not same(merged[#merged], take) then merged[#merged + 1] = take end
     end
     t.n = t.n + #merged - #held
     fill(t, at, merged, math.min(t.lows[at], new[last][1]))
@@ -570,121 +594,10 @@ local function merge(t, entries, cap)
   trim_compact(t, cap)
 end
 
--- The text encoding's primitives (tagged sets).
-
-local function text_floor(key)
-  local floor = redis.call('ZSCORE', key, SENTINEL)
-  if floor then return tonumber(floor), floor end
-  return nil, nil
-end
-
--- Entries held: the members above the mark (-inf), less the floor's.
-local function text_size(key)
-  return redis.call('ZCOUNT', key, '(-inf', '+inf') - 1
-end
-
--- Cut the ``excess`` oldest entries (one ZREM per 1000), raising the floor to the highest
--- cut (never lowering it below ``floor``).
-local function text_cut(key, excess, floor)
-  local lowest = redis.call('ZRANGE', key, '(-inf', '+inf', 'BYSCORE', 'LIMIT', 0, excess + 1,
-    'WITHSCORES')
-  local cut, highest, highest_text = {}, floor, nil
-  for i = 1, #lowest, 2 do
-    if lowest[i] ~= SENTINEL and #cut < excess then
-      cut[#cut + 1] = lowest[i]
-      if tonumber(lowest[i + 1]) > highest then
-        highest, highest_text = tonumber(lowest[i + 1]), lowest[i + 1]
-      end
-    end
-  end
-  for first = 1, #cut, 1000 do
-    redis.call('ZREM', key, unpack(cut, first, math.min(first + 999, #cut)))
-  end
-  if highest_text then redis.call('ZADD', key, highest_text, SENTINEL) end
-end
-
-local function text_trim(key, cap, floor)
-  if floor == math.huge then return end
-  local excess = text_size(key) - cap
-  if excess > slack(cap) then text_cut(key, excess, floor) end
-end
-
--- One delivery of ``member`` (score ``score``) to an existing tagged set: kept above a
--- finite floor, then trimmed.
-local function text_deliver(key, cap, score, member)
-  local floor = text_floor(key)
-  if floor == math.huge or score > floor then
-    redis.call('ZADD', key, score, member)
-    text_trim(key, cap, floor)
-  end
-end
-
--- A pending member's score: its post id, the member's first digits.
-local function text_score(member)
-  return tonumber(string.match(member, '^%d+'))
-end
-
--- Fold a tagged set's pending members (``pending``: its list, newest first, the cap last;
--- ``floor``: the set's) in, oldest first, each as text_deliver() would have added it, and
--- empty the list. The usual fold, each entry newer than the last, is one ZADD of them all,
--- the trims counted as one delivery at a time would have made them (each cuts the oldest,
--- which the newer entries never are until the older are gone), then cut at once; a late
--- entry or one delivered again makes the fold go one at a time.
-local function text_fold(key, pending, floor)
-  redis.call('LTRIM', pending_of(key), -1, -1)  -- the sentinel stays
-  local cap, finite, top = tonumber(pending[#pending]), floor ~= math.huge, -1
-  if finite then
-    top = tonumber(redis.call('ZRANGE', key, '+inf', '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, 1,
-      'WITHSCORES')[2])
-  end
-  local fresh = {}
-  for i = #pending - 1, 1, -1 do
-    local score = text_score(pending[i])
-    if score > top then
-      top, fresh[#fresh + 1], fresh[#fresh + 2] = finite and score or top, score, pending[i]
-    elseif finite and score > floor then  -- late or again: one at a time
-      for j = #pending - 1, 1, -1 do text_deliver(key, cap, text_score(pending[j]), pending[j]) end
-      return
-    end
-  end
-  if #fresh == 0 then return end
-  local n = finite and text_size(key)
-  redis.call('ZADD', key, unpack(fresh))
-  if not finite then return end
-  local held = n + #fresh / 2
-  for _ = 1, #fresh / 2 do
-    n = n + 1
-    if n > cap + slack(cap) then n = cap end
-  end
-  if n < held then text_cut(key, held - n, floor) end
-end
-
--- A tagged set's floor (a number) and its text, its pending members folded in first; nil
--- when it does not exist, or is marked and has lost its pending list.
-local function text_load(key)
-  local found = redis.call('ZMSCORE', key, SENTINEL, MARK)
-  if not found[1] then return nil, nil end
-  local pending = redis.call('LRANGE', pending_of(key), 0, -1)
-  if found[2] and #pending == 0 then return nil, nil end
-  if #pending < 2 then return tonumber(found[1]), found[1] end
-  text_fold(key, pending, tonumber(found[1]))
-  return text_floor(key)
-end
-
-local function text_add(key, first, floor, cap)
-  for i = first, #ARGV, 2 do
-    if floor == math.huge or tonumber(ARGV[i]) > floor then
-      redis.call('ZADD', key, ARGV[i], ARGV[i + 1])
-    end
-  end
-  text_trim(key, cap, floor)
-end
-
--- The engine, either encoding.
+-- The engine.
 
 -- The timeline's floor (a number) and its text; nil when it does not exist.
 local function read_floor(key)
-  if is_text(key) then return text_load(key) end
   local t = load(key)
   if not t then return nil, nil end
   if t.floor_changed then save(t) end  -- converted from the old encoding
@@ -705,14 +618,13 @@ local function merge_args(t, cap)
 end
 
 -- Whether the timeline exists and is whole: not a home or tagged set marked as having a
--- pending list that is gone.
+-- pending list that is gone, nor a tagged set in the old encoding.
 local function whole(key)
   if redis.call('EXISTS', key) == 0 then return false end
   local pending = pending_of(key)
   if not pending then return true end
-  local marked
-  if is_text(key) then marked = redis.call('ZSCORE', key, MARK) and 1 or 0
-  else marked = redis.pcall('HEXISTS', key, 'p') end  -- an error: the old encoding, a zset
+  local marked = redis.pcall('HEXISTS', key, 'p')  -- an error: the old encoding, a zset
+  if type(marked) == 'table' then return not is_tagged(key) end
   return marked ~= 1 or redis.call('EXISTS', pending) == 1
 end
 
@@ -722,44 +634,27 @@ local function create(key)
   if whole(key) then return 0 end
   local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
   redis.call('DEL', key)  -- one that lost its pending list
-  if is_text(key) then
-    redis.call('ZADD', key, ARGV[2], SENTINEL)
-    text_add(key, 3, floor, cap)
-  else
-    merge_args(new_timeline(key, floor), cap)
-  end
+  merge_args(new_timeline(key, floor), cap)
   start_pending(key, cap)
   renew(key)
   return 1
 end
 
--- Deliver one entry (score ``score``, text ``member``; for a compact timeline ``entry`` its
--- parse and ``encoded`` its records) to an existing timeline as add() does (``text``: the
--- key is a tagged set's); whether it exists. To a home or tagged set, one LPUSHX onto its
+-- Deliver one entry (score ``score``, text ``member``, ``entry`` its parse and ``encoded`` its
+-- records) to an existing timeline as add() does; whether it exists. To a home or tagged
+-- set, one LPUSHX onto its
 -- pending list (folded in by every load, and here once it holds FOLD entries). To one
 -- written before it had a pending list, or another compact timeline (an outbox), the usual
 -- delivery: for a compact one the newest entry with room in 'd' and no trim due, or the
 -- first into an empty timeline, is one HMGET and one HSET. ``held``: the length LPUSHX
 -- already gave, if the caller pushed.
-local function deliver_one(key, cap, score, member, entry, encoded, text, held)
-  if text then  -- a tagged set: one LPUSHX, 0 when it has no list (none, or an old set)
-    held = held or redis.call('LPUSHX', pending_of(key), member)
-    if held > FOLD and not text_load(key) then  -- a list without its set: gone with it
-      redis.call('DEL', pending_of(key))
-      return false
-    end
-    if held > 0 then return true end
-    local found = redis.call('ZMSCORE', key, SENTINEL, MARK)
-    if not found[1] or found[2] then return false end  -- no set, or it lost its list
-    text_deliver(key, cap, score, member)
-    return true
-  end
+local function deliver_one(key, cap, score, member, entry, encoded, held)
   local pending = pending_of(key)
-  if pending then  -- a home: one LPUSHX, 0 when it has no list (none, or written before lists)
+  if pending then  -- one LPUSHX, 0 when it has no list (none, or written before lists)
     held = held or redis.call('LPUSHX', pending, encoded)
     if held > FOLD then  -- FOLD entries and the sentinel: fold them into the buckets
       local t = load(key)
-      if not t then  -- a list without its hash: gone with it
+      if not t then  -- a list without its hash: gone with it (or with an old tagged set)
         redis.call('DEL', pending)
         return false
       end
@@ -792,19 +687,6 @@ end
 -- and trimming it to ARGV[1] entries; 0 (and nothing written) when it does not exist.
 local function add(key)
   local cap, raised = tonumber(ARGV[1]), tonumber(ARGV[2])
-  if is_text(key) and #ARGV == 4 and raised == 0 then  -- one entry: a delivery
-    return deliver_one(key, cap, tonumber(ARGV[3]), ARGV[4], nil, nil, true) and 1 or 0
-  end
-  if is_text(key) then
-    local floor = text_load(key)
-    if not floor then return 0 end
-    if floor ~= math.huge and raised > floor then
-      floor = raised
-      redis.call('ZADD', key, ARGV[2], SENTINEL)
-    end
-    text_add(key, 3, floor, cap)
-    return 1
-  end
   if #ARGV == 4 and raised == 0 then  -- one entry: a delivery
     local entry = entry_of(ARGV[4])
     return deliver_one(key, cap, tonumber(ARGV[3]), ARGV[4], entry, encode(entry)) and 1 or 0
@@ -821,8 +703,7 @@ end
 -- the floor is +inf, and finish_rebuild sets the cap.
 local function begin_rebuild(key)
   redis.call('DEL', key)
-  if is_text(key) then redis.call('ZADD', key, '+inf', SENTINEL)
-  else redis.call('HSET', key, 'f', 'inf', 'n', 0) end
+  redis.call('HSET', key, 'f', 'inf', 'n', 0)
   start_pending(key, 0)
   renew(key)
 end
@@ -831,73 +712,51 @@ end
 -- already set) and trim to ARGV[1]; 0 (nothing written) when the timeline is gone.
 local function finish_rebuild(key)
   local cap, floor = tonumber(ARGV[1]), tonumber(ARGV[2])
-  if is_text(key) then
-    local current, current_text = text_load(key)
-    if not current then return 0 end
-    local floor_text = ARGV[2]
-    if current ~= math.huge and current > floor then floor, floor_text = current, current_text end
-    redis.call('ZADD', key, floor_text, SENTINEL)
-    text_add(key, 3, floor, cap)
-  else
-    local t = load(key)
-    if not t then return 0 end
-    if t.floor == math.huge or t.floor <= floor then t.floor, t.floor_changed = floor, true end
-    merge_args(t, cap)
-  end
+  local t = load(key)
+  if not t then return 0 end
+  if t.floor == math.huge or t.floor <= floor then t.floor, t.floor_changed = floor, true end
+  merge_args(t, cap)
   start_pending(key, cap)  -- emptied by the fold: now with the cap (or new, an old one)
   renew(key)
   return 1
 end
 
--- Take out the entry whose member is ``member`` (a deleted post: compact timelines match
--- its post id); how many were removed.
+-- Take out the entries of the post ``member`` names (a deleted post: in a tagged set, under
+-- every tag); how many were removed.
 local function remove(key, member)
-  if is_text(key) then return text_load(key) and redis.call('ZREM', key, member) or 0 end
   local t = load(key)
   if not t then return 0 end
-  if #t.ids == 0 then
-    if t.floor_changed then save(t) end
-    return 0
-  end
-  local post = tonumber(string.match(member, '^%d+'))
+  local post, removed = tonumber(string.match(member, '^%d+')), 0
   local i = locate(t, post)
-  local bucket, removed = bucket_of(t, i), 0
-  if #bucket > 0 then
-    local entries, kept = entries_of(bucket), {}
+  while i >= 1 and i <= #t.ids do
+    local entries, kept = entries_of(bucket_of(t, i)), {}
     for _, entry in ipairs(entries) do
-      if entry[1] == post then removed = 1 else kept[#kept + 1] = entry end
+      if entry[1] ~= post then kept[#kept + 1] = entry end
     end
-    if removed == 1 then
-      t.n = t.n - 1
-      if #kept == 0 then drop_bucket(t, i) else set_bucket(t, i, encode_all(kept, 1, #kept)) end
-    end
+    removed, t.n = removed + #entries - #kept, t.n - #entries + #kept
+    if #kept == 0 and #entries > 0 then drop_bucket(t, i)
+    elseif #kept < #entries then set_bucket(t, i, encode_all(kept, 1, #kept)) end
+    -- a post's entries (a tagged set's, one a tag) may go on in the next bucket
+    if #entries == 0 or entries[#entries][1] ~= post then break end
+    if #kept > 0 then i = i + 1 end
   end
-  if removed == 1 or t.floor_changed then save(t) end
+  if removed > 0 or t.floor_changed then save(t) end
   return removed
 end
 
 -- Take out every entry whose member ends with ``suffix`` (":<author_id>", the author or
--- booster; in a tagged set "#<tag>"); how many were removed. Only buckets holding one are
--- rewritten.
+-- booster; in a tagged set "#<tag_id>", the tag); how many were removed. Only buckets
+-- holding one are rewritten.
 local function remove_author(key, suffix)
-  if is_text(key) then
-    local removed = 0
-    if not text_load(key) then return 0 end
-    for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do
-      if string.sub(member, -#suffix) == suffix then
-        removed = removed + redis.call('ZREM', key, member)
-      end
-    end
-    return removed
-  end
   local t = load(key)
   if not t then return 0 end
-  local author, removed = tonumber(string.sub(suffix, 2)), 0
+  local id, removed = tonumber(string.sub(suffix, 2)), 0
+  local field = string.sub(suffix, 1, 1) == '#' and 5 or 2
   load_all(t)
   for i = #t.ids, 1, -1 do
     local entries, kept = entries_of(t.buckets[t.ids[i]]), {}
     for _, entry in ipairs(entries) do
-      if entry[2] ~= author then kept[#kept + 1] = entry end
+      if entry[field] ~= id then kept[#kept + 1] = entry end
     end
     if #kept < #entries then
       removed, t.n = removed + #entries - #kept, t.n - #entries + #kept
@@ -918,14 +777,14 @@ end
 
 -- The byte in ``bucket`` where its first entry whose post id is below ``top`` (at or below
 -- it, unless ``open``) starts, one past its end for none: a binary search of the records
--- (fixed-width; the record of a boosted post belongs to the boost's, just above it).
+-- (fixed-width; the record of a boosted post or tag belongs to the entry's, just above it).
 local function first_below(bucket, top, open)
   local low, high = 0, #bucket / RECORD  -- records: [low, high) holds the answer's start
   while low < high do
     local middle = math.floor((low + high) / 2)
     local _, _, flags = record_at(bucket, middle * RECORD + 1)
     local start, finish = middle, middle + 1  -- the entry's records
-    if flags == ORIGINAL then start = middle - 1 elseif flags == BOOST then finish = middle + 2 end
+    if flags == ORIGINAL then start = middle - 1 elseif flags ~= 0 then finish = middle + 2 end
     local post = post_at(bucket, start * RECORD + 1)
     if post < top or (post == top and not open) then high = start else low = finish end
   end
@@ -936,19 +795,6 @@ end
 -- at most ``count`` members; false when the timeline does not exist. Only the buckets from
 -- the one holding ``upper`` are read, and only the entries returned decoded.
 local function read_range(key, upper, lower, count)
-  if is_text(key) then
-    local _, floor_text = text_load(key)
-    if not floor_text then return false end
-    local result = {floor_text}
-    local members = redis.call('ZRANGE', key, upper, lower, 'BYSCORE', 'REV', 'LIMIT', 0,
-      count + 2)  -- the floor's member and the mark may be among them
-    for _, member in ipairs(members) do
-      if member ~= SENTINEL and member ~= MARK and #result <= count then
-        result[#result + 1] = member
-      end
-    end
-    return result
-  end
   local t = load(key)
   if not t then return false end
   if t.floor_changed then save(t) end
@@ -968,6 +814,9 @@ local function read_range(key, upper, lower, count)
           local original, original_author = record_at(bucket, at + RECORD)
           result[#result + 1] = text_of(post, author, original, original_author)
           at = at + 2 * RECORD
+        elseif flags == TAGGED then
+          result[#result + 1] = text_of(post, author, 0, 0, post_at(bucket, at + RECORD))
+          at = at + 2 * RECORD
         else
           result[#result + 1] = text_of(post, author, 0)
           at = at + RECORD
@@ -986,7 +835,6 @@ end
 
 -- Entries held (the floor is not one); -1 when the timeline does not exist.
 local function size(key)
-  if is_text(key) then return text_load(key) and text_size(key) or -1 end
   local t = load(key)
   if not t then return -1 end
   if t.floor_changed then save(t) end

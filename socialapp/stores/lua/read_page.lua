@@ -3,16 +3,17 @@
 -- scored by when that ends (one hash tag). ARGV[1..3]: read bounds and count (see read());
 -- ARGV[4]: the reader; ARGV[5]: the member that marks the followee and hidden sets loaded;
 -- ARGV[6]: now. KEYS[5] the reader's tagged set (posts of the pushed hashtags they follow,
--- members "post:author#tag"), KEYS[6] the hashtags they follow (same hash tag). On one
+-- members "post:author#tag_id"), KEYS[6] the hashtags they follow, each name and each id
+-- ('#' .. id: what the tagged set's members carry) (same hash tag). On one
 -- server (the keys span hash slots) also KEYS[7], readers' last activity, and ARGV[7], the
 -- cutoff of activity: the reader is marked active, and the outboxes are read here too; and
 -- KEYS[8], KEYS[9], the tags' follower counts and the tags being reconciled. The last key,
 -- on every deployment, is the reader's keyword filters' version (same hash tag).
 -- 'inactive' when the reader was idle past the cutoff (fan-out skipped them: rebuild);
 -- 'hidden' when the hidden set is missing (reload it); 'tags' when the reader follows
--- hashtags and the set of them is missing (reload it), 'tagged' when their tagged set is
--- (rebuild it); '' when the home, the pulled set or
--- the followee set is missing (rebuild or reload). Else, joined by ';': the home as
+-- hashtags and the set of them is missing or holds no tag numbers (reload it), 'tagged'
+-- when their tagged set is (rebuild it); '' when the home, the pulled set or the followee
+-- set is missing (rebuild or reload). Else, joined by ';': the home as
 -- "floor,member,...", the pulled authors the reader still follows and sees, the authors of
 -- home entries the reader no longer follows or does not see, the authors of boosted posts
 -- the reader does not see, the boosters whose boosts the reader hides, the post id down to
@@ -109,9 +110,13 @@ local tagged_text, states, tagged_hidden, tag_followed, tag_hidden = '', {}, {},
 if follows_tags == 1 then
   local names = {}
   for _, name in ipairs(redis.call('SMEMBERS', KEYS[6])) do
-    if name ~= ARGV[5] then names[#names + 1] = name end
+    if string.sub(name, 1, 1) == '#' then tag_followed[string.sub(name, 2)] = true
+    elseif name ~= ARGV[5] then names[#names + 1] = name end
   end
-  if redis.call('SISMEMBER', KEYS[6], ARGV[5]) == 0 then return 'tags' end
+  -- not loaded, or loaded by a version that kept no numbers: reloaded, the numbers added
+  if redis.call('SISMEMBER', KEYS[6], ARGV[5]) == 0 or (#names > 0 and not next(tag_followed)) then
+    return 'tags'
+  end
   local tagged = read(KEYS[5])
   if not tagged then return 'tagged' end
   renew(KEYS[5])
@@ -123,7 +128,6 @@ if follows_tags == 1 then
     flags = redis.call('HMGET', KEYS[9], unpack(names))
   end
   for i, name in ipairs(names) do
-    tag_followed[name] = true
     states[i] = here and (name .. '=' .. (counts[i] or '') .. '=' .. (flags[i] and 1 or 0)) or name
   end
   local tagged_authors, listed = {}, {}
