@@ -16,7 +16,7 @@ from socialapp.config import Settings
 from socialapp.domain.fanout import MODES, FanoutConfig, FanoutSettings
 from socialapp.stores import schema
 from socialapp.stores.mongo import collection
-from socialapp.stores.unavailable import MONGODB, translates
+from socialapp.stores.unavailable import MONGODB, asks_nothing, translates
 
 DOCUMENT_ID = "fanout"
 CONFIG = schema.document(
@@ -45,6 +45,7 @@ class FanoutSettingsStore:
         """Only ``_id`` lookups: no index to create, only the validator."""
         schema.apply(self._settings, SCHEMA)
 
+    @asks_nothing
     def current(self) -> FanoutSettings:
         """The settings in force, at most ``settings_refresh_seconds`` old."""
         with self._lock:

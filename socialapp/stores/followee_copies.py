@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from socialapp.stores.unavailable import REDIS, translates
+from socialapp.stores.unavailable import REDIS, asks_nothing, translates
 
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
 FOLLOWS_TAGS = "#"  # in a followee set: the reader follows hashtags (no account id or tag)
@@ -60,6 +60,7 @@ class FolloweeCopies:
             return {int(m) for m in members if m.isdigit() and m != LOADED}
         return None
 
+    @asks_nothing
     def following_set(self, user_id: int) -> tuple[str, str]:
         """The followee set's key and the member present once it is loaded (a page read
         checks authors against it on the reader's hash slot)."""

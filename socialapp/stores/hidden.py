@@ -16,7 +16,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from socialapp.stores.unavailable import REDIS, translates
+from socialapp.stores.unavailable import REDIS, asks_nothing, translates
 
 LOADED = "0"
 TTL_SECONDS = 24 * 3600
@@ -37,6 +37,7 @@ class HiddenAccounts:
         self._redis = client
         self._fill = client.register_script((LUA / "hidden_fill.lua").read_text())
 
+    @asks_nothing
     def key(self, reader: int) -> str:
         """The reader's set (marked loaded by ``"0"``, as the followee set): a page read
         checks its authors against it on the reader's hash slot."""

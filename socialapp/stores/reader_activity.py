@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from socialapp.stores.unavailable import REDIS, translates
+from socialapp.stores.unavailable import REDIS, asks_nothing, translates
 
 ACTIVE = "fanout:active"
 LUA = Path(__file__).parent / "lua"
@@ -57,6 +57,7 @@ class ReaderActivity:
         drawn = [pair for reply in pipe.execute() for pair in reply]
         return {int(member): seen for member, seen in drawn if seen >= since}
 
+    @asks_nothing
     def activity(self, inactive_after: float) -> tuple[str, float, float]:
         """The activity set's key, now, and the cutoff below which a reader is idle (a page
         read on one server checks and marks the reader in the same call)."""

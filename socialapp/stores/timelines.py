@@ -43,6 +43,7 @@ from socialapp.stores import tag_copies
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, followed_tags_key
 from socialapp.stores.keyword_filters import LOST, version_key, version_of
 from socialapp.stores.lua_library import used_part
+from socialapp.stores.redis_client import thread_connections
 from socialapp.stores.unavailable import REDIS, translates
 
 if TYPE_CHECKING:
@@ -186,6 +187,8 @@ class TimelineScripts:
     def __init__(self, client, ttl: int, bucket: int = BUCKET_RECORDS) -> None:
         self._client = client
         self.batched = not isinstance(client, RedisCluster)
+        # One server: a single call goes on the thread's own connection (a page's script).
+        self._single = thread_connections(client) if self.batched else client
         self._scripts = {
             name: client.register_script(text) for name, text in _script_texts(LUA, ttl, bucket)
         }
@@ -234,7 +237,7 @@ class TimelineScripts:
             keys = [keys] if isinstance(keys, str) else keys
             commands.append(("EVALSHA", self._scripts[name].sha, len(keys), *keys, *args))
         if len(commands) == 1:  # a page read: a pipeline would only add its own overhead
-            return [self._client.execute_command(*commands[0])]
+            return [self._single.execute_command(*commands[0])]
         pipe = self._client.pipeline(transaction=False)
         for command in commands:
             pipe.execute_command(*command)

@@ -78,15 +78,25 @@ class translated:  # lower case: used as a function, ``with translated(REDIS):``
 
 
 def translates(backend: Backend) -> Callable[[type[T]], type[T]]:
-    """A class decorator: every public method translates ``backend``'s errors."""
+    """A class decorator: every public method translates ``backend``'s errors, but those
+    marked ``asks_nothing``."""
 
     def decorate(cls: type[T]) -> type[T]:
         for name, member in list(vars(cls).items()):
-            if not name.startswith("_") and inspect.isfunction(member):
+            public = not name.startswith("_") and inspect.isfunction(member)
+            if public and not getattr(member, "asks_nothing", False):
                 setattr(cls, name, _translating(member, backend))
         return cls
 
     return decorate
+
+
+def asks_nothing(method: Callable) -> Callable:
+    """Mark a store's public method that asks its backend nothing itself (a key's name, the
+    clock, a value kept, or a call of a method that translates): ``translates`` leaves it
+    as it is. A home page calls a few such, each wrapped costing two context managers."""
+    method.asks_nothing = True
+    return method
 
 
 def _translating(method: Callable, backend: Backend) -> Callable:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import os
 import random
+import threading
 
 import pytest
 import redis
@@ -538,3 +540,84 @@ def test_a_single_call_whose_connection_fails_is_sent_again(redis_client, monkey
     monkeypatch.setattr(Connection, "send_command", failing_once)
     assert store.read_home(1) == Slice([Entry(5, 3)], 0.0)
     assert not failures  # it failed once, then went through
+
+
+def ports_sent_on(monkeypatch) -> list[tuple[int, int]]:
+    """(thread, local port) of each script call sent from now on (not the commands a new
+    connection sends first)."""
+    sent, send = [], Connection.send_command
+
+    def noted(self, *args, **kwargs):
+        result = send(self, *args, **kwargs)
+        if args[0] == "EVALSHA":
+            sent.append((threading.get_ident(), self._sock.getsockname()[1]))
+        return result
+
+    monkeypatch.setattr(Connection, "send_command", noted)
+    return sent
+
+
+def test_single_calls_keep_the_threads_own_connection(redis_client, monkeypatch):
+    """One server: a thread's single script calls (page reads) go on a connection the
+    thread keeps, not one taken from the pool and given back each time; another thread
+    keeps its own."""
+    store = make_store(redis_client)
+    store.create_home(1, [Entry(5, 3)])
+    store.read_home(1)
+    pool, taken = redis_client.connection_pool, []
+    get = pool.get_connection
+    monkeypatch.setattr(pool, "get_connection", lambda *a, **k: taken.append(a) or get(*a, **k))
+    sent = ports_sent_on(monkeypatch)
+    for _ in range(3):
+        assert store.read_home(1) == Slice([Entry(5, 3)], 0.0)
+    other = threading.Thread(target=store.read_home, args=(1,))
+    other.start()
+    other.join()
+    assert len(taken) == 1  # the other thread's connection, once
+    mine, theirs = {port for _, port in sent[:3]}, {port for _, port in sent[3:]}
+    assert len(sent) == 4 and len(mine) == 1 and len(theirs) == 1 and mine != theirs
+
+
+class Cut(Exception):
+    """A call ended between sending its command and reading the reply."""
+
+
+def test_a_single_call_cut_short_leaves_no_reply_for_the_next(redis_client, monkeypatch):
+    """A single call that ends after its command was sent, its reply unread, drops the
+    thread's connection: the next call reads its own reply, not the one left behind."""
+    store = make_store(redis_client)
+    store.create_home(1, [Entry(5, 3)])
+    store.create_home(2, [Entry(6, 4)])
+    store.read_home(1)
+    read, cuts = Connection.read_response, [Cut()]
+
+    def cut_once(self, *args, **kwargs):
+        if cuts:
+            raise cuts.pop()
+        return read(self, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "read_response", cut_once)
+    with pytest.raises(Cut):
+        store.read_home(1)
+    assert store.read_home(2) == Slice([Entry(6, 4)], 0.0)
+
+
+def test_a_forked_child_does_not_share_the_threads_connection(redis_client, monkeypatch):
+    """A child forked after a thread made its connection makes its own: two processes on
+    one socket would read each other's replies."""
+    store = make_store(redis_client)
+    store.create_home(1, [Entry(5, 3)])
+    sent = ports_sent_on(monkeypatch)
+    store.read_home(1)
+    readable, writable = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child's exit code is what counts)
+        ok = store.read_home(1) == Slice([Entry(5, 3)], 0.0)
+        os.write(writable, str(sent[-1][1] if ok else 0).encode())
+        os._exit(0)
+    os.close(writable)
+    child_port = int(os.read(readable, 16) or 0)
+    os.waitpid(child, 0)
+    os.close(readable)
+    assert child_port not in (0, sent[-1][1])
+    assert store.read_home(1) == Slice([Entry(5, 3)], 0.0)
