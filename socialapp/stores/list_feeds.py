@@ -80,7 +80,7 @@ class ListFeeds(FeedSets):
         """Add a member's entries to the existing feeds among ``keys``, raising each floor to
         at least ``floor`` (a member added, or an author who went from pulled to pushed)."""
         args = add_args(self._cap, floor, list(entries))
-        self._lua.run([("add", key, args) for key in keys])
+        self._lua.run(self._lua.calls("add", keys, args))
 
     def remove_author(self, keys: list[str], author_id: int) -> None:
         """Take every entry of ``author_id`` out of the feeds ``keys`` (a member removed)."""

@@ -13,8 +13,10 @@ import mongomock.filtering
 import pytest
 
 from socialapp.config import Settings
+from socialapp.domain.lists import new_list
 from socialapp.embedded import indexed_client, indexes, mongomock_store
 from socialapp.stores.follows import FollowStore
+from socialapp.stores.lists import ListStore
 
 SETTINGS = Settings.from_env({})
 EDGES = 5_000
@@ -68,6 +70,24 @@ def test_the_follow_walks_touch_no_document(fast, calls):
     assert [len(chunk) for chunk in chunks[:-1]] == [1000] * (len(chunks) - 1)
     assert page == [n for n in FOLLOWERS if n > 2500][:10]
     assert followees == list(range(31, 60))
+    assert calls == {}
+
+
+def test_the_lists_holding_an_author_touch_no_document(calls):
+    """Delivery reads them for every post of a pushed author (``feeds_holding``)."""
+    mongomock_store.make_atomic()
+    lists = ListStore(indexed_client.client(tz_aware=True).get_database("covered"), SETTINGS)
+    lists.ensure_indexes()
+    for owner in range(30, 0, -1):
+        for list_id in (100 + owner, 200 + owner):
+            lists.create(new_list(list_id, owner, "covered", "list", False))
+            lists.add_members(owner, list_id, [7, owner + 1000], 10)
+    calls.clear()
+
+    found = lists.feeds_holding(7)
+
+    assert sorted(found) == [(o, n) for o in range(1, 31) for n in (100 + o, 200 + o)]
+    assert lists.feeds_holding(8) == []
     assert calls == {}
 
 

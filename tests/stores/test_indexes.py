@@ -230,7 +230,7 @@ NAMED = {
     },
     "tag_follows": {"_id_", "tag_account_unique", "account_tag", "account_newest"},
     "lists": {"_id_", "owner_lists"},
-    "list_members": {"_id_", "owner_list_account_unique", "list_account", "account_owner"},
+    "list_members": {"_id_", "owner_list_account_unique", "list_account", "account_owner_list"},
 }
 
 
