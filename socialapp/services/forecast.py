@@ -31,7 +31,7 @@ READER_SAMPLE = 200  # active readers whose followees say how many outboxes a re
 LIST_AUTHOR_SAMPLE = 200
 # Redis memory per home-timeline entry when no sampled home holds one to measure: what
 # `make benchmark`'s memory section measures for full homes in the compact encoding
-# (15.5 B; docs/data-model.md, Timeline encoding), rounded up.
+# (15.9 B; docs/data-model.md, Timeline encoding), rounded up.
 ENTRY_BYTES = 16
 # The same for a tagged set's entry (two compact records, the post's and its tag's number):
 # 200 sets of 800 entries measured 31.5 B an entry of ``used_memory`` (30.0 by ``MEMORY
