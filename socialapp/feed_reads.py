@@ -20,11 +20,14 @@ from socialapp.domain.timeline import (
     OUTBOXES,
     SHARED,
     Entry,
+    Fetched,
     Missing,
     Rule,
     SourceRead,
     boost_authors,
-    top_reads,
+    hidden_questions,
+    pull_round,
+    pulled_fetched,
 )
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.shared_feeds import SharedFeeds
@@ -89,66 +92,68 @@ class FeedReads:
 
     def pulled(self, authors: list[int], before, since_id, need: int) -> list[SourceRead]:
         """Reads of ``authors``' outboxes good for merging a page of ``need``
-        (``top_reads``): past ``need`` authors, every outbox's floor and newest post id
-        first, then only the outboxes whose newest reaches the page, a round trip each."""
+        (``pull_round``): past ``need`` authors, every outbox's floor and newest post id
+        first (``heads``), then only the outboxes whose newest reaches the page."""
+        step = pull_round(len(authors), need)
+        if step is None:
+            step = pull_round(len(authors), need, *self.heads(authors, before, since_id))
+        lower = since_id if step.lower is None else step.lower
+        found = self.outboxes([authors[i] for i in step.indexes], before, lower, need)
+        return step.reads(found, need)
 
-        def newest():
-            floors, newest_ids = self._timelines.newest_in_outboxes(authors, before, since_id)
-            lost = tuple(a for a, floor in zip(authors, floors, strict=True) if floor is None)
-            if lost:
-                raise Lost(Missing(OUTBOXES, lost))
-            return floors, newest_ids
+    def heads(self, authors: list[int], before, since_id) -> tuple[list[float], list[int]]:
+        """Every outbox's floor and the post id of its newest entry within the bounds (0:
+        none), in one round trip; Lost if Redis lacks any of them."""
+        floors, newest_ids = self._timelines.newest_in_outboxes(authors, before, since_id)
+        lost = tuple(a for a, floor in zip(authors, floors, strict=True) if floor is None)
+        if lost:
+            raise Lost(Missing(OUTBOXES, lost))
+        return floors, newest_ids
 
-        def read(indexes, count, lower):
-            lower = since_id if lower is None else lower
-            return self.outboxes([authors[i] for i in indexes], before, lower, count)
-
-        return top_reads(len(authors), need, newest, read)
-
-    def pulled_sources(
-        self, reader: int, authors: list[int], before, since_id, need: int
-    ) -> list[tuple[SourceRead, Rule]]:
-        """``pulled`` reads, each with the rule leaving out the boosts the reader may not
-        see (``boosts_rule``)."""
-        reads = self.pulled(authors, before, since_id, need)
-        rule = self.boosts_rule(reader, [e for read in reads for e in read.entries])
-        return [(read, rule) for read in reads]
+    def pulled_fetch(
+        self, reader: int | None, authors: list[int], keys: list[str], before, since_id, need
+    ) -> Fetched:
+        """One round of a pulled page, ``authors``' outboxes (``pulled``) and the shared
+        feeds ``keys`` (public, hashtags), then whom the reader does not see among the
+        authors they may show, asked once (``hidden_questions``; ``reader`` None: anonymous,
+        nobody), as plain data for ``pulled_fetched``."""
+        outboxes = self.pulled(authors, before, since_id, need)
+        shared = self.shared(keys, before, since_id, need)
+        asked = hidden_questions(outboxes, shared)
+        answers = (set(), set())
+        if reader is not None and any(asked):
+            answers = self.answers(reader, *asked)
+        return pulled_fetched(outboxes, shared, *answers)
 
     def shared_sources(
         self, reader: int | None, keys: list[str], before, since_id, need: int
     ) -> list[tuple[SourceRead, Rule]]:
         """``shared`` reads, each with the rule leaving out the authors the reader does not
         see (``reader`` None: anonymous, none)."""
-        reads = self.shared(keys, before, since_id, need)
-        entries = [e for read in reads for e in read.entries]
-        rule = Rule() if reader is None else self.unhidden(reader, entries)
-        return [(read, rule) for read in reads]
+        return list(self.pulled_fetch(reader, [], keys, before, since_id, need).sources)
 
     def shared(self, keys: list[str], before, since_id, count: int) -> list[SourceRead]:
         """The shared feeds ``keys`` (public, hashtags) in one round trip."""
         return shared_reads(self._shared.read(keys, before, since_id, count), count)
 
-    def hidden(self, reader: int, author_ids, boosts: bool = False) -> set[int]:
-        """Which of ``author_ids`` the reader does not see now (``boosts``: whose boosts the
-        reader hides), from Redis's copy; Lost if it is not loaded."""
-        found = self._hidden.among(reader, list(author_ids), self._clock(), boosts)
+    def answers(self, reader: int, author_ids, boosters=()) -> tuple[set[int], set[int]]:
+        """Which of ``author_ids`` the reader does not see now, and which ``boosters``' boosts
+        the reader hides, from Redis's copy in one command; Lost if it is not loaded."""
+        found = self._hidden.answers(reader, list(author_ids), list(boosters), self._clock())
         if found is None:
             raise Lost(Missing(HIDDEN))
         return found
 
-    def unhidden(self, reader: int, entries: list[Entry]) -> Rule:
-        """The rule leaving out the entries by authors the reader does not see."""
-        authors = sorted({e.author_id for e in entries})
-        return Rule(gone=frozenset(self.hidden(reader, authors) if authors else ()))
+    def hidden(self, reader: int, author_ids) -> set[int]:
+        """Which of ``author_ids`` the reader does not see now (``answers``)."""
+        return self.answers(reader, author_ids)[0]
 
     def boosts_rule(self, reader: int, entries: list[Entry]) -> Rule:
         """The rule leaving out the boosts among ``entries`` the reader may not see: of
         accounts the reader does not see, or by accounts whose boosts the reader hides (one
-        Redis call each, if any boosts)."""
+        Redis call, if any boosts)."""
         originals, boosters = boost_authors(entries)
         if not boosters:
             return Rule()
-        return Rule(
-            originals_gone=frozenset(self.hidden(reader, originals)),
-            boosts_gone=frozenset(self.hidden(reader, boosters, boosts=True)),
-        )
+        hidden, boosts_hidden = self.answers(reader, originals, boosters)
+        return Rule(originals_gone=frozenset(hidden), boosts_gone=frozenset(boosts_hidden))

@@ -584,3 +584,39 @@ def test_a_page_its_script_decides_is_the_page_python_makes(
         for made, answered in zip(pages(follower), before, strict=True):
             assert made.json == answered.json and diagnostics(made) == diagnostics(answered)
     assert not decided  # Python made them
+
+
+def test_a_read_mode_page_asks_whom_the_reader_does_not_see_once(components, settle, monkeypatch):
+    """Read mode's round reads the outboxes' heads, the outboxes that reach the page and the
+    followed hashtags' feeds, then asks the hidden set about every author what it read may
+    show (boosted posts' authors, boosters, the hashtags' authors) in one command: a boost
+    of a muted account's post and a muted account's tagged post are left out."""
+    from socialapp.services import boosts, filters, tags
+
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="read")
+    settle()
+    authors = [register(c, f"author_{n}") for n in range(25)]
+    muted, stranger, reader = (register(c, name) for name in ("muted", "stranger", "reader"))
+    for followee in authors:
+        graph.follow(c.uow, c.fanout, reader, followee)
+    tags.follow(c.tag_follows, reader, "cats", c.fanout.on_tag_follow_changed)
+    filters.mute(c.uow, c.fanout, reader, muted)
+    made = [posts.create_post(c.uow, c.fanout, c.ids, a, "post")["_id"] for a in authors]
+    hidden_post = posts.create_post(c.uow, c.fanout, c.ids, muted, "#cats hidden")["_id"]
+    tagged = posts.create_post(c.uow, c.fanout, c.ids, stranger, "#cats shown")["_id"]
+    boosted = posts.create_post(c.uow, c.fanout, c.ids, muted, "boosted")["_id"]
+    boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, boosted, authors[0])
+    settle()
+    expected = [tagged, *sorted(made, reverse=True)[:19]]
+    assert read(c, reader) == expected  # warm: outboxes, feeds and the hidden set loaded
+    sent = sent_to_redis(monkeypatch)
+    assert read(c, reader) == expected and hidden_post not in expected
+    # The plan: the reader marked active, the followed hashtags, the followees, whom of
+    # them the reader sees; the round: the heads, the 20 outboxes that reach the page, the
+    # hashtag's feed, the hidden set's one command; the cached posts.
+    assert len(sent) == 9
+    asked = [text for text in map(b"".join, sent) if b"\r\nZMSCORE\r\n" in text]
+    assert len(asked) == 2  # the plan's followees, then the round's one command
+    for account in (f"{muted}", f"{stranger}", f"r{authors[0]}"):
+        assert f"${len(account)}\r\n{account}\r\n".encode() in asked[1]

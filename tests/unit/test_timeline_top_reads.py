@@ -9,7 +9,16 @@ import math
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from socialapp.domain.timeline import Entry, SourceRead, merge, threshold, top_reads
+from socialapp.domain.timeline import (
+    Entry,
+    SourceRead,
+    assemble,
+    hidden_questions,
+    merge,
+    pull_round,
+    pulled_fetched,
+    threshold,
+)
 
 
 @dataclasses.dataclass
@@ -34,8 +43,8 @@ class Outbox:
 
 
 class Sources:
-    """``top_reads``' ``newest`` and ``read`` over outboxes within the page's bounds,
-    recording each call of ``read`` and counting those of ``newest``."""
+    """A pulled round over outboxes within the page's bounds (``FeedReads.pulled``'s steps
+    around ``pull_round``), recording each ``read`` and counting the ``newest`` reads."""
 
     def __init__(self, outboxes: list[Outbox], max_id=math.inf, since_id=0) -> None:
         self.outboxes, self.max_id, self.since_id = outboxes, max_id, since_id
@@ -53,7 +62,10 @@ class Sources:
         return [self.outboxes[i].read(self.max_id, since, count) for i in indexes]
 
     def page(self, need: int) -> list[SourceRead]:
-        return top_reads(len(self.outboxes), need, self.newest, self.read)
+        step = pull_round(len(self.outboxes), need)
+        if step is None:
+            step = pull_round(len(self.outboxes), need, *self.newest())
+        return step.reads(self.read(step.indexes, need, step.lower), need)
 
 
 def ids(merged) -> list[int]:
@@ -61,7 +73,7 @@ def ids(merged) -> list[int]:
 
 
 def everything(outboxes, need, max_id=math.inf, since_id=0):
-    """The merge of every outbox read in full: what the page was before ``top_reads``."""
+    """The merge of every outbox read in full: what the page was before ``pull_round``."""
     reads = [outbox.read(max_id, since_id, need) for outbox in outboxes]
     return merge(reads, keep=lambda e: True, limit=need)
 
@@ -172,7 +184,7 @@ def worlds(draw):
 
 
 def paged(outboxes, histories, limit, max_id, since_id, hidden):
-    """``read_page``'s loop over ``top_reads``: caches first, the complete histories (the
+    """``read_page``'s loop over ``pull_round``: caches first, the complete histories (the
     store of record) below what they are known to hold."""
     truth = sorted(
         (i for posts in histories for i in posts if since_id < i < max_id and i not in hidden),
@@ -220,3 +232,21 @@ def test_pages_equal_the_histories_whatever_the_outboxes_hold(
     histories, outboxes = world
     kept, expected = paged(outboxes, histories, limit, max_id, since_id, hidden)
     assert kept == expected
+
+
+def test_a_pulled_round_asks_once_and_leaves_out_what_the_answers_hide():
+    """The hidden set is asked about every author a pulled round's reads may show (boosted
+    posts' authors and the shared feeds' authors together, the boosters apart), and the
+    answers leave out a boost of a hidden author's post, a boost by a booster whose boosts
+    are hidden and a shared feed's post by a hidden author."""
+    of_hidden, by_muted_booster, kept_boost = (
+        Entry(9, 1, 5, 7),
+        Entry(8, 2, 4, 6),
+        Entry(7, 1, 3, 6),
+    )
+    outboxes = [SourceRead([of_hidden, kept_boost], 0, 5), SourceRead([by_muted_booster], 0, 5)]
+    shared = [SourceRead([Entry(6, 7), Entry(5, 8)], 0, 5)]
+    assert hidden_questions(outboxes, shared) == ([6, 7, 8], [1, 2])
+    fetched = pulled_fetched(outboxes, shared, hidden={7}, boosts_hidden={2})
+    merged = assemble(fetched, limit=5)
+    assert [e.post_id for e in merged.entries] == [7, 5]
