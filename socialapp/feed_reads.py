@@ -22,6 +22,7 @@ from socialapp.domain.timeline import (
     Entry,
     Fetched,
     Missing,
+    PullRound,
     Rule,
     SourceRead,
     boost_authors,
@@ -29,7 +30,7 @@ from socialapp.domain.timeline import (
     pull_round,
     pulled_fetched,
 )
-from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.timelines import Slice, TimelineStore
 
@@ -91,39 +92,65 @@ class FeedReads:
         return outbox_reads(found, authors, count)
 
     def pulled(self, authors: list[int], before, since_id, need: int) -> list[SourceRead]:
-        """Reads of ``authors``' outboxes good for merging a page of ``need``
-        (``pull_round``): past ``need`` authors, every outbox's floor and newest post id
-        first (``heads``), then only the outboxes whose newest reaches the page."""
-        step = pull_round(len(authors), need)
-        if step is None:
-            step = pull_round(len(authors), need, *self.heads(authors, before, since_id))
-        lower = since_id if step.lower is None else step.lower
-        found = self.outboxes([authors[i] for i in step.indexes], before, lower, need)
-        return step.reads(found, need)
+        """Reads of ``authors``' outboxes good for merging a page of ``need``: those
+        ``step`` chooses."""
+        step = self.step(authors, before, since_id, need)
+        return self._chosen(authors, step, before, since_id, need)
 
-    def heads(self, authors: list[int], before, since_id) -> tuple[list[float], list[int]]:
-        """Every outbox's floor and the post id of its newest entry within the bounds (0:
-        none), in one round trip; Lost if Redis lacks any of them."""
+    def step(self, authors: list[int], before, since_id, need: int) -> PullRound:
+        """Which of ``authors``' outboxes a page of ``need`` reads (``pull_round``): past
+        ``need`` authors, every outbox's floor and newest post id read first, in one round
+        trip; Lost if Redis lacks any of them."""
+        step = pull_round(len(authors), need)
+        if step is not None:
+            return step
         floors, newest_ids = self._timelines.newest_in_outboxes(authors, before, since_id)
         lost = tuple(a for a, floor in zip(authors, floors, strict=True) if floor is None)
         if lost:
             raise Lost(Missing(OUTBOXES, lost))
-        return floors, newest_ids
+        return pull_round(len(authors), need, floors, newest_ids)
+
+    def _chosen(self, authors, step: PullRound, before, since_id, need) -> list[SourceRead]:
+        """The outboxes ``step`` chooses of ``authors`` in one round trip, as its reads."""
+        lower = since_id if step.lower is None else step.lower
+        found = self.outboxes([authors[i] for i in step.indexes], before, lower, need)
+        return step.reads(found, need)
 
     def pulled_fetch(
         self, reader: int | None, authors: list[int], keys: list[str], before, since_id, need
     ) -> Fetched:
-        """One round of a pulled page, ``authors``' outboxes (``pulled``) and the shared
-        feeds ``keys`` (public, hashtags), then whom the reader does not see among the
-        authors they may show, asked once (``hidden_questions``; ``reader`` None: anonymous,
-        nobody), as plain data for ``pulled_fetched``."""
-        outboxes = self.pulled(authors, before, since_id, need)
-        shared = self.shared(keys, before, since_id, need)
+        """One round of a pulled page as plain data for ``pulled_fetched``: ``authors``'
+        outboxes (those ``step`` chooses), the shared feeds ``keys`` (public, hashtags) and
+        whom the reader does not see among the authors they may show (``hidden_questions``;
+        ``reader`` None: anonymous, nobody). One server: one call after ``step``'s
+        (``_one_call``); a cluster: the outboxes, the feeds, then the hidden set asked once."""
+        bounds = (before, since_id, need)
+        step = self.step(authors, *bounds)
+        if self._timelines.batched:
+            outboxes, shared, answers = self._one_call(reader, authors, keys, step, *bounds)
+        else:
+            outboxes = self._chosen(authors, step, *bounds)
+            shared, answers = self.shared(keys, *bounds), None
         asked = hidden_questions(outboxes, shared)
-        answers = (set(), set())
-        if reader is not None and any(asked):
+        if reader is None or not any(asked):
+            answers = (set(), set())
+        elif answers is None:  # a cluster: asked apart
             answers = self.answers(reader, *asked)
+        elif answers[0] is None:
+            raise Lost(Missing(HIDDEN))
         return pulled_fetched(outboxes, shared, *answers)
+
+    def _one_call(self, reader, authors, keys, step: PullRound, before, since_id, need):
+        """One server: the outboxes ``step`` chooses, the shared feeds and the hidden set's
+        answers about them in one call (``TimelineStore.read_pulled``; the answers None:
+        the set is missing)."""
+        chosen = [authors[i] for i in step.indexes]
+        marked = None if reader is None else (self._hidden.key(reader), LOADED)
+        found = self._timelines.read_pulled(
+            chosen, keys, marked, self._clock(), before, since_id, need, step.lower
+        )
+        outboxes = step.reads(outbox_reads(found.outboxes, chosen, need), need)
+        return outboxes, shared_reads(found.feeds, need), (found.hidden, found.boosts_hidden)
 
     def shared_sources(
         self, reader: int | None, keys: list[str], before, since_id, need: int

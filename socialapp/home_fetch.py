@@ -141,8 +141,9 @@ class HomeFetch:
         ones are in the tagged set, read with the home)."""
         if plan.everyone:
             keys = [tag_key(name) for name in plan.pulled_tags]
-            authors = list(plan.authors)
-            return self._reads.pulled_fetch(plan.reader, authors, keys, before, since_id, need)
+            return self._reads.pulled_fetch(
+                plan.reader, list(plan.authors), keys, before, since_id, need
+            )
         fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch, found)
         if not pulled_tags:
             return fetched
