@@ -318,3 +318,77 @@ def pulled_fetched(
     shared_rule = Rule(gone=frozenset(hidden))
     sources = [(read, outbox_rule) for read in outboxes]
     return Fetched(tuple(sources + [(read, shared_rule) for read in shared]))
+
+
+def lost_sources(found: dict, what: str) -> Missing | None:
+    """What Redis lacks among sources read (``found``: by id, each its entries and floor,
+    None when missing), as ``Missing`` ``what`` (``OUTBOXES``, ``SHARED``); None: nothing."""
+    lost = tuple(key for key, (_, floor) in found.items() if floor is None)
+    return Missing(what, lost) if lost else None
+
+
+@dataclasses.dataclass(frozen=True)
+class PulledReads:
+    """What a pulled page's round has read so far, as plain data (``pulled_next`` says what
+    it reads next): every outbox's floor (None: missing) and newest post id (``heads``), the
+    ``step`` chosen and its outboxes by author and the shared feeds by key, each its entries
+    and floor (None: missing), and the hidden set's answers about them (``answers``: whom it
+    hides, whose boosts it hides; ``MISSING``: Redis lacks the set). ``anonymous``: nobody
+    is hidden."""
+
+    anonymous: bool = False
+    heads: tuple[list[float | None], list[int]] | None = None
+    step: PullRound | None = None
+    outboxes: dict = dataclasses.field(default_factory=dict)
+    shared: dict = dataclasses.field(default_factory=dict)
+    answers: tuple[AbstractSet[int], AbstractSet[int]] | str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PulledWants:
+    """What a pulled round reads next (one of): every outbox's ``heads``, the outboxes
+    ``step`` chooses and the shared feeds (on one server with the hidden set's answers), or
+    the hidden set asked ``questions`` (``hidden_questions``)."""
+
+    heads: bool = False
+    step: PullRound | None = None
+    questions: tuple[list[int], list[int]] | None = None
+
+
+MISSING = "missing"  # ``PulledReads.answers``: the hidden set is not in Redis
+
+
+def pulled_next(
+    authors: list[int], need: int, found: PulledReads
+) -> PulledWants | Fetched | Missing:
+    """A pulled page's round (``authors``' outboxes, shared feeds) decided from what it has
+    read (``found``): what to read next (``PulledWants``), else its sources with their rules
+    (``pulled_fetched``), or what Redis lacks (``Missing``: outboxes, feeds, the hidden set)."""
+    if found.step is None:
+        return _pulled_step(authors, need, found.heads)
+    lost = lost_sources(found.outboxes, OUTBOXES) or lost_sources(found.shared, SHARED)
+    if lost:
+        return lost
+    outboxes = [SourceRead(entries, floor, need) for entries, floor in found.outboxes.values()]
+    shared = [SourceRead(entries, floor, need) for entries, floor in found.shared.values()]
+    questions = hidden_questions(outboxes, shared)
+    answers = found.answers
+    if found.anonymous or not any(questions):
+        answers = (frozenset(), frozenset())
+    elif answers is None:
+        return PulledWants(questions=questions)
+    elif answers == MISSING:
+        return Missing(HIDDEN)
+    return pulled_fetched(found.step.reads(outboxes, need), shared, *answers)
+
+
+def _pulled_step(authors: list[int], need: int, heads) -> PulledWants | Missing:
+    """Which outboxes a pulled round reads (``pull_round``), or first every outbox's head;
+    Missing the outboxes the heads found missing."""
+    if heads is not None:
+        floors = {a: ((), floor) for a, floor in zip(authors, heads[0], strict=True)}
+        lost = lost_sources(floors, OUTBOXES)
+        if lost:
+            return lost
+    step = pull_round(len(authors), need, *(heads or (None, None)))
+    return PulledWants(heads=step is None, step=step)

@@ -56,10 +56,10 @@ class HiddenAccounts:
         """The authors among ``author_ids`` hidden from the reader at ``now`` (with
         ``boosts``: whose boosts are hidden); None when the copy is not loaded."""
         asked = ([], author_ids) if boosts else (author_ids, [])
-        found = self.answers(reader, *asked, now)
+        found = self.asked(reader, *asked, now)
         return None if found is None else found[1 if boosts else 0]
 
-    def answers(
+    def asked(
         self, reader: int, author_ids: list[int], boosters: list[int], now: float
     ) -> tuple[set[int], set[int]] | None:
         """In one command: the authors among ``author_ids`` hidden from the reader at

@@ -10,13 +10,22 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from socialapp.domain.timeline import (
+    HIDDEN,
+    MISSING,
+    OUTBOXES,
+    SHARED,
     Entry,
+    Missing,
+    PulledReads,
+    PulledWants,
+    PullRound,
     SourceRead,
     assemble,
     hidden_questions,
     merge,
     pull_round,
     pulled_fetched,
+    pulled_next,
     threshold,
 )
 
@@ -250,3 +259,27 @@ def test_a_pulled_round_asks_once_and_leaves_out_what_the_answers_hide():
     fetched = pulled_fetched(outboxes, shared, hidden={7}, boosts_hidden={2})
     merged = assemble(fetched, limit=5)
     assert [e.post_id for e in merged.entries] == [7, 5]
+
+
+def test_a_pulled_round_says_what_it_reads_next_until_it_decides():
+    """``pulled_next`` over what the round has read: past the page's need the heads, then the
+    outboxes that reach the page, then the hidden set asked about them, then the sources with
+    their rules; what Redis lacks (an outbox, a feed, the hidden set) is Missing."""
+    authors, found = [1, 2], PulledReads()
+    assert pulled_next(authors, 1, found) == PulledWants(heads=True)
+    lost_head = dataclasses.replace(found, heads=([0, None], [9, 0]))
+    assert pulled_next(authors, 1, lost_head) == Missing(OUTBOXES, (2,))
+    found = dataclasses.replace(found, heads=([0, 0], [9, 8]))
+    step = PullRound([0], 8)  # 9 is the threshold: the first outbox only, down to it
+    assert pulled_next(authors, 1, found) == PulledWants(step=step)
+    found = dataclasses.replace(found, step=step, outboxes={1: ([Entry(9, 1, 5, 7)], 0)})
+    assert pulled_next(authors, 1, found) == PulledWants(questions=([7], [1]))
+    missing = {"answers": MISSING}, {"shared": {"tag:{cats}": ([], None)}}
+    assert pulled_next(authors, 1, dataclasses.replace(found, **missing[0])) == Missing(HIDDEN)
+    lost_feed = dataclasses.replace(found, **missing[1])
+    assert pulled_next(authors, 1, lost_feed) == Missing(SHARED, ("tag:{cats}",))
+    fetched = pulled_next(authors, 1, dataclasses.replace(found, answers=({7}, set())))
+    assert [read.bound for read in fetched.reads] == [8]
+    assert assemble(fetched, 1).entries == []  # the boost of a hidden author's post
+    shown = pulled_next(authors, 1, dataclasses.replace(found, anonymous=True))
+    assert assemble(shown, 1).entries == [Entry(9, 1, 5, 7)]
