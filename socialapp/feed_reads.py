@@ -11,22 +11,28 @@ module.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
 
 from socialapp.domain.timeline import (
     HIDDEN,
+    MISSING,
     OUTBOXES,
     SHARED,
     Entry,
+    Fetched,
     Missing,
+    PulledReads,
+    PulledWants,
     Rule,
     SourceRead,
     boost_authors,
-    top_reads,
+    lost_sources,
+    pulled_next,
 )
-from socialapp.stores.hidden import HiddenAccounts
+from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.shared_feeds import SharedFeeds
 from socialapp.stores.timelines import Slice, TimelineStore
 
@@ -58,19 +64,22 @@ def outbox_reads(
     """``found`` (outboxes read, by author) as source reads in the order of ``authors``;
     ``bound``: below the post id they were read down to, if not a page deep. Lost if Redis
     lacks any of them."""
-    lost = tuple(a for a in authors if found[a].floor is None)
-    if lost:
-        raise Lost(Missing(OUTBOXES, lost))
+    _found_all({a: found[a] for a in authors}, OUTBOXES)
     return [SourceRead(found[a].entries, found[a].floor, count, bound) for a in authors]
 
 
 def shared_reads(found: dict[str, Slice], count: int) -> list[SourceRead]:
     """Shared feeds read (``SharedFeeds.read`` or ``read_page``) as source reads, in order;
     Lost if Redis lacks any of them."""
-    lost = tuple(key for key, feed in found.items() if feed.floor is None)
-    if lost:
-        raise Lost(Missing(SHARED, lost))
+    _found_all(found, SHARED)
     return [SourceRead(feed.entries, feed.floor, count) for feed in found.values()]
+
+
+def _found_all(found: dict, what: str) -> None:
+    """Lost if Redis lacks any of the sources ``found`` (``lost_sources``)."""
+    lost = lost_sources(found, what)
+    if lost:
+        raise Lost(lost)
 
 
 class FeedReads:
@@ -89,66 +98,73 @@ class FeedReads:
 
     def pulled(self, authors: list[int], before, since_id, need: int) -> list[SourceRead]:
         """Reads of ``authors``' outboxes good for merging a page of ``need``
-        (``top_reads``): past ``need`` authors, every outbox's floor and newest post id
-        first, then only the outboxes whose newest reaches the page, a round trip each."""
+        (``pulled_fetch``'s, for nobody in particular)."""
+        return self.pulled_fetch(None, authors, [], before, since_id, need).reads
 
-        def newest():
-            floors, newest_ids = self._timelines.newest_in_outboxes(authors, before, since_id)
-            lost = tuple(a for a, floor in zip(authors, floors, strict=True) if floor is None)
-            if lost:
-                raise Lost(Missing(OUTBOXES, lost))
-            return floors, newest_ids
+    def pulled_fetch(
+        self, reader: int | None, authors: list[int], keys: list[str], before, since_id, need
+    ) -> Fetched:
+        """One round of a pulled page: ``authors``' outboxes and the shared feeds ``keys``
+        (public, hashtags), each with the rule leaving out what the reader does not see
+        (``reader`` None: anonymous, nothing). The round reads what a pure function,
+        ``pulled_next``, wants next, as plain data, until it decides: past ``need`` authors
+        every outbox's head first; then on one server one call (``read_pulled``), on a
+        cluster the outboxes and the feeds, then the hidden set asked once. Lost if Redis
+        lacks a copy it reads."""
+        found = PulledReads(anonymous=reader is None)
+        bounds = (before, since_id, need)
+        while not isinstance(wants := pulled_next(authors, need, found), Fetched | Missing):
+            found = dataclasses.replace(found, **self._read(reader, authors, keys, wants, bounds))
+        if isinstance(wants, Missing):
+            raise Lost(wants)
+        return wants
 
-        def read(indexes, count, lower):
-            lower = since_id if lower is None else lower
-            return self.outboxes([authors[i] for i in indexes], before, lower, count)
-
-        return top_reads(len(authors), need, newest, read)
-
-    def pulled_sources(
-        self, reader: int, authors: list[int], before, since_id, need: int
-    ) -> list[tuple[SourceRead, Rule]]:
-        """``pulled`` reads, each with the rule leaving out the boosts the reader may not
-        see (``boosts_rule``)."""
-        reads = self.pulled(authors, before, since_id, need)
-        rule = self.boosts_rule(reader, [e for read in reads for e in read.entries])
-        return [(read, rule) for read in reads]
+    def _read(self, reader, authors, keys, wants: PulledWants, bounds) -> dict:
+        """What ``wants`` names, read in one round trip, as ``PulledReads``' fields."""
+        before, since_id, need = bounds
+        if wants.heads:
+            return {"heads": self._timelines.newest_in_outboxes(authors, before, since_id)}
+        if wants.questions:
+            found = self._hidden.asked(reader, *wants.questions, self._clock())
+            return {"answers": MISSING if found is None else found}
+        step, chosen = wants.step, [authors[i] for i in wants.step.indexes]
+        if not self._timelines.batched:  # a cluster: the hidden set asked after
+            lower = since_id if step.lower is None else step.lower
+            outboxes = self._timelines.read_outboxes(chosen, before, lower, need)
+            shared = self._shared.read(keys, before, since_id, need)
+            return {"step": step, "outboxes": outboxes, "shared": shared}
+        marked = None if reader is None else (self._hidden.key(reader), LOADED)
+        found = self._timelines.read_pulled(
+            chosen, keys, marked, self._clock(), before, since_id, need, step.lower
+        )
+        answers = MISSING if found.hidden is None else (found.hidden, found.boosts_hidden)
+        return {"step": step, "outboxes": found.outboxes, "shared": found.feeds, "answers": answers}
 
     def shared_sources(
         self, reader: int | None, keys: list[str], before, since_id, need: int
     ) -> list[tuple[SourceRead, Rule]]:
-        """``shared`` reads, each with the rule leaving out the authors the reader does not
-        see (``reader`` None: anonymous, none)."""
-        reads = self.shared(keys, before, since_id, need)
-        entries = [e for read in reads for e in read.entries]
-        rule = Rule() if reader is None else self.unhidden(reader, entries)
-        return [(read, rule) for read in reads]
+        """The shared feeds ``keys`` (public, hashtags) read, each with the rule leaving out
+        the authors the reader does not see (``reader`` None: anonymous, none)."""
+        return list(self.pulled_fetch(reader, [], keys, before, since_id, need).sources)
 
-    def shared(self, keys: list[str], before, since_id, count: int) -> list[SourceRead]:
-        """The shared feeds ``keys`` (public, hashtags) in one round trip."""
-        return shared_reads(self._shared.read(keys, before, since_id, count), count)
-
-    def hidden(self, reader: int, author_ids, boosts: bool = False) -> set[int]:
-        """Which of ``author_ids`` the reader does not see now (``boosts``: whose boosts the
-        reader hides), from Redis's copy; Lost if it is not loaded."""
-        found = self._hidden.among(reader, list(author_ids), self._clock(), boosts)
+    def hidden_answers(self, reader: int, author_ids, boosters=()) -> tuple[set[int], set[int]]:
+        """Which of ``author_ids`` the reader does not see now, and which ``boosters``' boosts
+        the reader hides, from Redis's copy in one command; Lost if it is not loaded."""
+        found = self._hidden.asked(reader, list(author_ids), list(boosters), self._clock())
         if found is None:
             raise Lost(Missing(HIDDEN))
         return found
 
-    def unhidden(self, reader: int, entries: list[Entry]) -> Rule:
-        """The rule leaving out the entries by authors the reader does not see."""
-        authors = sorted({e.author_id for e in entries})
-        return Rule(gone=frozenset(self.hidden(reader, authors) if authors else ()))
+    def hidden(self, reader: int, author_ids) -> set[int]:
+        """Which of ``author_ids`` the reader does not see now (``hidden_answers``)."""
+        return self.hidden_answers(reader, author_ids)[0]
 
     def boosts_rule(self, reader: int, entries: list[Entry]) -> Rule:
         """The rule leaving out the boosts among ``entries`` the reader may not see: of
         accounts the reader does not see, or by accounts whose boosts the reader hides (one
-        Redis call each, if any boosts)."""
+        Redis call, if any boosts)."""
         originals, boosters = boost_authors(entries)
         if not boosters:
             return Rule()
-        return Rule(
-            originals_gone=frozenset(self.hidden(reader, originals)),
-            boosts_gone=frozenset(self.hidden(reader, boosters, boosts=True)),
-        )
+        hidden, boosts_hidden = self.hidden_answers(reader, originals, boosters)
+        return Rule(originals_gone=frozenset(hidden), boosts_gone=frozenset(boosts_hidden))

@@ -140,12 +140,11 @@ class HomeFetch:
         every followee's outbox, then the feeds of the hashtags the page pulls (the pushed
         ones are in the tagged set, read with the home)."""
         if plan.everyone:
-            pulled = self._reads.pulled_sources(
-                plan.reader, list(plan.authors), before, since_id, need
+            keys = [tag_key(name) for name in plan.pulled_tags]
+            return self._reads.pulled_fetch(
+                plan.reader, list(plan.authors), keys, before, since_id, need
             )
-            fetched, pulled_tags = Fetched(tuple(pulled)), plan.pulled_tags
-        else:
-            fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch, found)
+        fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch, found)
         if not pulled_tags:
             return fetched
         keys = [tag_key(name) for name in pulled_tags]

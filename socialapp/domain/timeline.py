@@ -9,7 +9,7 @@ of ``count`` entries that comes back full says nothing about what lies below its
 known, so a page never skips a post; it deduplicates by post id, so a post that is both
 pushed and pulled during a mode switch is shown once.
 
-``top_reads`` keeps a page over many sources (read mode: every followee's outbox) from
+``pull_round`` keeps a page over many sources (read mode: every followee's outbox) from
 costing ``need`` entries per source: every source's newest post id gives a threshold that
 every post of the page reaches, and only the sources whose newest entry reaches it are read
 in full (a threshold top-k). The others are known to hold nothing above it.
@@ -248,36 +248,147 @@ def threshold(newest: Iterable[int], need: int) -> int | None:
     return heapq.nlargest(need, distinct)[-1] if len(distinct) >= need else None
 
 
-def top_reads(
-    sources: int,
-    need: int,
-    newest: Callable[[], tuple[list[float], list[int]]],
-    read: Callable[[list[int], int, int | None], list[SourceRead]],
-) -> list[SourceRead]:
-    """Reads of ``sources`` sources good for merging a page of ``need``: the same page as a
-    read of ``need`` entries of every source, without reading or building one per source.
+@dataclasses.dataclass(frozen=True)
+class PullRound:
+    """The outboxes a pulled page reads (``indexes`` into its authors), each ``need`` deep
+    above ``lower`` (exclusive; None: the page's own bounds), and the highest floor of the
+    outboxes with nothing above it (``empty``; None: none), which one empty read stands for."""
 
-    ``read(indexes, count, lower)`` reads those sources in one round trip, ``count`` entries
-    each above ``lower`` (exclusive; None: the page's own bounds). Up to ``need`` sources are
-    all read so. Past that, ``newest()`` gives every source's floor and the post id of its
-    newest entry above the floor within the page's bounds (0: none), and only the sources
-    whose newest reaches the ``threshold`` are read, down to it: those reads are bounded there,
-    so a page cut short below it reads on rather than going to the store. A source below the
-    threshold is left out: every source read is known down to the threshold, so one known
-    only down to its newest entry, below it, would neither limit the page nor give it an
-    entry. Sources with nothing above their floor limit the page at their floor: one empty
-    read with the highest of their floors stands for them all.
+    indexes: list[int]
+    lower: int | None = None
+    empty: float | None = None
+
+    def reads(self, found: list[SourceRead], need: int) -> list[SourceRead]:
+        """The reads of ``indexes`` (``found``, in order) good for merging: bounded at
+        ``lower``, so a page cut short below it reads on rather than going to the store,
+        and the empty read."""
+        bound = -math.inf if self.lower is None else self.lower
+        reads = [dataclasses.replace(read, bound=bound) for read in found]
+        return reads if self.empty is None else [*reads, SourceRead([], self.empty, need)]
+
+
+def pull_round(
+    sources: int, need: int, floors: list[float] | None = None, newest_ids=None
+) -> PullRound | None:
+    """Which of ``sources`` sources a page of ``need`` reads in full: the same page as a read
+    of ``need`` entries of every source, without reading or building one per source. Up to
+    ``need`` sources are all read so. Past that, None until the round has every source's
+    floor and the post id of its newest entry above the floor within the page's bounds (0:
+    none, ``newest_ids``); then only the sources whose newest reaches the ``threshold`` are
+    read, down to it. A source below the threshold is left out: every source read is known
+    down to the threshold, so one known only down to its newest entry, below it, would
+    neither limit the page nor give it an entry. Sources with nothing above their floor limit
+    the page at their floor: one empty read with the highest of their floors stands for them
+    all. Plain data in and out: the round reads what it says, no callback.
     """
     if sources <= need:
-        return read(list(range(sources)), need, None)
-    floors, newest_ids = newest()
+        return PullRound(list(range(sources)))
+    if newest_ids is None:
+        return None
     cut = threshold(filter(None, newest_ids), need)
     lower = None if cut is None else cut - 1
-    bound = -math.inf if lower is None else lower
     # Loops in C: a page reads ~1000 sources, and ids start at 1 (0: nothing above the floor).
     again = list(compress(range(sources), map((lower or 0).__lt__, newest_ids)))
-    reads = [dataclasses.replace(found, bound=bound) for found in read(again, need, lower)]
+    empty = None
     if 0 in newest_ids:
         empty = max(compress(floors, map(operator.not_, newest_ids)))
-        reads.append(SourceRead([], empty, need))
-    return reads
+    return PullRound(again, lower, empty)
+
+
+def hidden_questions(outboxes: list[SourceRead], shared: list[SourceRead]) -> tuple[list, list]:
+    """Whom a pulled round asks the reader's hidden set about, in one command: the authors
+    of the posts boosted in ``outboxes`` and of the entries of the ``shared`` feeds (hidden
+    from the reader?), and the boosters (boosts hidden?); each sorted."""
+    originals, boosters = boost_authors(e for read in outboxes for e in read.entries)
+    authors = {*originals, *(e.author_id for read in shared for e in read.entries)}
+    return sorted(authors), boosters
+
+
+def pulled_fetched(
+    outboxes: list[SourceRead],
+    shared: list[SourceRead],
+    hidden: AbstractSet[int],
+    boosts_hidden: AbstractSet[int],
+) -> Fetched:
+    """A pulled round's sources with their rules, from the hidden set's answers
+    (``hidden_questions``): an outbox's boosts of ``hidden`` authors' posts or by boosters
+    whose boosts are hidden left out (its authors are the plan's, already unhidden), a shared
+    feed's entries by ``hidden`` authors."""
+    outbox_rule = Rule(originals_gone=frozenset(hidden), boosts_gone=frozenset(boosts_hidden))
+    shared_rule = Rule(gone=frozenset(hidden))
+    sources = [(read, outbox_rule) for read in outboxes]
+    return Fetched(tuple(sources + [(read, shared_rule) for read in shared]))
+
+
+def lost_sources(found: dict, what: str) -> Missing | None:
+    """What Redis lacks among sources read (``found``: by id, each its entries and floor,
+    None when missing), as ``Missing`` ``what`` (``OUTBOXES``, ``SHARED``); None: nothing."""
+    lost = tuple(key for key, (_, floor) in found.items() if floor is None)
+    return Missing(what, lost) if lost else None
+
+
+@dataclasses.dataclass(frozen=True)
+class PulledReads:
+    """What a pulled page's round has read so far, as plain data (``pulled_next`` says what
+    it reads next): every outbox's floor (None: missing) and newest post id (``heads``), the
+    ``step`` chosen and its outboxes by author and the shared feeds by key, each its entries
+    and floor (None: missing), and the hidden set's answers about them (``answers``: whom it
+    hides, whose boosts it hides; ``MISSING``: Redis lacks the set). ``anonymous``: nobody
+    is hidden."""
+
+    anonymous: bool = False
+    heads: tuple[list[float | None], list[int]] | None = None
+    step: PullRound | None = None
+    outboxes: dict = dataclasses.field(default_factory=dict)
+    shared: dict = dataclasses.field(default_factory=dict)
+    answers: tuple[AbstractSet[int], AbstractSet[int]] | str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class PulledWants:
+    """What a pulled round reads next (one of): every outbox's ``heads``, the outboxes
+    ``step`` chooses and the shared feeds (on one server with the hidden set's answers), or
+    the hidden set asked ``questions`` (``hidden_questions``)."""
+
+    heads: bool = False
+    step: PullRound | None = None
+    questions: tuple[list[int], list[int]] | None = None
+
+
+MISSING = "missing"  # ``PulledReads.answers``: the hidden set is not in Redis
+
+
+def pulled_next(
+    authors: list[int], need: int, found: PulledReads
+) -> PulledWants | Fetched | Missing:
+    """A pulled page's round (``authors``' outboxes, shared feeds) decided from what it has
+    read (``found``): what to read next (``PulledWants``), else its sources with their rules
+    (``pulled_fetched``), or what Redis lacks (``Missing``: outboxes, feeds, the hidden set)."""
+    if found.step is None:
+        return _pulled_step(authors, need, found.heads)
+    lost = lost_sources(found.outboxes, OUTBOXES) or lost_sources(found.shared, SHARED)
+    if lost:
+        return lost
+    outboxes = [SourceRead(entries, floor, need) for entries, floor in found.outboxes.values()]
+    shared = [SourceRead(entries, floor, need) for entries, floor in found.shared.values()]
+    questions = hidden_questions(outboxes, shared)
+    answers = found.answers
+    if found.anonymous or not any(questions):
+        answers = (frozenset(), frozenset())
+    elif answers is None:
+        return PulledWants(questions=questions)
+    elif answers == MISSING:
+        return Missing(HIDDEN)
+    return pulled_fetched(found.step.reads(outboxes, need), shared, *answers)
+
+
+def _pulled_step(authors: list[int], need: int, heads) -> PulledWants | Missing:
+    """Which outboxes a pulled round reads (``pull_round``), or first every outbox's head;
+    Missing the outboxes the heads found missing."""
+    if heads is not None:
+        floors = {a: ((), floor) for a, floor in zip(authors, heads[0], strict=True)}
+        lost = lost_sources(floors, OUTBOXES)
+        if lost:
+            return lost
+    step = pull_round(len(authors), need, *(heads or (None, None)))
+    return PulledWants(heads=step is None, step=step)

@@ -31,6 +31,13 @@ def _changes(user_id: int) -> str:
     return f"hidden_changes:{{{user_id}}}"
 
 
+def _at(author_ids: list[int], ends: list[float | None], now: float) -> set[int]:
+    """The accounts among ``author_ids`` whose hiding (ending at ``ends``) holds at ``now``."""
+    return {
+        a for a, until in zip(author_ids, ends, strict=True) if until is not None and until > now
+    }
+
+
 @translates(REDIS)
 class HiddenAccounts:
     def __init__(self, client) -> None:
@@ -48,12 +55,22 @@ class HiddenAccounts:
     ) -> set[int] | None:
         """The authors among ``author_ids`` hidden from the reader at ``now`` (with
         ``boosts``: whose boosts are hidden); None when the copy is not loaded."""
-        members = [f"r{a}" if boosts else str(a) for a in author_ids]
-        scores = self._redis.zmscore(_hidden(reader), [LOADED, *members])
+        asked = ([], author_ids) if boosts else (author_ids, [])
+        found = self.asked(reader, *asked, now)
+        return None if found is None else found[1 if boosts else 0]
+
+    def asked(
+        self, reader: int, author_ids: list[int], boosters: list[int], now: float
+    ) -> tuple[set[int], set[int]] | None:
+        """In one command: the authors among ``author_ids`` hidden from the reader at
+        ``now``, and the ``boosters`` whose boosts the reader hides; None when the copy is
+        not loaded."""
+        members = [LOADED, *map(str, author_ids), *(f"r{a}" for a in boosters)]
+        scores = self._redis.zmscore(_hidden(reader), members)
         if scores[0] is None:
             return None
-        pairs = zip(author_ids, scores[1:], strict=True)
-        return {a for a, until in pairs if until is not None and until > now}
+        ends, split = scores[1:], len(author_ids)
+        return _at(author_ids, ends[:split], now), _at(boosters, ends[split:], now)
 
     def until(self, reader: int) -> dict[int, float] | None:
         """Every account hidden from the reader, with when its hiding ends; None when the

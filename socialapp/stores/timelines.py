@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 LUA = Path(__file__).parent / "lua"
 SCRIPTS = (
     "create", "add", "add_many", "begin_rebuild", "finish_rebuild", "remove_author", "read",
-    "read_many", "newest_many", "read_page", "read_shared", "read_list", "pulls_add",
+    "read_many", "newest_many", "read_page", "read_pulled", "read_shared", "read_list", "pulls_add",
     "pulls_rebuild", "deliver", "members_begin", "members_finish", "remove", "size",
 )  # fmt: skip
 SENTINEL = "floor"
@@ -121,6 +121,18 @@ class ReadyPage(NamedTuple):
     forms: list[str]  # their response forms, in the same order
     from_home: int  # how many of them the home holds
     merged: int  # the outboxes merged with the home
+
+
+class PulledRead(NamedTuple):
+    """A pulled page's round as ``read_pulled`` reads it in one call: the outboxes by author
+    and the shared feeds by key (a floor None: missing), and as the reader's hidden set
+    answers about them, whom it hides (authors of boosted posts and of the feeds' entries)
+    and whose boosts it hides (None for both: the set is missing)."""
+
+    outboxes: dict[int, Slice]
+    feeds: dict[str, Slice]
+    hidden: set[int] | None
+    boosts_hidden: set[int] | None
 
 
 def home_key(user_id: int | str) -> str:
@@ -489,6 +501,36 @@ class TimelineStore:
             for i in ids_of(missing):
                 floors[start + i] = None
         return floors, newest
+
+    def read_pulled(
+        self,
+        authors: list[int],
+        feeds: list[str],
+        hidden: tuple[str, str] | None,
+        now: float,
+        max_id: int | None,
+        since_id: int | None,
+        count: int,
+        lower: int | None = None,
+    ) -> PulledRead:
+        """One server: a pulled page's round in one call (``lua/read_pulled.lua``), the
+        ``authors``' outboxes (above ``lower`` if given, else ``since_id``), the shared
+        ``feeds`` (renewed), and the reader's set of whom they do not see (``hidden``: its
+        key and loaded marker; None: an anonymous reader) asked about what they hold."""
+        keys = [hidden[0], *feeds] if hidden else list(feeds)
+        marker = (hidden[1], 1) if hidden else ("", 0)
+        below = "" if lower is None else f"({lower}"
+        args = [*read_args(max_id, since_id, count), now, *marker, below, *authors]
+        reply = self._run([("read_pulled", keys, args)])[0]
+        outboxes, shared, hidden_text, boosters = reply.split("|")
+        slices = [slice_from_text(t) for t in outboxes.split(";")] if authors else []
+        read = [slice_from_text(t) for t in shared.split(";")] if feeds else []
+        answers = (None, None) if hidden_text == "-" else (ids_of(hidden_text), ids_of(boosters))
+        return PulledRead(
+            dict(zip(authors, slices, strict=True)),
+            dict(zip(feeds, read, strict=True)),
+            *(None if found is None else set(found) for found in answers),
+        )
 
     def read_page_sources(
         self,

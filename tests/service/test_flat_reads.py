@@ -347,6 +347,21 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     assert [int(json.loads(text)["id"]) for text in page.posts] == expected
     assert page.from_timeline == 2 and page.from_store == 0
 
+    # Read mode on the cluster: every followee's outbox, read apart, then the hidden set
+    # asked once about the boosts they hold (a boost of a muted account's post left out).
+    from socialapp.services import boosts
+    from socialapp.stores.hidden import HiddenAccounts
+
+    muted = register(c, "muted")
+    quieted = posts.create_post(c.uow, c.fanout, c.ids, muted, "boosted")["_id"]
+    boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, quieted, ada)
+    c.filters.mute(reader, muted, None, True)
+    HiddenAccounts(cluster).forget([reader])  # the muting drops the reader's copy
+    cluster.delete(outbox_key(ada))  # rebuilt from MongoDB, the boost in it
+    page = home.read_page(reader, FanoutSettings(FanoutConfig("read", 10_000)), 20)
+    assert [p["_id"] for p in page.posts] == expected
+    assert page.merged_authors == 3 and page.from_store == 0
+
 
 def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_client, settle):
     """On a cluster the feeds, the reader's hidden set and the post cache span slots, so a
@@ -447,14 +462,12 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     assert read(c, few) == sorted(made[:10] + made[60:70], reverse=True)  # warm the cache
     assert read(c, many) == newest[:20]
     reads = []  # (outboxes, entries asked of each, entries found) per round trip
-    read_outboxes, newest_in_outboxes = (
-        TimelineStore.read_outboxes,
-        TimelineStore.newest_in_outboxes,
-    )
+    read_pulled, newest_in_outboxes = TimelineStore.read_pulled, TimelineStore.newest_in_outboxes
 
-    def counted(self, author_ids, max_id=None, since_id=None, count=20):
-        found = read_outboxes(self, author_ids, max_id, since_id, count)
-        reads.append((len(author_ids), count, sum(len(s.entries) for s in found.values())))
+    def counted(self, authors, *args, **kwargs):
+        found = read_pulled(self, authors, *args, **kwargs)
+        count = args[5]
+        reads.append((len(authors), count, sum(len(s.entries) for s in found.outboxes.values())))
         return found
 
     def newest_counted(self, author_ids, max_id=None, since_id=None):
@@ -462,7 +475,7 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
         reads.append((len(author_ids), 0, sum(1 for post_id in newest if post_id)))
         return floors, newest
 
-    monkeypatch.setattr(TimelineStore, "read_outboxes", counted)
+    monkeypatch.setattr(TimelineStore, "read_pulled", counted)
     monkeypatch.setattr(TimelineStore, "newest_in_outboxes", newest_counted)
     read(c, few)
     assert reads == [(11, 20, 20)]  # no more outboxes than the page: all read at once
@@ -484,12 +497,12 @@ def test_a_read_mode_page_reads_in_full_only_the_outboxes_that_reach_it(
     client.delete(outbox_key(posters[-1]))
     second = []
 
-    def losing(self, author_ids, max_id=None, since_id=None, count=20):
-        if count > 1 and not second:
+    def losing(self, authors, *args, **kwargs):
+        if not second:
             second.append(client.delete(outbox_key(posters[-2])))
-        return read_outboxes(self, author_ids, max_id, since_id, count)
+        return read_pulled(self, authors, *args, **kwargs)
 
-    monkeypatch.setattr(TimelineStore, "read_outboxes", losing)
+    monkeypatch.setattr(TimelineStore, "read_pulled", losing)
     page = timeline.read_home(c.home, c.fanout_settings, c.metrics, many, 20, None, None)
     assert [post["_id"] for post in page.posts] == newest[:20] and page.from_store == 0
     assert second == [1] and client.exists(*map(outbox_key, posters[-2:])) == 2
@@ -584,3 +597,42 @@ def test_a_page_its_script_decides_is_the_page_python_makes(
         for made, answered in zip(pages(follower), before, strict=True):
             assert made.json == answered.json and diagnostics(made) == diagnostics(answered)
     assert not decided  # Python made them
+
+
+def test_a_read_mode_round_is_the_outboxes_heads_then_one_call(components, settle, monkeypatch):
+    """Read mode's round reads the outboxes' heads, then in one call the outboxes that reach
+    the page, the followed hashtags' feeds and the hidden set's answers about every author
+    they may show: a boost of a muted account's post, a boost by a followee whose boosts the
+    reader hides and another muted account's tagged post are left out."""
+    from socialapp.services import boosts, filters, tags
+
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="read")
+    settle()
+    authors = [register(c, f"author_{n}") for n in range(25)]
+    names = ("muted", "quiet", "stranger", "elder", "reader")
+    muted, quiet, stranger, elder, reader = (register(c, name) for name in names)
+    old = posts.create_post(c.uow, c.fanout, c.ids, elder, "old")["_id"]
+    for followee in authors:
+        graph.follow(c.uow, c.fanout, reader, followee, reblogs=followee != authors[1])
+    tags.follow(c.tag_follows, reader, "cats", c.fanout.on_tag_follow_changed)
+    for account in (muted, quiet):
+        filters.mute(c.uow, c.fanout, reader, account)
+    made = [posts.create_post(c.uow, c.fanout, c.ids, a, "post")["_id"] for a in authors]
+    posts.create_post(c.uow, c.fanout, c.ids, muted, "#cats hidden")
+    tagged = posts.create_post(c.uow, c.fanout, c.ids, stranger, "#cats shown")["_id"]
+    quieted = posts.create_post(c.uow, c.fanout, c.ids, quiet, "boosted")["_id"]
+    boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, quieted, authors[0])
+    boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, old, authors[1])
+    settle()
+    expected = [tagged, *sorted(made, reverse=True)[:19]]
+    assert read(c, reader) == expected  # warm: outboxes, feeds and the hidden set loaded
+    sent = sent_to_redis(monkeypatch)
+    assert read(c, reader) == expected
+    # The plan: the reader marked active, the followed hashtags, the followees, whom of
+    # them the reader sees; then two rounds (the boosts left out call for the second), each
+    # the heads, one call and the cached posts.
+    assert len(sent) == 4 + 2 * 3
+    assert [b"ZMSCORE" in b"".join(command) for command in sent].count(
+        True
+    ) == 1  # the plan's alone

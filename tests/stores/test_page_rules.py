@@ -16,6 +16,8 @@ A case: the home's entries and the pulled authors' outboxes, whom the reader fol
 hidden from them (blocked either way or muted, until when), whose boosts they hide, and the
 page expected (post ids, newest first); and the reader's tagged set (each entry with the
 hashtag that brought it) and the hashtags they follow (homes only: a list has no tagged set).
+In read mode (``read_pulled.lua``, or a cluster's reads apart) every entry is in its
+author's outbox and the tagged set's entries in their hashtags' feeds.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
 from socialapp.stores.shared_feeds import SharedFeeds, SharedPage, tag_key
-from socialapp.stores.timelines import ReadyPage, TimelineStore
+from socialapp.stores.timelines import ReadyPage, TimelineStore, outbox_key
 from tests.helpers_timelines import tag_ids
 
 READER = 1
@@ -331,3 +333,36 @@ def test_the_page_script_answers_the_page_one_python_round_decides(redis_client,
 @pytest.mark.parametrize("case", LIST_CASES.values(), ids=LIST_CASES.keys())
 def test_the_list_script_gives_the_same_page(redis_client, case):
     assert list_script_page(redis_client, case) == case.page
+
+
+def read_mode_page(redis_client, case: Case, one_call: bool) -> list[int]:
+    """The page of a read-mode round (``FeedReads.pulled_fetch``): every entry in its
+    author's outbox, the outboxes of the reader and the followees they see merged with the
+    feeds of the hashtags they follow; ``one_call``: as one server reads them
+    (``read_pulled.lua``), else as a cluster does (read apart, the hidden set asked after)."""
+    from socialapp.feed_reads import FeedReads
+
+    store = stored(redis_client, case)
+    store._batched = store._lua.batched = one_call  # a cluster reads each key apart
+    by_author: dict[int, list[Entry]] = {}
+    for entry in [*case.home, *(e for s in case.outboxes.values() for e in s)]:
+        by_author.setdefault(entry.author_id, []).append(entry)
+    hidden = {author for author, until in case.hidden.items() if until > NOW}
+    authors = sorted({READER, *case.followees} - hidden)
+    redis_client.delete(outbox_key(READER))  # made empty above
+    for author in {*authors, *by_author}:
+        store.create_outbox(author, sorted(by_author.get(author, []), reverse=True))
+    feeds = SharedFeeds(redis_client, SETTINGS)
+    keys = [tag_key(tag) for tag in sorted(case.tags)]
+    feeds.begin_rebuild(keys)
+    tagged = {key: [e for e, tag in case.tagged if tag_key(tag) == key] for key in keys}
+    feeds.finish_rebuild({key: (sorted(found, reverse=True), 0) for key, found in tagged.items()})
+    reads = FeedReads(store, feeds, HiddenAccounts(redis_client), clock=lambda: NOW)
+    fetched = reads.pulled_fetch(READER, authors, keys, None, None, 20)
+    return [e.post_id for e in assemble(fetched, 20).entries]
+
+
+@pytest.mark.parametrize("one_call", [True, False], ids=["one call", "apart"])
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_a_read_mode_round_gives_the_same_page(redis_client, case, one_call):
+    assert read_mode_page(redis_client, case, one_call) == case.page

@@ -9,7 +9,25 @@ import math
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from socialapp.domain.timeline import Entry, SourceRead, merge, threshold, top_reads
+from socialapp.domain.timeline import (
+    HIDDEN,
+    MISSING,
+    OUTBOXES,
+    SHARED,
+    Entry,
+    Missing,
+    PulledReads,
+    PulledWants,
+    PullRound,
+    SourceRead,
+    assemble,
+    hidden_questions,
+    merge,
+    pull_round,
+    pulled_fetched,
+    pulled_next,
+    threshold,
+)
 
 
 @dataclasses.dataclass
@@ -34,8 +52,8 @@ class Outbox:
 
 
 class Sources:
-    """``top_reads``' ``newest`` and ``read`` over outboxes within the page's bounds,
-    recording each call of ``read`` and counting those of ``newest``."""
+    """A pulled round over outboxes within the page's bounds (``FeedReads.pulled``'s steps
+    around ``pull_round``), recording each ``read`` and counting the ``newest`` reads."""
 
     def __init__(self, outboxes: list[Outbox], max_id=math.inf, since_id=0) -> None:
         self.outboxes, self.max_id, self.since_id = outboxes, max_id, since_id
@@ -53,7 +71,10 @@ class Sources:
         return [self.outboxes[i].read(self.max_id, since, count) for i in indexes]
 
     def page(self, need: int) -> list[SourceRead]:
-        return top_reads(len(self.outboxes), need, self.newest, self.read)
+        step = pull_round(len(self.outboxes), need)
+        if step is None:
+            step = pull_round(len(self.outboxes), need, *self.newest())
+        return step.reads(self.read(step.indexes, need, step.lower), need)
 
 
 def ids(merged) -> list[int]:
@@ -61,7 +82,7 @@ def ids(merged) -> list[int]:
 
 
 def everything(outboxes, need, max_id=math.inf, since_id=0):
-    """The merge of every outbox read in full: what the page was before ``top_reads``."""
+    """The merge of every outbox read in full: what the page was before ``pull_round``."""
     reads = [outbox.read(max_id, since_id, need) for outbox in outboxes]
     return merge(reads, keep=lambda e: True, limit=need)
 
@@ -172,7 +193,7 @@ def worlds(draw):
 
 
 def paged(outboxes, histories, limit, max_id, since_id, hidden):
-    """``read_page``'s loop over ``top_reads``: caches first, the complete histories (the
+    """``read_page``'s loop over ``pull_round``: caches first, the complete histories (the
     store of record) below what they are known to hold."""
     truth = sorted(
         (i for posts in histories for i in posts if since_id < i < max_id and i not in hidden),
@@ -220,3 +241,45 @@ def test_pages_equal_the_histories_whatever_the_outboxes_hold(
     histories, outboxes = world
     kept, expected = paged(outboxes, histories, limit, max_id, since_id, hidden)
     assert kept == expected
+
+
+def test_a_pulled_round_asks_once_and_leaves_out_what_the_answers_hide():
+    """The hidden set is asked about every author a pulled round's reads may show (boosted
+    posts' authors and the shared feeds' authors together, the boosters apart), and the
+    answers leave out a boost of a hidden author's post, a boost by a booster whose boosts
+    are hidden and a shared feed's post by a hidden author."""
+    of_hidden, by_muted_booster, kept_boost = (
+        Entry(9, 1, 5, 7),
+        Entry(8, 2, 4, 6),
+        Entry(7, 1, 3, 6),
+    )
+    outboxes = [SourceRead([of_hidden, kept_boost], 0, 5), SourceRead([by_muted_booster], 0, 5)]
+    shared = [SourceRead([Entry(6, 7), Entry(5, 8)], 0, 5)]
+    assert hidden_questions(outboxes, shared) == ([6, 7, 8], [1, 2])
+    fetched = pulled_fetched(outboxes, shared, hidden={7}, boosts_hidden={2})
+    merged = assemble(fetched, limit=5)
+    assert [e.post_id for e in merged.entries] == [7, 5]
+
+
+def test_a_pulled_round_says_what_it_reads_next_until_it_decides():
+    """``pulled_next`` over what the round has read: past the page's need the heads, then the
+    outboxes that reach the page, then the hidden set asked about them, then the sources with
+    their rules; what Redis lacks (an outbox, a feed, the hidden set) is Missing."""
+    authors, found = [1, 2], PulledReads()
+    assert pulled_next(authors, 1, found) == PulledWants(heads=True)
+    lost_head = dataclasses.replace(found, heads=([0, None], [9, 0]))
+    assert pulled_next(authors, 1, lost_head) == Missing(OUTBOXES, (2,))
+    found = dataclasses.replace(found, heads=([0, 0], [9, 8]))
+    step = PullRound([0], 8)  # 9 is the threshold: the first outbox only, down to it
+    assert pulled_next(authors, 1, found) == PulledWants(step=step)
+    found = dataclasses.replace(found, step=step, outboxes={1: ([Entry(9, 1, 5, 7)], 0)})
+    assert pulled_next(authors, 1, found) == PulledWants(questions=([7], [1]))
+    missing = {"answers": MISSING}, {"shared": {"tag:{cats}": ([], None)}}
+    assert pulled_next(authors, 1, dataclasses.replace(found, **missing[0])) == Missing(HIDDEN)
+    lost_feed = dataclasses.replace(found, **missing[1])
+    assert pulled_next(authors, 1, lost_feed) == Missing(SHARED, ("tag:{cats}",))
+    fetched = pulled_next(authors, 1, dataclasses.replace(found, answers=({7}, set())))
+    assert [read.bound for read in fetched.reads] == [8]
+    assert assemble(fetched, 1).entries == []  # the boost of a hidden author's post
+    shown = pulled_next(authors, 1, dataclasses.replace(found, anonymous=True))
+    assert assemble(shown, 1).entries == [Entry(9, 1, 5, 7)]

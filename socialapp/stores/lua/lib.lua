@@ -858,6 +858,22 @@ local function hidden_among(key, members, prefix, now)
   return hidden
 end
 
+-- The authors of the entries of ``reads`` (each {floor, member...}), once each in the order
+-- found, less those ``listed`` holds (author -> true; the authors found are added to it).
+local function entry_authors(reads, listed)
+  local authors = {}
+  for _, read_ in ipairs(reads) do
+    for i = 2, #read_ do
+      local author = string.match(read_[i], ':(%d+)$')
+      if not listed[author] then
+        listed[author] = true
+        authors[#authors + 1] = author
+      end
+    end
+  end
+  return authors
+end
+
 -- The ids of the newest ``count`` posts of ``sources`` (reads, each {floor, member...}
 -- newest first) merged by their heads, each once, for a page to read with its sources:
 -- ``shown(member)`` gives the entry's post id (text) and the id of the post it boosts, or

@@ -29,17 +29,7 @@ local hidden_key, hidden, hidden_text = KEYS[feeds + 1], {}, ''
 if hidden_key and not redis.call('ZSCORE', hidden_key, ARGV[6]) then
   hidden_text = '-'
 elseif hidden_key then
-  local authors, listed = {}, {}
-  for _, read_ in ipairs(found) do
-    for i = 2, #read_ do
-      local author = string.match(read_[i], ':(%d+)$')
-      if not listed[author] then
-        listed[author] = true
-        authors[#authors + 1] = author
-      end
-    end
-  end
-  local names = hidden_among(hidden_key, authors, '', now)
+  local names = hidden_among(hidden_key, entry_authors(found, {}), '', now)
   for _, author in ipairs(names) do hidden[author] = true end
   hidden_text = table.concat(names, ',')
 end
