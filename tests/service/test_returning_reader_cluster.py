@@ -13,16 +13,16 @@ from socialapp.services import accounts, posts
 from socialapp.stores.timelines import TimelineStore
 from tests.helpers_cluster_home import cluster_home
 
-POLICY = FanoutSettings(FanoutConfig("write", 10_000))
 
-
+@pytest.mark.parametrize("mode", ["write", "hybrid"])  # the modes whose pages read a home
 @pytest.mark.parametrize("beside", ["repair", "rebuild"])
 def test_a_read_beside_a_returning_readers_first_never_shows_the_home_fan_out_skipped(
-    components, redis_cluster_client, monkeypatch, beside
+    components, redis_cluster_client, monkeypatch, beside, mode
 ):
     """``beside``: the second read runs when the first has found the reader away and is
     about to repair the home (``repair``), or has begun the rebuild (``rebuild``: its first
     write, the home emptied)."""
+    policy = FanoutSettings(FanoutConfig(mode, 10_000))
     c = components
     built = cluster_home(c, redis_cluster_client)
     ada, reader = (
@@ -31,7 +31,7 @@ def test_a_read_beside_a_returning_readers_first_never_shows_the_home_fan_out_sk
     )
     assert c.follows.add(reader, ada)
     first = posts.create_post(c.uow, c.fanout, c.ids, ada, "before")["_id"]
-    assert [p["_id"] for p in built.home.read_page(reader, POLICY, 20).posts] == [first]
+    assert [p["_id"] for p in built.home.read_page(reader, policy, 20).posts] == [first]
     # The activity set says the reader is away while their home still exists (the cutoff
     # passed moments before the home's TTL, or a failover lost the set's recent writes).
     redis_cluster_client.zadd("fanout:active", {str(reader): 0})
@@ -51,9 +51,9 @@ def test_a_read_beside_a_returning_readers_first_never_shows_the_home_fan_out_sk
     def read_beside(self, *args, **kwargs):
         if not seen:
             seen.append(None)
-            seen.append([p["_id"] for p in built.home.read_page(reader, POLICY, 20).posts])
+            seen.append([p["_id"] for p in built.home.read_page(reader, policy, 20).posts])
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(owner, name, read_beside)
-    assert [p["_id"] for p in built.home.read_page(reader, POLICY, 20).posts] == [second, first]
+    assert [p["_id"] for p in built.home.read_page(reader, policy, 20).posts] == [second, first]
     assert seen[1] == [second, first]
