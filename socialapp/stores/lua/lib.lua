@@ -219,8 +219,9 @@ end
 local function two_record_tagged(key, head, pending)
   if not is_tagged(key) then return false end
   if head and #head > 0 and flags_at(head, 1) == EARLIER_TAGGED then return true end
-  for i = 1, pending and #pending - 1 or 0 do
-    if flags_at(pending[i], 1) == EARLIER_TAGGED then return true end
+  for i = 1, pending and #pending - 1 or 0 do  -- a length, not a call, for each of its own
+    local entry = pending[i]                   -- width (the cost of every fold)
+    if #entry ~= TAGGED_RECORD and flags_at(entry, 1) == EARLIER_TAGGED then return true end
   end
   return false
 end
