@@ -306,7 +306,7 @@ def test_an_earlier_server_s_push_drops_the_tagged_set(redis_client):
 
 def test_a_post_two_tags_brought_is_retracted_under_both_across_buckets(redis_client):
     """Each post and tag is an entry, the post's kept together newest tag number first;
-    when they straddle two buckets a delivery again finds each where it is, a retraction
+    when they straddle two buckets a delivery or backfill again finds each where it is, a retraction
     takes them out of both (also once an unfollow emptied the newer bucket of them), and
     unfollowing one tag leaves the other's."""
     lua = TimelineScripts(redis_client, ttl=600, bucket=5)
@@ -326,6 +326,8 @@ def test_a_post_two_tags_brought_is_retracted_under_both_across_buckets(redis_cl
     assert named(TAGS, lua.run([whole])[0][1:]) == straddling
     for tag in order:  # delivered again: each held once, in whichever bucket it is
         lua.run([("add", tagged_key(1), (CAP, 0, 20, tagged_member(Entry(20, 2), tag)))])
+    assert named(TAGS, lua.run([whole])[0][1:]) == straddling
+    lua.run([("add", tagged_key(1), tagged_args(CAP, 0, held))])  # backfilled again
     assert named(TAGS, lua.run([whole])[0][1:]) == straddling
     assert lua.run([("remove_author", tagged_key(1), (f"#{ids['owls']}",))]) == [1]
     assert lua.run([("remove", tagged_key(1), ("20:2#0",))]) == [2]

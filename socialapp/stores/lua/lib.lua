@@ -459,6 +459,17 @@ local function locate(t, post)
   return #t.ids
 end
 
+-- Whether the bucket after bucket ``i`` holds ``entry``: a post's entries (a tagged set's,
+-- one a tag) may go on there when bucket ``i``'s low is the post (its newest entries).
+local function held_next(t, i, entry)
+  if entry[1] ~= t.lows[i] or i >= #t.ids then return false end
+  for _, held in ipairs(entries_of(bucket_of(t, i + 1))) do
+    if held[1] ~= entry[1] then return false end
+    if same(held, entry) then return true end
+  end
+  return false
+end
+
 -- Insert one entry (a delivery) unless its post is held; whether it was added.
 local function insert(t, entry)
   local post = entry[1]
@@ -482,12 +493,7 @@ local function insert(t, entry)
         break
       end
     end
-    if post == t.lows[i] and i < #t.ids then  -- the post's entries may go on in the next
-      for _, held in ipairs(entries_of(bucket_of(t, i + 1))) do  -- bucket (a tagged set's)
-        if held[1] ~= post then break end
-        if same(held, entry) then return false end
-      end
-    end
+    if held_next(t, i, entry) then return false end
     table.insert(entries, at or #entries + 1, entry)
     value = encode_all(entries, 1, #entries)
     if #value > BUCKET * RECORD then  -- split in two: the older half becomes a new bucket
@@ -623,10 +629,17 @@ local function merge(t, entries, cap)
     return trim_compact(t, cap)
   end
   table.sort(new, before)
+  local i, unheld = 1, {}
+  for _, entry in ipairs(new) do  -- less those held in the bucket after their own
+    while i < #t.ids and t.lows[i] > entry[1] do i = i + 1 end
+    if entry[1] ~= t.lows[i] or not held_next(t, i, entry) then unheld[#unheld + 1] = entry end
+  end
+  new = unheld
   if #t.ids == 0 then
     t.ids[1], t.lows[1], t.buckets[0], t.index_changed = 0, new[#new][1], '', true
   end
-  local targets, i = {}, 1  -- {bucket, first, last}: new[first..last] go to that bucket
+  local targets = {}  -- {bucket, first, last}: new[first..last] go to that bucket
+  i = 1
   for k, entry in ipairs(new) do
     while i < #t.ids and t.lows[i] > entry[1] do i = i + 1 end
     local target = targets[#targets]
