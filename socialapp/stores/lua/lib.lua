@@ -21,8 +21,8 @@
 -- entry there is a post and a tag, so a post two followed tags brought is two entries,
 -- adjacent, the higher tag number first. A bucket of 145 records is 2,030 bytes (112 tagged
 -- records, 2,016), just under a 2 KB allocation: about 15 bytes of Redis an entry (a tagged
--- one about 20) where a sorted set member cost 130 to 180. A delivery to a home is one LPUSHX onto its pending list (see
--- pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
+-- one about 20) where a sorted set member cost 130 to 180. A delivery to a home is one
+-- LPUSHX onto its pending list (see pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
 -- HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes it
 -- moves, and rewriting a 2 KB head each time cost a delivery half again as much); once 'd'
 -- holds PENDING records the next delivery rewrites the whole head, leaving its newest entry
