@@ -21,6 +21,7 @@ from socialapp.errors import Unavailable
 from socialapp.rendering import with_original, without_hidden_comments
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.posts import PostStore, entry_of
+from socialapp.stores.timelines import ReadyPage
 
 # Repairs a page's fetch may need in a row: each copy a round can find missing (a fully cold
 # reader's hidden set, followee set, home, followed tags, tagged set, outboxes, hashtags'
@@ -98,6 +99,12 @@ class Pages:
         page.posts, page.shows = forms, ids
         page.next_max_id = ids[-1] if len(ids) >= limit else None
         return _comments_seen(page, True, hidden_among)
+
+    def decided(self, page: FeedPage, found: ReadyPage, limit: int, hidden_among) -> FeedPage:
+        """``ready`` of a home's or a list's page its script decided (``found``), with how
+        many of its posts the home (or the list's feed) held and the outboxes merged."""
+        page.from_timeline, page.merged_authors = found.from_home, found.merged
+        return self.ready(page, found.ids, found.forms, limit, hidden_among)
 
     def _hydrate(
         self, entries: list[Entry], rendered: bool, values: dict, stored: dict

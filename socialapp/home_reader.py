@@ -95,8 +95,7 @@ class HomeReader:
             first = (max_id, since_id, limit, limit)  # what the page's first round asks
             found = self._fetch.first(plan, *first[:3])
             if isinstance(found, ReadyPage):  # the script found the whole page
-                page.from_timeline, page.merged_authors = found.from_home, found.merged
-                return self._pages.ready(page, found.ids, found.forms, limit, hidden_among)
+                return self._pages.decided(page, found, limit, hidden_among)
             fetch = first_answered(fetch, first, found)
         past = functools.cache(lambda: self._fetch.past_caches(plan))
         stream = EntryStream(

@@ -8,7 +8,11 @@ a post. The owner's home keeps the same sides in its pulled set (every member is
 the owner follows), so on one server a warm page is one round trip, as a home page is: one
 script reads the list's members (the list-feed store's copy, which also says the list is
 the owner's), the feed, the pulled members' outboxes, whom the owner does not see and the
-cached posts (``ListFeeds.read_page_sources``), and MongoDB is not read. A copy of the
+cached posts (``ListFeeds.read_page_sources``), and MongoDB is not read. When that call
+finds the whole page (a /v1 page: every pulled member's outbox there, no boost on it, each
+post's response form cached), the script answers the page itself, ids and response forms in
+order, as the home's does (``Pages.decided``); anything else goes down the layers below,
+the call's answer serving as the first round's. A copy of the
 members Redis does not hold is loaded from MongoDB (``load_members``, which finds only the
 owner's lists) as a feed is rebuilt: begun first, so a change of members meanwhile keeps it
 from being written. On a Redis Cluster, or while the pulled set or the feed is missing, the
@@ -30,7 +34,7 @@ from collections.abc import Callable
 from socialapp import jitter
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import HIDDEN, LIST_FEED, MEMBERS, Fetched, Missing, Rule, SourceRead
-from socialapp.feed_pages import EntryStream, FeedPage, Pages
+from socialapp.feed_pages import EntryStream, FeedPage, Pages, first_answered
 from socialapp.feed_reads import FeedReads, Lost, outbox_reads, reported
 from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources, source_floor
@@ -38,7 +42,7 @@ from socialapp.stores.follows import FollowStore
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import MEMBERS_MISSING, ListFeeds, ListPageSources, list_key
 from socialapp.stores.post_cache import PostCache
-from socialapp.stores.timelines import HIDDEN_MISSING
+from socialapp.stores.timelines import HIDDEN_MISSING, ReadyPage
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,18 +92,26 @@ class ListReader:
         the list's members from MongoDB, raising ``NotFound`` unless the list is the
         owner's; called only when Redis does not hold them (the repair step's)."""
         plan = ListPlan(owner_id, list_id, policy)
+        page = FeedPage([], None, policy.current.mode)
+        hidden_among = lambda ids: self._sources.hidden_among(owner_id, ids)  # noqa: E731
+        fetch = functools.partial(self._round, plan)
+        if rendered and hides is None and self._list_feeds.batched:
+            first = (max_id, since_id, limit, limit)  # what the page's first round asks
+            found = self._script_call(plan, *first, ready=True)
+            if isinstance(found, ReadyPage):  # the script found the whole page
+                return self._pages.decided(page, found, limit, hidden_among)
+            fetch = first_answered(fetch, first, found)
         load = lambda: self._load_members(owner_id, list_id, load_members)  # noqa: E731
         past = functools.cache(lambda: self._visible(plan, load))  # read past the caches
         stream = EntryStream(
-            lambda *bounds: self._round(plan, *bounds),
+            fetch,
             lambda *bounds: self._sources.posts_by(past(), *bounds),
             lambda entries: self._sources.boosts_shown(owner_id, entries),
-            FeedPage([], None, policy.current.mode),
+            page,
             max_id,
             since_id,
             repair=lambda missing: self._repair.list(owner_id, list_id, policy, load, missing),
         )
-        hidden_among = lambda ids: self._sources.hidden_among(owner_id, ids)  # noqa: E731
         return self._pages.read(stream, limit, rendered, hidden_among, hides)
 
     def read_page_from_store(
@@ -142,19 +154,24 @@ class ListReader:
         members = sorted(load() if members is None else members)
         return sorted(set(members) - self._sources.hidden_among(plan.owner, members))
 
+    def _script_call(self, plan: ListPlan, before, since_id, need, prefetch, ready=False):
+        """The list's page script's call (``ListFeeds.read_page_sources``; ``ready``: it may
+        answer the whole page, a ``ReadyPage``)."""
+        return self._list_feeds.read_page_sources(
+            plan.owner, plan.list_id, plan.policy.pulls_everyone,
+            (self._hidden.key(plan.owner), LOADED), time.time(), before, since_id, need,
+            self._cache.key_prefix, prefetch, ready,
+        )  # fmt: skip
+
     @reported
-    def _round(self, plan: ListPlan, before, since_id, need: int, prefetch: int):
+    def _round(self, plan: ListPlan, before, since_id, need: int, prefetch: int, found=None):
         """One fetch round, ``Fetched`` (or ``Missing``). One server: the page's sources in
         one call with the likely posts' cached values (``ListFeeds.read_page_sources``: the
-        list's sides are the home's, as the owner's pulled set says); read apart
-        (``_apart``) on a Redis Cluster, or while the owner's pulled set or the list's feed
-        is missing."""
+        list's sides are the home's, as the owner's pulled set says; ``found``: that call's
+        answer, when the page's first call read it); read apart (``_apart``) on a Redis
+        Cluster, or while the owner's pulled set or the list's feed is missing."""
         if self._list_feeds.batched:
-            found = self._list_feeds.read_page_sources(
-                plan.owner, plan.list_id, plan.policy.pulls_everyone,
-                (self._hidden.key(plan.owner), LOADED), time.time(), before, since_id, need,
-                self._cache.key_prefix, prefetch,
-            )  # fmt: skip
+            found = found or self._script_call(plan, before, since_id, need, prefetch)
             if isinstance(found, ListPageSources):
                 return self._one_call(found, need)
             if found in (HIDDEN_MISSING, MEMBERS_MISSING):

@@ -6,8 +6,9 @@ A list's feed is fed as a home is (``socialapp.list_reader``): readers who follo
 ``list_members`` authors and the celebrities, and own a list holding all of them, read their
 list and their home alternately on one server; the ratio is list p50 / home p50.
 
-``python -m loadtest.benchmark.lists_and_tags [--size smoke|full] [--out FILE]`` runs the
-delivery part alone (the full benchmark runs both, as its ``list_delivery`` section).
+``python -m loadtest.benchmark.lists_and_tags [--size smoke|full] [--part delivery|pages]
+[--out FILE]`` runs one part alone, the delivery by default (the full benchmark runs both, as
+its ``list_pages`` and ``list_delivery`` sections).
 
 Delivery (``Fanout.deliver_post``): two authors of ``list_followers`` followers each post in
 turn, one plain, the other in ``lists_holding`` lists (each read once, so its feed exists)
@@ -136,25 +137,36 @@ def measure_delivery(world, size, authors: tuple[int, int]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The delivery section alone on a server of its own: its figures (``--out``: as JSON
-    too), as the full benchmark's ``list_delivery``."""
+    """One part alone on a server of its own: its figures (``--out``: as JSON too), as the
+    full benchmark's ``list_delivery`` or ``list_pages``."""
     parser = argparse.ArgumentParser(prog="python -m loadtest.benchmark.lists_and_tags")
     parser.add_argument("--size", choices=sorted(SIZES), default="full")
+    parser.add_argument("--part", choices=("delivery", "pages"), default="delivery")
     parser.add_argument("--out", type=Path, help="write the figures here as JSON")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    size = SIZES[args.size]
+    size, figures = SIZES[args.size], {"environment": environment.describe()}
     with RedisServer() as server, World(server.url, concurrency=size.concurrency) as world:
-        found = measure_delivery(world, size, setup_delivery(world, size))
-    figures = {"environment": environment.describe(), "list_delivery": found}
+        if args.part == "pages":
+            figures["list_pages"] = measure_pages(world, size, setup_pages(world, size))[0]
+        else:
+            figures["list_delivery"] = measure_delivery(world, size, setup_delivery(world, size))
+    print(_described(figures))
+    environment.finish(figures, args.out)
+    return 0
+
+
+def _described(figures: dict) -> str:
+    if "list_pages" in figures:
+        found = figures["list_pages"]["list_vs_home"]
+        return "list p50 / home p50: " + ", ".join(f"{m} {f['ratio']}" for m, f in found.items())
+    found = figures["list_delivery"]
     plain, listed = found["sides"]
-    print(
+    return (
         f"plain {plain['deliveries_per_s']:,.0f}/s, in {found['lists']} lists with a tag "
         f"{found['tag_followers']} follow {listed['deliveries_per_s']:,.0f}/s: ratio "
         f"{found['ratio']} (end to end {found['end_to_end_ratio']}; pairs {found['pairs']})"
     )
-    environment.finish(figures, args.out)
-    return 0
 
 
 if __name__ == "__main__":

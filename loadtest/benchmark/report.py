@@ -391,10 +391,10 @@ def _why_list(f: dict, mode: str) -> list[str]:
     lines = [
         "A list page is read by `ListReader` (`services.lists.read_list`): one script call, "
         "as a home page's, reads the list's members (copied in Redis), its feed, the pulled "
-        "members' outboxes, whom the owner does not see and the cached posts; MongoDB is "
-        "read only when Redis lost the members. Alternating pairs (p50 ms, home / list): "
-        + ", ".join(f"{a} / {b}" for a, b in pairs)
-        + "."
+        "members' outboxes, whom the owner does not see and the cached posts, and answers "
+        "a /v1 page it finds whole itself, ids and response forms, as the home's does; "
+        "MongoDB is read only when Redis lost the members. Alternating pairs (p50 ms, "
+        "home / list): " + ", ".join(f"{a} / {b}" for a, b in pairs) + "."
     ]
     found = _find_profile(f, f"read_list service, {mode} mode")
     if found:

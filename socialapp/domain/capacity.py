@@ -120,7 +120,7 @@ class UnitCosts:
 
     redis_bytes_per_active_user: Cost  # an active reader's empty home and activity
     redis_bytes_per_home_entry: Cost
-    redis_bytes_per_post: Cost  # outboxes, post cache and the rest, per post in Redis
+    redis_bytes_per_cached_post: Cost  # a post's bytes beyond its outbox entry: cache, rest
     worker_ms_per_post: Cost
     worker_ms_per_delivery: Cost
     api_ms_per_post: Cost
@@ -217,7 +217,7 @@ def plan(network: Network, costs: UnitCosts, kept: Retention) -> dict:
         # an outbox entry is a home entry's like; the rest of a post's bytes (its cached
         # copy, its delivery's keys) last as long as the cache
         "outboxes": network.users * outbox * entry,
-        "cached_posts": network.users * cached * max(c["redis_bytes_per_post"] - entry, 0.0),
+        "cached_posts": network.users * cached * c["redis_bytes_per_cached_post"],
     }
     cpu = {  # CPU-seconds per second at the mean rates
         "worker": (posts * c["worker_ms_per_post"] + deliveries * c["worker_ms_per_delivery"])

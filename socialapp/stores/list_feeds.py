@@ -29,11 +29,13 @@ from socialapp.domain.timeline import Entry
 from socialapp.stores.shared_feeds import FeedSets
 from socialapp.stores.timelines import (
     MISSING,
+    ReadyPage,
     Slice,
     add_args,
     ids_of,
     pulls_key,
     read_args,
+    ready_page,
     slice_from_text,
     unlink_matching,
 )
@@ -98,7 +100,8 @@ class ListFeeds(FeedSets):
         count: int,
         cache_prefix: str,
         prefetch: int,
-    ) -> ListPageSources | str:
+        ready: bool = False,
+    ) -> ListPageSources | ReadyPage | str:
         """One server only: a list page's sources in one call, its sides the home's (a
         member in the owner's pulled set, or the owner, is merged from their outbox; the
         others' posts are in the feed, delivered there as to homes); every member's outbox
@@ -108,15 +111,20 @@ class ListFeeds(FeedSets):
         merged come with it. ``timelines.HIDDEN_MISSING`` when the hidden set must be
         loaded, ``MEMBERS_MISSING`` when the copy of the list's members is (load it: the
         list may be another's), ``MISSING`` when the pulled set or the feed is missing (read
-        apart, rebuilding them). Renews the feed's TTL and the copy's."""
+        apart, rebuilding them). Renews the feed's TTL and the copy's. With ``ready``, a
+        ``ReadyPage`` when the script found the whole page of ``count`` as ``merge`` and
+        ``Pages.read`` would make it (every pulled member's outbox found, no boost on the
+        page, each post's response form cached), as a home's script does."""
         if not self.batched:
             raise NotImplementedError("a cluster reads a list's sources apart")
         keys = [list_key(owner_id, list_id), pulls_key(owner_id), hidden[0], members_key(owner_id)]
         args = (
             *read_args(max_id, since_id, count), hidden[1], now, owner_id, int(pull_everyone),
-            cache_prefix, max(prefetch, 0), list_id,
+            cache_prefix, max(prefetch, 0), list_id, int(ready),
         )  # fmt: skip
         reply = self._lua.run([("read_list", keys, args)])[0]
+        if (page := ready_page(reply)) is not None:
+            return page
         if not isinstance(reply, list):
             return reply or MISSING
         text, ids, *values = reply

@@ -17,6 +17,7 @@ from pymongo.errors import DuplicateKeyError
 
 from socialapp.config import Settings
 from socialapp.domain import tags
+from socialapp.errors import Unavailable
 from socialapp.stores import schema
 from socialapp.stores.mongo import (
     collection,
@@ -41,7 +42,9 @@ TAG_FIRST = [("tag", ASCENDING), ("account_id", ASCENDING)]
 ACCOUNT_FIRST = [("account_id", ASCENDING), ("tag", ASCENDING)]
 LAST_CHARACTER = "\U0010ffff"  # no tag name holds it: every name with a prefix sorts below
 TAG_SCHEMA = schema.document({"_id": schema.text(tags.MAX_LENGTH), "id": schema.ID})
-ALLOCATE_ATTEMPTS = 8  # a number taken by another tag's first use meanwhile: try the next
+# A number taken by another tag's first use meanwhile: try the next; after this many, the
+# caller retries later (``Unavailable``: a 503 with Retry-After, or the task's retry).
+ALLOCATE_ATTEMPTS = 8
 CACHED_TAGS = 100_000  # names and numbers a process keeps (they never change)
 
 
@@ -105,7 +108,7 @@ class TagIds:
             except DuplicateKeyError:  # the number went to another tag, or the name raced
                 continue
             return found["id"]
-        raise RuntimeError(f"no number for tag {name!r} after {ALLOCATE_ATTEMPTS} attempts")
+        raise Unavailable(f"no number for tag {name!r} after {ALLOCATE_ATTEMPTS} attempts")
 
     def _keep(self, name: str, tag_id: int) -> None:
         if len(self._by_name) >= CACHED_TAGS:

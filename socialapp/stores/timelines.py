@@ -115,12 +115,22 @@ class PageSources(NamedTuple):
 
 
 class ReadyPage(NamedTuple):
-    """A home page its script found whole (``read_page_sources`` with ``ready``)."""
+    """A home or list page its script found whole (``read_page_sources`` with ``ready``, a
+    home's here, a list's in ``ListFeeds``)."""
 
     ids: list[int]  # the page's posts, in order
     forms: list[str]  # their response forms, in the same order
-    from_home: int  # how many of them the home holds
-    merged: int  # the outboxes merged with the home
+    from_home: int  # how many of them the home (or the list's feed) holds
+    merged: int  # the outboxes merged with it
+
+
+def ready_page(reply) -> ReadyPage | None:
+    """A home's or a list's page script reply (``decided_answer`` in lib.lua) as the page it
+    found whole; None when it left the page to Python."""
+    if not isinstance(reply, list) or reply[0] != READY:
+        return None
+    _, ids, from_home, merged, *forms = reply
+    return ReadyPage(ids_of(ids), forms, int(from_home), int(merged))
 
 
 class PulledRead(NamedTuple):
@@ -579,9 +589,8 @@ class TimelineStore:
         keys.append(version_key(user_id))  # the last key, on every deployment
         reply = self._run([("read_page", keys, args)])[0]
         text, cached = reply, None
-        if isinstance(reply, list) and reply[0] == READY:
-            _, ids, from_home, merged, *forms = reply
-            return ReadyPage(ids_of(ids), forms, int(from_home), int(merged))
+        if (page := ready_page(reply)) is not None:
+            return page
         if isinstance(reply, list):
             text, ids, *values = reply
             cached = dict(zip(ids_of(ids), values, strict=True))

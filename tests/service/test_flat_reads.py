@@ -201,8 +201,10 @@ def test_a_warm_list_page_takes_one_round_trip_on_one_server(
     """The list's members, its feed, its pulled members' outboxes, whom the owner does not
     see and the cached posts in one script call, as a home page's, and nothing asked of
     MongoDB: a pushed member, a celebrity (pulled in hybrid mode), a muted member and a
-    boost of a blocked account's post."""
+    boost of a blocked account's post. The /v1 page is the script's answer (``ReadyPage``);
+    a page of documents, Python's, prefetches exactly what it shows."""
     from socialapp.stores.list_feeds import ListFeeds, members_key
+    from socialapp.stores.timelines import ReadyPage
 
     owner, bob, star, muted, blocked, fan = (signup() for _ in range(6))
     for followee in (bob, star, muted):
@@ -230,12 +232,15 @@ def test_a_warm_list_page_takes_one_round_trip_on_one_server(
     settle()
     expected = sorted(shown, key=int, reverse=True)
     assert [i["id"] for i in client.get(path, headers=owner.headers).json["items"]] == expected
-    prefetched = []
+    prefetched, decided = [], []
     read_sources = ListFeeds.read_page_sources
 
     def recorded_prefetch(self, *args, **kwargs):
         found = read_sources(self, *args, **kwargs)
-        prefetched.append([str(post_id) for post_id in getattr(found, "cached", ())])
+        if isinstance(found, ReadyPage):
+            decided.append([str(post_id) for post_id in found.ids])
+        else:
+            prefetched.append([str(post_id) for post_id in getattr(found, "cached", ())])
         return found
 
     monkeypatch.setattr(ListFeeds, "read_page_sources", recorded_prefetch)
@@ -246,11 +251,13 @@ def test_a_warm_list_page_takes_one_round_trip_on_one_server(
     response = client.get(path, headers=owner.headers)
     assert [item["id"] for item in response.json["items"]] == expected
     assert len(sent) == 1
-    assert prefetched == [expected]  # exactly what the page shows
+    assert decided == [expected] and prefetched == []  # the script answered the page
     # Not even which of its posts the owner boosted: nobody boosted them (boost_count 0).
     assert asked == []
     read = (components.list_reader, components.lists, components.fanout_settings)
-    asked.clear()
+    page = lists.read_list(*read, int(owner.id), int(list_id), 20)  # documents: Python's
+    assert [str(post["_id"]) for post in page.posts] == expected and asked == []
+    assert prefetched == [expected]  # exactly what the page shows
     page = lists.read_list(*read, int(owner.id), int(list_id), 20, rendered=True)
     assert [str(shows) for shows in page.shows] == expected and asked == []
     components.redis.delete(members_key(int(owner.id)))  # lost: loaded from MongoDB again
@@ -636,3 +643,106 @@ def test_a_read_mode_round_is_the_outboxes_heads_then_one_call(components, settl
     assert [b"ZMSCORE" in b"".join(command) for command in sent].count(
         True
     ) == 1  # the plan's alone
+
+
+def test_a_list_page_its_script_decides_is_the_page_python_makes(
+    client, signup, monkeypatch, settle, components
+):
+    """A warm /v1 list page the list's script answers whole (``Pages.decided``) is, body and
+    headers, the page Python's path makes from the same call's reply (the script asked not
+    to answer it), in every mode, each reached by a switch after the posts were delivered
+    (write, hybrid, read, adaptive, write again; threshold 2: ``star`` is a celebrity):
+    the owner a member (read from their outbox), a muted member and a blocked account's
+    posts, boosts of a blocked account's post and by a muted member, comments by a muted and
+    a blocked account on a member's post, an exclusive list replying to nobody; paged by
+    max_id and since_id, and the Mastodon page (min_id, Link) alike. A visible boost on a
+    page leaves that page to Python."""
+    from socialapp.feed_pages import Pages
+    from socialapp.list_reader import ListReader
+
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="write", celebrity_threshold=2)
+    settle()
+    owner, ada, bob, star, muted, blocked, fan = (signup() for _ in range(7))
+    for followee in (ada, bob, star, muted):
+        assert client.put(f"/v1/me/following/{followee.id}", headers=owner.headers).status_code
+    client.put(f"/v1/me/following/{star.id}", headers=fan.headers)
+    assert client.put(f"/v1/me/mutes/{muted.id}", json={}, headers=owner.headers).status_code
+    assert client.put(f"/v1/me/blocks/{blocked.id}", headers=owner.headers).status_code == 204
+    made = {"title": "l", "exclusive": True, "replies_policy": "none"}
+    list_id = client.post("/v1/me/lists", json=made, headers=owner.headers).json["id"]
+    for who in (owner, ada, bob, star, muted):
+        path = f"/v1/me/lists/{list_id}/members/{who.id}"
+        assert client.put(path, headers=owner.headers).status_code == 204
+
+    def post(author, text: str) -> str:
+        return client.post("/v1/posts", json={"text": text}, headers=author.headers).json["id"]
+
+    def boost(booster, post_id: str) -> None:
+        response = client.put(f"/v1/posts/{post_id}/boost", headers=booster.headers)
+        assert response.status_code in (200, 201)
+
+    shown = post(fan, "boosted")  # by a non-member
+    boost(ada, shown)  # a boost the page shows: its pages are Python's
+    for n in range(4):
+        for author in (ada, bob, star, owner, muted, blocked):
+            post(author, f"{n}")
+    commented = post(ada, "commented")
+    for commenter in (muted, blocked, bob):
+        path = f"/v1/posts/{commented}/comments"
+        assert client.post(path, json={"text": "c"}, headers=commenter.headers).status_code == 201
+    boost(bob, post(blocked, "blocked"))  # left out: a hidden account's post
+    boost(muted, post(ada, "by ada"))  # left out: a hidden booster
+    for n in range(3):
+        post(bob, f"newest {n}")
+    settle()
+    decided = []
+    ready = Pages.ready
+    monkeypatch.setattr(Pages, "ready", lambda *a: decided.append(1) or ready(*a))
+    asking = [True]
+    call = ListReader._script_call
+
+    def asked_or_not(self, *args, ready=False):
+        return call(self, *args, ready=ready and asking[0])
+
+    monkeypatch.setattr(ListReader, "_script_call", asked_or_not)
+    v1, mastodon = f"/v1/me/lists/{list_id}/timeline", f"/api/v1/timelines/list/{list_id}"
+
+    def pages() -> list:
+        """The list's pages of 3 down to its end, a page since the fourth newest, and the
+        Mastodon pages around it."""
+        client.get("/v1/timeline/home", headers=owner.headers)  # the owner's pulled set built
+        found = [client.get(v1, headers=owner.headers)]  # warm: the feed built, posts cached
+        query = "limit=3"
+        while True:
+            found.append(client.get(f"{v1}?{query}", headers=owner.headers))
+            if (last := found[-1].json["next_max_id"]) is None:
+                break
+            query = f"limit=3&max_id={last}"
+        middle = found[1].json["items"][-1]["id"]
+        found.append(client.get(f"{v1}?limit=3&since_id={middle}", headers=owner.headers))
+        for query in (f"min_id={middle}&limit=2", f"max_id={middle}&limit=2"):
+            found.append(client.get(f"{mastodon}?{query}", headers=owner.headers))
+        return found
+
+    def diagnostics(response) -> dict:
+        return {k: v for k, v in response.headers if k.startswith("X-Timeline") or k == "Link"}
+
+    authors = {owner.id, ada.id, bob.id, star.id}
+    for mode in ("write", "hybrid", "read", "adaptive", "write"):
+        if c.fanout_settings.read().current.mode != mode:
+            operators.change_fanout(c.fanout_settings, c.fanout, mode=mode, celebrity_threshold=2)
+            settle()
+        asking[0], decided[:] = True, []
+        answered = pages()
+        assert decided, mode  # the warm pages without a visible boost
+        items = [item for r in answered[1:-3] for item in r.json["items"]]
+        assert {item["author_id"] for item in items} == authors, mode
+        assert shown in {item.get("original", {}).get("id") for item in items}
+        comments = [i.get("comments") for i in items if i["id"] == commented]
+        assert [[c["author_id"] for c in found] for found in comments] == [[bob.id]], mode
+        asking[0], decided[:] = False, []
+        for made, before in zip(pages(), answered, strict=True):
+            assert made.status_code == before.status_code == 200, mode
+            assert made.json == before.json and diagnostics(made) == diagnostics(before), mode
+        assert not decided, mode  # Python made them

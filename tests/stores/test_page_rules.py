@@ -4,8 +4,10 @@ the page scripts (``read_page.lua`` for homes, ``read_list.lua`` for lists, both
 ``lib.lua``'s ``page_rule``; the tagged set's rule in ``read_page.lua``; ``read_shared.lua``
 for the public and hashtag feeds): one table of cases runs through each, and each must give
 the page the table names. A script's answer is its prefetch: the newest entries of the
-sources it merged, each with the post it boosts, in page order. As a list, the home's
-entries are the list's feed and its members the reader and whom they follow. As shared
+sources it merged, each with the post it boosts, in page order; asked to, the home's and
+the list's scripts answer the page itself (``ReadyPage``) exactly when one round of the
+Python rules decides it. As a list, the home's entries are the list's feed and its members
+the reader and whom they follow (in read mode every entry in its author's outbox). As shared
 feeds (the cases without boosts, tagged sets or authors not followed, which those feeds do
 not have), the home and the outboxes are hashtags' feeds, and the script answers the page
 itself, ids and response forms (``SharedPage.ready``), whenever one round of the Python
@@ -221,25 +223,75 @@ def python_home_round(case: Case, count: int) -> list[int] | None:
     for outbox in [[], *pulled(case).values()]:  # the reader's own, then the pulled ones
         entries = [e for e in sorted(outbox, reverse=True) if e.post_id > bound][:count]
         reads.append(SourceRead(entries, 0, count, bound))
+    return None if case.tags else decided_round(reads, rule, count)
+
+
+def decided_round(reads: list[SourceRead], rule: Rule, count: int) -> list[int] | None:
+    """The page of ``count`` one round of ``reads`` decides by the Python rules: full, or
+    every source holding all history, and no boost on it (the boost rule waits for what lies
+    below one); else None."""
     merged = assemble(Fetched(tuple((read, rule) for read in reads)), count)
     whole = len(merged.entries) == count or (merged.known_from <= 1 and not merged.truncated)
-    if not whole or case.tags or any(e.boost_of for e in merged.entries):
+    if not whole or any(e.boost_of for e in merged.entries):
         return None
     return [e.post_id for e in merged.entries]
 
 
-def list_script_page(redis_client, case: Case) -> list[int]:
-    """The page by the list's script: the home's entries as the list's feed."""
-    stored(redis_client, case)
+def list_members(case: Case) -> list[int]:
+    """The list's members: the reader and whom they follow."""
+    return sorted({READER, *case.followees})
+
+
+def by_author(case: Case) -> dict[int, list[Entry]]:
+    """Every entry of the case in its author's (the booster's) outbox, newest first."""
+    found: dict[int, set[Entry]] = {}
+    for entry in [*case.home, *(e for s in case.outboxes.values() for e in s)]:
+        found.setdefault(entry.author_id, set()).add(entry)
+    return {author: sorted(entries, reverse=True) for author, entries in found.items()}
+
+
+def list_script_page(
+    redis_client, case: Case, count: int = 20, ready: bool = False, everyone: bool = False
+):
+    """The page by the list's script: the home's entries as the list's feed (``everyone``:
+    read mode, every entry in its author's outbox, no feed); with ``ready``, what it answers
+    asked for the whole page of ``count``."""
+    store = stored(redis_client, case)
     feeds = ListFeeds(redis_client, SETTINGS)
-    redis_client.zadd(list_key(READER, 1), {"floor": 0})
-    feeds.backfill([list_key(READER, 1)], case.home, 0)
-    members = sorted({READER, *case.followees})
+    if everyone:
+        redis_client.delete(outbox_key(READER))  # made empty above
+        for author, entries in by_author(case).items():
+            store.create_outbox(author, entries)
+        store.create_outbox(READER, by_author(case).get(READER, []))
+    else:
+        redis_client.zadd(list_key(READER, 1), {"floor": 0})
+        feeds.backfill([list_key(READER, 1)], case.home, 0)
+    if ready:
+        redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
+    members = list_members(case)
     assert feeds.finish_members(READER, 1, feeds.begin_members(READER), members)
+    marked = (HIDDEN, LOADED)
     found = feeds.read_page_sources(
-        READER, 1, False, (HIDDEN, LOADED), NOW, None, None, 20, PREFIX, 20
+        READER, 1, everyone, marked, NOW, None, None, count, PREFIX, count, ready
     )
-    return shown_ids(case, found.cached)
+    return found if ready else shown_ids(case, found.cached)
+
+
+def python_list_round(case: Case, count: int, everyone: bool) -> tuple[list[int] | None, int]:
+    """The page of ``count`` by the Python rules from the list's first round, when that
+    round decides it (``decided_round``), and the outboxes it merges: the list's feed (the
+    home's entries) and the outboxes of the reader and the pulled members they see, each
+    read ``count`` deep; ``everyone``: every member's outbox they see, no feed."""
+    hidden = {author for author, until in case.hidden.items() if until > NOW}
+    visible = set(list_members(case)) - hidden
+    rule = Rule(originals_gone=hidden, boosts_gone=case.boosts_hidden, only=visible)
+    outboxes = {READER: [], **pulled(case)}
+    if everyone:
+        outboxes = {author: by_author(case).get(author, []) for author in visible}
+    reads = [SourceRead(sorted(o, reverse=True)[:count], 0, count) for o in outboxes.values()]
+    if not everyone:
+        reads.append(SourceRead(sorted(case.home, reverse=True)[:count], 0, count))
+    return decided_round(reads, rule, count), len(outboxes)
 
 
 SHARED_CASES = {
@@ -333,6 +385,25 @@ def test_the_page_script_answers_the_page_one_python_round_decides(redis_client,
 @pytest.mark.parametrize("case", LIST_CASES.values(), ids=LIST_CASES.keys())
 def test_the_list_script_gives_the_same_page(redis_client, case):
     assert list_script_page(redis_client, case) == case.page
+
+
+@pytest.mark.parametrize("everyone", [False, True], ids=["feed", "read mode"])
+@pytest.mark.parametrize("count", [20, 1], ids=["whole", "one"])
+@pytest.mark.parametrize("case", LIST_CASES.values(), ids=LIST_CASES.keys())
+def test_the_list_script_answers_the_page_one_python_round_decides(
+    redis_client, case, count, everyone
+):
+    """The list's script, asked to, answers the page itself exactly when one round of the
+    Python rules decides it, and that page; else it leaves the page to Python."""
+    page, merged = python_list_round(case, count, everyone)
+    if count == 20 and page is not None:
+        assert page == case.page
+    found = list_script_page(redis_client, case, count, ready=True, everyone=everyone)
+    if page is None:
+        assert not isinstance(found, ReadyPage)
+    else:
+        from_feed = 0 if everyone else len({e.post_id for e in case.home} & set(page))
+        assert found == ReadyPage(page, [f"form {p}" for p in page], from_feed, merged)
 
 
 def read_mode_page(redis_client, case: Case, one_call: bool) -> list[int]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from socialapp.errors import Unavailable
 from socialapp.stores.follows import is_cursor
-from socialapp.stores.tag_follows import TagFollowStore, TagIds
+from socialapp.stores.tag_follows import ALLOCATE_ATTEMPTS, TagFollowStore, TagIds
 
 
 class TestTagFollowStore:
@@ -74,16 +75,15 @@ class TestTagFollowStore:
 
 
 class _StaleTop:
-    """A ``tags`` collection whose first highest-number read answers as before ``seen``
-    numbers were given: another process's first use landed between its read and its
-    upsert."""
+    """A ``tags`` collection whose first ``stale`` highest-number reads answer as before any
+    number was given: other processes' first uses landed between its read and its upsert."""
 
-    def __init__(self, tags) -> None:
-        self._tags, self._stale = tags, True
+    def __init__(self, tags, stale: int = 1) -> None:
+        self._tags, self._stale = tags, stale
 
     def find_one(self, *args, **kwargs):
         if self._stale:
-            self._stale = False
+            self._stale -= 1
             return None
         return self._tags.find_one(*args, **kwargs)
 
@@ -118,3 +118,12 @@ class TestTagIds:
         again._tags = _StaleTop(again._tags)
         assert again._allocate("tea") == first  # the name's upsert found it made
         assert store.ids.ids(["café", "tea"]) == {"café": first + 1, "tea": first}
+
+    def test_a_tag_losing_every_race_is_retried_later_not_a_server_error(self, store, db, settings):
+        store.ids.ids(["tea"])
+        unlucky = TagIds(db, settings)
+        unlucky._tags = _StaleTop(unlucky._tags, stale=ALLOCATE_ATTEMPTS)  # always number 1
+
+        with pytest.raises(Unavailable):  # a 503 with Retry-After, or the task's retry
+            unlucky.ids(["café"])
+        assert TagIds(db, settings).ids(["café"]) == {"café": 2}  # nothing half made

@@ -50,7 +50,7 @@ def measured_and_predicted(mode: str) -> dict[str, tuple[float, float]]:
     for world in planner._worlds(WORKLOAD["runs"], mode):
         totals = dict.fromkeys(("deliveries", "worker", "api", "redis"), (0.0, 0.0))
         for run in world:
-            answer = planner.plan(cell_network(run, mode), SETTINGS)
+            answer = planner.plan(cell_network(run, mode), SETTINGS, planner.workload_costs())
             cpu = answer["cpu_seconds_per_second"]
             seconds = run["replay_s"]
             found = {

@@ -1064,6 +1064,24 @@ local function decided_page(reads, count, ids, values, boosts, open)
   return {unpack(ids, 1, shows)}, forms
 end
 
+-- A home's or a list's page when decided_page decides it (``reads``, ``count``, ``ids``,
+-- ``values``, ``boosts`` as it takes them; read with ARGV[2] as the lower bound), as their
+-- scripts answer it: {'=', the page's post ids joined by ',', how many of them ``home`` holds
+-- (the home's or the list feed's read; nil: none read), ``merged`` (the outboxes merged
+-- beside it), their response forms}; nil when the page is left to Python.
+local function decided_answer(reads, count, ids, values, boosts, home, merged)
+  local page, forms = decided_page(reads, count, ids, values, boosts, ARGV[2] == '-inf')
+  if not page then return nil end
+  local in_home, from_home = {}, 0
+  for i = 2, #(home or {}) do in_home[string.match(home[i], '^(%d+)')] = true end
+  for _, id in ipairs(page) do
+    if in_home[id] then from_home = from_home + 1 end
+  end
+  local answer = {'=', table.concat(page, ','), from_home, merged}
+  for _, form in ipairs(forms) do answer[#answer + 1] = form end
+  return answer
+end
+
 -- Boosts among ``sources`` (reads, each {floor, member...}) the reader may not see, by the
 -- hidden set ``key`` at ``now``: the authors of boosted posts it hides, and the boosters
 -- whose boosts it hides (members 'r' .. booster). One ZMSCORE per 1000 of each.
@@ -1102,4 +1120,15 @@ local function page_rule(gone, originals, boosters)
     if original and (gone_original[original_author] or gone_booster[author]) then return nil end
     return post, original
   end
+end
+
+-- ``rule`` (as merged_ids asks it) noting the ids of the boosts it shows, and that set (post
+-- id -> true): what decided_page takes as ``boosts``.
+local function noting_boosts(rule)
+  local boosts = {}
+  return function(entry)
+    local id, original = rule(entry)
+    if original then boosts[id] = true end
+    return id, original
+  end, boosts
 end

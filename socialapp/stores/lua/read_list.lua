@@ -6,7 +6,7 @@
 -- ARGV[4]: the member that marks the hidden set loaded; ARGV[5]: now; ARGV[6]: the owner;
 -- ARGV[7]: '1' when every member is pulled (read mode: no feed is read); ARGV[8]: the post
 -- cache's key prefix; ARGV[9]: how many of the page's likely posts to read from it;
--- ARGV[10]: the list.
+-- ARGV[10]: the list; ARGV[11]: '1' when the script may answer the page itself (below).
 -- The list's sides are the home's: a member the owner's pulled set holds (a celebrity, a pull
 -- override, an author being reconciled) is merged from their outbox, the others' posts are in
 -- the feed (delivered to lists as to homes); the owner, if a member, is always read from
@@ -19,7 +19,10 @@
 -- read_page.lua gives them, the text joined by ';': the members the owner sees, the pulled
 -- ones among them, the feed as "floor,member,..." ('' when not read), the authors of boosted
 -- posts the owner does not see, the boosters whose boosts the owner hides, then the outboxes
--- of the pulled members in that order ('' for one Redis lost).
+-- of the pulled members in that order ('' for one Redis lost). With ARGV[11] '1', when
+-- nothing is left for Python to decide (every pulled member's outbox found, each source
+-- read a page deep), the page itself as read_page.lua answers it (decided_answer: the
+-- feed in the home's place).
 if not redis.call('ZSCORE', KEYS[3], ARGV[4]) then return 'hidden' end
 local listed = redis.call('HGET', KEYS[4], ARGV[10])
 if not listed then return 'members' end
@@ -50,25 +53,37 @@ if not everyone then
     end
   end
 end
-local found, feed = {}, ''
+local found, feed = {}, nil
 if not everyone then
-  local read_ = read(KEYS[1])
-  if not read_ then return '' end
+  feed = read(KEYS[1])
+  if not feed then return '' end
   renew(KEYS[1])
   renew(KEYS[2])  -- kept while the owner reads lists only: it is the home's, but apart from it
-  found[1], feed = read_, table.concat(read_, ',')
+  found[1] = feed
 end
-local outboxes = {}
-for _, author in ipairs(pulled) do
-  local read_ = read(OUTBOX_PREFIX .. author .. '}')
-  outboxes[#outboxes + 1] = read_ and table.concat(read_, ',') or ''
-  if read_ then found[#found + 1] = read_ end
+local outboxes = {}  -- each read, false for one lost
+for i, author in ipairs(pulled) do
+  outboxes[i] = read(OUTBOX_PREFIX .. author .. '}')
+  if outboxes[i] then found[#found + 1] = outboxes[i] end
 end
 local originals, boosters = boosts_hidden(found, KEYS[3], now)
+local shown, boosts = noting_boosts(page_rule(function(author) return not seen[author] end,
+  originals, boosters))
+local count, prefetch = tonumber(ARGV[3]), tonumber(ARGV[9])
+local ids = merged_ids(found, shown, prefetch)
+local reply = with_cached({''}, ARGV[8], ids)  -- its text once the page is Python's
+if ARGV[11] == '1' and #found == (feed and 1 or 0) + #pulled and prefetch >= count then
+  local reads = {}
+  for i, read_ in ipairs(found) do reads[i] = {read_} end
+  local answer = decided_answer(reads, count, ids, {unpack(reply, 3)}, boosts, feed, #pulled)
+  if answer then return answer end
+end
 local out = {
-  table.concat(visible, ','), table.concat(pulled, ','), feed, table.concat(originals, ','),
-  table.concat(boosters, ','),
+  table.concat(visible, ','), table.concat(pulled, ','), feed and table.concat(feed, ',') or '',
+  table.concat(originals, ','), table.concat(boosters, ','),
 }
-for _, outbox in ipairs(outboxes) do out[#out + 1] = outbox end
-local shown = page_rule(function(author) return not seen[author] end, originals, boosters)
-return with_cached({table.concat(out, ';')}, ARGV[8], merged_ids(found, shown, tonumber(ARGV[9])))
+for _, outbox in ipairs(outboxes) do
+  out[#out + 1] = outbox and table.concat(outbox, ',') or ''
+end
+reply[1] = table.concat(out, ';')
+return reply

@@ -157,15 +157,10 @@ end
 if not ARGV[8] then return reply_text() end
 local gone = {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
-local rule = page_rule(function(author) return gone[author] end, hidden_originals,
-  hidden_boosters)
-local boosts = {}  -- the boosts the merge shows, by post id
+local rule, boosts = noting_boosts(page_rule(function(author) return gone[author] end,
+  hidden_originals, hidden_boosters))  -- boosts: those the merge shows, by post id
 local function shown(entry)
-  if not string.find(entry, '#', 1, true) then  -- a home's or an outbox's entry
-    local id, original = rule(entry)
-    if original then boosts[id] = true end
-    return id, original
-  end
+  if not string.find(entry, '#', 1, true) then return rule(entry) end  -- a home's, an outbox's
   local post, author, tag = string.match(entry, '^(%d+):(%d+)#(.+)$')
   if tag_followed[tag] and not tag_hidden[author] then return post end
   return nil
@@ -173,27 +168,16 @@ end
 local count, prefetch = tonumber(ARGV[3]), tonumber(ARGV[9])
 local ids = merged_ids(found, shown, prefetch)
 local reply = with_cached({''}, ARGV[8], ids)  -- its text once the page is Python's
--- With ARGV[10] '1', the page itself (decided_page) when nothing is left for Python to
+-- With ARGV[10] '1', the page itself (decided_answer) when nothing is left for Python to
 -- decide: on one server, every outbox found, no hashtag followed (the page's plan would
--- pull their feeds), the home and the outboxes read to ``bound``. Its answer: {'=', the
--- page's post ids joined by ',', how many of them the home holds, the outboxes merged,
--- their response forms}. Else the reply goes to Python's path.
+-- pull their feeds), the home and the outboxes read to ``bound``. Else the reply goes to
+-- Python's path.
 if ARGV[10] == '1' and here and follows_tags == 0 and #found == #pulled + 2
     and prefetch >= count then
   local reads, lower = {{home}}, bound ~= '' and tonumber(bound) - 1 or nil
   for i = 2, #found do reads[i] = {found[i], lower} end
-  local page, forms = decided_page(reads, count, ids, {unpack(reply, 3)}, boosts,
-    ARGV[2] == '-inf')
-  if page then
-    local in_home, from_home = {}, 0
-    for i = 2, #home do in_home[string.match(home[i], '^(%d+)')] = true end
-    for _, id in ipairs(page) do
-      if in_home[id] then from_home = from_home + 1 end
-    end
-    local answer = {'=', table.concat(page, ','), from_home, #found - 1}
-    for _, form in ipairs(forms) do answer[#answer + 1] = form end
-    return answer
-  end
+  local answer = decided_answer(reads, count, ids, {unpack(reply, 3)}, boosts, home, #found - 1)
+  if answer then return answer end
 end
 reply[1] = reply_text()
 return reply
