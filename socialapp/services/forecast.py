@@ -33,10 +33,11 @@ LIST_AUTHOR_SAMPLE = 200
 # `make benchmark`'s memory section measures for full homes in the compact encoding
 # (15.9 B; docs/data-model.md, Timeline encoding), rounded up.
 ENTRY_BYTES = 16
-# The same for a tagged set's entry (two compact records, the post's and its tag's number):
-# 200 sets of 800 entries measured 31.5 B an entry of ``used_memory`` (30.0 by ``MEMORY
-# USAGE``), where the sorted set of text members it replaced measured 145, rounded up.
-TAGGED_ENTRY_BYTES = 32
+# The same for a tagged set's entry (one compact record of 18 bytes, the post's and its tag's
+# number): 200 sets of 800 entries measured 20.9 B an entry of ``used_memory`` (19.3 by
+# ``MEMORY USAGE``), where two records of 14 bytes measured 31.9 and the sorted set of text
+# members before them 145, rounded up.
+TAGGED_ENTRY_BYTES = 21
 # Followed tags whose posting rates are read from the trends (one script call on one
 # server, one per tag on a cluster): the most followed of those the sampled readers follow.
 TAG_SAMPLE = 200

@@ -13,7 +13,7 @@ left in the old sorted-set encoding is converted when a script first touches it.
 
 Next to each home, ``tagged:{user_id}`` holds the posts of the pushed hashtags the reader
 follows, one entry per post and tag that brought it (``"post_id:author_id#tag_id"``, the tag
-by its number, ``TagIds``: fixed-width records as a home's), so that unfollowing a tag takes
+by its number, ``TagIds``: one fixed-width record of 18 bytes), so that unfollowing a tag takes
 out exactly its entries, with beside it the list of deliveries not yet folded into it
 (``tagged_pending_key``), as a home's; and ``pulls:{user_id}`` holds the authors
 that reader merges at read time (celebrities in hybrid mode, pull overrides, authors being

@@ -1,10 +1,11 @@
-"""A tagged set (compact records as a home's, each entry a post and the number of the tag that
-brought it) takes its deliveries in a pending list beside it (``tagged_pending_key``), as a
-home's do (tests/stores/test_compact_timelines.py): one LPUSHX a delivery, folded in by
-every script that reads or writes the set and by the delivery that finds PENDING_FOLD
-waiting, the set and its list created, renewed, rebuilt and dropped together. A set written
-before the lists (no list, no mark) takes deliveries directly, one at a time: the reference
-every fold must read back as. A set left in the old text encoding is rebuilt."""
+"""A tagged set (compact records of their own width, each entry one record: a post and the
+number of the tag that brought it) takes its deliveries in a pending list beside it
+(``tagged_pending_key``), as a home's do (tests/stores/test_compact_timelines.py): one LPUSHX
+a delivery, folded in by every script that reads or writes the set and by the delivery that
+finds PENDING_FOLD waiting, the set and its list created, renewed, rebuilt and dropped
+together. A set written before the lists (no list, no mark) takes deliveries directly, one
+at a time: the reference every fold must read back as. A set left in an earlier form (text
+members, or compact records where an entry took two) is rebuilt."""
 
 from __future__ import annotations
 
@@ -78,6 +79,7 @@ def test_a_delivery_to_a_tagged_set_is_one_push_its_reads_fold_in(redis_client):
     assert store.deliver_tagged([1], Entry(20, 3), "cats") == 1
     assert raw(redis_client, 1) == before
     assert pending(redis_client, 1) == (1, str(CAP))
+    assert len(redis_client.lindex(tagged_pending_key(1), 0)) == 18  # one record: post, tag
     assert read(redis_client, 1) == (["20:3#cats", "10:2#cats"], 0)
     assert pending(redis_client, 1) == (0, str(CAP))
     posts = range(100, 100 + PENDING_FOLD)
@@ -225,18 +227,47 @@ def test_a_cluster_pushes_each_tagged_delivery_beside_its_set(redis_cluster_clie
     assert not cluster.exists(tagged_pending_key(3))
 
 
-def test_a_tagged_set_in_the_old_text_encoding_is_rebuilt_when_first_touched(redis_client):
-    """Upgrade: a set the previous version left (a sorted set of "post:author#name" members,
-    its floor and mark, its pending list of members) cannot be read as records (its members
-    name their tag): the first script that folds or reads it drops both and reports it
-    missing, so the page rebuilds it; creating or rebuilding replaces both."""
+def two_record_entry(post: int, author: int, tag_id: int) -> bytes:
+    """A tagged entry as the previous compact form stored it: the post's record flagged
+    BOOST and ORIGINAL both (post id 7 bytes, flags, author 6 bytes), then a record holding
+    the tag's number in the post id's place, flagged ORIGINAL."""
+
+    def record(post_id: int, author_id: int, flags: int) -> bytes:
+        return post_id.to_bytes(7, "big") + bytes([flags]) + author_id.to_bytes(6, "big")
+
+    return record(post, author, 128 + 64) + record(tag_id, 0, 64)
+
+
+def text_set(client, key: str, pending_list: str) -> None:
+    """A sorted set of "post:author#name" members, its floor and mark, its pending list of
+    members: tagged sets' text encoding."""
+    client.zadd(key, {"floor": 0, "p": float("-inf"), "10:2#cats": 10})
+    client.rpush(pending_list, "20:3#cats", CAP)
+
+
+def two_record_set(client, key: str, pending_list: str) -> None:
+    """A hash of buckets of 14-byte records, a tagged entry two of them, and its pending
+    list: tagged sets' compact form before an entry was one record of its own width."""
+    cats = TAGS.ids(["cats"])["cats"]
+    index = (0).to_bytes(4, "big") + (10).to_bytes(7, "big")
+    client.hset(key, mapping={"f": 0, "n": 1, "x": index, "d": two_record_entry(10, 2, cats)})
+    client.hset(key, "p", 1)
+    client.rpush(pending_list, two_record_entry(20, 3, cats), CAP)
+
+
+@pytest.mark.parametrize("earlier", [text_set, two_record_set])
+def test_a_tagged_set_in_an_earlier_form_is_rebuilt_when_first_touched(redis_client, earlier):
+    """Upgrade: a set the previous versions left (a sorted set of "post:author#name"
+    members, or compact records where an entry took two, each with its pending list)
+    cannot be read as records of the set's own width: the first script that folds or reads
+    it drops both and reports it missing, so the page rebuilds it; creating or rebuilding
+    replaces both."""
     store = store_of(redis_client)
     key, pending_list = tagged_key(1), tagged_pending_key(1)
 
     def old_set() -> None:
         redis_client.delete(key, pending_list)
-        redis_client.zadd(key, {"floor": 0, "p": float("-inf"), "10:2#cats": 10})
-        redis_client.rpush(pending_list, "20:3#cats", CAP)
+        earlier(redis_client, key, pending_list)
 
     old_set()
     assert store.deliver_tagged([1], Entry(30, 3), "cats") == 1  # one push: the list cannot tell
@@ -259,10 +290,25 @@ def test_a_tagged_set_in_the_old_text_encoding_is_rebuilt_when_first_touched(red
     assert read(redis_client, 1) == (["10:2#cats"], 0)
 
 
+def test_an_earlier_server_s_push_drops_the_tagged_set(redis_client):
+    """While versions mix, a server of the previous compact form pushes its two records
+    onto a set's pending list: the set cannot hold them, so the first script that folds
+    them drops the set and its list, and its reader's next page rebuilds it. A set holding
+    one-record entries only is kept whole."""
+    store = store_of(redis_client)
+    create(redis_client, 1, {"cats": [Entry(10, 2)]})
+    store.deliver_tagged([1], Entry(20, 3), "cats")
+    assert read(redis_client, 1) == (["20:3#cats", "10:2#cats"], 0)
+    redis_client.lpush(tagged_pending_key(1), two_record_entry(30, 3, TAGS.ids(["cats"])["cats"]))
+    assert read(redis_client, 1) == ([], None)
+    assert not redis_client.exists(tagged_key(1), tagged_pending_key(1))
+
+
 def test_a_post_two_tags_brought_is_retracted_under_both_across_buckets(redis_client):
     """Each post and tag is an entry, the post's kept together newest tag number first;
-    when they straddle two buckets a retraction takes them out of both, and unfollowing
-    one tag leaves the other's."""
+    when they straddle two buckets a delivery or backfill again finds each where it is, a retraction
+    takes them out of both (also once an unfollow emptied the newer bucket of them), and
+    unfollowing one tag leaves the other's."""
     lua = TimelineScripts(redis_client, ttl=600, bucket=5)
     ids = TAGS.ids(["cats", "dogs", "owls"])
     held = {ids["cats"]: [Entry(p, 2) for p in (10, 20, 30)], ids["owls"]: [Entry(20, 2)]}
@@ -271,12 +317,18 @@ def test_a_post_two_tags_brought_is_retracted_under_both_across_buckets(redis_cl
     whole = ("read", tagged_key(1), read_args(None, None, WHOLE))
     order = sorted(ids.values(), reverse=True)
     names = {number: name for name, number in ids.items()}
-    assert named(TAGS, lua.run([whole])[0][1:]) == [
+    straddling = [
         "40:2#dogs",
         "30:2#cats",
         *(f"20:2#{names[number]}" for number in order),
         "10:2#cats",
     ]
+    assert named(TAGS, lua.run([whole])[0][1:]) == straddling
+    for tag in order:  # delivered again: each held once, in whichever bucket it is
+        lua.run([("add", tagged_key(1), (CAP, 0, 20, tagged_member(Entry(20, 2), tag)))])
+    assert named(TAGS, lua.run([whole])[0][1:]) == straddling
+    lua.run([("add", tagged_key(1), tagged_args(CAP, 0, held))])  # backfilled again
+    assert named(TAGS, lua.run([whole])[0][1:]) == straddling
     assert lua.run([("remove_author", tagged_key(1), (f"#{ids['owls']}",))]) == [1]
     assert lua.run([("remove", tagged_key(1), ("20:2#0",))]) == [2]
     assert named(TAGS, lua.run([whole])[0][1:]) == ["40:2#dogs", "30:2#cats", "10:2#cats"]

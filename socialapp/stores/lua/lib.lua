@@ -11,17 +11,18 @@
 -- in two fields, 'd' (its newest few records) then 'h' (the rest), numbered buckets below
 -- it, and 'x' (the index: per bucket newest first its number, 0 for the head, and a post id
 -- at or below its oldest entry and above the next bucket's entries, packed '>I4I7'). A
--- bucket is up to BUCKET fixed-width records of RECORD bytes, newest
+-- bucket holds up to BUCKET * RECORD bytes of fixed-width records, newest
 -- first: post id (7 bytes, big-endian), a byte of flags and the author's top 5 bits, the
 -- author's low 48 bits. A boost is two records: its own (flag BOOST, the booster as author)
 -- then the boosted post and its author (flag ORIGINAL). A tagged set's entry (a post a
--- followed hashtag brought, text "post_id:author_id#tag_id") is two records too: the post's
--- (flags TAGGED, BOOST and ORIGINAL both set) then the tag's id in the post id's place, author
--- 0 (flag ORIGINAL); an entry there is a post and a tag, so a post two followed tags brought
--- is two entries, adjacent, the higher tag id first. A bucket of 145 records is 2,030
--- bytes, just under a 2 KB allocation: about 15 bytes of Redis an entry where a sorted set
--- member cost 130 to 180. A delivery to a home is one LPUSHX onto its pending list (see
--- pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
+-- followed hashtag brought, text "post_id:author_id#tag_id") is one record of its own width,
+-- TAGGED_RECORD: the post's (flag TAG) then the tag's number (4 bytes); a tagged set holds
+-- nothing else, so its buckets step by that width as a home's step by RECORD (width_of). An
+-- entry there is a post and a tag, so a post two followed tags brought is two entries,
+-- adjacent, the higher tag number first. A bucket of 145 records is 2,030 bytes (112 tagged
+-- records, 2,016), just under a 2 KB allocation: about 15 bytes of Redis an entry (a tagged
+-- one about 20) where a sorted set member cost 130 to 180. A delivery to a home is one
+-- LPUSHX onto its pending list (see pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
 -- HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes it
 -- moves, and rewriting a 2 KB head each time cost a delivery half again as much); once 'd'
 -- holds PENDING records the next delivery rewrites the whole head, leaving its newest entry
@@ -36,6 +37,9 @@
 -- 'floor' scored by the floor: a timeline key found in it (a server upgraded with timelines
 -- in Redis) is converted the first time it is touched, its TTL kept; a tagged set, whose
 -- members named their tag, is dropped with its pending list and reads as missing (rebuilt).
+-- So is a tagged set in the previous compact form (an entry two records, the first flagged
+-- EARLIER_TAGGED), found by its head's first record or an entry in its pending list (pushed
+-- by a server of that version while versions mixed).
 --
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
 -- defines TTL (seconds), BUCKET, FOLD and PENDING_SUFFIX (a home's pending list: below)
@@ -45,11 +49,15 @@
 -- is what a volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
 local key = KEYS[1]
-local RECORD = 14  -- BUCKET (records a bucket holds) is defined above, as TTL is
+local RECORD = 14  -- BUCKET (RECORD-byte records a bucket holds) is defined above, as TTL is
+local TAGGED_RECORD = RECORD + 4  -- a tagged set's: the post's record and the tag's number
 -- Records 'd' takes before a delivery rewrites the head (fewer in the tests' small buckets)
 local PENDING = math.min(16, math.floor(BUCKET / 2))
-local BOOST, ORIGINAL = 128, 64  -- flags, in a record's 8th byte above the author's top bits
-local TAGGED = BOOST + ORIGINAL
+-- Flags, in a record's 8th byte above the author's top 5 bits. EARLIER_TAGGED (BOOST and
+-- ORIGINAL both) began a tagged entry's two records in the previous form: a set holding one
+-- is dropped.
+local BOOST, ORIGINAL, TAG = 128, 64, 32
+local EARLIER_TAGGED = BOOST + ORIGINAL
 local HIGH = 2 ^ 48
 local INDEX = 11  -- bytes an index item takes
 
@@ -146,7 +154,7 @@ local function record(post, author, flags)
 end
 
 local function encode(entry)
-  if entry[5] then return record(entry[1], entry[2], TAGGED) .. record(entry[5], 0, ORIGINAL) end
+  if entry[5] then return record(entry[1], entry[2], TAG) .. struct.pack('>I4', entry[5]) end
   if entry[3] == 0 then return record(entry[1], entry[2], 0) end
   return record(entry[1], entry[2], BOOST) .. record(entry[3], entry[4], ORIGINAL)
 end
@@ -160,19 +168,35 @@ end
 -- The record at byte ``at``: post id, author, flags.
 local function record_at(bucket, at)
   local post, high, low = struct.unpack('>I7BI6', bucket, at)
-  return post, (high % 64) * HIGH + low, high - high % 64
+  return post, (high % 32) * HIGH + low, high - high % 32
 end
 
 local function post_at(bucket, at)
   return (struct.unpack('>I7', bucket, at))
 end
 
+-- The tag number of the tagged record at byte ``at``.
+local function tag_at(bucket, at)
+  return (struct.unpack('>I4', bucket, at + RECORD))
+end
+
+local function flags_at(bucket, at)
+  local byte = string.byte(bucket, at + 7)
+  return byte - byte % 32
+end
+
+-- The width of ``bucket``'s records (a tagged set's or any other timeline's): the records
+-- of a boost or an entry found go in steps of it.
+local function width_of(bucket)
+  return (#bucket > 0 and flags_at(bucket, 1) == TAG) and TAGGED_RECORD or RECORD
+end
+
 -- The entry starting at byte ``at`` and the byte after it.
 local function entry_at(bucket, at)
   local post, author, flags = record_at(bucket, at)
   if flags == 0 then return {post, author, 0, 0}, at + RECORD end
+  if flags == TAG then return {post, author, 0, 0, tag_at(bucket, at)}, at + TAGGED_RECORD end
   local original, original_author = record_at(bucket, at + RECORD)
-  if flags == TAGGED then return {post, author, 0, 0, original}, at + 2 * RECORD end
   return {post, author, original, original_author}, at + 2 * RECORD
 end
 
@@ -184,8 +208,22 @@ local function entries_of(bucket)
   return found
 end
 
-local function records_of(entry)
-  return (entry[3] == 0 and not entry[5]) and 1 or 2
+-- The bytes ``entry``'s records take.
+local function bytes_of(entry)
+  if entry[5] then return TAGGED_RECORD end
+  return entry[3] == 0 and RECORD or 2 * RECORD
+end
+
+-- Whether the tagged set ``key`` is in the previous compact form, by its head (``head``, its
+-- newest records) or its pending entries (``pending``, the list, or nil): dropped then.
+local function two_record_tagged(key, head, pending)
+  if not is_tagged(key) then return false end
+  if head and #head > 0 and flags_at(head, 1) == EARLIER_TAGGED then return true end
+  for i = 1, pending and #pending - 1 or 0 do  -- a length, not a call, for each of its own
+    local entry = pending[i]                   -- width (the cost of every fold)
+    if #entry ~= TAGGED_RECORD and flags_at(entry, 1) == EARLIER_TAGGED then return true end
+  end
+  return false
 end
 
 -- Give the home or tagged set ``key`` a new, empty pending list (``cap``: the sentinel)
@@ -210,13 +248,22 @@ end
 
 local rewrite, fill, fold
 
+-- Drop the tagged set ``key`` left in an earlier form, and its pending list: nil, as a
+-- missing set reads (rebuilt by its reader).
+local function drop_earlier(key)
+  redis.call('DEL', key, pending_of(key))
+  return nil
+end
+
+-- A head's newest records: 'd', or 'h' in a head written before 'd' was kept.
+local function newest_of(d, h)
+  return (d and #d > 0) and d or h
+end
+
 local function load(key)
   local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd', 'p')
   if found.err then  -- the old encoding: a sorted set of text members
-    if is_tagged(key) then  -- members naming their tag: dropped, rebuilt when read
-      redis.call('DEL', key, pending_of(key))
-      return nil
-    end
+    if is_tagged(key) then return drop_earlier(key) end  -- members naming their tag
     local members, ttl = convert(key)
     local floor, entries = nil, {}
     for i = 1, #members, 2 do
@@ -237,6 +284,9 @@ local function load(key)
   if pending then  -- a home: its list gone while marked 'p', the home is incomplete
     pending = redis.call('LRANGE', pending, 0, -1)  -- (an unmarked home's list, made
     if found[6] and #pending == 0 then return nil end  -- while versions mixed, is folded)
+  end
+  if two_record_tagged(key, newest_of(found[5], found[4]), pending) then
+    return drop_earlier(key)
   end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
     lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {},
@@ -297,17 +347,18 @@ local function new_id(t)
   return id + 1
 end
 
--- ``entries`` (newest first) cut into buckets of at most BUCKET records, full from the
--- oldest, the newest holding the remainder: {first, last} ranges of ``entries``, newest first.
+-- ``entries`` (newest first) cut into buckets of at most BUCKET * RECORD bytes, full from
+-- the oldest, the newest holding the remainder: {first, last} ranges of ``entries``, newest
+-- first.
 local function groups_of(entries)
-  local groups, records, last = {}, 0, #entries
+  local groups, bytes, last = {}, 0, #entries
   for i = #entries, 1, -1 do
-    local size = records_of(entries[i])
-    if records + size > BUCKET then
+    local size = bytes_of(entries[i])
+    if bytes + size > BUCKET * RECORD then
       table.insert(groups, 1, {i + 1, last})
-      records, last = 0, i
+      bytes, last = 0, i
     end
-    records = records + size
+    bytes = bytes + size
   end
   if last >= 1 then table.insert(groups, 1, {1, last}) end
   return groups
@@ -342,10 +393,12 @@ rewrite = function(t, entries)
   fill(t, 1, entries, entries[#entries][1])
 end
 
--- The head as stored: 'd' its newest entry and the records past BUCKET - PENDING, 'h' the
--- rest (a boost's two records stay together).
+-- The head as stored: 'd' its newest entry and the records past (BUCKET - PENDING) * RECORD
+-- bytes, 'h' the rest (a boost's two records stay together).
 local function head_parts(value)
-  local cut = math.max(#value - (BUCKET - PENDING) * RECORD, RECORD)
+  local width = width_of(value)
+  local rest = math.floor((BUCKET - PENDING) * RECORD / width) * width
+  local cut = math.max(#value - rest, width)
   if cut < #value then
     local _, _, flags = record_at(value, cut + 1)
     if flags == ORIGINAL then cut = cut + RECORD end
@@ -406,6 +459,17 @@ local function locate(t, post)
   return #t.ids
 end
 
+-- Whether the bucket after bucket ``i`` holds ``entry``: a post's entries (a tagged set's,
+-- one a tag) may go on there when bucket ``i``'s low is the post (its newest entries).
+local function held_next(t, i, entry)
+  if entry[1] ~= t.lows[i] or i >= #t.ids then return false end
+  for _, held in ipairs(entries_of(bucket_of(t, i + 1))) do
+    if held[1] ~= entry[1] then return false end
+    if same(held, entry) then return true end
+  end
+  return false
+end
+
 -- Insert one entry (a delivery) unless its post is held; whether it was added.
 local function insert(t, entry)
   local post = entry[1]
@@ -429,13 +493,14 @@ local function insert(t, entry)
         break
       end
     end
+    if held_next(t, i, entry) then return false end
     table.insert(entries, at or #entries + 1, entry)
     value = encode_all(entries, 1, #entries)
     if #value > BUCKET * RECORD then  -- split in two: the older half becomes a new bucket
-      local half, records = #entries, 0
+      local half, bytes = #entries, 0
       for j = #entries, 1, -1 do
-        records = records + records_of(entries[j])
-        if records * 2 > #value / RECORD then break end
+        bytes = bytes + bytes_of(entries[j])
+        if bytes * 2 > #value then break end
         half = j
       end
       local id = new_id(t)
@@ -469,9 +534,9 @@ local function cut_oldest(t, excess)
   while excess > 0 and #t.ids > 0 do
     local i = #t.ids
     local bucket = bucket_of(t, i)
-    local cut = #bucket
+    local cut, width = #bucket, width_of(bucket)
     while excess > 0 and cut > 0 do
-      local at = cut - RECORD + 1
+      local at = cut - width + 1
       local _, _, flags = record_at(bucket, at)
       if flags == ORIGINAL then at = at - RECORD end
       local post = post_at(bucket, at)
@@ -564,10 +629,17 @@ local function merge(t, entries, cap)
     return trim_compact(t, cap)
   end
   table.sort(new, before)
+  local i, unheld = 1, {}
+  for _, entry in ipairs(new) do  -- less those held in the bucket after their own
+    while i < #t.ids and t.lows[i] > entry[1] do i = i + 1 end
+    if entry[1] ~= t.lows[i] or not held_next(t, i, entry) then unheld[#unheld + 1] = entry end
+  end
+  new = unheld
   if #t.ids == 0 then
     t.ids[1], t.lows[1], t.buckets[0], t.index_changed = 0, new[#new][1], '', true
   end
-  local targets, i = {}, 1  -- {bucket, first, last}: new[first..last] go to that bucket
+  local targets = {}  -- {bucket, first, last}: new[first..last] go to that bucket
+  i = 1
   for k, entry in ipairs(new) do
     while i < #t.ids and t.lows[i] > entry[1] do i = i + 1 end
     local target = targets[#targets]
@@ -625,6 +697,10 @@ local function whole(key)
   if not pending then return true end
   local marked = redis.pcall('HEXISTS', key, 'p')  -- an error: the old encoding, a zset
   if type(marked) == 'table' then return not is_tagged(key) end
+  if is_tagged(key) then  -- the previous compact form is replaced too
+    local head = redis.call('HMGET', key, 'd', 'h')
+    if two_record_tagged(key, newest_of(head[1], head[2])) then return false end
+  end
   return marked ~= 1 or redis.call('EXISTS', pending) == 1
 end
 
@@ -663,7 +739,7 @@ local function deliver_one(key, cap, score, member, entry, encoded, held)
     if held > 0 then return true end
   end
   local found = redis.pcall('HMGET', key, 'f', 'n', 'd', 'p')
-  if not found.err then
+  if not found.err and not two_record_tagged(key, found[3]) then  -- (else dropped by load)
     if not found[1] or found[4] then return false end  -- no home, or it lost its list
     local floor, n, newest = tonumber(found[1]), tonumber(found[2]), found[3]
     if floor ~= math.huge and score <= floor then return true end
@@ -729,15 +805,16 @@ local function remove(key, member)
   local post, removed = tonumber(string.match(member, '^%d+')), 0
   local i = locate(t, post)
   while i >= 1 and i <= #t.ids do
-    local entries, kept = entries_of(bucket_of(t, i)), {}
+    local low, entries, kept = t.lows[i], entries_of(bucket_of(t, i)), {}
     for _, entry in ipairs(entries) do
       if entry[1] ~= post then kept[#kept + 1] = entry end
     end
     removed, t.n = removed + #entries - #kept, t.n - #entries + #kept
     if #kept == 0 and #entries > 0 then drop_bucket(t, i)
     elseif #kept < #entries then set_bucket(t, i, encode_all(kept, 1, #kept)) end
-    -- a post's entries (a tagged set's, one a tag) may go on in the next bucket
-    if #entries == 0 or entries[#entries][1] ~= post then break end
+    -- a post's entries (a tagged set's, one a tag) may go on in the next bucket: this one's
+    -- low is then the post (held here or not, as after an unfollow took its entries here)
+    if #entries == 0 or low ~= post then break end
     if #kept > 0 then i = i + 1 end
   end
   if removed > 0 or t.floor_changed then save(t) end
@@ -777,18 +854,19 @@ end
 
 -- The byte in ``bucket`` where its first entry whose post id is below ``top`` (at or below
 -- it, unless ``open``) starts, one past its end for none: a binary search of the records
--- (fixed-width; the record of a boosted post or tag belongs to the entry's, just above it).
+-- (fixed-width; the record of a boosted post belongs to the boost's, just above it).
 local function first_below(bucket, top, open)
-  local low, high = 0, #bucket / RECORD  -- records: [low, high) holds the answer's start
+  local width = width_of(bucket)
+  local low, high = 0, #bucket / width  -- records: [low, high) holds the answer's start
   while low < high do
     local middle = math.floor((low + high) / 2)
-    local _, _, flags = record_at(bucket, middle * RECORD + 1)
+    local _, _, flags = record_at(bucket, middle * width + 1)
     local start, finish = middle, middle + 1  -- the entry's records
-    if flags == ORIGINAL then start = middle - 1 elseif flags ~= 0 then finish = middle + 2 end
-    local post = post_at(bucket, start * RECORD + 1)
+    if flags == ORIGINAL then start = middle - 1 elseif flags == BOOST then finish = middle + 2 end
+    local post = post_at(bucket, start * width + 1)
     if post < top or (post == top and not open) then high = start else low = finish end
   end
-  return low * RECORD + 1
+  return low * width + 1
 end
 
 -- {floor, members...} newest first with lower < post id < upper (bounds in ZRANGE syntax),
@@ -814,9 +892,9 @@ local function read_range(key, upper, lower, count)
           local original, original_author = record_at(bucket, at + RECORD)
           result[#result + 1] = text_of(post, author, original, original_author)
           at = at + 2 * RECORD
-        elseif flags == TAGGED then
-          result[#result + 1] = text_of(post, author, 0, 0, post_at(bucket, at + RECORD))
-          at = at + 2 * RECORD
+        elseif flags == TAG then
+          result[#result + 1] = text_of(post, author, 0, 0, tag_at(bucket, at))
+          at = at + TAGGED_RECORD
         else
           result[#result + 1] = text_of(post, author, 0)
           at = at + RECORD
