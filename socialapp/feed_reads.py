@@ -111,6 +111,8 @@ class FeedReads:
         every outbox's head first; then on one server one call (``read_pulled``), on a
         cluster the outboxes and the feeds, then the hidden set asked once. Lost if Redis
         lacks a copy it reads."""
+        if not authors and not keys:
+            return Fetched(())
         found = PulledReads(anonymous=reader is None)
         bounds = (before, since_id, need)
         while not isinstance(wants := pulled_next(authors, need, found), Fetched | Missing):

@@ -15,7 +15,6 @@ MongoDB.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
@@ -25,14 +24,12 @@ from socialapp.domain.timeline import (
     INACTIVE,
     TAGGED,
     TAGS,
-    Fetched,
     Missing,
-    Rule,
-    SourceRead,
-    tagged_source,
+    home_fetched,
+    tag_plan,
 )
-from socialapp.feed_reads import FeedReads, Lost, outbox_reads, reported
-from socialapp.feed_sources import FeedSources, source_floor
+from socialapp.feed_reads import FeedReads, Lost, reported
+from socialapp.feed_sources import FeedSources
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
@@ -135,61 +132,33 @@ class HomeFetch:
 
     @reported
     def round(self, plan: HomePlan, before, since_id, need: int, prefetch: int, found=None):
-        """One fetch round of the page's sources, ``Fetched`` (or ``Missing``): the home's
-        (``_home_sources``; ``found``: the page script's answer, when ``first`` read it) or
-        every followee's outbox, then the feeds of the hashtags the page pulls (the pushed
-        ones are in the tagged set, read with the home)."""
+        """One fetch round of the page's sources: ``Fetched`` (or ``Missing``), plain data.
+        With ``everyone`` pulled, every followee's outbox and the hashtags' feeds
+        (``FeedReads.pulled_fetch``). Else once down:
+        the page script's read of the reader's slot (``found``: already read by ``first``)
+        gives the round its plan, the pulled set and the hashtags followed, of which
+        ``tag_plan`` decides those the page pulls; one read then fetches what the script
+        could not (the pulled hashtags' feeds, a cluster's outboxes, with the hidden set's
+        answers about them), and ``home_fetched`` assembles the sources."""
         if plan.everyone:
             keys = [tag_key(name) for name in plan.pulled_tags]
             return self._reads.pulled_fetch(
                 plan.reader, list(plan.authors), keys, before, since_id, need
             )
-        fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch, found)
-        if not pulled_tags:
-            return fetched
-        keys = [tag_key(name) for name in pulled_tags]
-        tagged = self._reads.shared_sources(plan.reader, keys, before, since_id, need)
-        return dataclasses.replace(fetched, sources=(*fetched.sources, *tagged))
-
-    def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch, found=None):
-        """The home, the reader's outbox, the outboxes of the pulled set and the tagged set,
-        read on the reader's hash slot (``_page_sources``), with the rule the page script
-        reported (unfollowed and hidden authors, boosts the reader may not see), and the
-        hashtags the page pulls as the script found them; outboxes read apart (a cluster)
-        have their boosts checked here."""
         found = self._page_sources(plan.reader, before, since_id, need, prefetch, found)
-        authors = [plan.reader, *found.pulled]
-        if found.outboxes is None:
-            reads = self._reads.outboxes(authors, before, since_id, need)
-            checked = self._reads.boosts_rule(plan.reader, [e for r in reads for e in r.entries])
-        else:
-            bound = -math.inf if found.outbox_bound is None else found.outbox_bound - 1
-            reads, checked = outbox_reads(found.outboxes, authors, need, bound), Rule()
-        home = SourceRead(found.home.entries, source_floor(found.home.floor), need)
-        rule = Rule(
-            gone=found.unfollowed,
-            originals_gone=found.hidden_originals | checked.originals_gone,
-            boosts_gone=found.hidden_boosters | checked.boosts_gone,
-        )
-        sources = [(read, rule) for read in (*reads, home)]
-        tags, pulled_tags = self._tag_plan(plan.policy, found)
-        if found.follows_tags:
-            entries = [entry for entry, _ in found.tagged]
-            read = SourceRead(entries, source_floor(found.tagged_floor), need)
-            sources.append(tagged_source(found.tagged, read, tags, found.tagged_hidden))
-        fetched = Fetched(tuple(sources), home, found.cached, found.filter_version)
-        return fetched, pulled_tags
+        followed, pulled_tags = tag_plan(plan.policy, self._tag_states(found))
+        apart = [plan.reader, *found.pulled] if found.outboxes is None else []
+        keys = [tag_key(name) for name in pulled_tags]
+        read = self._reads.pulled_fetch(plan.reader, apart, keys, before, since_id, need)
+        return home_fetched(found, plan.reader, need, followed, read.sources)
 
-    def _tag_plan(self, policy: FanoutSettings, found: PageSources):
-        """The hashtags the reader follows and those the page pulls from their shared feeds,
-        as the page script found them (their counts read here on a cluster)."""
-        if not found.follows_tags:
-            return (), ()
-        states = found.tags or {}
+    def _tag_states(self, found: PageSources) -> dict:
+        """The followed hashtags' states as the page script read them (on a cluster, where
+        it reads none, read here)."""
+        states = (found.tags or {}) if found.follows_tags else {}
         if None in states.values():
-            states = self._tag_copies.states(list(states))
-        pulled = tuple(name for name, state in states.items() if policy.pulls_tag(*state))
-        return tuple(sorted(states)), pulled
+            return self._tag_copies.states(list(states))
+        return states
 
     def _page_sources(self, reader, before, since_id, need, prefetch, found=None) -> PageSources:
         """The page script's read of the reader's sources (``found``: already read); Lost

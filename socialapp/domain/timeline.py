@@ -24,7 +24,10 @@ import operator
 from collections.abc import Callable, Container, Iterable
 from collections.abc import Set as AbstractSet
 from itertools import compress
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from socialapp.domain.fanout import FanoutSettings
 
 
 class Entry(NamedTuple):
@@ -189,6 +192,49 @@ def tagged_source(
     brought = {e for e, tag in tagged if tag in followed}
     refused = frozenset(e for e, _ in tagged if e not in brought)
     return read, Rule(gone=frozenset(hidden), refused=refused)
+
+
+def source_floor(floor: float | None) -> float:
+    """A source's floor for the merge: +inf where Redis read none (the key was lost)."""
+    return math.inf if floor is None else floor
+
+
+def tag_plan(policy: FanoutSettings, states: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The hashtags a home page follows (the tagged set shows their entries) and those it
+    also pulls from their shared feeds, from each tag's state (``states``: followers, None
+    when not counted, and whether it is being reconciled): a tag pulled by some config in
+    force or pending, not counted, or being reconciled (``FanoutSettings.pulls_tag``)."""
+    pulled = tuple(name for name, state in states.items() if policy.pulls_tag(*state))
+    return tuple(sorted(states)), pulled
+
+
+def home_fetched(found, reader: int, need: int, followed, apart=()) -> Fetched | Missing:
+    """A home round's sources with their rules, from the page script's read of the reader's
+    slot (``found``: ``PageSources``' plain fields: the home, the outboxes of the reader and
+    the pulled set when read with it, down to ``outbox_bound``, the authors and boosts it
+    found hidden or unfollowed, the tagged set, shown while its hashtag is ``followed``)
+    and the sources read apart (``apart``: a cluster's outboxes, the pulled hashtags' feeds,
+    each with its rule); Missing the outboxes Redis lacks."""
+    home = SourceRead(found.home.entries, source_floor(found.home.floor), need)
+    rule = Rule(
+        gone=found.unfollowed,
+        originals_gone=found.hidden_originals,
+        boosts_gone=found.hidden_boosters,
+    )
+    reads = [home]
+    if found.outboxes is not None:
+        outboxes = {a: found.outboxes[a] for a in (reader, *found.pulled)}
+        lost = lost_sources(outboxes, OUTBOXES)
+        if lost:
+            return lost
+        bound = -math.inf if found.outbox_bound is None else found.outbox_bound - 1
+        reads = [SourceRead(e, floor, need, bound) for e, floor in outboxes.values()] + reads
+    sources = [(read, rule) for read in reads]
+    if found.follows_tags:
+        entries = [entry for entry, _ in found.tagged]
+        read = SourceRead(entries, source_floor(found.tagged_floor), need)
+        sources.append(tagged_source(found.tagged, read, followed, found.tagged_hidden))
+    return Fetched((*sources, *apart), home, found.cached, found.filter_version)
 
 
 def merge(reads: Iterable[SourceRead], keep: Callable[[Entry], bool], limit: int) -> Merged:
