@@ -146,29 +146,24 @@ class HomeFetch:
                 plan.reader, list(plan.authors), keys, before, since_id, need
             )
         found = self._page_sources(plan.reader, before, since_id, need, prefetch, found)
-        followed, pulled_tags = tag_plan(plan.policy, self._tag_states(found))
+        followed, pulled_tags = tag_plan(plan.policy, found.tags or {})
         apart = [plan.reader, *found.pulled] if found.outboxes is None else []
         keys = [tag_key(name) for name in pulled_tags]
         read = self._reads.pulled_fetch(plan.reader, apart, keys, before, since_id, need)
         return home_fetched(found, plan.reader, need, followed, read.sources)
 
-    def _tag_states(self, found: PageSources) -> dict:
-        """The followed hashtags' states as the page script read them (on a cluster, where
-        it reads none, read here)."""
-        states = (found.tags or {}) if found.follows_tags else {}
-        if None in states.values():
-            return self._tag_copies.states(list(states))
-        return states
-
     def _page_sources(self, reader, before, since_id, need, prefetch, found=None) -> PageSources:
-        """The page script's read of the reader's sources (``found``: already read); Lost
-        where Redis lacks one of the reader's copies (on a cluster, an idle reader's home
-        too: fan-out skipped them)."""
+        """The page script's read of the reader's sources (``found``: already read), with
+        the followed hashtags' states (``tags``: none when no hashtag is followed; on a
+        cluster, where the script reads none, read here); Lost where Redis lacks one of the
+        reader's copies (on a cluster, an idle reader's home too: fan-out skipped them)."""
         if not self._timelines.batched and not self._active(reader):
             raise Lost(Missing(INACTIVE))
         found = found or self._script_call(reader, before, since_id, need, prefetch)
         if not isinstance(found, PageSources):
             raise Lost(Missing(_MISSING.get(found, HOME)))
+        if found.follows_tags and None in (found.tags or {}).values():
+            return found._replace(tags=self._tag_copies.states(list(found.tags)))
         return found
 
     def _active(self, reader: int) -> bool:
