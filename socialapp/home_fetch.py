@@ -175,6 +175,25 @@ class HomeFetch:
         self._activity.touch(reader)
         return True
 
+    def pulled_plan(self, reader: int) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        """A pulled home's authors (as ``visible``) and followed hashtags, the reader marked
+        active: one call on the reader's slot while Redis holds every copy (on a cluster the
+        mark apart), where it lacks one loaded as ``visible`` loads it."""
+        key, now, _ = self._activity.activity(self._inactive_after)
+        if not self.batched:
+            self._activity.touch(reader)
+        found = self._followee_copies.pulled_home(
+            reader, self._hidden.key(reader), now, key if self.batched else None
+        )
+        followees, tags, hidden = found
+        if followees is None:
+            followees = self._sources.followees(reader)
+        if tags is None:
+            tags = self._sources.followed_tags(reader)
+        if hidden is None or found[0] is None:
+            hidden = self._sources.hidden_among(reader, sorted(followees))
+        return tuple(sorted({*followees, reader} - hidden)), tuple(tags)
+
     def visible(self, reader: int) -> set[int]:
         """The authors of the reader's home: the reader, and the accounts they follow less
         their exclusive lists' members (``followees``) and those they do not see (blocked

@@ -26,7 +26,6 @@ from socialapp.home_fetch import HomeFetch, HomePlan
 from socialapp.stores.adaptive_rounds import AdaptiveRounds
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.rate_meters import RateMeters
-from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.timelines import ReadyPage
 
 
@@ -42,7 +41,6 @@ class HomeReader:
         fetch: HomeFetch,
         repair: FeedRepair,
         pages: Pages,
-        activity: ReaderActivity,
         rate_meters: RateMeters,
         adaptive_rounds: AdaptiveRounds,
         follows: FollowStore,
@@ -52,7 +50,6 @@ class HomeReader:
         self._fetch = fetch
         self._repair = repair
         self._pages = pages
-        self._activity = activity
         self._rate_meters = rate_meters
         self._adaptive_rounds = adaptive_rounds
         self._follows = follows
@@ -112,12 +109,10 @@ class HomeReader:
     def _plan(self, reader: int, policy: FanoutSettings) -> HomePlan:
         """Which sources the page merges: the home with the outboxes of the pulled set (the
         page script names them), or every followee's outbox (``_pulls_everyone``), their
-        authors and the hashtags followed read here, once."""
+        authors and the hashtags followed read here, once (``HomeFetch.pulled_plan``)."""
         if not self._pulls_everyone(policy):
             return HomePlan(reader, policy)
-        self._activity.touch(reader)
-        tags = tuple(self._sources.followed_tags(reader))
-        authors = tuple(sorted(self._fetch.visible(reader)))
+        authors, tags = self._fetch.pulled_plan(reader)
         return HomePlan(reader, policy, True, authors, tags, tags)
 
     def _pulls_everyone(self, policy: FanoutSettings) -> bool:

@@ -58,7 +58,7 @@ def cluster_home(c, cluster) -> ClusterHome:
     )
     repair = FeedRepair(sources, feeds, followees)
     home = HomeReader(
-        *(sources, fetch, repair, pages, activity, RateMeters(cluster, rounds), rounds),
+        *(sources, fetch, repair, pages, RateMeters(cluster, rounds), rounds),
         *(c.follows, c.settings),
     )
     return ClusterHome(home, feeds, timelines, authors, activity)

@@ -636,13 +636,13 @@ def test_a_read_mode_round_is_the_outboxes_heads_then_one_call(components, settl
     assert read(c, reader) == expected  # warm: outboxes, feeds and the hidden set loaded
     sent = sent_to_redis(monkeypatch)
     assert read(c, reader) == expected
-    # The plan: the reader marked active, the followed hashtags, the followees, whom of
-    # them the reader sees; then two rounds (the boosts left out call for the second), each
-    # the heads, one call and the cached posts.
-    assert len(sent) == 4 + 2 * 3
-    assert [b"ZMSCORE" in b"".join(command) for command in sent].count(
-        True
-    ) == 1  # the plan's alone
+    # The plan in one call (the reader marked active, the followees, the followed
+    # hashtags, whom of the followees the reader sees); then two rounds (the boosts left out
+    # call for the second), each the heads, one call and the cached posts. The hidden set is
+    # asked inside those calls, never apart.
+    assert len(sent) == 1 + 2 * 3
+    assert f"following:{{{reader}}}".encode() in b"".join(sent[0])  # the plan's call
+    assert not any(b"ZMSCORE" in b"".join(command) for command in sent)
 
 
 def test_a_list_page_its_script_decides_is_the_page_python_makes(
@@ -746,3 +746,48 @@ def test_a_list_page_its_script_decides_is_the_page_python_makes(
             assert made.status_code == before.status_code == 200, mode
             assert made.json == before.json and diagnostics(made) == diagnostics(before), mode
         assert not decided, mode  # Python made them
+
+
+@pytest.mark.parametrize(
+    "lost", [(), ("following",), ("followed_tags",), ("hidden",), ("following", "hidden")]
+)
+def test_a_read_mode_plan_reads_its_copies_in_one_call_and_loads_what_redis_lost(
+    components, settle, monkeypatch, lost
+):
+    """Read mode's plan (the reader's followees, less those they mute, and followed
+    hashtags) is one call while Redis holds the copies; a copy it lost is loaded from
+    MongoDB and kept again, and the page is the same."""
+    from socialapp.services import filters, tags
+
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="read")
+    settle()
+    ada, bob, stranger, reader = (register(c, name) for name in ("ada", "bob", "stranger", "rdr"))
+    for followee in (ada, bob):
+        graph.follow(c.uow, c.fanout, reader, followee)
+    tags.follow(c.tag_follows, reader, "cats", c.fanout.on_tag_follow_changed)
+    filters.mute(c.uow, c.fanout, reader, bob)
+    made = [posts.create_post(c.uow, c.fanout, c.ids, a, "post")["_id"] for a in (ada, bob)]
+    tagged = posts.create_post(c.uow, c.fanout, c.ids, stranger, "#cats")["_id"]
+    settle()
+    expected = [tagged, made[0]]
+    assert read(c, reader) == expected  # warm
+    plans = []
+    pulled_home = type(c.followee_copies).pulled_home
+    monkeypatch.setattr(
+        type(c.followee_copies),
+        "pulled_home",
+        lambda self, *args: plans.append(found := pulled_home(self, *args)) or found,
+    )
+    store = redis.Redis.from_url(c.settings.redis_url)
+    keys = [f"{name}:{{{reader}}}" for name in lost]
+    if keys:
+        store.delete(*keys)
+    assert read(c, reader) == expected
+    followees, followed, hidden = plans[0]
+    assert (followees is None, followed is None) == ("following" in lost, "followed_tags" in lost)
+    assert hidden is None if lost and lost != ("followed_tags",) else hidden == {bob}
+    assert all(store.exists(key) for key in keys)  # kept again
+    assert read(c, reader) == expected
+    assert plans[-1] == ({ada, bob}, ["cats"], {bob})
+    store.close()
