@@ -131,10 +131,12 @@ class HomeFetch:
         )
 
     @reported
-    def round(self, plan: HomePlan, before, since_id, need: int, prefetch: int, found=None):
+    def round(
+        self, plan: HomePlan, before, since_id, need: int, prefetch: int, found=None, heads=None
+    ):
         """One fetch round of the page's sources: ``Fetched`` (or ``Missing``), plain data.
         With ``everyone`` pulled, every followee's outbox and the hashtags' feeds
-        (``FeedReads.pulled_fetch``). Else once down:
+        (``FeedReads.pulled_fetch``; ``heads``: the page's ``PageHeads``). Else once down:
         the page script's read of the reader's slot (``found``: already read by ``first``)
         gives the round its plan, the pulled set and the hashtags followed, of which
         ``tag_plan`` decides those the page pulls; one read then fetches what the script
@@ -143,7 +145,7 @@ class HomeFetch:
         if plan.everyone:
             keys = [tag_key(name) for name in plan.pulled_tags]
             return self._reads.pulled_fetch(
-                plan.reader, list(plan.authors), keys, before, since_id, need
+                plan.reader, list(plan.authors), keys, before, since_id, need, heads
             )
         found = self._page_sources(plan.reader, before, since_id, need, prefetch, found)
         followed, pulled_tags = tag_plan(plan.policy, found.tags or {})

@@ -20,6 +20,7 @@ from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Rule
 from socialapp.feed_pages import EntryStream, FeedPage, Pages, first_answered
+from socialapp.feed_reads import PageHeads
 from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources
 from socialapp.home_fetch import HomeFetch, HomePlan
@@ -87,7 +88,7 @@ class HomeReader:
         plan = self._plan(reader, policy)
         page = FeedPage([], None, policy.current.mode)
         hidden_among = lambda ids: self._fetch.hidden_among(plan, ids)  # noqa: E731
-        fetch = functools.partial(self._fetch.round, plan)
+        fetch = functools.partial(self._fetch.round, plan, heads=PageHeads())
         if rendered and hides is None and not plan.everyone and self._fetch.batched:
             first = (max_id, since_id, limit, limit)  # what the page's first round asks
             found = self._fetch.first(plan, *first[:3])

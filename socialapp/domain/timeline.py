@@ -331,7 +331,9 @@ def pull_round(
         return PullRound(list(range(sources)))
     if newest_ids is None:
         return None
-    cut = threshold(filter(None, newest_ids), need)
+    known = set(filter(None, newest_ids))
+    known.discard(math.inf)  # an outbox whose newest is not known is read, counted in no cut
+    cut = threshold(known, need)
     lower = None if cut is None else cut - 1
     # Loops in C: a page reads ~1000 sources, and ids start at 1 (0: nothing above the floor).
     again = list(compress(range(sources), map((lower or 0).__lt__, newest_ids)))
@@ -339,6 +341,26 @@ def pull_round(
     if 0 in newest_ids:
         empty = max(compress(floors, map(operator.not_, newest_ids)))
     return PullRound(again, lower, empty)
+
+
+def heads_below(earlier, before, since_id) -> tuple[list, list] | None:
+    """Every outbox's floor and newest post id (``pull_round``'s) for a round reading below
+    ``before`` (None: the top), from those an earlier round of the same page read
+    (``earlier``: its bounds, ``(before, since_id)``, and the heads; None: none read): a
+    newest post id below ``before`` is still the outbox's newest there; one at or above it
+    says nothing of what lies below and reads as ``math.inf`` (the outbox is read, and
+    counted in no threshold). None where the earlier heads do not serve: other bounds, or
+    an outbox they found missing (read them again once it is rebuilt)."""
+    if earlier is None:
+        return None
+    (upper, lower), (floors, newest) = earlier
+    if lower != since_id or None in floors:
+        return None
+    if before == upper:
+        return floors, newest
+    if before is None or (upper is not None and before > upper):
+        return None  # above the earlier round's bound: not read
+    return floors, [post_id if post_id < before else math.inf for post_id in newest]
 
 
 def hidden_questions(outboxes: list[SourceRead], shared: list[SourceRead]) -> tuple[list, list]:
