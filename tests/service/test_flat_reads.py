@@ -370,6 +370,46 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     assert page.merged_authors == 3 and page.from_store == 0
 
 
+def test_a_cluster_round_asks_the_hidden_set_once_about_outboxes_and_hashtags(
+    components, redis_cluster_client, monkeypatch, settle
+):
+    """On a cluster a hybrid home's round reads the pulled outboxes and the pulled
+    hashtags' feeds apart from the page script, then asks the reader's hidden set once about
+    both: the pulled celebrity's boost of a muted account's post and that account's tagged
+    post are left out, a stranger's tagged post shows."""
+    from socialapp.domain.fanout import FanoutConfig, FanoutSettings
+    from socialapp.services import boosts, tags
+    from socialapp.stores.hidden import HiddenAccounts
+
+    c, cluster = components, redis_cluster_client
+    built = cluster_home(c, cluster)
+    names = ("ada", "star", "muted", "stranger", "rdr")
+    ada, star, muted, stranger, reader = (register(c, name) for name in names)
+    for author in (ada, star):
+        assert c.follows.add(reader, author)
+        c.users.add_to_counter(author, "followers_count", 1)
+    tags.follow(c.tag_follows, reader, "cats")  # not counted on the cluster: pulled
+    c.filters.mute(reader, muted, None, True)
+    made = [posts.create_post(c.uow, c.fanout, c.ids, a, "post")["_id"] for a in (ada, star)]
+    quieted = posts.create_post(c.uow, c.fanout, c.ids, muted, "#cats hidden")["_id"]
+    boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, quieted, star)
+    tagged = posts.create_post(c.uow, c.fanout, c.ids, stranger, "#cats shown")["_id"]
+    settle()
+    built.authors.load_authors(c.users.authors_with_followers())
+    built.authors.set_strategy(star, "pull")
+    policy = FanoutSettings(FanoutConfig("hybrid", 10_000))
+    expected = [tagged, *sorted(made, reverse=True)]
+    assert [p["_id"] for p in built.home.read_page(reader, policy, 20).posts] == expected
+    asked = []
+    ask = HiddenAccounts.asked
+    monkeypatch.setattr(
+        HiddenAccounts, "asked", lambda self, *args: asked.append(args[1:3]) or ask(self, *args)
+    )
+    page = built.home.read_page(reader, policy, 20)
+    assert [p["_id"] for p in page.posts] == expected
+    assert len(asked) == 1 and muted in asked[0][0]
+
+
 def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_client, settle):
     """On a cluster the feeds, the reader's hidden set and the post cache span slots, so a
     page reads them apart: its pages are the one server's, past the feeds' caps too."""
