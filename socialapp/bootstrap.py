@@ -253,7 +253,7 @@ def build(settings: Settings) -> Components:
         *(tag_copies, settings),
     )
     home = HomeReader(
-        sources, fetch, repair, pages, activity, rate_meters, adaptive_rounds, follows, settings
+        sources, fetch, repair, pages, rate_meters, adaptive_rounds, follows, settings
     )
     transactions = mongo.Transactions(db, settings)
     ids = IdGenerator()

@@ -29,6 +29,7 @@ from socialapp.domain.timeline import (
     Rule,
     SourceRead,
     boost_authors,
+    heads_below,
     lost_sources,
     pulled_next,
 )
@@ -82,6 +83,15 @@ def _found_all(found: dict, what: str) -> None:
         raise Lost(lost)
 
 
+@dataclasses.dataclass
+class PageHeads:
+    """The outboxes' heads a pulled page's round read (``read``: the round's bounds,
+    ``(before, since_id)``, and the heads), which the page's later rounds, reading on below,
+    reuse where they serve (``heads_below``) instead of asking every outbox again."""
+
+    read: tuple | None = None
+
+
 class FeedReads:
     def __init__(
         self, timelines: TimelineStore, shared: SharedFeeds, hidden: HiddenAccounts, clock=time.time
@@ -102,19 +112,33 @@ class FeedReads:
         return self.pulled_fetch(None, authors, [], before, since_id, need).reads
 
     def pulled_fetch(
-        self, reader: int | None, authors: list[int], keys: list[str], before, since_id, need
+        self,
+        reader: int | None,
+        authors: list[int],
+        keys: list[str],
+        before,
+        since_id,
+        need,
+        heads: PageHeads | None = None,
     ) -> Fetched:
         """One round of a pulled page: ``authors``' outboxes and the shared feeds ``keys``
         (public, hashtags), each with the rule leaving out what the reader does not see
         (``reader`` None: anonymous, nothing). The round reads what a pure function,
         ``pulled_next``, wants next, as plain data, until it decides: past ``need`` authors
-        every outbox's head first; then on one server one call (``read_pulled``), on a
-        cluster the outboxes and the feeds, then the hidden set asked once. Lost if Redis
-        lacks a copy it reads."""
-        found = PulledReads(anonymous=reader is None)
+        every outbox's head first (with ``heads``, the page's: as an earlier round of the
+        page read them, where they serve, ``heads_below``); then on one server one call
+        (``read_pulled``), on a cluster the outboxes and the feeds, then the hidden set asked
+        once. Lost if Redis lacks a copy it reads."""
+        if not authors and not keys:
+            return Fetched(())
+        earlier = heads_below(heads and heads.read, before, since_id)
+        found = PulledReads(anonymous=reader is None, heads=earlier)
         bounds = (before, since_id, need)
         while not isinstance(wants := pulled_next(authors, need, found), Fetched | Missing):
-            found = dataclasses.replace(found, **self._read(reader, authors, keys, wants, bounds))
+            read = self._read(reader, authors, keys, wants, bounds)
+            if heads is not None and "heads" in read:
+                heads.read = ((before, since_id), read["heads"])
+            found = dataclasses.replace(found, **read)
         if isinstance(wants, Missing):
             raise Lost(wants)
         return wants

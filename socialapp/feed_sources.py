@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import Entry, Rule, SourceRead, boost_authors
+from socialapp.domain.timeline import Entry, Rule, SourceRead, boost_authors, source_floor
 from socialapp.errors import Unavailable
 from socialapp.stores.author_copies import AuthorCopies
 from socialapp.stores.filters import FilterStore
@@ -331,8 +331,3 @@ def _floor(entries: list, cap: int) -> int:
     """The floor of an outbox of the first ``cap`` of ``entries`` (newest first): the next
     older entry's post id, or 0 when they all fit."""
     return entries[cap].post_id if len(entries) > cap else 0
-
-
-def source_floor(floor: float | None) -> float:
-    """A source's floor for the merge: +inf where Redis read none (the key was lost)."""
-    return math.inf if floor is None else floor

@@ -15,7 +15,6 @@ MongoDB.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
@@ -25,14 +24,12 @@ from socialapp.domain.timeline import (
     INACTIVE,
     TAGGED,
     TAGS,
-    Fetched,
     Missing,
-    Rule,
-    SourceRead,
-    tagged_source,
+    home_fetched,
+    tag_plan,
 )
-from socialapp.feed_reads import FeedReads, Lost, outbox_reads, reported
-from socialapp.feed_sources import FeedSources, source_floor
+from socialapp.feed_reads import FeedReads, Lost, reported
+from socialapp.feed_sources import FeedSources
 from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
@@ -134,72 +131,41 @@ class HomeFetch:
         )
 
     @reported
-    def round(self, plan: HomePlan, before, since_id, need: int, prefetch: int, found=None):
-        """One fetch round of the page's sources, ``Fetched`` (or ``Missing``): the home's
-        (``_home_sources``; ``found``: the page script's answer, when ``first`` read it) or
-        every followee's outbox, then the feeds of the hashtags the page pulls (the pushed
-        ones are in the tagged set, read with the home)."""
+    def round(
+        self, plan: HomePlan, before, since_id, need: int, prefetch: int, found=None, heads=None
+    ):
+        """One fetch round of the page's sources: ``Fetched`` (or ``Missing``), plain data.
+        With ``everyone`` pulled, every followee's outbox and the hashtags' feeds
+        (``FeedReads.pulled_fetch``; ``heads``: the page's ``PageHeads``). Else once down:
+        the page script's read of the reader's slot (``found``: already read by ``first``)
+        gives the round its plan, the pulled set and the hashtags followed, of which
+        ``tag_plan`` decides those the page pulls; one read then fetches what the script
+        could not (the pulled hashtags' feeds, a cluster's outboxes, with the hidden set's
+        answers about them), and ``home_fetched`` assembles the sources."""
         if plan.everyone:
             keys = [tag_key(name) for name in plan.pulled_tags]
             return self._reads.pulled_fetch(
-                plan.reader, list(plan.authors), keys, before, since_id, need
+                plan.reader, list(plan.authors), keys, before, since_id, need, heads
             )
-        fetched, pulled_tags = self._home_sources(plan, before, since_id, need, prefetch, found)
-        if not pulled_tags:
-            return fetched
-        keys = [tag_key(name) for name in pulled_tags]
-        tagged = self._reads.shared_sources(plan.reader, keys, before, since_id, need)
-        return dataclasses.replace(fetched, sources=(*fetched.sources, *tagged))
-
-    def _home_sources(self, plan: HomePlan, before, since_id, need, prefetch, found=None):
-        """The home, the reader's outbox, the outboxes of the pulled set and the tagged set,
-        read on the reader's hash slot (``_page_sources``), with the rule the page script
-        reported (unfollowed and hidden authors, boosts the reader may not see), and the
-        hashtags the page pulls as the script found them; outboxes read apart (a cluster)
-        have their boosts checked here."""
         found = self._page_sources(plan.reader, before, since_id, need, prefetch, found)
-        authors = [plan.reader, *found.pulled]
-        if found.outboxes is None:
-            reads = self._reads.outboxes(authors, before, since_id, need)
-            checked = self._reads.boosts_rule(plan.reader, [e for r in reads for e in r.entries])
-        else:
-            bound = -math.inf if found.outbox_bound is None else found.outbox_bound - 1
-            reads, checked = outbox_reads(found.outboxes, authors, need, bound), Rule()
-        home = SourceRead(found.home.entries, source_floor(found.home.floor), need)
-        rule = Rule(
-            gone=found.unfollowed,
-            originals_gone=found.hidden_originals | checked.originals_gone,
-            boosts_gone=found.hidden_boosters | checked.boosts_gone,
-        )
-        sources = [(read, rule) for read in (*reads, home)]
-        tags, pulled_tags = self._tag_plan(plan.policy, found)
-        if found.follows_tags:
-            entries = [entry for entry, _ in found.tagged]
-            read = SourceRead(entries, source_floor(found.tagged_floor), need)
-            sources.append(tagged_source(found.tagged, read, tags, found.tagged_hidden))
-        fetched = Fetched(tuple(sources), home, found.cached, found.filter_version)
-        return fetched, pulled_tags
-
-    def _tag_plan(self, policy: FanoutSettings, found: PageSources):
-        """The hashtags the reader follows and those the page pulls from their shared feeds,
-        as the page script found them (their counts read here on a cluster)."""
-        if not found.follows_tags:
-            return (), ()
-        states = found.tags or {}
-        if None in states.values():
-            states = self._tag_copies.states(list(states))
-        pulled = tuple(name for name, state in states.items() if policy.pulls_tag(*state))
-        return tuple(sorted(states)), pulled
+        followed, pulled_tags = tag_plan(plan.policy, found.tags or {})
+        apart = [plan.reader, *found.pulled] if found.outboxes is None else []
+        keys = [tag_key(name) for name in pulled_tags]
+        read = self._reads.pulled_fetch(plan.reader, apart, keys, before, since_id, need)
+        return home_fetched(found, plan.reader, need, followed, read.sources)
 
     def _page_sources(self, reader, before, since_id, need, prefetch, found=None) -> PageSources:
-        """The page script's read of the reader's sources (``found``: already read); Lost
-        where Redis lacks one of the reader's copies (on a cluster, an idle reader's home
-        too: fan-out skipped them)."""
+        """The page script's read of the reader's sources (``found``: already read), with
+        the followed hashtags' states (``tags``: none when no hashtag is followed; on a
+        cluster, where the script reads none, read here); Lost where Redis lacks one of the
+        reader's copies (on a cluster, an idle reader's home too: fan-out skipped them)."""
         if not self._timelines.batched and not self._active(reader):
             raise Lost(Missing(INACTIVE))
         found = found or self._script_call(reader, before, since_id, need, prefetch)
         if not isinstance(found, PageSources):
             raise Lost(Missing(_MISSING.get(found, HOME)))
+        if found.follows_tags and None in (found.tags or {}).values():
+            return found._replace(tags=self._tag_copies.states(list(found.tags)))
         return found
 
     def _active(self, reader: int) -> bool:
@@ -210,6 +176,25 @@ class HomeFetch:
             return False
         self._activity.touch(reader)
         return True
+
+    def pulled_plan(self, reader: int) -> tuple[tuple[int, ...], tuple[str, ...]]:
+        """A pulled home's authors (as ``visible``) and followed hashtags, the reader marked
+        active: one call on the reader's slot while Redis holds every copy (on a cluster the
+        mark apart), where it lacks one loaded as ``visible`` loads it."""
+        key, now, _ = self._activity.activity(self._inactive_after)
+        if not self.batched:
+            self._activity.touch(reader)
+        found = self._followee_copies.pulled_home(
+            reader, self._hidden.key(reader), now, key if self.batched else None
+        )
+        followees, tags, hidden = found
+        if followees is None:
+            followees = self._sources.followees(reader)
+        if tags is None:
+            tags = self._sources.followed_tags(reader)
+        if hidden is None or found[0] is None:
+            hidden = self._sources.hidden_among(reader, sorted(followees))
+        return tuple(sorted({*followees, reader} - hidden)), tuple(tags)
 
     def visible(self, reader: int) -> set[int]:
         """The authors of the reader's home: the reader, and the accounts they follow less

@@ -20,13 +20,13 @@ from socialapp.config import Settings
 from socialapp.domain.fanout import FanoutSettings
 from socialapp.domain.timeline import Rule
 from socialapp.feed_pages import EntryStream, FeedPage, Pages, first_answered
+from socialapp.feed_reads import PageHeads
 from socialapp.feed_repair import FeedRepair
 from socialapp.feed_sources import FeedSources
 from socialapp.home_fetch import HomeFetch, HomePlan
 from socialapp.stores.adaptive_rounds import AdaptiveRounds
 from socialapp.stores.follows import FollowStore
 from socialapp.stores.rate_meters import RateMeters
-from socialapp.stores.reader_activity import ReaderActivity
 from socialapp.stores.timelines import ReadyPage
 
 
@@ -42,7 +42,6 @@ class HomeReader:
         fetch: HomeFetch,
         repair: FeedRepair,
         pages: Pages,
-        activity: ReaderActivity,
         rate_meters: RateMeters,
         adaptive_rounds: AdaptiveRounds,
         follows: FollowStore,
@@ -52,7 +51,6 @@ class HomeReader:
         self._fetch = fetch
         self._repair = repair
         self._pages = pages
-        self._activity = activity
         self._rate_meters = rate_meters
         self._adaptive_rounds = adaptive_rounds
         self._follows = follows
@@ -90,7 +88,7 @@ class HomeReader:
         plan = self._plan(reader, policy)
         page = FeedPage([], None, policy.current.mode)
         hidden_among = lambda ids: self._fetch.hidden_among(plan, ids)  # noqa: E731
-        fetch = functools.partial(self._fetch.round, plan)
+        fetch = functools.partial(self._fetch.round, plan, heads=PageHeads())
         if rendered and hides is None and not plan.everyone and self._fetch.batched:
             first = (max_id, since_id, limit, limit)  # what the page's first round asks
             found = self._fetch.first(plan, *first[:3])
@@ -112,12 +110,10 @@ class HomeReader:
     def _plan(self, reader: int, policy: FanoutSettings) -> HomePlan:
         """Which sources the page merges: the home with the outboxes of the pulled set (the
         page script names them), or every followee's outbox (``_pulls_everyone``), their
-        authors and the hashtags followed read here, once."""
+        authors and the hashtags followed read here, once (``HomeFetch.pulled_plan``)."""
         if not self._pulls_everyone(policy):
             return HomePlan(reader, policy)
-        self._activity.touch(reader)
-        tags = tuple(self._sources.followed_tags(reader))
-        authors = tuple(sorted(self._fetch.visible(reader)))
+        authors, tags = self._fetch.pulled_plan(reader)
         return HomePlan(reader, policy, True, authors, tags, tags)
 
     def _pulls_everyone(self, policy: FanoutSettings) -> bool:

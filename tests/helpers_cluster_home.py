@@ -38,7 +38,7 @@ def cluster_home(c, cluster) -> ClusterHome:
     """``c``: the app's components; ``cluster``: a client of the Redis Cluster."""
     followees, authors = FolloweeCopies(cluster), AuthorCopies(cluster)
     activity, rounds = ReaderActivity(cluster), AdaptiveRounds(cluster)
-    timelines = TimelineStore(cluster, c.settings)
+    timelines = TimelineStore(cluster, c.settings, c.tag_follows.ids)
     cache = PostCache(cluster, c.settings, render_post)
     hidden = HiddenAccounts(cluster)
     stores = (c.posts, c.follows, c.users, c.filters, hidden)
@@ -58,7 +58,7 @@ def cluster_home(c, cluster) -> ClusterHome:
     )
     repair = FeedRepair(sources, feeds, followees)
     home = HomeReader(
-        *(sources, fetch, repair, pages, activity, RateMeters(cluster, rounds), rounds),
+        *(sources, fetch, repair, pages, RateMeters(cluster, rounds), rounds),
         *(c.follows, c.settings),
     )
     return ClusterHome(home, feeds, timelines, authors, activity)

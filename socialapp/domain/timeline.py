@@ -24,7 +24,10 @@ import operator
 from collections.abc import Callable, Container, Iterable
 from collections.abc import Set as AbstractSet
 from itertools import compress
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from socialapp.domain.fanout import FanoutSettings
 
 
 class Entry(NamedTuple):
@@ -191,6 +194,49 @@ def tagged_source(
     return read, Rule(gone=frozenset(hidden), refused=refused)
 
 
+def source_floor(floor: float | None) -> float:
+    """A source's floor for the merge: +inf where Redis read none (the key was lost)."""
+    return math.inf if floor is None else floor
+
+
+def tag_plan(policy: FanoutSettings, states: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The hashtags a home page follows (the tagged set shows their entries) and those it
+    also pulls from their shared feeds, from each tag's state (``states``: followers, None
+    when not counted, and whether it is being reconciled): a tag pulled by some config in
+    force or pending, not counted, or being reconciled (``FanoutSettings.pulls_tag``)."""
+    pulled = tuple(name for name, state in states.items() if policy.pulls_tag(*state))
+    return tuple(sorted(states)), pulled
+
+
+def home_fetched(found, reader: int, need: int, followed, apart=()) -> Fetched | Missing:
+    """A home round's sources with their rules, from the page script's read of the reader's
+    slot (``found``: ``PageSources``' plain fields: the home, the outboxes of the reader and
+    the pulled set when read with it, down to ``outbox_bound``, the authors and boosts it
+    found hidden or unfollowed, the tagged set, shown while its hashtag is ``followed``)
+    and the sources read apart (``apart``: a cluster's outboxes, the pulled hashtags' feeds,
+    each with its rule); Missing the outboxes Redis lacks."""
+    home = SourceRead(found.home.entries, source_floor(found.home.floor), need)
+    rule = Rule(
+        gone=found.unfollowed,
+        originals_gone=found.hidden_originals,
+        boosts_gone=found.hidden_boosters,
+    )
+    reads = [home]
+    if found.outboxes is not None:
+        outboxes = {a: found.outboxes[a] for a in (reader, *found.pulled)}
+        lost = lost_sources(outboxes, OUTBOXES)
+        if lost:
+            return lost
+        bound = -math.inf if found.outbox_bound is None else found.outbox_bound - 1
+        reads = [SourceRead(e, floor, need, bound) for e, floor in outboxes.values()] + reads
+    sources = [(read, rule) for read in reads]
+    if found.follows_tags:
+        entries = [entry for entry, _ in found.tagged]
+        read = SourceRead(entries, source_floor(found.tagged_floor), need)
+        sources.append(tagged_source(found.tagged, read, followed, found.tagged_hidden))
+    return Fetched((*sources, *apart), home, found.cached, found.filter_version)
+
+
 def merge(reads: Iterable[SourceRead], keep: Callable[[Entry], bool], limit: int) -> Merged:
     reads = list(reads)
     if not reads:
@@ -285,7 +331,9 @@ def pull_round(
         return PullRound(list(range(sources)))
     if newest_ids is None:
         return None
-    cut = threshold(filter(None, newest_ids), need)
+    known = set(filter(None, newest_ids))
+    known.discard(math.inf)  # an outbox whose newest is not known is read, counted in no cut
+    cut = threshold(known, need)
     lower = None if cut is None else cut - 1
     # Loops in C: a page reads ~1000 sources, and ids start at 1 (0: nothing above the floor).
     again = list(compress(range(sources), map((lower or 0).__lt__, newest_ids)))
@@ -293,6 +341,26 @@ def pull_round(
     if 0 in newest_ids:
         empty = max(compress(floors, map(operator.not_, newest_ids)))
     return PullRound(again, lower, empty)
+
+
+def heads_below(earlier, before, since_id) -> tuple[list, list] | None:
+    """Every outbox's floor and newest post id (``pull_round``'s) for a round reading below
+    ``before`` (None: the top), from those an earlier round of the same page read
+    (``earlier``: its bounds, ``(before, since_id)``, and the heads; None: none read): a
+    newest post id below ``before`` is still the outbox's newest there; one at or above it
+    says nothing of what lies below and reads as ``math.inf`` (the outbox is read, and
+    counted in no threshold). None where the earlier heads do not serve: other bounds, or
+    an outbox they found missing (read them again once it is rebuilt)."""
+    if earlier is None:
+        return None
+    (upper, lower), (floors, newest) = earlier
+    if lower != since_id or None in floors:
+        return None
+    if before == upper:
+        return floors, newest
+    if before is None or (upper is not None and before > upper):
+        return None  # above the earlier round's bound: not read
+    return floors, [post_id if post_id < before else math.inf for post_id in newest]
 
 
 def hidden_questions(outboxes: list[SourceRead], shared: list[SourceRead]) -> tuple[list, list]:

@@ -49,7 +49,7 @@ class FolloweeCopies:
         self._redis = client
         self._scripts = {
             name: client.register_script((LUA / f"state_{name}.lua").read_text())
-            for name in ("followees", "fill_followees")
+            for name in ("followees", "fill_followees", "pulled_home")
         }
 
     def followees(self, user_id: int) -> set[int] | None:
@@ -59,6 +59,27 @@ class FolloweeCopies:
         if LOADED in members:
             return {int(m) for m in members if m.isdigit() and m != LOADED}
         return None
+
+    def pulled_home(
+        self, user_id: int, hidden: str, now: float, active: str | None = None
+    ) -> tuple[set[int] | None, list[str] | None, set[int] | None]:
+        """A pulled home's plan in one call (``lua/state_pulled_home.lua``): the reader's
+        followees, the hashtags they follow (``followed_tags``) and the followees hidden
+        from them at ``now`` by the set ``hidden`` (``HiddenAccounts.key``, same hash tag);
+        None for each copy not loaded (the hidden followees, too, when the followees are
+        not). ``active``: readers' activity set (one server), where the reader is marked
+        active at ``now``."""
+        keys = [_following(user_id), followed_tags_key(user_id), hidden]
+        keys += [active] if active else []
+        found = self._scripts["pulled_home"](keys=keys, args=[LOADED, now, user_id])
+        followees, tags, hidden_ids = (None if text == "-" else text for text in found)
+        if followees is not None:
+            followees = {int(m) for m in followees.split(",") if m.isdigit() and m != LOADED}
+        if tags is not None:
+            tags = _numbered_names(set(tags.split(",")))
+        if hidden_ids is not None:
+            hidden_ids = {int(m) for m in hidden_ids.split(",") if m}
+        return followees, tags, hidden_ids
 
     @asks_nothing
     def following_set(self, user_id: int) -> tuple[str, str]:
@@ -79,12 +100,7 @@ class FolloweeCopies:
     def followed_tags(self, user_id: int) -> list[str] | None:
         """The hashtags the reader follows (normal forms); None when never loaded, or loaded
         by a version that kept no numbers (filled again, the numbers added)."""
-        members = self._redis.smembers(followed_tags_key(user_id))
-        names = _tag_names(members)
-        numbered = any(member.startswith(TAG_NUMBER) for member in members)
-        if LOADED not in members or (names and not numbered):
-            return None
-        return names
+        return _numbered_names(self._redis.smembers(followed_tags_key(user_id)))
 
     def streamed_tags(self, user_id: int) -> list[str] | None:
         """The hashtags the reader follows, as the live streams read them: none when the
@@ -138,6 +154,16 @@ class FolloweeCopies:
         pipe.incr(_following_changes(user_id))
         pipe.expire(_following_changes(user_id), 2 * FOLLOWING_TTL_SECONDS)
         pipe.execute()
+
+
+def _numbered_names(members: set[str]) -> list[str] | None:
+    """The followed tags' names in a followed tags set's members; None when not loaded, or
+    loaded by a version that kept no numbers."""
+    names = _tag_names(members)
+    numbered = any(member.startswith(TAG_NUMBER) for member in members)
+    if LOADED not in members or (names and not numbered):
+        return None
+    return names
 
 
 def _tag_names(members: set[str]) -> list[str]:

@@ -370,6 +370,46 @@ def test_a_hybrid_page_on_a_redis_cluster(components, redis_cluster_client):
     assert page.merged_authors == 3 and page.from_store == 0
 
 
+def test_a_cluster_round_asks_the_hidden_set_once_about_outboxes_and_hashtags(
+    components, redis_cluster_client, monkeypatch, settle
+):
+    """On a cluster a hybrid home's round reads the pulled outboxes and the pulled
+    hashtags' feeds apart from the page script, then asks the reader's hidden set once about
+    both: the pulled celebrity's boost of a muted account's post and that account's tagged
+    post are left out, a stranger's tagged post shows."""
+    from socialapp.domain.fanout import FanoutConfig, FanoutSettings
+    from socialapp.services import boosts, tags
+    from socialapp.stores.hidden import HiddenAccounts
+
+    c, cluster = components, redis_cluster_client
+    built = cluster_home(c, cluster)
+    names = ("ada", "star", "muted", "stranger", "rdr")
+    ada, star, muted, stranger, reader = (register(c, name) for name in names)
+    for author in (ada, star):
+        assert c.follows.add(reader, author)
+        c.users.add_to_counter(author, "followers_count", 1)
+    tags.follow(c.tag_follows, reader, "cats")  # not counted on the cluster: pulled
+    c.filters.mute(reader, muted, None, True)
+    made = [posts.create_post(c.uow, c.fanout, c.ids, a, "post")["_id"] for a in (ada, star)]
+    quieted = posts.create_post(c.uow, c.fanout, c.ids, muted, "#cats hidden")["_id"]
+    boosts.boost(c.uow, c.fanout, c.post_cache, c.ids, quieted, star)
+    tagged = posts.create_post(c.uow, c.fanout, c.ids, stranger, "#cats shown")["_id"]
+    settle()
+    built.authors.load_authors(c.users.authors_with_followers())
+    built.authors.set_strategy(star, "pull")
+    policy = FanoutSettings(FanoutConfig("hybrid", 10_000))
+    expected = [tagged, *sorted(made, reverse=True)]
+    assert [p["_id"] for p in built.home.read_page(reader, policy, 20).posts] == expected
+    asked = []
+    ask = HiddenAccounts.asked
+    monkeypatch.setattr(
+        HiddenAccounts, "asked", lambda self, *args: asked.append(args[1:3]) or ask(self, *args)
+    )
+    page = built.home.read_page(reader, policy, 20)
+    assert [p["_id"] for p in page.posts] == expected
+    assert len(asked) == 1 and muted in asked[0][0]
+
+
 def test_public_and_hashtag_pages_on_a_redis_cluster(components, redis_cluster_client, settle):
     """On a cluster the feeds, the reader's hidden set and the post cache span slots, so a
     page reads them apart: its pages are the one server's, past the feeds' caps too."""
@@ -636,13 +676,15 @@ def test_a_read_mode_round_is_the_outboxes_heads_then_one_call(components, settl
     assert read(c, reader) == expected  # warm: outboxes, feeds and the hidden set loaded
     sent = sent_to_redis(monkeypatch)
     assert read(c, reader) == expected
-    # The plan: the reader marked active, the followed hashtags, the followees, whom of
-    # them the reader sees; then two rounds (the boosts left out call for the second), each
-    # the heads, one call and the cached posts.
-    assert len(sent) == 4 + 2 * 3
-    assert [b"ZMSCORE" in b"".join(command) for command in sent].count(
-        True
-    ) == 1  # the plan's alone
+    # The plan in one call (the reader marked active, the followees, the followed
+    # hashtags, whom of the followees the reader sees); then two rounds (the boosts left out
+    # call for the second): the heads, one call and the cached posts, then one call and the
+    # cached posts, the first round's heads serving the second (every outbox whose newest
+    # lies below where it reads on still has it). The hidden set is asked inside those
+    # calls, never apart.
+    assert len(sent) == 1 + 3 + 2
+    assert f"following:{{{reader}}}".encode() in b"".join(sent[0])  # the plan's call
+    assert not any(b"ZMSCORE" in b"".join(command) for command in sent)
 
 
 def test_a_list_page_its_script_decides_is_the_page_python_makes(
@@ -746,3 +788,48 @@ def test_a_list_page_its_script_decides_is_the_page_python_makes(
             assert made.status_code == before.status_code == 200, mode
             assert made.json == before.json and diagnostics(made) == diagnostics(before), mode
         assert not decided, mode  # Python made them
+
+
+@pytest.mark.parametrize(
+    "lost", [(), ("following",), ("followed_tags",), ("hidden",), ("following", "hidden")]
+)
+def test_a_read_mode_plan_reads_its_copies_in_one_call_and_loads_what_redis_lost(
+    components, settle, monkeypatch, lost
+):
+    """Read mode's plan (the reader's followees, less those they mute, and followed
+    hashtags) is one call while Redis holds the copies; a copy it lost is loaded from
+    MongoDB and kept again, and the page is the same."""
+    from socialapp.services import filters, tags
+
+    c = components
+    operators.change_fanout(c.fanout_settings, c.fanout, mode="read")
+    settle()
+    ada, bob, stranger, reader = (register(c, name) for name in ("ada", "bob", "stranger", "rdr"))
+    for followee in (ada, bob):
+        graph.follow(c.uow, c.fanout, reader, followee)
+    tags.follow(c.tag_follows, reader, "cats", c.fanout.on_tag_follow_changed)
+    filters.mute(c.uow, c.fanout, reader, bob)
+    made = [posts.create_post(c.uow, c.fanout, c.ids, a, "post")["_id"] for a in (ada, bob)]
+    tagged = posts.create_post(c.uow, c.fanout, c.ids, stranger, "#cats")["_id"]
+    settle()
+    expected = [tagged, made[0]]
+    assert read(c, reader) == expected  # warm
+    plans = []
+    pulled_home = type(c.followee_copies).pulled_home
+    monkeypatch.setattr(
+        type(c.followee_copies),
+        "pulled_home",
+        lambda self, *args: plans.append(found := pulled_home(self, *args)) or found,
+    )
+    store = redis.Redis.from_url(c.settings.redis_url)
+    keys = [f"{name}:{{{reader}}}" for name in lost]
+    if keys:
+        store.delete(*keys)
+    assert read(c, reader) == expected
+    followees, followed, hidden = plans[0]
+    assert (followees is None, followed is None) == ("following" in lost, "followed_tags" in lost)
+    assert hidden is None if lost and lost != ("followed_tags",) else hidden == {bob}
+    assert all(store.exists(key) for key in keys)  # kept again
+    assert read(c, reader) == expected
+    assert plans[-1] == ({ada, bob}, ["cats"], {bob})
+    store.close()

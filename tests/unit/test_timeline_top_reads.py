@@ -21,6 +21,7 @@ from socialapp.domain.timeline import (
     PullRound,
     SourceRead,
     assemble,
+    heads_below,
     hidden_questions,
     merge,
     pull_round,
@@ -70,10 +71,17 @@ class Sources:
         since = self.since_id if lower is None else lower
         return [self.outboxes[i].read(self.max_id, since, count) for i in indexes]
 
-    def page(self, need: int) -> list[SourceRead]:
+    def page(self, need: int, heads=None) -> list[SourceRead]:
+        """The round's reads; with ``heads`` (a holder of the page's heads, as
+        ``PageHeads``), an earlier round's heads reused where they serve (``heads_below``)."""
         step = pull_round(len(self.outboxes), need)
         if step is None:
-            step = pull_round(len(self.outboxes), need, *self.newest())
+            earlier = heads_below(heads[0] if heads else None, self.max_id, self.since_id)
+            if earlier is None:
+                earlier = self.newest()
+                if heads is not None:
+                    heads[:] = [((self.max_id, self.since_id), earlier)]
+            step = pull_round(len(self.outboxes), need, *earlier)
         return step.reads(self.read(step.indexes, need, step.lower), need)
 
 
@@ -192,9 +200,10 @@ def worlds(draw):
     return [posts for posts, _ in made], [outbox for _, outbox in made]
 
 
-def paged(outboxes, histories, limit, max_id, since_id, hidden):
+def paged(outboxes, histories, limit, max_id, since_id, hidden, heads=None):
     """``read_page``'s loop over ``pull_round``: caches first, the complete histories (the
-    store of record) below what they are known to hold."""
+    store of record) below what they are known to hold; ``heads``: the page's heads held
+    from round to round (``Sources.page``)."""
     truth = sorted(
         (i for posts in histories for i in posts if since_id < i < max_id and i not in hidden),
         reverse=True,
@@ -203,7 +212,7 @@ def paged(outboxes, histories, limit, max_id, since_id, hidden):
     before = max_id
     while len(kept) < limit:
         need = limit - len(kept)
-        reads = Sources(outboxes, before, since_id).page(need)
+        reads = Sources(outboxes, before, since_id).page(need, heads)
         merged = merge(reads, keep=lambda e: e.post_id not in hidden, limit=need)
         kept += ids(merged)
         if len(merged.entries) == need:
@@ -241,6 +250,27 @@ def test_pages_equal_the_histories_whatever_the_outboxes_hold(
     histories, outboxes = world
     kept, expected = paged(outboxes, histories, limit, max_id, since_id, hidden)
     assert kept == expected
+    # The page's later rounds reusing the first round's heads give the same page.
+    kept, _ = paged(outboxes, histories, limit, max_id, since_id, hidden, heads=[])
+    assert kept == expected
+
+
+def test_a_later_round_reads_the_outboxes_whose_newest_it_does_not_know():
+    """Read on below 50, the first round's heads still tell the newest of the outboxes
+    whose newest lay below 50 (45, 20); the others (90, 60: their newest below 50 unknown)
+    are read and counted in no threshold, so the page of 2 below 50 holds 40, from the
+    outbox whose newest was 90."""
+    outboxes = [Outbox(1, [90, 40, 30]), Outbox(2, [60]), Outbox(3, [45]), Outbox(4, [20])]
+    floors, newest = [0.0] * 4, [90, 60, 45, 20]
+    earlier = heads_below(((None, None), (floors, newest)), 50, None)
+    assert earlier == (floors, [math.inf, math.inf, 45, 20])
+    step = pull_round(4, 2, *earlier)
+    assert step.indexes == [0, 1, 2, 3] and step.lower == 19
+    reads = step.reads([outboxes[i].read(50, step.lower, 2) for i in step.indexes], 2)
+    assert ids(merge(reads, keep=lambda e: True, limit=2)) == [45, 40]
+    assert heads_below(((None, None), (floors, newest)), 50, 10) is None  # other bounds
+    assert heads_below(((50, None), (floors, newest)), 60, None) is None  # above them
+    assert heads_below(((None, None), ([0.0, None, 0.0, 0.0], newest)), 50, None) is None
 
 
 def test_a_pulled_round_asks_once_and_leaves_out_what_the_answers_hide():
