@@ -31,8 +31,9 @@ def caller_id() -> int:
     embedded store restarted empty, a database restored from backup), and nobody may write
     as no one. Reads skip that lookup.
     """
-    if "caller_id" in g:
-        return g.caller_id
+    found = g.get("caller_id")  # one look at ``g``: a view asks after ``authenticated`` did
+    if found is not None:
+        return found
     grant = _scoped_grant()
     if grant.user_id is None:
         raise UserRequired(USER_REQUIRED)
@@ -74,8 +75,9 @@ def token_grant() -> oauth.Grant:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthorized("missing or malformed bearer token")
+    c = components()
     try:
-        return oauth.authenticate(components().tokens, components().oauth, token.strip())
+        return oauth.authenticate(c.tokens, c.oauth, token.strip())
     except InvalidToken as error:
         raise Unauthorized("invalid or expired token") from error
 
@@ -96,8 +98,9 @@ def app_grant() -> oauth.Grant:
 def _scoped_grant() -> oauth.Grant:
     """The bearer token's grant; a token whose scopes neither read (for a safe method) nor
     write is refused whatever the route."""
-    if "grant" in g:
-        return g.grant
+    found = g.get("grant")
+    if found is not None:
+        return found
     grant = token_grant()
     safe = request.method in ("GET", "HEAD", "OPTIONS")
     if grant.scopes is not None and not oauth.allows_method(grant.scopes, safe):
