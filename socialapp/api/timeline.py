@@ -53,12 +53,12 @@ class Home(MethodView):
             c.home, c.fanout_settings, c.metrics, reader, **args, rendered=True
         )
         c.metrics.count_home_read(page)
-        headers = {
-            "X-Fanout-Mode": page.mode,
-            "X-Timeline-Materialized": str(page.from_timeline),
-            "X-Timeline-Merged-Authors": str(page.merged_authors),
-            "X-Timeline-From-Store": str(page.from_store),
-        }
+        headers = [  # pairs: werkzeug iterates them as they are (a dict it checks value by value)
+            ("X-Fanout-Mode", page.mode),
+            ("X-Timeline-Materialized", str(page.from_timeline)),
+            ("X-Timeline-Merged-Authors", str(page.merged_authors)),
+            ("X-Timeline-From-Store", str(page.from_store)),
+        ]
         return page_response(page, reader, headers)
 
 
