@@ -89,22 +89,34 @@ def with_original(boost, original, rendered: bool):
 
 
 _BOOST_COUNT = '"boost_count": '
+_COUNT_AT = len(_BOOST_COUNT)
 
 
-def ever_boosted(rendered: str) -> bool:
-    """Whether the post a page item shows (a boost's original, joined last by
-    ``with_original``) has been boosted by anyone, as its response form counts: only then
-    may the reader have boosted it. A boost moves the count in the transaction that stores
-    it and marks the cached post changed before it answers, so a page read after a boost
-    counts it. A JSON string holds no unescaped quote, so the last ``"boost_count": `` is a
-    field's; a form without one cannot tell (True)."""
-    at = rendered.rfind(_BOOST_COUNT)
-    return at < 0 or rendered[at + len(_BOOST_COUNT)] != "0"  # no other count starts with 0
+def ever_boosted(forms: list[str], shows: list[int]) -> list[int]:
+    """The posts (``shows``: the one each page item shows) that anyone has boosted, as the
+    items' response forms count them (a boost's original, joined last by
+    ``with_original``): only those may the reader have boosted. A boost moves the count in
+    the transaction that stores it and marks the cached post changed before it answers, so
+    a page read after a boost counts it. A JSON string holds no unescaped quote, so the last
+    ``"boost_count": `` is a field's; a form without one cannot tell (kept). One loop over
+    the page, no call per item: every page served to a reader asks it."""
+    found = []
+    for form, post_id in zip(forms, shows, strict=True):
+        at = form.rfind(_BOOST_COUNT)
+        if at < 0 or form[at + _COUNT_AT] != "0":  # no other count starts with 0
+            found.append(post_id)
+    return found
 
 
-def with_boosted(rendered: str, boosted: bool) -> str:
-    """A post's cached response form with whether the reader boosted it (home pages)."""
-    return f'{{"boosted": {"true" if boosted else "false"}, {rendered[1:]}'
+def with_boosted(forms: list[str], shows: list[int], boosted: Collection[int]) -> str:
+    """A page's items joined, each post's cached response form with whether the reader
+    boosted the post it shows (``boosted``: those they did)."""
+    return ", ".join(
+        [
+            f'{{"boosted": {"true" if post_id in boosted else "false"}, {form[1:]}'
+            for form, post_id in zip(forms, shows, strict=True)
+        ]
+    )
 
 
 def without_comments_by(post: dict, hidden: Collection[int]) -> dict:

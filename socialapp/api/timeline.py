@@ -53,12 +53,12 @@ class Home(MethodView):
             c.home, c.fanout_settings, c.metrics, reader, **args, rendered=True
         )
         c.metrics.count_home_read(page)
-        headers = {
-            "X-Fanout-Mode": page.mode,
-            "X-Timeline-Materialized": str(page.from_timeline),
-            "X-Timeline-Merged-Authors": str(page.merged_authors),
-            "X-Timeline-From-Store": str(page.from_store),
-        }
+        headers = [  # pairs: werkzeug iterates them as they are (a dict it checks value by value)
+            ("X-Fanout-Mode", page.mode),
+            ("X-Timeline-Materialized", str(page.from_timeline)),
+            ("X-Timeline-Merged-Authors", str(page.merged_authors)),
+            ("X-Timeline-From-Store", str(page.from_store)),
+        ]
         return page_response(page, reader, headers)
 
 
@@ -66,12 +66,12 @@ def page_response(page: FeedPage, reader: int | None, headers=None) -> Response:
     """A page read ``rendered``: its posts come as the JSON PostSchema renders (cached so),
     joined, not re-rendered, each with whether the reader boosted the post it shows (MongoDB
     is asked only of the posts someone boosted: ``ever_boosted``)."""
-    shown = list(zip(page.posts, page.shows, strict=True))
     mine = set()
     if reader is not None:
-        maybe = [shows for item, shows in shown if ever_boosted(item)]
-        mine = boosts.boosted_among(components().boosts, reader, maybe)
-    items = ", ".join(with_boosted(item, shows in mine) for item, shows in shown)
+        maybe = ever_boosted(page.posts, page.shows)
+        if maybe:  # most pages: nobody boosted a post on them, and nothing is asked
+            mine = boosts.boosted_among(components().boosts, reader, maybe)
+    items = with_boosted(page.posts, page.shows, mine)
     next_max_id = json.dumps(None if page.next_max_id is None else str(page.next_max_id))
     body = f'{{"items": [{items}], "next_max_id": {next_max_id}}}'
     return Response(body, 200, headers, mimetype="application/json")

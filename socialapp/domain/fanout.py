@@ -17,6 +17,7 @@ work, so a reader never misses a post that one config would have pushed and the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 MODES = ("write", "read", "hybrid", "adaptive")
 STRATEGIES = ("push", "pull", "auto")  # what an operator sets per author
@@ -68,13 +69,13 @@ class FanoutSettings:
     def settled(self) -> bool:
         return not self.pending
 
-    @property
+    @functools.cached_property  # asked by every page read of settings that rarely change
     def pulls_everyone(self) -> bool:
         """Whether readers pull every followee (``read`` mode in force or pending): pages
         merge every outbox, and streams follow every followee."""
         return any(config.mode == "read" for config in self.configs)
 
-    @property
+    @functools.cached_property  # asked by every page read, as ``pulls_everyone``
     def measures_rates(self) -> bool:
         """Whether reads and posts are counted: adaptive mode is in force or pending."""
         return any(config.mode == "adaptive" for config in self.configs)
