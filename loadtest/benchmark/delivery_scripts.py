@@ -1,9 +1,9 @@
-"""Redis time per delivery by ``deliver.lua``: to tagged sets with ``--base``'s scripts and
-the working tree's, and to homes with the working tree's, in one run.
+"""Redis time per delivery by ``deliver.lua``: to tagged sets and to homes, with ``--base``'s
+scripts and the working tree's, in one run.
 
 ``python -m loadtest.benchmark.delivery_scripts --base COMMIT [--entries N] [--out FILE]``
 starts its own redis-server and makes ``READERS`` tagged sets with each version's scripts
-(``N`` entries each, the cap ``CAP``) and as many homes, then delivers ``ROUNDS`` posts, one
+(``N`` entries each, the cap ``CAP``) and as many homes each, then delivers ``ROUNDS`` posts, one
 ``deliver.lua`` call per post to each group, the groups taking turns (each first in turn).
 Redis's own account, ``INFO commandstats``' microseconds of the call over its readers, is
 one delivery's time; a pending list's fold comes once in ``PENDING_FOLD`` deliveries, so the
@@ -56,6 +56,7 @@ def _groups(client, base: str, entries: int) -> dict[str, tuple[TimelineScripts,
     groups = {  # readers' ids of one length: a shorter key costs each push less
         f"tagged, {base}": (old, range(30_001, 30_001 + READERS), str(TAG_ID) if numbered else TAG),
         "tagged, working tree": (new, range(10_001, 10_001 + READERS), str(TAG_ID)),
+        f"home, {base}": (old, range(40_001, 40_001 + READERS), "home"),
         "home, working tree": (new, range(20_001, 20_001 + READERS), "home"),
     }
     rng = random.Random(1)
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["environment"]["redis"] = environment.redis_version(server.url)
         figures.update(measure(server.url, args.base, args.entries))
     environment.finish(figures, args.out)
-    for name in list(figures)[-3:]:
+    for name in list(figures)[-4:]:
         print(f"{name}: {figures[name]}")
     return 0
 
