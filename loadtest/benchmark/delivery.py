@@ -109,10 +109,10 @@ def check_delivered(c, authors: dict[int, int], sample: int = 5) -> bool:
     return True
 
 
-def measure_pairs(world, first: tuple[int, str], second: tuple[int, str], followers: int,
-                  pairs: int) -> dict:  # fmt: skip
-    """Posts by two authors of ``followers`` each (``(author_id, text)``) in turn, one at a
-    time: each ratio second/first of deliveries/s (and end to end) from two posts side by
+def measure_pairs(world, first: tuple[int, str], second: tuple[int, str],
+                  followers: tuple[int, int], pairs: int) -> dict:  # fmt: skip
+    """Posts by two authors (``(author_id, text)``, of ``followers`` each in order) in turn,
+    one at a time: each ratio second/first of deliveries/s (and end to end) from two posts side by
     side, as reads pair their runs (the machine's speed drifts); the medians, and each
     side's figures as ``measure`` gives them."""
     c = world.c
@@ -128,9 +128,9 @@ def measure_pairs(world, first: tuple[int, str], second: tuple[int, str], follow
         found[f"{name}pairs"] = [[rounded(x, 0) for x in pair] for pair in runs]
         found[f"{name}ratio"] = rounded(statistics.median(b / a for a, b in runs))
     sides = [
-        {**_result(followers, world.concurrency, list(side)),
+        {**_result(count, world.concurrency, list(side)),
          "list_deliveries_per_post": side[0]["list_deliveries"]}
-        for side in zip(*traces, strict=True)
+        for count, side in zip(followers, zip(*traces, strict=True), strict=True)
     ]  # fmt: skip
     return {"sides": sides, **found}
 

@@ -10,13 +10,15 @@ list and their home alternately on one server; the ratio is list p50 / home p50.
 [--out FILE]`` runs one part alone, the delivery by default (the full benchmark runs both, as
 its ``list_pages`` and ``list_delivery`` sections).
 
-Delivery (``Fanout.deliver_post``): two authors of ``list_followers`` followers each post in
-turn, one plain, the other in ``lists_holding`` lists (each read once, so its feed exists)
-with a tag ``tag_followers`` accounts follow (read once too). In write mode a followed tag is
-pushed, so its followers' tagged sets are written by the same chunk tasks as the homes
-(active followers: their sets exist, as after a first read); the lists' feeds are written by
-the planner once the chunks are sent. Deliveries count home, tagged-set and list-feed entries
-written, over the time from the first written to the last.
+Delivery (``Fanout.deliver_post``): two authors post in turn, one in ``lists_holding`` lists
+(each read once, so its feed exists) with ``list_followers`` followers and a tag
+``tag_followers`` accounts follow (read once too), the other plain, a home-only fan-out of the
+same size: as many followers as the first's post has deliveries (``plain_followers``). In
+write mode a followed tag is pushed, so its followers' tagged sets are written by the same
+chunk tasks as the homes (active followers: their sets exist, as after a first read); the
+lists' feeds are written by the planner once the chunks are sent. Deliveries count home,
+tagged-set and list-feed entries written, over the time from the first written to the last
+(and, end to end, from the post's creation).
 """
 
 from __future__ import annotations
@@ -105,13 +107,17 @@ def _profile(c, mode: str, size, owned: list[tuple[int, int]]) -> dict:
     )
 
 
+def plain_followers(size) -> int:
+    """The plain author's followers: as many as the listed author's post has deliveries
+    (its followers' homes, the tag's followers' tagged sets, the lists' feeds)."""
+    return size.list_followers + size.tag_followers + size.lists_holding
+
+
 def setup_delivery(world, size) -> tuple[int, int]:
     """The plain author and the listed one with a followed tag (write mode)."""
     c = world.c
-    plain, listed = (
-        delivery.setup(world, (size.list_followers,), name)[size.list_followers]
-        for name in ("plain", "listed")
-    )
+    plain = delivery.setup(world, (plain_followers(size),), "plain")[plain_followers(size)]
+    listed = delivery.setup(world, (size.list_followers,), "listed")[size.list_followers]
     for owner in c.follows.follower_ids(listed, limit=size.lists_holding):
         _list_of(c, owner, [listed])
     tag_followers = seed.new_ids(c, size.tag_followers)
@@ -129,11 +135,11 @@ def measure_delivery(world, size, authors: tuple[int, int]) -> dict:
         world,
         (plain, "benchmark post"),
         (listed, f"benchmark post #{TAG}"),
-        size.list_followers,
+        (plain_followers(size), size.list_followers),
         PAIRS_PER_POST * size.posts_per_author,
     )
-    return {**found, "followers": size.list_followers, "lists": size.lists_holding,
-            "tag_followers": size.tag_followers}  # fmt: skip
+    return {**found, "followers": size.list_followers, "plain_followers": plain_followers(size),
+            "lists": size.lists_holding, "tag_followers": size.tag_followers}  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

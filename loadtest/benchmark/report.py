@@ -604,10 +604,11 @@ def _list_delivery(listed: dict) -> str:
               "deliveries/s (median)", "per post", "end to end/s", "delivery s p50/p95",
               "visible s p50/p95"]  # fmt: skip
     return (
-        f"Two authors of {listed['followers']:,} followers post in turn, mode `write`, "
-        f"{listed['sides'][0]['concurrency']} worker threads: one plain, one in "
-        f"{listed['lists']} lists whose post carries a tag {listed['tag_followers']:,} "
-        "accounts follow. Deliveries are home, tagged-set and list-feed entries written.\n\n"
+        f"Two authors post in turn, mode `write`, {listed['sides'][0]['concurrency']} worker "
+        f"threads: one of {listed['followers']:,} followers in {listed['lists']} lists whose "
+        f"post carries a tag {listed['tag_followers']:,} accounts follow, one plain with as "
+        f"many followers as the first's post has deliveries ({listed['plain_followers']:,}). "
+        "Deliveries are home, tagged-set and list-feed entries written.\n\n"
         + _table(header, rows)
         + f"\nListed / plain deliveries/s, median of {len(listed['pairs'])} pairs: "
         f"{listed['ratio']}x (pairs {', '.join(f'{b / a:.2f}' for a, b in listed['pairs'])}); "

@@ -131,8 +131,9 @@ def check(figures: dict) -> list[dict]:
         _at_least(
             "list_delivery",
             f"deliveries/s, a {listed['followers']}-follower author in {listed['lists']} lists "
-            f"whose post carries a tag {listed['tag_followers']} accounts follow / the same "
-            f"without lists or tag (median of {len(listed['pairs'])} alternating pairs)",
+            f"whose post carries a tag {listed['tag_followers']} accounts follow / a home-only "
+            f"fan-out of as many deliveries, {listed['plain_followers']} followers (median of "
+            f"{len(listed['pairs'])} alternating pairs)",
             listed["ratio"], 1.0, "x",
         ),
         _at_most(

@@ -58,9 +58,10 @@ def test_smoke_run_writes_the_report(tmp_path, capsys):
     assert all(found["page_sizes"] == [20, 20] for found in pages.values())
     assert all(p50 > 0 for found in pages.values() for pair in found["pairs"] for p50 in pair)
     plain, listed = figures["list_delivery"]["sides"]
-    assert (plain["deliveries_per_post"], plain["list_deliveries_per_post"]) == (100, 0)
-    # 100 homes, 100 tag followers' tagged sets (the tag is pushed in write mode), 5 lists
+    # 100 homes, 100 tag followers' tagged sets (the tag is pushed in write mode), 5 lists;
+    # the plain author's fan-out is as large, all homes
     assert (listed["deliveries_per_post"], listed["list_deliveries_per_post"]) == (205, 5)
+    assert (plain["deliveries_per_post"], plain["list_deliveries_per_post"]) == (205, 0)
     rules = figures["feed_rules"]["filtered_vs_plain"]
     assert set(rules) == {"write", "hybrid"}
     assert all(p50 > 0 for found in rules.values() for pair in found["pairs"] for p50 in pair)

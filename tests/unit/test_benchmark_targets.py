@@ -38,7 +38,13 @@ def all_figures(hybrid_share: float = 0.7) -> dict:
         "feed_rules": {"hidden_accounts": 1000, "filtered_vs_plain": {"hybrid": found}},
         "keyword_filters": {"keywords": 100, "filtered_vs_plain": {"hybrid": found}},
         "list_pages": {"members": 100, "celebrities": 5, "list_vs_home": {"hybrid": found}},
-        "list_delivery": {"followers": 10, "lists": 5, "tag_followers": 10, **found},
+        "list_delivery": {
+            "followers": 10,
+            "plain_followers": 25,
+            "lists": 5,
+            "tag_followers": 10,
+            **found,
+        },
         "grouped_notifications": {"accounts": {"100": {}, "100000": {}}, "many_vs_few": found},
     }
 
