@@ -184,15 +184,13 @@ class HomeFetch:
         key, now, _ = self._activity.activity(self._inactive_after)
         if not self.batched:
             self._activity.touch(reader)
-        found = self._followee_copies.pulled_home(
+        followees, tags, hidden = self._followee_copies.pulled_home(
             reader, self._hidden.key(reader), now, key if self.batched else None
         )
-        followees, tags, hidden = found
-        if followees is None:
-            followees = self._sources.followees(reader)
         if tags is None:
             tags = self._sources.followed_tags(reader)
-        if hidden is None or found[0] is None:
+        if followees is None or hidden is None:  # none read of the hidden set without both
+            followees = self._sources.followees(reader) if followees is None else followees
             hidden = self._sources.hidden_among(reader, sorted(followees))
         return tuple(sorted({*followees, reader} - hidden)), tuple(tags)
 
