@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from socialapp.stores.lua_library import used_part
 from socialapp.stores.unavailable import REDIS, asks_nothing, translates
 
 LOADED = "0"  # sentinel member: ids start at 1, so a set holding "0" was loaded
@@ -49,8 +50,11 @@ class FolloweeCopies:
         self._redis = client
         self._scripts = {
             name: client.register_script((LUA / f"state_{name}.lua").read_text())
-            for name in ("followees", "fill_followees", "pulled_home")
+            for name in ("followees", "fill_followees")
         }
+        pulled_home = (LUA / "state_pulled_home.lua").read_text()  # with lib's hidden_among
+        library = used_part((LUA / "lib.lua").read_text(), pulled_home)
+        self._scripts["pulled_home"] = client.register_script(library + pulled_home)
 
     def followees(self, user_id: int) -> set[int] | None:
         """The reader's followees; None when the set was never loaded (or was evicted)."""
