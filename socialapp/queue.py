@@ -63,8 +63,12 @@ def celery_app(settings: Settings, name: str = "socialapp") -> celery.Celery:
     app.conf.update(
         task_queues=[Queue(q) for q in QUEUES],
         task_default_queue=FANOUT,
-        task_serializer="json",
-        accept_content=["json"],
+        # msgpack: a large delivery's chunk carries 5,000 follower ids, which kombu's JSON
+        # encodes and decodes several times slower (a 100,000-follower post was visible in
+        # 0.86x the time, median of 10 alternating pairs). JSON is still accepted: the tasks
+        # an older server queued during a rolling upgrade run as before.
+        task_serializer="msgpack",
+        accept_content=["msgpack", "json"],
         task_ignore_result=True,
         task_acks_late=True,  # a task is removed from the queue only once it is done...
         task_reject_on_worker_lost=True,  # ...and requeued if its worker dies mid-way
