@@ -21,14 +21,12 @@ from socialapp.domain.timeline import (
     MISSING,
     OUTBOXES,
     SHARED,
-    Entry,
     Fetched,
     Missing,
     PulledReads,
     PulledWants,
     Rule,
     SourceRead,
-    boost_authors,
     heads_below,
     lost_sources,
     pulled_next,
@@ -178,17 +176,3 @@ class FeedReads:
         if found is None:
             raise Lost(Missing(HIDDEN))
         return found
-
-    def hidden(self, reader: int, author_ids) -> set[int]:
-        """Which of ``author_ids`` the reader does not see now (``hidden_answers``)."""
-        return self.hidden_answers(reader, author_ids)[0]
-
-    def boosts_rule(self, reader: int, entries: list[Entry]) -> Rule:
-        """The rule leaving out the boosts among ``entries`` the reader may not see: of
-        accounts the reader does not see, or by accounts whose boosts the reader hides (one
-        Redis call, if any boosts)."""
-        originals, boosters = boost_authors(entries)
-        if not boosters:
-            return Rule()
-        hidden, boosts_hidden = self.hidden_answers(reader, originals, boosters)
-        return Rule(originals_gone=frozenset(hidden), boosts_gone=frozenset(boosts_hidden))

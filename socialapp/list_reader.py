@@ -33,7 +33,16 @@ from collections.abc import Callable
 
 from socialapp import jitter
 from socialapp.domain.fanout import FanoutSettings
-from socialapp.domain.timeline import HIDDEN, LIST_FEED, MEMBERS, Fetched, Missing, Rule, SourceRead
+from socialapp.domain.timeline import (
+    HIDDEN,
+    LIST_FEED,
+    MEMBERS,
+    Fetched,
+    Missing,
+    Rule,
+    SourceRead,
+    boost_authors,
+)
 from socialapp.feed_pages import EntryStream, FeedPage, Pages, first_answered
 from socialapp.feed_reads import FeedReads, Lost, outbox_reads, reported
 from socialapp.feed_repair import FeedRepair
@@ -195,15 +204,14 @@ class ListReader:
         return Fetched(tuple((read, rule) for read in reads), feed, found.cached)
 
     def _apart(self, plan: ListPlan, before, since_id, need: int) -> Fetched:
-        """The page's sources read apart: the members the owner sees (the members' copy
-        less the hidden set's answers), the list's feed (none in read mode) and the outboxes
-        of the members the policy says pages pull, then the boosts checked."""
+        """The page's sources read apart: the members' copy, the list's feed (none in read
+        mode) and the outboxes of the members the policy says pages pull, then the hidden
+        set asked once, about the members and the boosts read (a hidden member's posts,
+        read with the rest, are left out by the rule)."""
         members = self._list_feeds.members(plan.owner, plan.list_id)
         if members is None:
             raise Lost(Missing(MEMBERS))
-        members = sorted(members)
-        visible = frozenset(members) - self._reads.hidden(plan.owner, members)
-        pulled, reads, feed = sorted(visible), [], None
+        pulled, reads, feed = sorted(members), [], None
         if not plan.policy.pulls_everyone:
             authors = self._sources.authors(pulled)
             pulled = [a for a, info in authors.items() if plan.policy.reader_pulls(*info)]
@@ -211,8 +219,15 @@ class ListReader:
             reads.append(feed)
         if pulled:
             reads += self._reads.pulled(pulled, before, since_id, need)
-        entries = [e for read in reads for e in read.entries]
-        rule = dataclasses.replace(self._reads.boosts_rule(plan.owner, entries), only=visible)
+        originals, boosters = boost_authors([e for read in reads for e in read.entries])
+        hidden, boosts_hidden = self._reads.hidden_answers(
+            plan.owner, sorted({*members, *originals}), boosters
+        )
+        rule = Rule(
+            originals_gone=frozenset(hidden),
+            boosts_gone=frozenset(boosts_hidden),
+            only=frozenset(members) - hidden,
+        )
         return Fetched(tuple((read, rule) for read in reads), feed)
 
     def _feed(self, plan: ListPlan, before, since_id, need: int) -> SourceRead:
