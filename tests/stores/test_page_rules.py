@@ -357,6 +357,18 @@ def test_the_shared_script_leaves_a_page_it_lacks_a_response_form_of_to_python(r
     assert found.cached == {30: value, 10: "form 10\n{}"}
 
 
+def test_a_script_that_read_fewer_ids_than_the_page_leaves_it_to_python(redis_client):
+    """A page script's merge that kept fewer ids than the page asks (``prefetch``) has not
+    read the page, even where every feed holds all its history (lib.lua's decided_page,
+    which the home's, a list's and the shared feeds' scripts share)."""
+    case = SHARED_CASES["posts of followees, newest first"]
+    assert shared_script_page(redis_client, case, 20).ready == ([30, 10], ["form 30", "form 10"])
+    feeds = SharedFeeds(redis_client, SETTINGS)
+    found = feeds.read_page([tag_key("t0")], None, None, 20, PREFIX, 1, (HIDDEN, LOADED), NOW, True)
+    assert found.ready is None
+    assert list(found.cached) == [30]  # the one id the merge kept
+
+
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_the_python_rule_gives_the_page(case):
     assert python_page(case) == case.page

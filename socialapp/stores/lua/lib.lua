@@ -1043,9 +1043,10 @@ end
 -- ``boosts`` the ids of boosts among them; ``open``: no since_id): the page's ``count``
 -- entries at or above where every read is known (or, when every read holds all history,
 -- all of them), none a boost (the boost rule waits for what lies below a boost), each with
--- its response form cached. Its ids (at most ``count``) and response forms, or nil.
-local function decided_page(reads, count, ids, values, boosts, open)
-  if count < 1 then return nil end
+-- its response form cached; ``prefetch``: how many ids the merge kept at most (fewer than
+-- ``count``: the page is not all read). Its ids (at most ``count``) and response forms, or nil.
+local function decided_page(reads, count, prefetch, ids, values, boosts, open)
+  if count < 1 or prefetch < count then return nil end
   local known = -math.huge
   for _, read_ in ipairs(reads) do
     known = math.max(known, known_from(read_[1], count, read_[2]))
@@ -1069,8 +1070,8 @@ end
 -- scripts answer it: {'=', the page's post ids joined by ',', how many of them ``home`` holds
 -- (the home's or the list feed's read; nil: none read), ``merged`` (the outboxes merged
 -- beside it), their response forms}; nil when the page is left to Python.
-local function decided_answer(reads, count, ids, values, boosts, home, merged)
-  local page, forms = decided_page(reads, count, ids, values, boosts, ARGV[2] == '-inf')
+local function decided_answer(reads, count, prefetch, ids, values, boosts, home, merged)
+  local page, forms = decided_page(reads, count, prefetch, ids, values, boosts, ARGV[2] == '-inf')
   if not page then return nil end
   local in_home, from_home = {}, 0
   for i = 2, #(home or {}) do in_home[string.match(home[i], '^(%d+)')] = true end

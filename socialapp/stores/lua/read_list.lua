@@ -72,10 +72,11 @@ local shown, boosts = noting_boosts(page_rule(function(author) return not seen[a
 local count, prefetch = tonumber(ARGV[3]), tonumber(ARGV[9])
 local ids = merged_ids(found, shown, prefetch)
 local reply = with_cached({''}, ARGV[8], ids)  -- its text once the page is Python's
-if ARGV[11] == '1' and #found == (feed and 1 or 0) + #pulled and prefetch >= count then
+if ARGV[11] == '1' and #found == (feed and 1 or 0) + #pulled then
   local reads = {}
   for i, read_ in ipairs(found) do reads[i] = {read_} end
-  local answer = decided_answer(reads, count, ids, {unpack(reply, 3)}, boosts, feed, #pulled)
+  local answer = decided_answer(reads, count, prefetch, ids, {unpack(reply, 3)}, boosts, feed,
+    #pulled)
   if answer then return answer end
 end
 local out = {

@@ -172,11 +172,11 @@ local reply = with_cached({''}, ARGV[8], ids)  -- its text once the page is Pyth
 -- decide: on one server, every outbox found, no hashtag followed (the page's plan would
 -- pull their feeds), the home and the outboxes read to ``bound``. Else the reply goes to
 -- Python's path.
-if ARGV[10] == '1' and here and follows_tags == 0 and #found == #pulled + 2
-    and prefetch >= count then
+if ARGV[10] == '1' and here and follows_tags == 0 and #found == #pulled + 2 then
   local reads, lower = {{home}}, bound ~= '' and tonumber(bound) - 1 or nil
   for i = 2, #found do reads[i] = {found[i], lower} end
-  local answer = decided_answer(reads, count, ids, {unpack(reply, 3)}, boosts, home, #found - 1)
+  local answer = decided_answer(reads, count, prefetch, ids, {unpack(reply, 3)}, boosts, home,
+    #found - 1)
   if answer then return answer end
 end
 reply[1] = reply_text()

@@ -42,10 +42,11 @@ local ids = merged_ids(found, shown, prefetch)
 local reply = with_cached({table.concat(texts, ';'), hidden_text}, ARGV[7], ids)
 -- The page itself (decided_page) when nothing is left for Python to decide: every feed
 -- found and whom the reader does not see known. Else the reply goes to Python's path.
-if ARGV[9] == '1' and #found == feeds and hidden_text ~= '-' and prefetch >= count then
+if ARGV[9] == '1' and #found == feeds and hidden_text ~= '-' then
   local reads = {}
   for i, read_ in ipairs(found) do reads[i] = {read_} end
-  local page, forms = decided_page(reads, count, ids, {unpack(reply, 4)}, {}, ARGV[2] == '-inf')
+  local open = ARGV[2] == '-inf'
+  local page, forms = decided_page(reads, count, prefetch, ids, {unpack(reply, 4)}, {}, open)
   if page then
     local answer = {'=', hidden_text, table.concat(page, ',')}
     for _, form in ipairs(forms) do answer[#answer + 1] = form end
