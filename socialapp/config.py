@@ -16,6 +16,7 @@ KEPT_EMPTY = ("data_dir",)  # settings an empty value turns off, rather than lea
 # processes share it), unless ``socialapp serve`` uses the one its data directory keeps.
 PROCESS_KEY = secrets.token_urlsafe(48)
 EMBEDDED_CLUSTER_MASTERS = 3  # the size SOCIALAPP_EMBEDDED_REDIS_CLUSTER may ask for
+TASK_SERIALIZERS = ("msgpack", "json")  # what workers accept, SOCIALAPP_TASK_SERIALIZER's choices
 
 
 class ConfigError(RuntimeError):
@@ -46,6 +47,9 @@ class Settings:
     embedded_redis_cluster: int = 0
     broker_url: str = ""  # empty: database 1 of REDIS_URL (not on a cluster: see checked)
     broker_visibility_timeout: int = 300  # a task unacknowledged this long is redelivered
+    # How tasks are sent ("msgpack" or "json"; workers accept both): "json" while workers
+    # from before msgpack still run, which accept nothing else (a rolling upgrade)
+    task_serializer: str = "msgpack"
     # Accounts and tokens
     token_ttl_seconds: int = 3600
     # Argon2id at OWASP's recommendation (Password Storage Cheat Sheet): 19 MiB, 2 passes,
@@ -146,6 +150,8 @@ class Settings:
         if self.operator_handle and not is_handle(self.operator_handle):
             raise ConfigError(f"SOCIALAPP_OPERATOR_HANDLE: {RULE}")
         self._check_redis()
+        if self.task_serializer not in TASK_SERIALIZERS:
+            raise ConfigError(f"SOCIALAPP_TASK_SERIALIZER must be one of {TASK_SERIALIZERS}")
         for name in ("audit_interval_seconds", "audit_sample", "audit_grace_seconds"):
             if not 0 <= getattr(self, name) < math.inf:  # NaN fails too
                 raise ConfigError(f"{PREFIX}{name.upper()} must be a finite number, 0 or more")
