@@ -189,17 +189,19 @@ class HomeFetch:
         )
         if tags is None:
             tags = self._sources.followed_tags(reader)
-        if followees is None or hidden is None:  # none read of the hidden set without both
-            followees = self._sources.followees(reader) if followees is None else followees
-            hidden = self._sources.hidden_among(reader, sorted(followees))
-        return tuple(sorted({*followees, reader} - hidden)), tuple(tags)
+        return tuple(sorted(self.visible(reader, followees, hidden))), tuple(tags)
 
-    def visible(self, reader: int) -> set[int]:
+    def visible(self, reader: int, followees=None, hidden=None) -> set[int]:
         """The authors of the reader's home: the reader, and the accounts they follow less
         their exclusive lists' members (``followees``) and those they do not see (blocked
-        either way, or muted)."""
-        followees = sorted(self._sources.followees(reader))
-        return {*followees, reader} - self._sources.hidden_among(reader, followees)
+        either way, or muted: ``hidden``, whom of the followees); each read here unless
+        given (the hidden ones asked again whenever the followees were not given: no answer
+        about them is read without them)."""
+        if followees is None:
+            followees, hidden = self._sources.followees(reader), None
+        if hidden is None:
+            hidden = self._sources.hidden_among(reader, sorted(followees))
+        return {*followees, reader} - hidden
 
     def past_caches(self, plan: HomePlan) -> HomePlan:
         """The plan for the store's page: with the authors the page shows and the hashtags
