@@ -22,16 +22,16 @@
 -- adjacent, the higher tag number first. A bucket of 145 records is 2,030 bytes (112 tagged
 -- records, 2,016), just under a 2 KB allocation: about 15 bytes of Redis an entry (a tagged
 -- one about 20) where a sorted set member cost 130 to 180. A delivery to a home is one
--- LPUSHX onto its pending list (see pending_of). Elsewhere a delivery (nearly always the newest entry) prepends to 'd' (one
--- HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes it
--- moves, and rewriting a 2 KB head each time cost a delivery half again as much); once 'd'
--- holds PENDING records the next delivery rewrites the whole head, leaving its newest entry
--- in 'd' and 'h' at most BUCKET - PENDING records, so 'd' can grow to PENDING without the
--- head passing BUCKET. A full head moves to a numbered bucket, a trim cuts the tail
--- bucket, a page reads the buckets that hold it, a retraction rewrites the bucket holding
--- it, an unmerge (remove_author) reads every bucket and rewrites those holding the author's
--- entries; adding many entries at once (creating, rebuilding, a backfill: merge) rewrites
--- the buckets their ids fall in.
+-- LPUSHX onto its pending list (see pending_of). Elsewhere a delivery (nearly always the
+-- newest entry) prepends to 'd' (one HMGET, one HSET of a few hundred bytes at most: a
+-- script's cost grows with the bytes it moves, and rewriting a 2 KB head each time cost a
+-- delivery half again as much); once 'd' holds PENDING records the next delivery rewrites
+-- the whole head, leaving its newest entry in 'd' and 'h' at most BUCKET - PENDING records,
+-- so 'd' can grow to PENDING without the head passing BUCKET. A full head moves to a
+-- numbered bucket, a trim cuts the tail bucket, a page reads the buckets that hold it, a
+-- retraction rewrites the bucket holding it, an unmerge (remove_author) reads every bucket
+-- and rewrites those holding the author's entries; adding many entries at once (creating,
+-- rebuilding, a backfill: merge) rewrites the buckets their ids fall in.
 --
 -- The old text encoding, a sorted set of text members scored by post id plus the member
 -- 'floor' scored by the floor: a timeline key found in it (a server upgraded with timelines
@@ -1065,11 +1065,12 @@ local function decided_page(reads, count, prefetch, ids, values, boosts, open)
   return {unpack(ids, 1, shows)}, forms
 end
 
--- A home's or a list's page when decided_page decides it (``reads``, ``count``, ``ids``,
--- ``values``, ``boosts`` as it takes them; read with ARGV[2] as the lower bound), as their
--- scripts answer it: {'=', the page's post ids joined by ',', how many of them ``home`` holds
--- (the home's or the list feed's read; nil: none read), ``merged`` (the outboxes merged
--- beside it), their response forms}; nil when the page is left to Python.
+-- A home's or a list's page when decided_page decides it (``reads``, ``count``,
+-- ``prefetch``, ``ids``, ``values``, ``boosts`` as it takes them; read with ARGV[2] as the
+-- lower bound), as their scripts answer it: {'=', the page's post ids joined by ',', how
+-- many of them ``home`` holds (the home's or the list feed's read; nil: none read),
+-- ``merged`` (the outboxes merged beside it), their response forms}; nil when the page is
+-- left to Python.
 local function decided_answer(reads, count, prefetch, ids, values, boosts, home, merged)
   local page, forms = decided_page(reads, count, prefetch, ids, values, boosts, ARGV[2] == '-inf')
   if not page then return nil end
