@@ -47,3 +47,19 @@ def test_a_backfill_reaches_every_list_feed_that_exists(timeline_client):
     assert all(found[key].entries == [Entry(9, 7), Entry(5, 7)] for key in existing)
     assert all(found[key].floor == 3 for key in existing)
     assert not timeline_client.exists(*keys[::2])
+
+
+def test_one_call_delivers_a_post_or_a_boost_to_each_feed_as_its_floor_allows(timeline_client):
+    """The entry is read once for every feed of the call (``add_many``): each feed still
+    takes it as its own floor says, a boost keeps its original, and a feed that does not
+    exist is neither counted nor made."""
+    keys = [list_key(owner, 3) for owner in (1, 2, 3)]
+    feeds = made(timeline_client, keys[:2])
+    feeds.finish_rebuild({keys[1]: ([], 50)})  # feed 2 complete above 50 only
+    boost = Entry(70, 8, boost_of=60, original_author=7)
+    assert feeds.add(keys, Entry(40, 7)) == 2  # below feed 2's floor: held by feed 1 only
+    assert feeds.add(keys, boost) == 2
+    found = feeds.read(keys, None, None, 5)
+    assert found[keys[0]].entries == [boost, Entry(40, 7)]
+    assert (found[keys[1]].entries, found[keys[1]].floor) == ([boost], 50)
+    assert found[keys[2]].floor is None and not timeline_client.exists(keys[2])

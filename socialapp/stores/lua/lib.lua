@@ -759,14 +759,21 @@ local function deliver_one(key, cap, score, member, entry, encoded, held)
   return true
 end
 
+-- What add() is asked when it is a delivery (one entry, ARGV[3] and ARGV[4], and no floor
+-- to raise): the entry's score, member, parse and records, made once for every timeline
+-- it goes to; nil when it is not.
+local function delivery_args()
+  if #ARGV ~= 4 or tonumber(ARGV[2]) ~= 0 then return nil end
+  local entry = entry_of(ARGV[4])
+  return {tonumber(ARGV[3]), ARGV[4], entry, encode(entry)}
+end
+
 -- Add the entries ARGV[3..] to an existing timeline, raising its floor to at least ARGV[2]
 -- and trimming it to ARGV[1] entries; 0 (and nothing written) when it does not exist.
-local function add(key)
+-- ``delivery``: delivery_args(), when the call is one.
+local function add(key, delivery)
   local cap, raised = tonumber(ARGV[1]), tonumber(ARGV[2])
-  if #ARGV == 4 and raised == 0 then  -- one entry: a delivery
-    local entry = entry_of(ARGV[4])
-    return deliver_one(key, cap, tonumber(ARGV[3]), ARGV[4], entry, encode(entry)) and 1 or 0
-  end
+  if delivery then return deliver_one(key, cap, unpack(delivery)) and 1 or 0 end
   local t = load(key)
   if not t then return 0 end
   if t.floor ~= math.huge and raised > t.floor then t.floor, t.floor_changed = raised, true end
