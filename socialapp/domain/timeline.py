@@ -18,6 +18,7 @@ in full (a threshold top-k). The others are known to hold nothing above it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import math
 import operator
@@ -336,7 +337,10 @@ def pull_round(
     cut = threshold(known, need)
     lower = None if cut is None else cut - 1
     # Loops in C: a page reads ~1000 sources, and ids start at 1 (0: nothing above the floor).
-    again = list(compress(range(sources), map((lower or 0).__lt__, newest_ids)))
+    # operator.lt, not int.__lt__: an unknown newest is inf, a float int.__lt__ cannot compare.
+    again = list(
+        compress(range(sources), map(functools.partial(operator.lt, lower or 0), newest_ids))
+    )
     empty = None
     if 0 in newest_ids:
         empty = max(compress(floors, map(operator.not_, newest_ids)))
