@@ -43,10 +43,10 @@
 --
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
 -- defines TTL (seconds), BUCKET, FOLD and PENDING_SUFFIX (a home's pending list: below)
--- above this library. Creating or rebuilding a timeline
--- sets its TTL, and reading a home renews it (deliveries do not: that would cost a command per follower),
--- so an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which
--- is what a volatile-* eviction policy evicts.
+-- above this library. Creating or rebuilding a timeline sets its TTL, and reading a home
+-- renews it (deliveries do not: that would cost a command per follower), so an idle
+-- reader's home expires. Only timelines that can be rebuilt carry a TTL, which is what a
+-- volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
 local key = KEYS[1]
 local RECORD = 14  -- BUCKET (RECORD-byte records a bucket holds) is defined above, as TTL is
@@ -77,12 +77,13 @@ end
 -- its records), the last element the sentinel (a list cannot be empty): the cap as text. A
 -- delivery is one LPUSHX, which only writes while the list exists, so its existence is the
 -- timeline's: the two are created, renewed, dropped and rebuilt together, the timeline
--- marked (field 'p') to say its list exists. A marked timeline without its list (evicted, expired apart) may have lost
--- deliveries and reads as missing; so does a list without its timeline. One without the
--- mark was written before it had a list and takes deliveries directly, as it did, until
--- its next creation or rebuild. Every load() folds the pending entries in, in the order they came, each as a delivery would have (dropped at or
--- below a finite floor, each post once, trimmed to the cap), and empties the list; a
--- delivery folds once the list holds FOLD entries (defined above), so it stays small.
+-- marked (field 'p') to say its list exists. A marked timeline without its list (evicted,
+-- expired apart) may have lost deliveries and reads as missing; so does a list without its
+-- timeline. One without the mark was written before it had a list and takes deliveries
+-- directly, as it did, until its next creation or rebuild. Every load() folds the pending
+-- entries in, in the order they came, each as a delivery would have (dropped at or below a
+-- finite floor, each post once, trimmed to the cap), and empties the list; a delivery
+-- folds once the list holds FOLD entries (defined above), so it stays small.
 local function pending_of(key)
   if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX or is_tagged(key) then
     return key .. PENDING_SUFFIX

@@ -21,15 +21,15 @@
 -- hashtags (member '#' of KEYS[3]) else 0, and when 1: the tagged set as
 -- "floor,member,...", the followed tags (on one server each as "name=followers=1 or 0",
 -- followers '' when not counted, 1 when being reconciled), the authors of tagged entries
--- the reader does not see; the keyword filters' version ('' when missing); then (one server) the
--- outboxes of the reader and of each pulled author in that order. The cost is the page and the pulled
--- authors, never the number of accounts followed or hidden.
+-- the reader does not see; the keyword filters' version ('' when missing); then (one
+-- server) the outboxes of the reader and of each pulled author in that order. The cost is
+-- the page and the pulled authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
 -- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[9]
 -- entries of the sources merged (and the posts they boost), less unfollowed authors' (a
 -- superset of what the merge keeps, as the merge only drops entries below where every
--- source is known), so a warm
--- page takes one round trip. With ARGV[10] '1' the script may answer the page itself (below). Followee checks are one SMISMEMBER per list of authors,
+-- source is known), so a warm page takes one round trip. With ARGV[10] '1' the script may
+-- answer the page itself (below). Followee checks are one SMISMEMBER per list of authors,
 -- hidden checks one ZMSCORE.
 local filter_version = KEYS[#KEYS]
 local here = #KEYS > 7

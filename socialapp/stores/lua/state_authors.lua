@@ -1,7 +1,7 @@
--- KEYS: follower counts (hash), strategies (hash), authors being reconciled (hash): one server only,
--- the keys span hash slots. ARGV[1]: author ids joined by ','; ARGV[2]: the field present
--- once the counts were loaded. False when they were not; else "count:override:unsettled"
--- per author, in order, joined by ','.
+-- KEYS: follower counts (hash), strategies (hash), authors being reconciled (hash): one
+-- server only, the keys span hash slots. ARGV[1]: author ids joined by ','; ARGV[2]: the
+-- field present once the counts were loaded. False when they were not; else
+-- "count:override:unsettled" per author, in order, joined by ','.
 if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then return false end
 local ids = {}
 for id in string.gmatch(ARGV[1], '[^,]+') do ids[#ids + 1] = id end
