@@ -7,6 +7,7 @@ leaves, retracted when a post is deleted."""
 import pytest
 
 from socialapp.domain.fanout import MODES
+from socialapp.domain.timeline import Entry
 from socialapp.services import operators
 from socialapp.stores.list_feeds import list_key, members_key
 from socialapp.stores.timelines import pulls_key
@@ -20,10 +21,14 @@ def page(client, owner, list_id) -> list[str]:
     return [item["id"] for item in timeline(client, owner, list_id, limit=40)["items"]]
 
 
+def entries(components, owner, list_id) -> list[Entry]:
+    """The entries of the list's feed in Redis, newest first (its floor left out)."""
+    return timeline_entries(components.redis, list_key(int(owner.id), int(list_id)))[0]
+
+
 def feed(components, owner, list_id) -> set[int]:
-    """The post ids in the list's feed in Redis (its floor left out)."""
-    key = list_key(int(owner.id), int(list_id))
-    return {entry.post_id for entry in timeline_entries(components.redis, key)[0]}
+    """The post ids in the list's feed in Redis."""
+    return {entry.post_id for entry in entries(components, owner, list_id)}
 
 
 @pytest.fixture
@@ -52,10 +57,13 @@ def test_pushed_members_are_delivered_to_the_feed_pulled_ones_merged(
     )
     settle()
     made = {who: post(client, who, f"{n}") for n, who in enumerate((bob, star, dan))}
+    boost = ok(client.put(f"/v1/posts/{made[dan]}/boost", headers=bob.headers))["id"]
     settle()
-    assert page(client, owner, list_id) == [made[star], made[bob]]  # dan is no member
+    assert page(client, owner, list_id) == [boost, made[star], made[bob]]  # dan is no member
     in_feed = feed(components, owner, list_id)
     assert (int(made[bob]) in in_feed) == (mode != "read")
+    boosted = Entry(int(boost), int(bob.id), int(made[dan]), int(dan.id))  # its original kept
+    assert (boosted in entries(components, owner, list_id)) == (mode != "read")
     if mode != "adaptive":  # adaptive decides from measured rates, not the threshold
         assert (int(made[star]) in in_feed) == (mode == "write")  # a celebrity in hybrid
     assert int(made[dan]) not in in_feed
