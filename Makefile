@@ -5,15 +5,16 @@ STAMP := $(VENV)/.installed
 
 LOCK := requirements.lock
 
-.PHONY: setup run test lint format system-deps benchmark benchmark-storage stream-benchmark stream-cluster-benchmark workload workload-paired workload-evidence reliability load stress lock
+.PHONY: setup run test lint format system-deps benchmark benchmark-storage benchmark-instructions stream-benchmark stream-cluster-benchmark workload workload-paired workload-evidence reliability load stress lock
 
 setup: system-deps $(STAMP)
 
 # redis-server powers the timelines and the Celery broker; docker-compose validates the stack;
-# chromium is the browser the page tests drive.
+# chromium is the browser the page tests drive; valgrind counts Redis's instructions.
 system-deps:
 	@command -v redis-server >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 \
-		&& command -v chromium >/dev/null 2>&1 || scripts/install-system-deps.sh
+		&& command -v chromium >/dev/null 2>&1 && command -v callgrind_control >/dev/null 2>&1 \
+		|| scripts/install-system-deps.sh
 
 # Installs the exact versions CI tested ($(LOCK)); `make lock` refreshes them.
 $(STAMP): pyproject.toml $(LOCK)
@@ -61,6 +62,13 @@ benchmark: setup
 # reports/benchmark/storage.json (OUT=FILE), which `socialapp capacity` reads.
 benchmark-storage: setup
 	$(PY) -m loadtest.benchmark.storage $(if $(OUT),--out $(OUT))
+
+# Redis's instructions per delivery (valgrind's callgrind, deaf to the machine's load), a post
+# by an author in 100 lists with a followed tag against a plain one of as many deliveries:
+# reports/benchmark/delivery_instructions.json (OUT=FILE).
+benchmark-instructions: setup
+	$(PY) -m loadtest.benchmark.delivery_instructions --size $(SIZE) \
+		--out $(or $(OUT),reports/benchmark/delivery_instructions.json)
 
 # One streaming process holding 1,000 to 10,000 SSE streams, post-to-event latency in write and
 # read mode and memory per stream: reports/benchmark/streaming/ (`SIZE=smoke`: benchmark-smoke/).

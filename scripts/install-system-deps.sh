@@ -1,7 +1,8 @@
 #!/usr/bin/env sh
 # Installs the system packages socialapp needs: redis-server (timelines, broker),
 # docker-compose (validating the production stack) and chromium (the tests' browser, driven
-# by Playwright). Debian and Ubuntu only.
+# by Playwright) and valgrind (callgrind counts Redis's instructions per delivery in
+# `make benchmark-instructions` and its test). Debian and Ubuntu only.
 set -e
 if ! command -v apt-get >/dev/null 2>&1; then
     echo "socialapp needs redis-server 7 on PATH. Install it with your package manager" >&2
@@ -11,6 +12,6 @@ fi
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server docker-compose chromium >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq redis-server docker-compose chromium valgrind >/dev/null
 # The Debian package starts a system-wide server; socialapp runs its own.
 $SUDO service redis-server stop >/dev/null 2>&1 || true

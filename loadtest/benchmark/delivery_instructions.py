@@ -1,0 +1,155 @@
+"""Redis's work per delivery, counted in instructions: a post by an author in lists, carrying a
+followed tag, against a plain post of as many deliveries.
+
+``python -m loadtest.benchmark.delivery_instructions [--size smoke|full] [--pairs N]
+[--out FILE]`` runs the timelines' redis-server under valgrind's callgrind and posts as the
+two authors of the list-delivery section (``lists_and_tags.setup_delivery``), in turn, each
+first in turn. A post's count is every instruction the server ran from one settled moment to
+the next (callgrind dumps and zeroes its counters at each): the post's delivery, and the few
+commands the idle worker and the settling send meanwhile, which the same span without a post
+measures (``idle``). Deliveries/s move by ±10% between runs of the same code on this machine;
+a count does not move with the machine's load. It tells whether one post asks more of Redis
+than another, not how fast either runs, and it leaves out the Python process's side.
+
+Needs valgrind (``apt-get install valgrind``); callgrind slows the server some fifty times,
+so a full-size run takes a few minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import redis
+
+from loadtest import environment
+from loadtest.benchmark import SIZES, delivery, lists_and_tags
+from loadtest.benchmark.probe import Probe
+from loadtest.benchmark.stats import rounded
+from loadtest.benchmark.world import World
+from loadtest.processes import wait_until
+from socialapp.embedded.redis_server import find_redis_server, free_port
+
+PAIRS = 4
+IDLE_SPANS = 3
+
+
+class CountedRedis:
+    """A redis-server under callgrind; ``count()``: its instructions since the last count."""
+
+    def __init__(self, folder: str) -> None:
+        self.out = Path(folder, "callgrind.out")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}"
+        self.dumps = 0
+
+    def __enter__(self) -> CountedRedis:
+        valgrind, server = shutil.which("valgrind"), find_redis_server()
+        if valgrind is None or server is None:
+            raise SystemExit(
+                "needs valgrind and redis-server: apt-get install valgrind redis-server"
+            )
+        self.process = subprocess.Popen(
+            [valgrind, "--tool=callgrind", f"--callgrind-out-file={self.out}", server,
+             "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        wait_until(self._answers, "redis-server under callgrind to answer", 120)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+    def _answers(self) -> bool:
+        client = redis.Redis.from_url(self.url, socket_timeout=5)
+        with contextlib.closing(client):
+            try:
+                return bool(client.ping())
+            except redis.ConnectionError:
+                return False
+
+    def count(self) -> int:
+        """Dump (which zeroes the counters) and read the dump's total."""
+        subprocess.run(["callgrind_control", "--dump", str(self.process.pid)], check=True,
+                       capture_output=True)  # fmt: skip
+        self.dumps += 1
+        for line in Path(f"{self.out}.{self.dumps}").read_text().splitlines():
+            if line.startswith("totals:"):
+                return int(line.split()[1])
+        raise RuntimeError(f"no totals in {self.out}.{self.dumps}")
+
+
+def measure(world: World, server: CountedRedis, authors: tuple[int, int], pairs: int) -> dict:
+    """Instructions per delivery of each side's posts, their medians and listed / plain."""
+    plain, listed = authors
+    sides = ((plain, "benchmark post"), (listed, f"benchmark post #{lists_and_tags.TAG}"))
+    c = world.c
+    with Probe().installed(c) as probe:
+        for author, text in sides:  # warm-up: scripts loaded, outboxes built
+            delivery._post_and_wait(c, probe, author, text)
+
+        def counted(side: int | None) -> tuple[int, int]:
+            """Instructions from a settled moment to the next, and deliveries, with a
+            post by ``sides[side]`` between them (none if ``side`` is None)."""
+            world.settle()
+            server.count()
+            reached = (
+                0 if side is None else delivery._post_and_wait(c, probe, *sides[side])["deliveries"]
+            )
+            world.settle()
+            return server.count(), reached
+
+        idle = statistics.median(counted(None)[0] for _ in range(IDLE_SPANS))
+        runs: list[list[float]] = [[], []]
+        for turn in range(pairs):
+            for side in (0, 1) if turn % 2 == 0 else (1, 0):
+                spent, reached = counted(side)
+                runs[side].append((spent - idle) / reached)
+    plain_cost, listed_cost = (statistics.median(side) for side in runs)
+    return {
+        "deliveries_per_post": reached,
+        "idle_instructions": idle,
+        "plain_per_delivery": [rounded(x, 0) for x in runs[0]],
+        "listed_per_delivery": [rounded(x, 0) for x in runs[1]],
+        "plain": rounded(plain_cost, 0),
+        "listed": rounded(listed_cost, 0),
+        "ratio": rounded(listed_cost / plain_cost, 4),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m loadtest.benchmark.delivery_instructions")
+    parser.add_argument("--size", choices=sorted(SIZES), default="full")
+    parser.add_argument("--pairs", type=int, default=PAIRS)
+    parser.add_argument("--out", type=Path, help="write the figures here as JSON")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    size = SIZES[args.size]
+    figures: dict = {"environment": environment.describe()}
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        CountedRedis(folder) as server,
+        World(server.url, concurrency=size.concurrency) as world,
+    ):
+        authors = lists_and_tags.setup_delivery(world, size)
+        figures["redis_instructions"] = found = measure(world, server, authors, args.pairs)
+    found.update(lists=size.lists_holding, tag_followers=size.tag_followers)
+    print(
+        f"Redis instructions per delivery ({found['deliveries_per_post']:,} a post): plain "
+        f"{found['plain']:,.0f}, in {size.lists_holding} lists with a tag "
+        f"{size.tag_followers:,} follow {found['listed']:,.0f}: listed / plain {found['ratio']}"
+    )
+    environment.finish(figures, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

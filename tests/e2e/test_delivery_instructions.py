@@ -1,0 +1,27 @@
+"""Redis's instructions per delivery, counted by callgrind, at the smoke size: each side's
+posts are counted apart from the idle server's traffic. No figure of a run is asserted beyond
+what the posts' shapes fix."""
+
+import json
+
+import pytest
+
+from loadtest.benchmark import delivery_instructions
+
+
+def test_each_post_is_counted_per_delivery_beside_the_idle_server(tmp_path, capsys):
+    out = tmp_path / "instructions.json"
+
+    assert delivery_instructions.main(["--size", "smoke", "--pairs", "1", "--out", str(out)]) == 0
+
+    found = json.loads(out.read_text())["redis_instructions"]
+    # 100 homes and 100 tagged sets and 5 list feeds; the plain post: 205 homes
+    assert found["deliveries_per_post"] == 205
+    assert len(found["plain_per_delivery"]) == len(found["listed_per_delivery"]) == 1
+    # the server idles between posts for a fraction of what a post of 205 deliveries asks
+    assert 0 < found["idle_instructions"] < found["plain"] * found["deliveries_per_post"]
+    # at this size the listed post's fixed work (5 list feeds, the tag's feed and states) is
+    # spread over 205 deliveries: more per delivery than 205 homes
+    assert found["listed"] > found["plain"] > 0
+    assert found["ratio"] == pytest.approx(found["listed"] / found["plain"], rel=1e-3)
+    assert "listed / plain" in capsys.readouterr().out
