@@ -4,11 +4,13 @@ followed tag, against a plain post of as many deliveries.
 ``python -m loadtest.benchmark.delivery_instructions [--size smoke|full] [--pairs N]
 [--out FILE]`` runs the timelines' redis-server under valgrind's callgrind and posts as the
 two authors of the list-delivery section (``lists_and_tags.setup_delivery``), in turn, each
-first in turn. A post's count is every instruction the server ran from one settled moment to
-the next (callgrind dumps and zeroes its counters at each): the post's delivery, and the few
-commands the idle worker and the settling send meanwhile, which the same span without a post
-measures (``idle``). Deliveries/s move by ±10% between runs of the same code on this machine;
-a count does not move with the machine's load. It tells whether one post asks more of Redis
+first in turn. A post's count is every instruction the server ran from a settled moment until
+its last chunk is delivered (callgrind dumps and zeroes its counters at each end), less what
+the server runs meanwhile when no post is made (``background``: the settings' refreshes, the
+worker's waits on the broker, the server's own cron; measured in instructions a second over
+idle spans, and taken out at that rate for the post's span). Deliveries/s move by ±10%
+between runs of the same code on this machine; a count does not move with the machine's
+load. It tells whether one post asks more of Redis
 than another, not how fast either runs, and it leaves out the Python process's side.
 
 Needs valgrind (``apt-get install valgrind``); callgrind slows the server some fifty times,
@@ -25,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import redis
@@ -39,6 +42,7 @@ from socialapp.embedded.redis_server import find_redis_server, free_port
 
 PAIRS = 4
 IDLE_SPANS = 3
+IDLE_SPAN_S = 2.0
 
 
 class CountedRedis:
@@ -96,27 +100,28 @@ def measure(world: World, server: CountedRedis, authors: tuple[int, int], pairs:
         for author, text in sides:  # warm-up: scripts loaded, outboxes built
             delivery._post_and_wait(c, probe, author, text)
 
-        def counted(side: int | None) -> tuple[int, int]:
-            """Instructions from a settled moment to the next, and deliveries, with a
-            post by ``sides[side]`` between them (none if ``side`` is None)."""
+        def counted(post, *args):
+            """Instructions from a settled moment until ``post(*args)`` returns, its
+            seconds, and what it returned."""
             world.settle()
             server.count()
-            reached = (
-                0 if side is None else delivery._post_and_wait(c, probe, *sides[side])["deliveries"]
-            )
-            world.settle()
-            return server.count(), reached
+            started = time.monotonic()
+            result = post(*args)
+            elapsed = time.monotonic() - started
+            return server.count(), elapsed, result
 
-        idle = statistics.median(counted(None)[0] for _ in range(IDLE_SPANS))
+        idle = [counted(time.sleep, IDLE_SPAN_S) for _ in range(IDLE_SPANS)]
+        background = statistics.median(spent / elapsed for spent, elapsed, _ in idle)
         runs: list[list[float]] = [[], []]
         for turn in range(pairs):
             for side in (0, 1) if turn % 2 == 0 else (1, 0):
-                spent, reached = counted(side)
-                runs[side].append((spent - idle) / reached)
+                spent, elapsed, trace = counted(delivery._post_and_wait, c, probe, *sides[side])
+                reached = trace["deliveries"]
+                runs[side].append((spent - background * elapsed) / reached)
     plain_cost, listed_cost = (statistics.median(side) for side in runs)
     return {
         "deliveries_per_post": reached,
-        "idle_instructions": idle,
+        "background_instructions_per_s": rounded(background, 0),
         "plain_per_delivery": [rounded(x, 0) for x in runs[0]],
         "listed_per_delivery": [rounded(x, 0) for x in runs[1]],
         "plain": rounded(plain_cost, 0),
