@@ -65,10 +65,10 @@ benchmark-storage: setup
 
 # Redis's instructions per delivery (valgrind's callgrind, deaf to the machine's load), a post
 # by an author in 100 lists with a followed tag against a plain one of as many deliveries:
-# reports/benchmark/delivery_instructions.json (OUT=FILE).
+# reports/benchmark/delivery_instructions.json (`SIZE=smoke`: benchmark-smoke/; OUT=FILE).
 benchmark-instructions: setup
-	$(PY) -m loadtest.benchmark.delivery_instructions --size $(SIZE) \
-		--out $(or $(OUT),reports/benchmark/delivery_instructions.json)
+	$(PY) -m loadtest.benchmark.delivery_instructions --size $(SIZE) --out $(or $(OUT),\
+		reports/benchmark$(if $(filter smoke,$(SIZE)),-smoke)/delivery_instructions.json)
 
 # One streaming process holding 1,000 to 10,000 SSE streams, post-to-event latency in write and
 # read mode and memory per stream: reports/benchmark/streaming/ (`SIZE=smoke`: benchmark-smoke/).
