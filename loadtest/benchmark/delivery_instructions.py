@@ -10,8 +10,8 @@ the server runs meanwhile when no post is made (``background``: the settings' re
 worker's waits on the broker, the server's own cron; measured in instructions a second over
 idle spans, and taken out at that rate for the post's span). Deliveries/s move by ±10%
 between runs of the same code on this machine; a count does not move with the machine's
-load. It tells whether one post asks more of Redis
-than another, not how fast either runs, and it leaves out the Python process's side.
+load. It tells whether one post asks more of Redis than another, not how fast either runs,
+and it leaves out the Python process's side.
 
 Needs valgrind (``apt-get install valgrind``); callgrind slows the server some fifty times,
 so a full-size run takes a few minutes.
@@ -20,7 +20,6 @@ so a full-size run takes a few minutes.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import shutil
 import statistics
@@ -30,59 +29,37 @@ import tempfile
 import time
 from pathlib import Path
 
-import redis
-
 from loadtest import environment
 from loadtest.benchmark import SIZES, delivery, lists_and_tags
 from loadtest.benchmark.probe import Probe
 from loadtest.benchmark.stats import rounded
 from loadtest.benchmark.world import World
-from loadtest.processes import wait_until
-from socialapp.embedded.redis_server import find_redis_server, free_port
+from socialapp.embedded.redis_server import RedisServer
 
 PAIRS = 4
 IDLE_SPANS = 3
 IDLE_SPAN_S = 2.0
 
 
-class CountedRedis:
-    """A redis-server under callgrind; ``count()``: its instructions since the last count."""
+class CountedRedis(RedisServer):
+    """A redis-server under callgrind, in ``folder``; ``count()``: its instructions since
+    the last count."""
 
     def __init__(self, folder: str) -> None:
+        valgrind = shutil.which("valgrind")
+        if valgrind is None:
+            raise SystemExit("needs valgrind: apt-get install valgrind (or make setup)")
         self.out = Path(folder, "callgrind.out")
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}"
         self.dumps = 0
-
-    def __enter__(self) -> CountedRedis:
-        valgrind, server = shutil.which("valgrind"), find_redis_server()
-        if valgrind is None or server is None:
-            raise SystemExit(
-                "needs valgrind and redis-server: apt-get install valgrind redis-server"
-            )
-        self.process = subprocess.Popen(
-            [valgrind, "--tool=callgrind", f"--callgrind-out-file={self.out}", server,
-             "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        wait_until(self._answers, "redis-server under callgrind to answer", 120)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.process.terminate()
-        self.process.wait()
-
-    def _answers(self) -> bool:
-        client = redis.Redis.from_url(self.url, socket_timeout=5)
-        with contextlib.closing(client):
-            try:
-                return bool(client.ping())
-            except redis.ConnectionError:
-                return False
+        super().__init__(
+            workdir=folder,
+            wrapper=(valgrind, "--tool=callgrind", f"--callgrind-out-file={self.out}"),
+            start_timeout=120,  # callgrind slows the server's start too
+        )
 
     def count(self) -> int:
         """Dump (which zeroes the counters) and read the dump's total."""
-        subprocess.run(["callgrind_control", "--dump", str(self.process.pid)], check=True,
+        subprocess.run(["callgrind_control", "--dump", str(self._process.pid)], check=True,
                        capture_output=True)  # fmt: skip
         self.dumps += 1
         for line in Path(f"{self.out}.{self.dumps}").read_text().splitlines():

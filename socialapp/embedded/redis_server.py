@@ -84,8 +84,14 @@ class RedisServer:
         maxmemory_policy: str = "noeviction",
         extra_args: tuple[str, ...] | list[str] = (),
         pass_fds: tuple[int, ...] = (),
+        wrapper: tuple[str, ...] = (),
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
+        """``wrapper``: a command the server runs under (a profiler's, which keeps its
+        process id: valgrind's), given ``start_timeout`` s to answer."""
         self.port = port
+        self.wrapper = wrapper
+        self.start_timeout = start_timeout
         self.pass_fds = pass_fds  # kept open in the server (a lock it holds while it runs)
         self._fixed_port = port is not None
         self._workdir = workdir
@@ -126,6 +132,7 @@ class RedisServer:
     def _launch(self, binary: str) -> None:
         log_path = Path(self._workdir, f"redis-{self.port}.log")
         args = [
+            *self.wrapper,
             binary,
             "--port", str(self.port),
             "--bind", "127.0.0.1",
@@ -147,7 +154,7 @@ class RedisServer:
             )
         with _running_lock:
             _running.add(self)
-        deadline = time.monotonic() + START_TIMEOUT
+        deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 break
@@ -157,7 +164,7 @@ class RedisServer:
         self._shutdown()
         tail = log_path.read_text(errors="replace")[-2000:] if log_path.exists() else ""
         raise RedisUnavailable(
-            f"redis-server on port {self.port} did not start within {START_TIMEOUT:.0f} s; "
+            f"redis-server on port {self.port} did not start within {self.start_timeout:.0f} s; "
             f"its log ({log_path}):\n{tail}"
         )
 
