@@ -113,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=PAIRS)
     parser.add_argument("--out", type=Path, help="write the figures here as JSON")
     args = parser.parse_args(argv)
+    if args.pairs < 1:
+        parser.error(f"--pairs: at least 1 (got {args.pairs})")
     logging.basicConfig(level=logging.WARNING)
     size = SIZES[args.size]
     figures: dict = {"environment": environment.describe()}

@@ -25,3 +25,15 @@ def test_each_post_is_counted_per_delivery_beside_the_idle_server(tmp_path, caps
     assert found["listed"] > found["plain"] > 0
     assert found["ratio"] == pytest.approx(found["listed"] / found["plain"], rel=1e-3)
     assert "listed / plain" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("pairs", ["0", "-3", "two"])
+def test_a_pair_count_below_one_is_refused_before_anything_starts(pairs, tmp_path, capsys):
+    out = tmp_path / "instructions.json"
+
+    with pytest.raises(SystemExit) as exited:
+        delivery_instructions.main(["--size", "smoke", "--pairs", pairs, "--out", str(out)])
+
+    assert exited.value.code == 2
+    assert "--pairs" in capsys.readouterr().err
+    assert not out.exists()
