@@ -34,7 +34,7 @@ from socialapp.stores.followee_copies import FolloweeCopies
 from socialapp.stores.hidden import HiddenAccounts
 from socialapp.stores.post_cache import PostCache
 from socialapp.stores.reader_activity import ReaderActivity
-from socialapp.stores.shared_feeds import tag_key
+from socialapp.stores.shared_feeds import TAG_FEEDS, tag_key
 from socialapp.stores.tag_copies import TagCopies
 from socialapp.stores.timelines import (
     HIDDEN_MISSING,
@@ -113,14 +113,16 @@ class HomeFetch:
         """One server, a page that is not ``everyone``'s: the page script's call for the
         first round, the page itself when the script found all of it (``ReadyPage``); else
         its answer, for ``round``'s ``found``."""
-        return self._script_call(plan.reader, before, since_id, need, need, ready=True)
+        return self._script_call(plan, before, since_id, need, need, ready=True)
 
-    def _script_call(self, reader, before, since_id, need, prefetch, ready=False):
-        """The page script's call over the reader's sources (``read_page_sources``)."""
+    def _script_call(self, plan: HomePlan, before, since_id, need, prefetch, ready=False):
+        """The page script's call over the reader's sources (``read_page_sources``), the
+        followed hashtags the policy pulls among them."""
+        pulls = None if plan.policy is None else (TAG_FEEDS, plan.policy.tag_pull_at)
         return self._timelines.read_page_sources(
-            reader,
-            self._followee_copies.following_set(reader),
-            self._hidden.key(reader),
+            plan.reader,
+            self._followee_copies.following_set(plan.reader),
+            self._hidden.key(plan.reader),
             self._activity.activity(self._inactive_after),
             before,
             since_id,
@@ -128,6 +130,7 @@ class HomeFetch:
             self._cache.key_prefix,
             prefetch=prefetch,
             ready=ready,
+            tag_feeds=pulls,
         )
 
     @reported
@@ -139,29 +142,32 @@ class HomeFetch:
         (``FeedReads.pulled_fetch``; ``heads``: the page's ``PageHeads``). Else once down:
         the page script's read of the reader's slot (``found``: already read by ``first``)
         gives the round its plan, the pulled set and the hashtags followed, of which
-        ``tag_plan`` decides those the page pulls; one read then fetches what the script
-        could not (the pulled hashtags' feeds, a cluster's outboxes, with the hidden set's
-        answers about them), and ``home_fetched`` assembles the sources."""
+        ``tag_plan`` decides those the page pulls (on one server the script read their
+        feeds); one read then fetches what the script could not (a cluster's pulled
+        hashtags' feeds and outboxes, with the hidden set's answers about them), and
+        ``home_fetched`` assembles the sources."""
         if plan.everyone:
             keys = [tag_key(name) for name in plan.pulled_tags]
             return self._reads.pulled_fetch(
                 plan.reader, list(plan.authors), keys, before, since_id, need, heads
             )
-        found = self._page_sources(plan.reader, before, since_id, need, prefetch, found)
+        found = self._page_sources(plan, before, since_id, need, prefetch, found)
         followed, pulled_tags = tag_plan(plan.policy, found.tags or {})
         apart = [plan.reader, *found.pulled] if found.outboxes is None else []
         keys = [tag_key(name) for name in pulled_tags]
+        feeds = {key: found.tag_feeds[key] for key in keys if key in (found.tag_feeds or {})}
+        keys = [key for key in keys if key not in feeds]
         read = self._reads.pulled_fetch(plan.reader, apart, keys, before, since_id, need)
-        return home_fetched(found, plan.reader, need, followed, read.sources)
+        return home_fetched(found, plan.reader, need, followed, read.sources, feeds)
 
-    def _page_sources(self, reader, before, since_id, need, prefetch, found=None) -> PageSources:
+    def _page_sources(self, plan, before, since_id, need, prefetch, found=None) -> PageSources:
         """The page script's read of the reader's sources (``found``: already read), with
         the followed hashtags' states (``tags``: none when no hashtag is followed; on a
         cluster, where the script reads none, read here); Lost where Redis lacks one of the
         reader's copies (on a cluster, an idle reader's home too: fan-out skipped them)."""
-        if not self._timelines.batched and not self._active(reader):
+        if not self._timelines.batched and not self._active(plan.reader):
             raise Lost(Missing(INACTIVE))
-        found = found or self._script_call(reader, before, since_id, need, prefetch)
+        found = found or self._script_call(plan, before, since_id, need, prefetch)
         if not isinstance(found, PageSources):
             raise Lost(Missing(_MISSING.get(found, HOME)))
         if found.follows_tags and None in (found.tags or {}).values():

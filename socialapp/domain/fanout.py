@@ -116,6 +116,16 @@ class FanoutSettings:
     # measured yet), pushed in ``write`` mode and pulled in ``read`` mode. A tag not counted
     # (``followers`` None) or being reconciled is both, as an unsettled author is.
 
+    @functools.cached_property  # asked by every home page of a reader who follows hashtags
+    def tag_pull_at(self) -> int | None:
+        """The fewest followers at which some config pulls a followed hashtag (None: none
+        does, every config is ``write``): ``pulls_tag``'s threshold, which the home's page
+        script applies to the counts it reads."""
+        pulling = [c for c in self.configs if c.mode != "write"]
+        return min(
+            (0 if c.mode == "read" else c.celebrity_threshold for c in pulling), default=None
+        )
+
     def pushes_tag(self, followers: int | None, unsettled: bool = False) -> bool:
         """Whether a new post with the tag is copied into its followers' tagged sets."""
         return unsettled or followers is None or self.delivery_pushes(followers)
@@ -123,7 +133,8 @@ class FanoutSettings:
     def pulls_tag(self, followers: int | None, unsettled: bool = False) -> bool:
         """Whether pages read the tag's shared feed (its followers' tagged sets may lack
         some of its posts)."""
-        return followers is None or self.reader_pulls(followers, unsettled=unsettled)
+        at = self.tag_pull_at
+        return followers is None or unsettled or (at is not None and followers >= at)
 
     def tag_moves(self, before: int | None, after: int) -> bool:
         """Whether a change of a tag's follower count moves it between pushed and pulled

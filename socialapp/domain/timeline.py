@@ -209,13 +209,21 @@ def tag_plan(policy: FanoutSettings, states: dict) -> tuple[tuple[str, ...], tup
     return tuple(sorted(states)), pulled
 
 
-def home_fetched(found, reader: int, need: int, followed, apart=()) -> Fetched | Missing:
+def home_fetched(
+    found, reader: int, need: int, followed, apart=(), feeds=None
+) -> Fetched | Missing:
     """A home round's sources with their rules, from the page script's read of the reader's
     slot (``found``: ``PageSources``' plain fields: the home, the outboxes of the reader and
     the pulled set when read with it, down to ``outbox_bound``, the authors and boosts it
-    found hidden or unfollowed, the tagged set, shown while its hashtag is ``followed``)
-    and the sources read apart (``apart``: a cluster's outboxes, the pulled hashtags' feeds,
-    each with its rule); Missing the outboxes Redis lacks."""
+    found hidden or unfollowed, the tagged set, shown while its hashtag is ``followed``,
+    the authors of the pulled hashtags' feeds it found hidden), the pulled hashtags' feeds
+    it read (``feeds``: by key, each entries and floor) and the sources read apart
+    (``apart``: a cluster's outboxes and pulled hashtags' feeds, each with its rule);
+    Missing the outboxes or feeds Redis lacks."""
+    feeds = feeds or {}
+    lost = lost_sources(feeds, SHARED)
+    if lost:
+        return lost
     home = SourceRead(found.home.entries, source_floor(found.home.floor), need)
     rule = Rule(
         gone=found.unfollowed,
@@ -235,6 +243,8 @@ def home_fetched(found, reader: int, need: int, followed, apart=()) -> Fetched |
         entries = [entry for entry, _ in found.tagged]
         read = SourceRead(entries, source_floor(found.tagged_floor), need)
         sources.append(tagged_source(found.tagged, read, followed, found.tagged_hidden))
+    shared = [SourceRead(entries, floor, need) for entries, floor in feeds.values()]
+    sources += pulled_fetched([], shared, found.tag_feeds_hidden, ()).sources
     return Fetched((*sources, *apart), home, found.cached, found.filter_version)
 
 

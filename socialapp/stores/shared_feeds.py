@@ -53,9 +53,12 @@ class SharedPage(NamedTuple):
     ready: tuple[list[int], list[str]] | None = None
 
 
+TAG_FEEDS = "tag:{"  # a tag's feed's key, less its name and closing brace (for scripts)
+
+
 def tag_key(name: str) -> str:
     """A tag's feed; the name (a valid tag name holds no brace) is the key's hash tag."""
-    return f"tag:{{{name}}}"
+    return f"{TAG_FEEDS}{name}}}"
 
 
 def tag_name(key: str) -> str:

@@ -112,6 +112,11 @@ class PageSources(NamedTuple):
     tagged_hidden: frozenset[int] = frozenset()
     # The reader's keyword filters' version (``FilterVersions``; ``LOST``: Redis lacks it).
     filter_version: int = LOST
+    # The followed hashtags' feeds the script found pulled and read, by key (each floor None
+    # when missing; None: not read, on a cluster), and the authors of their entries the
+    # reader does not see.
+    tag_feeds: dict[str, Slice] | None = None
+    tag_feeds_hidden: frozenset[int] = frozenset()
 
 
 class ReadyPage(NamedTuple):
@@ -554,6 +559,7 @@ class TimelineStore:
         cache_prefix: str | None = None,
         prefetch: int | None = None,
         ready: bool = False,
+        tag_feeds: tuple[str, int | None] | None = None,
     ) -> PageSources | ReadyPage | str:
         """The home slice, the pulled authors and (on one server) their outboxes, in one call.
 
@@ -577,7 +583,9 @@ class TimelineStore:
         With ``ready`` (one server, ``cache_prefix`` given), a ``ReadyPage`` when the script
         found the whole page of ``count`` as ``merge`` and ``Pages.read`` would make it
         (every outbox found, no hashtag followed, no boost on the page, each post's response
-        form cached).
+        form cached). With ``tag_feeds`` (one server, ``cache_prefix`` given: the hashtags'
+        feeds' key prefix and ``FanoutSettings.tag_pull_at``) the feeds of the followed
+        hashtags pulled are read too (``PageSources.tag_feeds``), their posts prefetched.
         """
         keys = [home_key(user_id), pulls_key(user_id), following[0], hidden]
         keys += [tagged_key(user_id), followed_tags_key(user_id)]
@@ -586,6 +594,9 @@ class TimelineStore:
             keys += [activity[0], tag_copies.FOLLOWERS, tag_copies.UNSETTLED]
             if cache_prefix:
                 args += [cache_prefix, count if prefetch is None else prefetch, int(ready)]
+                if tag_feeds:
+                    prefix, pull_at = tag_feeds
+                    args += [prefix, "" if pull_at is None else pull_at]
         keys.append(version_key(user_id))  # the last key, on every deployment
         reply = self._run([("read_page", keys, args)])[0]
         text, cached = reply, None
@@ -597,12 +608,16 @@ class TimelineStore:
         if text in ("", INACTIVE, HIDDEN_MISSING, TAGS_MISSING, TAGGED_MISSING):
             return text or MISSING
         home, pulled, unfollowed, originals, boosters, bound, tags, *rest = text.split(";")
-        tagged, states, tagged_hidden, version, *outboxes = rest
+        tagged, states, tagged_hidden, version, feed_tags, feeds_hidden, *outboxes = rest
         tagged_floor, tagged_members = self._tagged_from_text(tagged)
         pulled_ids = ids_of(pulled)
-        found = None
+        found, feeds = None, None
         if self._batched:
-            found = dict(zip([user_id, *pulled_ids], map(slice_from_text, outboxes), strict=True))
+            readers = [user_id, *pulled_ids]
+            outboxes, texts = outboxes[: len(readers)], outboxes[len(readers) :]
+            found = dict(zip(readers, map(slice_from_text, outboxes), strict=True))
+            keys = [f"{tag_feeds[0]}{name}}}" for name in feed_tags.split(",")] if texts else []
+            feeds = dict(zip(keys, map(slice_from_text, texts), strict=True))
         return PageSources(
             slice_from_text(home),
             pulled_ids,
@@ -618,6 +633,8 @@ class TimelineStore:
             dict(map(_tag_state, states.split(","))) if states else {},
             frozenset(ids_of(tagged_hidden)),
             version_of(version),
+            feeds,
+            frozenset(ids_of(feeds_hidden)),
         )
 
     def _tagged_from_text(self, text: str) -> tuple[float, list[tuple[Entry, str]]]:

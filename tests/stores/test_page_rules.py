@@ -31,12 +31,23 @@ from typing import NamedTuple
 import pytest
 
 from socialapp.config import Settings
-from socialapp.domain.timeline import Entry, Fetched, Rule, SourceRead, assemble, tagged_source
+from socialapp.domain.fanout import FanoutConfig, FanoutSettings
+from socialapp.domain.timeline import (
+    Entry,
+    Fetched,
+    Rule,
+    SourceRead,
+    assemble,
+    home_fetched,
+    tag_plan,
+    tagged_source,
+)
+from socialapp.stores import tag_copies
 from socialapp.stores.followee_copies import FOLLOWS_TAGS, TAG_NUMBER, followed_tags_key
 from socialapp.stores.hidden import LOADED, HiddenAccounts
 from socialapp.stores.list_feeds import ListFeeds, list_key
 from socialapp.stores.post_cache import post_key
-from socialapp.stores.shared_feeds import SharedFeeds, SharedPage, tag_key
+from socialapp.stores.shared_feeds import TAG_FEEDS, SharedFeeds, SharedPage, tag_key
 from socialapp.stores.timelines import ReadyPage, TimelineStore, outbox_key
 from tests.helpers_timelines import tag_ids
 
@@ -149,6 +160,7 @@ def python_page(case: Case) -> list[int]:
 
 
 SETTINGS = Settings.from_env({}, timeline_cap=50, outbox_cap=50)
+THRESHOLD = 100  # followers at which a hashtag is pulled
 TAGS = tag_ids()
 
 
@@ -176,9 +188,10 @@ def shown_ids(case: Case, cached: dict[int, str | None]) -> list[int]:
     return [post_id for post_id in cached if post_id not in boosted]
 
 
-def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
-    """The page by the home's script (with ``ready``, what it answers asked for the whole
-    page of ``count``)."""
+def script_sources(redis_client, case: Case, count: int = 20, ready: bool = False, pulled=False):
+    """The home's script's answer (with ``ready``, asked for the whole page of ``count``);
+    ``pulled``: the hashtags followed are pulled (their entries in their feeds, followed by
+    as many as the threshold), not pushed into the tagged set."""
     store = stored(redis_client, case)
     redis_client.sadd(FOLLOWING[0], FOLLOWING[1], *case.followees)
     if case.tags:  # the followed hashtags and the tagged set
@@ -186,12 +199,23 @@ def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
         numbers = [f"{TAG_NUMBER}{number}" for number in TAGS.ids(sorted(case.tags)).values()]
         redis_client.sadd(followed_tags_key(READER), FOLLOWING[1], *case.tags, *numbers)
         store.create_tagged([READER])
-        for entry, tag in case.tagged:
+        for entry, tag in [] if pulled else case.tagged:
             store.backfill_tagged([READER], [entry], 0, tag)
+    if pulled:
+        feeds = SharedFeeds(redis_client, SETTINGS)
+        tags = sorted(case.tags | {tag for _, tag in case.tagged})
+        feeds.begin_rebuild([tag_key(tag) for tag in tags])
+        feeds.finish_rebuild(
+            {
+                tag_key(tag): (sorted((e for e, t in case.tagged if t == tag), reverse=True), 0)
+                for tag in tags
+            }
+        )
+        redis_client.hset(tag_copies.FOLLOWERS, mapping=dict.fromkeys(case.tags, THRESHOLD))
     redis_client.zadd("fanout:active", {str(READER): NOW})
     if ready:
         redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
-    found = store.read_page_sources(
+    return store.read_page_sources(
         READER,
         FOLLOWING,
         HIDDEN,
@@ -199,7 +223,14 @@ def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
         count=count,
         cache_prefix=PREFIX,
         ready=ready,
+        tag_feeds=(TAG_FEEDS, THRESHOLD),
     )
+
+
+def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
+    """The page by the home's script (with ``ready``, what it answers asked for the whole
+    page of ``count``)."""
+    found = script_sources(redis_client, case, count, ready)
     return found if ready else shown_ids(case, found.cached)
 
 
@@ -377,6 +408,25 @@ def test_the_python_rule_gives_the_page(case):
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_the_page_script_gives_the_same_page(redis_client, case):
     assert script_page(redis_client, case) == case.page
+
+
+TAGGED_CASES = {name: case for name, case in CASES.items() if case.tagged}
+
+
+@pytest.mark.parametrize("case", TAGGED_CASES.values(), ids=TAGGED_CASES.keys())
+def test_the_page_script_reads_the_pulled_hashtags_feeds_in_its_call(redis_client, case):
+    """Hashtags followed by as many as the threshold are pulled: their posts are in their
+    feeds, not the tagged set. The home's script reads the feeds of those the reader
+    follows in its one call and prefetches the page (the Lua mirror), and the round the
+    Python rules assemble from what it read (``home_fetched``) is the same page."""
+    found = script_sources(redis_client, case, pulled=True)
+    assert set(found.tag_feeds) == {tag_key(tag) for tag in case.tags}
+    assert shown_ids(case, found.cached) == case.page
+    policy = FanoutSettings(FanoutConfig("hybrid", THRESHOLD))
+    followed, pulled_tags = tag_plan(policy, found.tags)
+    assert set(pulled_tags) == case.tags
+    fetched = home_fetched(found, READER, 20, followed, (), found.tag_feeds)
+    assert [e.post_id for e in assemble(fetched, 20).entries] == case.page
 
 
 @pytest.mark.parametrize("count", [20, 1], ids=["whole", "one"])

@@ -69,3 +69,21 @@ def test_a_followed_tag_is_pushed_or_pulled_as_an_unmeasured_author():
     assert switching.pushes_tag(100) and switching.pulls_tag(100)
     assert hybrid.tag_moves(99, 100) and hybrid.tag_moves(None, 5)
     assert not hybrid.tag_moves(5, 6) and not write.tag_moves(5, 10**6)
+
+
+def test_a_tags_pull_threshold_is_the_unmeasured_authors_rule_in_every_config():
+    """``tag_pull_at`` (what the home's page script compares the counts it reads with)
+    pulls a counted, settled tag exactly where an author without overrides or measured
+    rates is pulled, through every pair of a config in force and one pending."""
+    configs = [
+        FanoutConfig(mode, at)
+        for mode in ("write", "read", "hybrid", "adaptive")
+        for at in (1, 100)
+    ]
+    for current in configs:
+        for pending in [(), *((config,) for config in configs)]:
+            policy = FanoutSettings(current, pending)
+            for followers in (0, 1, 99, 100, 10**6):
+                assert policy.pulls_tag(followers) == policy.reader_pulls(followers)
+    assert FanoutSettings(FanoutConfig("write")).tag_pull_at is None
+    assert FanoutSettings(HYBRID, (FanoutConfig("read"),)).tag_pull_at == 0

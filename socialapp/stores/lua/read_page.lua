@@ -9,6 +9,11 @@
 -- cutoff of activity: the reader is marked active, and the outboxes are read here too; and
 -- KEYS[8], KEYS[9], the tags' follower counts and the tags being reconciled. The last key,
 -- on every deployment, is the reader's keyword filters' version (same hash tag).
+-- With ARGV[11] (one server, after ARGV[8..10]: the hashtags' feeds' key prefix) and ARGV[12]
+-- (the fewest followers at which a followed hashtag is pulled, '' for none: FanoutSettings'
+-- tag_pull_at), the feeds of the followed hashtags pulled (each not counted, being
+-- reconciled or counted at or above ARGV[12]) are read here too, so that a warm page of a
+-- reader who follows a pulled hashtag is still one round trip.
 -- 'inactive' when the reader was idle past the cutoff (fan-out skipped them: rebuild);
 -- 'hidden' when the hidden set is missing (reload it); 'tags' when the reader follows
 -- hashtags and the set of them is missing or holds no tag numbers (reload it), 'tagged'
@@ -21,8 +26,10 @@
 -- hashtags (member '#' of KEYS[3]) else 0, and when 1: the tagged set as
 -- "floor,member,...", the followed tags (on one server each as "name=followers=1 or 0",
 -- followers '' when not counted, 1 when being reconciled), the authors of tagged entries
--- the reader does not see; the keyword filters' version ('' when missing); then (one
--- server) the outboxes of the reader and of each pulled author in that order. The cost is
+-- the reader does not see; the keyword filters' version ('' when missing); the hashtags whose
+-- feeds were read (ARGV[11]), and the authors of those feeds' entries the reader does not
+-- see; then (one server) the outboxes of the reader and of each pulled author in that order,
+-- then the feeds read, in the order of their hashtags (each '' when missing). The cost is
 -- the page and the pulled authors, never the number of accounts followed or hidden.
 -- With ARGV[8] (one server: the post cache's key prefix), the reply is {that text, the ids
 -- of the page's likely posts joined by ',', their cached values...}: the newest ARGV[9]
@@ -107,6 +114,9 @@ local hidden_originals, hidden_boosters = boosts_hidden(found, KEYS[4], now)
 -- author is not hidden (followed or not: the tag brings them).
 local follows_tags = redis.call('SISMEMBER', KEYS[3], TAGS)
 local tagged_text, states, tagged_hidden, tag_followed, tag_hidden = '', {}, {}, {}, {}
+-- The pulled hashtags' feeds read here (ARGV[11]): their names, texts and reads, and whom
+-- the reader does not see among their entries' authors.
+local feed_names, feed_texts, feeds, feeds_hidden = {}, {}, {}, {}
 if follows_tags == 1 then
   local names = {}
   for _, name in ipairs(redis.call('SMEMBERS', KEYS[6])) do
@@ -140,6 +150,24 @@ if follows_tags == 1 then
   end
   tagged_hidden = hidden_among(KEYS[4], tagged_authors, '', now)
   for _, author in ipairs(tagged_hidden) do tag_hidden[author] = true end
+  if ARGV[11] then
+    local pull_at = tonumber(ARGV[12])
+    for i, name in ipairs(names) do
+      local followers = counts[i] and tonumber(counts[i])
+      if not followers or flags[i] or (pull_at and followers >= pull_at) then
+        local key = ARGV[11] .. name .. '}'
+        local read_ = read(key)
+        feed_names[#feed_names + 1] = name
+        feed_texts[#feed_texts + 1] = read_ and table.concat(read_, ',') or ''
+        if read_ then
+          renew(key)
+          feeds[#feeds + 1] = read_
+          found[#found + 1] = read_
+        end
+      end
+    end
+    feeds_hidden = hidden_among(KEYS[4], entry_authors(feeds, {}), '', now)
+  end
 end
 -- The text of the reply (above), built only when the page is left to Python.
 local function reply_text()
@@ -147,11 +175,13 @@ local function reply_text()
     table.concat(home, ','), table.concat(pulled, ','), table.concat(unfollowed, ','),
     table.concat(hidden_originals, ','), table.concat(hidden_boosters, ','), bound,
     follows_tags, tagged_text, table.concat(states, ','), table.concat(tagged_hidden, ','),
-    redis.call('GET', filter_version) or '',
+    redis.call('GET', filter_version) or '', table.concat(feed_names, ','),
+    table.concat(feeds_hidden, ','),
   }
   for _, outbox in ipairs(outboxes) do
     out[#out + 1] = outbox and table.concat(outbox, ',') or ''
   end
+  for _, text in ipairs(feed_texts) do out[#out + 1] = text end
   return table.concat(out, ';')
 end
 if not ARGV[8] then return reply_text() end
@@ -159,8 +189,22 @@ local gone = {}
 for _, author in ipairs(unfollowed) do gone[author] = true end
 local rule, boosts = noting_boosts(page_rule(function(author) return gone[author] end,
   hidden_originals, hidden_boosters))  -- boosts: those the merge shows, by post id
+-- A post a pulled hashtag's feed holds is shown, from any source, unless its author is
+-- hidden from the reader (it has the same author wherever it is).
+local in_feeds, feed_hidden = {}, {}  -- post id: whether shown
+for _, author in ipairs(feeds_hidden) do feed_hidden[author] = true end
+for _, read_ in ipairs(feeds) do
+  for i = 2, #read_ do
+    local post, author = string.match(read_[i], '^(%d+):(%d+)$')
+    if post then in_feeds[post] = not feed_hidden[author] end
+  end
+end
 local function shown(entry)
-  if not string.find(entry, '#', 1, true) then return rule(entry) end  -- a home's, an outbox's
+  if not string.find(entry, '#', 1, true) then  -- a home's, an outbox's, a hashtag feed's
+    local post = string.match(entry, '^(%d+):')
+    if in_feeds[post] ~= nil then return in_feeds[post] and post or nil end
+    return rule(entry)
+  end
   local post, author, tag = string.match(entry, '^(%d+):(%d+)#(.+)$')
   if tag_followed[tag] and not tag_hidden[author] then return post end
   return nil
