@@ -15,6 +15,7 @@ from loadtest.workload.analysis import WITHIN
 
 FIXED_COLOURS = {"write": "tab:blue", "read": "tab:orange", "adaptive": "black"}
 HYBRID_COLOURS = ("tab:green", "tab:olive", "tab:cyan", "tab:purple")
+SHIFT_TICKS = (-100, -50, -20, -10, 0, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000)
 
 
 def colours(names: list[str]) -> dict[str, str]:
@@ -167,8 +168,11 @@ def paired_shift(f: dict, path: Path) -> None:
     ax.axhline(100 * WITHIN, color="tab:red", linewidth=1, label=f"+{WITHIN:.0%}: settled")
     ax.axhline(0, color="tab:green", linewidth=1)
     ax.set_yscale("symlog", linthresh=20)  # the flips' hundreds and the settled few
-    ax.set_yticks([-10, 0, 10, 20, 50, 100, 200, 500])
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+.0f}%"))
+    shown = [100 * o for over in found["over"] for o in over] + [100 * WITHIN]
+    low, high = min(-10, *shown), max(shown)
+    ax.set_ylim(low * 1.5, high * 1.6)  # every round on the plot, the highest too
+    ax.set_yticks([t for t in SHIFT_TICKS if low * 1.5 <= t <= high * 1.6])
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+,.0f}%"))
     ax.set_xlabel(
         f"seconds of traffic (the mix shifts from {found['before']:g}:1 to "
         f"{found['after']:g}:1 at the dashed line)"
