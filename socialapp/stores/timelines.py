@@ -582,8 +582,9 @@ class TimelineStore:
         keyword filters' version too (``filter_version``; the key is on the reader's slot).
         With ``ready`` (one server, ``cache_prefix`` given), a ``ReadyPage`` when the script
         found the whole page of ``count`` as ``merge`` and ``Pages.read`` would make it
-        (every outbox found, no hashtag followed, no boost on the page, each post's response
-        form cached). With ``tag_feeds`` (one server, ``cache_prefix`` given: the hashtags'
+        (every outbox found; no hashtag followed, or with ``tag_feeds`` each one counted and
+        each pulled one's feed found; no boost on the page; each post's response form
+        cached). With ``tag_feeds`` (one server, ``cache_prefix`` given: the hashtags'
         feeds' key prefix and ``FanoutSettings.tag_pull_at``) the feeds of the followed
         hashtags pulled are read too (``PageSources.tag_feeds``), their posts prefetched.
         """

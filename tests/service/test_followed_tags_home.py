@@ -255,6 +255,67 @@ def test_a_celebrity_tag_is_pulled_in_hybrid(client, signup, settle, components,
     assert len(sent) == 1
 
 
+@pytest.mark.parametrize("threshold", [3, 2], ids=["pushed tag", "pulled tag"])
+def test_a_tag_followers_page_the_script_decides_is_the_page_python_makes(
+    client, signup, settle, components, monkeypatch, threshold
+):
+    """Hybrid mode: a warm /v1 home page of a reader who follows a hashtag (pushed under the
+    threshold, pulled at it) and an account is answered whole by its script, and is, body
+    and headers, the page Python's path makes from the same call's reply; paged. (A muted
+    author's tagged post among the entries a round reads leaves the page to Python, as one
+    round of the Python rules does not decide it: the page-rules table has that case.)"""
+    from socialapp.feed_pages import Pages
+    from socialapp.home_fetch import HomeFetch
+
+    c = components
+    operators.change_fanout(
+        c.fanout_settings, c.fanout, mode="hybrid", celebrity_threshold=threshold
+    )
+    settle()
+    ada, stranger, muted, fan, reader = (signup() for _ in range(5))
+    client.put(f"/v1/me/following/{ada.id}", headers=reader.headers)
+    client.put(f"/v1/me/mutes/{muted.id}", json={}, headers=reader.headers)
+    home(client, reader)
+    for account in (fan, reader):
+        follow_tag(client, account, "cats")
+    posted(client, muted, "older #cats")  # below the two pages: left out of a whole page
+    for n in range(3):
+        for author, text in ((ada, f"{n}"), (stranger, f"{n} #cats")):
+            posted(client, author, text)
+    settle()
+    assert {item["author_id"] for item in home(client, reader).json["items"]} == {
+        ada.id,
+        stranger.id,
+    }
+    assert c.tag_copies.states(["cats"]) == {"cats": (2, False)}
+    decided = []
+    ready = Pages.ready
+    monkeypatch.setattr(Pages, "ready", lambda *a: decided.append(1) or ready(*a))
+
+    def pages() -> list:
+        """The home's first two pages of 2, read warm."""
+        home(client, reader)
+        decided.clear()
+        first = client.get("/v1/timeline/home?limit=2", headers=reader.headers)
+        below = first.json["next_max_id"]
+        path = f"/v1/timeline/home?limit=2&max_id={below}"
+        return [first, client.get(path, headers=reader.headers)]
+
+    def diagnostics(response) -> dict:
+        return {k: v for k, v in response.headers if k.startswith("X-Timeline")}
+
+    answered = pages()
+    assert decided == [1, 1]  # the script answered both
+    authors = [item["author_id"] for r in answered for item in r.json["items"]]
+    assert len(authors) == 4 and set(authors) == {ada.id, stranger.id}
+    call = HomeFetch._script_call
+    monkeypatch.setattr(HomeFetch, "_script_call", lambda self, *a, ready=False: call(self, *a))
+    made = pages()
+    assert decided == []  # Python made them
+    for mine, script in zip(made, answered, strict=True):
+        assert mine.json == script.json and diagnostics(mine) == diagnostics(script)
+
+
 def test_unfollowing_a_pushed_tag_takes_out_exactly_its_posts(client, signup, settle, components):
     """Write mode: the tagged set holds one member per post and tag; unfollowing ``cats``
     takes out the posts only ``cats`` brought, keeping one a followee wrote and one

@@ -211,7 +211,9 @@ def script_sources(redis_client, case: Case, count: int = 20, ready: bool = Fals
                 for tag in tags
             }
         )
-        redis_client.hset(tag_copies.FOLLOWERS, mapping=dict.fromkeys(case.tags, THRESHOLD))
+    if case.tags:  # counted: pulled at the threshold, pushed under it
+        followers = THRESHOLD if pulled else THRESHOLD - 1
+        redis_client.hset(tag_copies.FOLLOWERS, mapping=dict.fromkeys(case.tags, followers))
     redis_client.zadd("fanout:active", {str(READER): NOW})
     if ready:
         redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
@@ -227,10 +229,10 @@ def script_sources(redis_client, case: Case, count: int = 20, ready: bool = Fals
     )
 
 
-def script_page(redis_client, case: Case, count: int = 20, ready: bool = False):
+def script_page(redis_client, case: Case, count: int = 20, ready: bool = False, pulled=False):
     """The page by the home's script (with ``ready``, what it answers asked for the whole
-    page of ``count``)."""
-    found = script_sources(redis_client, case, count, ready)
+    page of ``count``; ``pulled``: the hashtags followed are pulled)."""
+    found = script_sources(redis_client, case, count, ready, pulled)
     return found if ready else shown_ids(case, found.cached)
 
 
@@ -240,11 +242,11 @@ def pulled(case: Case) -> dict[int, list[Entry]]:
     return {a: o for a, o in case.outboxes.items() if a in case.followees and a not in hidden}
 
 
-def python_home_round(case: Case, count: int) -> list[int] | None:
+def python_home_round(case: Case, count: int, pulled_tags: bool = False) -> list[int] | None:
     """The page of ``count`` by the Python rules from the home's first round (the home and
-    the outboxes read ``count`` deep, the outboxes down to a full home's last entry), when
-    that round decides it: full, or every source holding all history, no boost on it (the
-    boost rule waits for what lies below one) and no hashtag followed; else None."""
+    the outboxes read ``count`` deep, the outboxes down to a full home's last entry; the
+    tagged set, or with ``pulled_tags`` the followed hashtags' feeds, a page deep), when
+    that round decides it (``decided_round``); else None."""
     hidden = {author for author, until in case.hidden.items() if until > NOW}
     gone = ({e.author_id for e in case.home} - case.followees - {READER}) | hidden
     rule = Rule(gone, hidden, case.boosts_hidden)
@@ -254,14 +256,31 @@ def python_home_round(case: Case, count: int) -> list[int] | None:
     for outbox in [[], *pulled(case).values()]:  # the reader's own, then the pulled ones
         entries = [e for e in sorted(outbox, reverse=True) if e.post_id > bound][:count]
         reads.append(SourceRead(entries, 0, count, bound))
-    return None if case.tags else decided_round(reads, rule, count)
+    return decided_round(
+        [(read, rule) for read in reads] + tag_sources(case, count, pulled_tags), count
+    )
 
 
-def decided_round(reads: list[SourceRead], rule: Rule, count: int) -> list[int] | None:
-    """The page of ``count`` one round of ``reads`` decides by the Python rules: full, or
-    every source holding all history, and no boost on it (the boost rule waits for what lies
-    below one); else None."""
-    merged = assemble(Fetched(tuple((read, rule) for read in reads)), count)
+def tag_sources(case: Case, count: int, pulled_tags: bool) -> list[tuple[SourceRead, Rule]]:
+    """The followed hashtags' sources of a round, a page deep: the tagged set (none when no
+    hashtag is followed), and with ``pulled_tags`` the feed of each hashtag followed."""
+    if not case.tags:
+        return []
+    hidden = frozenset(author for author, until in case.hidden.items() if until > NOW)
+    tagged = [] if pulled_tags else case.tagged
+    read = SourceRead(sorted((e for e, _ in tagged), reverse=True)[:count], 0, count)
+    sources = [tagged_source(tagged, read, case.tags, hidden)]
+    for tag in sorted(case.tags) if pulled_tags else ():
+        feed = sorted((e for e, t in case.tagged if t == tag), reverse=True)[:count]
+        sources.append((SourceRead(feed, 0, count), Rule(gone=hidden)))
+    return sources
+
+
+def decided_round(sources: list[tuple[SourceRead, Rule]], count: int) -> list[int] | None:
+    """The page of ``count`` one round of ``sources`` (each read with its rule) decides by
+    the Python rules: full, or every source holding all history, and no boost on it (the
+    boost rule waits for what lies below one); else None."""
+    merged = assemble(Fetched(tuple(sources)), count)
     whole = len(merged.entries) == count or (merged.known_from <= 1 and not merged.truncated)
     if not whole or any(e.boost_of for e in merged.entries):
         return None
@@ -322,7 +341,7 @@ def python_list_round(case: Case, count: int, everyone: bool) -> tuple[list[int]
     reads = [SourceRead(sorted(o, reverse=True)[:count], 0, count) for o in outboxes.values()]
     if not everyone:
         reads.append(SourceRead(sorted(case.home, reverse=True)[:count], 0, count))
-    return decided_round(reads, rule, count), len(outboxes)
+    return decided_round([(read, rule) for read in reads], count), len(outboxes)
 
 
 SHARED_CASES = {
@@ -429,17 +448,24 @@ def test_the_page_script_reads_the_pulled_hashtags_feeds_in_its_call(redis_clien
     assert [e.post_id for e in assemble(fetched, 20).entries] == case.page
 
 
+@pytest.mark.parametrize("pulled_tags", [False, True], ids=["pushed tags", "pulled tags"])
 @pytest.mark.parametrize("count", [20, 1], ids=["whole", "one"])
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_the_page_script_answers_the_page_one_python_round_decides(redis_client, case, count):
-    page = python_home_round(case, count)
+def test_the_page_script_answers_the_page_one_python_round_decides(
+    redis_client, case, count, pulled_tags
+):
+    """Asked to, the home's script answers the page itself exactly when one round of the
+    Python rules decides it, and that page, the followed hashtags' tagged set and (pulled)
+    feeds among its sources; else it leaves the page to Python."""
+    page = python_home_round(case, count, pulled_tags)
     if count == 20 and page is not None:
         assert page == case.page
-    found = script_page(redis_client, case, count, ready=True)
+    found = script_page(redis_client, case, count, ready=True, pulled=pulled_tags)
     if page is None:
         assert not isinstance(found, ReadyPage)
     else:
         sources = len(pulled(case)) + 1  # the reader's outbox and the pulled ones
+        sources += len(tag_sources(case, count, pulled_tags))
         from_home = len({e.post_id for e in case.home} & set(page))
         assert found == ReadyPage(page, [f"form {p}" for p in page], from_home, sources)
 

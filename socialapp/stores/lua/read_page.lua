@@ -117,6 +117,10 @@ local tagged_text, states, tagged_hidden, tag_followed, tag_hidden = '', {}, {},
 -- The pulled hashtags' feeds read here (ARGV[11]): their names, texts and reads, and whom
 -- the reader does not see among their entries' authors.
 local feed_names, feed_texts, feeds, feeds_hidden = {}, {}, {}, {}
+-- Whether the followed hashtags leave the page to the script as well as to Python: none
+-- followed, or (one server) every one counted and every feed pulled found, so that the
+-- script read what the page's round would (tag_plan pulls by the same counts).
+local outboxes_found, tags_decided = #found - 1, follows_tags == 0
 if follows_tags == 1 then
   local names = {}
   for _, name in ipairs(redis.call('SMEMBERS', KEYS[6])) do
@@ -167,6 +171,10 @@ if follows_tags == 1 then
       end
     end
     feeds_hidden = hidden_among(KEYS[4], entry_authors(feeds, {}), '', now)
+    tags_decided = #feeds == #feed_names
+    for i = 1, #names do
+      if not counts[i] then tags_decided = false end
+    end
   end
 end
 -- The text of the reply (above), built only when the page is left to Python.
@@ -213,12 +221,12 @@ local count, prefetch = tonumber(ARGV[3]), tonumber(ARGV[9])
 local ids = merged_ids(found, shown, prefetch)
 local reply = with_cached({''}, ARGV[8], ids)  -- its text once the page is Python's
 -- With ARGV[10] '1', the page itself (decided_answer) when nothing is left for Python to
--- decide: on one server, every outbox found, no hashtag followed (the page's plan would
--- pull their feeds), the home and the outboxes read to ``bound``. Else the reply goes to
--- Python's path.
-if ARGV[10] == '1' and here and follows_tags == 0 and #found == #pulled + 2 then
+-- decide: on one server, every outbox found, the hashtags decided (``tags_decided``), the
+-- home and the outboxes read to ``bound``, the tagged set and the feeds a page deep. Else
+-- the reply goes to Python's path.
+if ARGV[10] == '1' and here and tags_decided and outboxes_found == #pulled + 1 then
   local reads, lower = {{home}}, bound ~= '' and tonumber(bound) - 1 or nil
-  for i = 2, #found do reads[i] = {found[i], lower} end
+  for i = 2, #found do reads[i] = {found[i], i <= outboxes_found + 1 and lower or nil} end
   local answer = decided_answer(reads, count, prefetch, ids, {unpack(reply, 3)}, boosts, home,
     #found - 1)
   if answer then return answer end
