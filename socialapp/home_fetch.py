@@ -118,7 +118,6 @@ class HomeFetch:
     def _script_call(self, plan: HomePlan, before, since_id, need, prefetch, ready=False):
         """The page script's call over the reader's sources (``read_page_sources``), the
         followed hashtags the policy pulls among them."""
-        pulls = None if plan.policy is None else (TAG_FEEDS, plan.policy.tag_pull_at)
         return self._timelines.read_page_sources(
             plan.reader,
             self._followee_copies.following_set(plan.reader),
@@ -130,7 +129,7 @@ class HomeFetch:
             self._cache.key_prefix,
             prefetch=prefetch,
             ready=ready,
-            tag_feeds=pulls,
+            tag_feeds=(TAG_FEEDS, plan.policy.tag_pull_at),
         )
 
     @reported
@@ -154,9 +153,9 @@ class HomeFetch:
         found = self._page_sources(plan, before, since_id, need, prefetch, found)
         followed, pulled_tags = tag_plan(plan.policy, found.tags or {})
         apart = [plan.reader, *found.pulled] if found.outboxes is None else []
-        keys = [tag_key(name) for name in pulled_tags]
-        feeds = {key: found.tag_feeds[key] for key in keys if key in (found.tag_feeds or {})}
-        keys = [key for key in keys if key not in feeds]
+        read_here = found.tag_feeds or {}
+        feeds = {tag_key(name): read_here[name] for name in pulled_tags if name in read_here}
+        keys = [tag_key(name) for name in pulled_tags if name not in read_here]
         read = self._reads.pulled_fetch(plan.reader, apart, keys, before, since_id, need)
         return home_fetched(found, plan.reader, need, followed, read.sources, feeds)
 

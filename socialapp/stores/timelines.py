@@ -112,8 +112,8 @@ class PageSources(NamedTuple):
     tagged_hidden: frozenset[int] = frozenset()
     # The reader's keyword filters' version (``FilterVersions``; ``LOST``: Redis lacks it).
     filter_version: int = LOST
-    # The followed hashtags' feeds the script found pulled and read, by key (each floor None
-    # when missing; None: not read, on a cluster), and the authors of their entries the
+    # The followed hashtags' feeds the script found pulled and read, by hashtag (each floor
+    # None when missing; None: not read, on a cluster), and the authors of their entries the
     # reader does not see.
     tag_feeds: dict[str, Slice] | None = None
     tag_feeds_hidden: frozenset[int] = frozenset()
@@ -617,8 +617,8 @@ class TimelineStore:
             readers = [user_id, *pulled_ids]
             outboxes, texts = outboxes[: len(readers)], outboxes[len(readers) :]
             found = dict(zip(readers, map(slice_from_text, outboxes), strict=True))
-            keys = [f"{tag_feeds[0]}{name}}}" for name in feed_tags.split(",")] if texts else []
-            feeds = dict(zip(keys, map(slice_from_text, texts), strict=True))
+            names = feed_tags.split(",") if texts else []
+            feeds = dict(zip(names, map(slice_from_text, texts), strict=True))
         return PageSources(
             slice_from_text(home),
             pulled_ids,

@@ -202,15 +202,8 @@ def script_sources(redis_client, case: Case, count: int = 20, ready: bool = Fals
         for entry, tag in [] if pulled else case.tagged:
             store.backfill_tagged([READER], [entry], 0, tag)
     if pulled:
-        feeds = SharedFeeds(redis_client, SETTINGS)
-        tags = sorted(case.tags | {tag for _, tag in case.tagged})
-        feeds.begin_rebuild([tag_key(tag) for tag in tags])
-        feeds.finish_rebuild(
-            {
-                tag_key(tag): (sorted((e for e, t in case.tagged if t == tag), reverse=True), 0)
-                for tag in tags
-            }
-        )
+        tags = case.tags | {tag for _, tag in case.tagged}
+        stored_feeds(redis_client, {tag: [e for e, t in case.tagged if t == tag] for tag in tags})
     if case.tags:  # counted: pulled at the threshold, pushed under it
         followers = THRESHOLD if pulled else THRESHOLD - 1
         redis_client.hset(tag_copies.FOLLOWERS, mapping=dict.fromkeys(case.tags, followers))
@@ -353,16 +346,26 @@ SHARED_CASES = {
 }
 
 
+def stored_feeds(redis_client, entries: dict[str, list[Entry]]) -> tuple[SharedFeeds, list[str]]:
+    """Hashtags' feeds in Redis, each holding all its history (floor 0): ``entries`` by
+    hashtag; the store and the feeds' keys, in that order."""
+    feeds = SharedFeeds(redis_client, SETTINGS)
+    keys = [tag_key(tag) for tag in entries]
+    feeds.begin_rebuild(keys)
+    feeds.finish_rebuild(
+        {tag_key(tag): (sorted(found, reverse=True), 0) for tag, found in entries.items()}
+    )
+    return feeds, keys
+
+
 def shared_script_page(redis_client, case: Case, count: int) -> SharedPage:
     """The page of ``count`` by the shared feeds' script, asked to answer it whole."""
     stored(redis_client, case)
     redis_client.mset({post_key(p): f"form {p}\n{{}}" for p in range(1, 100)})
-    feeds = SharedFeeds(redis_client, SETTINGS)
-    sources = {tag_key(f"t{i}"): s for i, s in enumerate([case.home, *case.outboxes.values()])}
-    feeds.begin_rebuild(list(sources))
-    feeds.finish_rebuild({key: (sorted(s, reverse=True), 0) for key, s in sources.items()})
+    sources = {f"t{i}": s for i, s in enumerate([case.home, *case.outboxes.values()])}
+    feeds, keys = stored_feeds(redis_client, sources)
     marked = (HIDDEN, LOADED)
-    return feeds.read_page(list(sources), None, None, count, PREFIX, count, marked, NOW, True)
+    return feeds.read_page(keys, None, None, count, PREFIX, count, marked, NOW, True)
 
 
 def python_shared_round(case: Case, count: int) -> list[int] | None:
@@ -439,12 +442,13 @@ def test_the_page_script_reads_the_pulled_hashtags_feeds_in_its_call(redis_clien
     follows in its one call and prefetches the page (the Lua mirror), and the round the
     Python rules assemble from what it read (``home_fetched``) is the same page."""
     found = script_sources(redis_client, case, pulled=True)
-    assert set(found.tag_feeds) == {tag_key(tag) for tag in case.tags}
+    assert set(found.tag_feeds) == case.tags
     assert shown_ids(case, found.cached) == case.page
     policy = FanoutSettings(FanoutConfig("hybrid", THRESHOLD))
     followed, pulled_tags = tag_plan(policy, found.tags)
     assert set(pulled_tags) == case.tags
-    fetched = home_fetched(found, READER, 20, followed, (), found.tag_feeds)
+    feeds = {tag_key(tag): feed for tag, feed in found.tag_feeds.items()}
+    fetched = home_fetched(found, READER, 20, followed, (), feeds)
     assert [e.post_id for e in assemble(fetched, 20).entries] == case.page
 
 
@@ -511,11 +515,8 @@ def read_mode_page(redis_client, case: Case, one_call: bool) -> list[int]:
     redis_client.delete(outbox_key(READER))  # made empty above
     for author in {*authors, *by_author}:
         store.create_outbox(author, sorted(by_author.get(author, []), reverse=True))
-    feeds = SharedFeeds(redis_client, SETTINGS)
-    keys = [tag_key(tag) for tag in sorted(case.tags)]
-    feeds.begin_rebuild(keys)
-    tagged = {key: [e for e, tag in case.tagged if tag_key(tag) == key] for key in keys}
-    feeds.finish_rebuild({key: (sorted(found, reverse=True), 0) for key, found in tagged.items()})
+    tagged = {tag: [e for e, t in case.tagged if t == tag] for tag in sorted(case.tags)}
+    feeds, keys = stored_feeds(redis_client, tagged)
     reads = FeedReads(store, feeds, HiddenAccounts(redis_client), clock=lambda: NOW)
     fetched = reads.pulled_fetch(READER, authors, keys, None, None, 20)
     return [e.post_id for e in assemble(fetched, 20).entries]

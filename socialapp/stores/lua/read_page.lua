@@ -199,12 +199,12 @@ local rule, boosts = noting_boosts(page_rule(function(author) return gone[author
   hidden_originals, hidden_boosters))  -- boosts: those the merge shows, by post id
 -- A post a pulled hashtag's feed holds is shown, from any source, unless its author is
 -- hidden from the reader (it has the same author wherever it is).
-local in_feeds, feed_hidden = {}, {}  -- post id: whether shown
-for _, author in ipairs(feeds_hidden) do feed_hidden[author] = true end
+local in_feeds, hidden_in_feeds = {}, {}  -- post id: whether shown; author: true
+for _, author in ipairs(feeds_hidden) do hidden_in_feeds[author] = true end
 for _, read_ in ipairs(feeds) do
   for i = 2, #read_ do
     local post, author = string.match(read_[i], '^(%d+):(%d+)$')
-    if post then in_feeds[post] = not feed_hidden[author] end
+    if post then in_feeds[post] = not hidden_in_feeds[author] end
   end
 end
 local function shown(entry)
