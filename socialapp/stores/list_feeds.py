@@ -6,7 +6,9 @@ members' outboxes), and a pulled member's posts are merged from their outbox at 
 Each feed is a timeline like a home (``socialapp.stores.timelines``: entries
 ``"post_id:author_id"`` ordered by post id, capped at ``SOCIALAPP_TIMELINE_CAP``, with a
 floor), on its owner's hash slot, and lives ``SOCIALAPP_INACTIVE_AFTER_SECONDS`` from its
-creation, renewed by every read: a list nobody reads expires.
+creation, renewed by every read: a list nobody reads expires. Beside it, as beside a home,
+the list of deliveries not yet folded into it (``list_pending_key``): a member's post is one
+LPUSHX onto each of their lists' feeds, as it is onto each follower's home.
 
 Beside the feeds, on the same slot, ``list_members:{<owner_id>}`` copies who is on each of
 the owner's lists (a hash: list id -> member ids joined by ``,``), so a warm page reads no
@@ -29,6 +31,7 @@ from socialapp.domain.timeline import Entry
 from socialapp.stores.shared_feeds import FeedSets
 from socialapp.stores.timelines import (
     MISSING,
+    PENDING_SUFFIX,
     ReadyPage,
     Slice,
     add_args,
@@ -48,6 +51,12 @@ MEMBERS_MISSING = "members"  # a page must load the list's members first
 def list_key(owner_id: int, list_id: int) -> str:
     """A list's feed, on its owner's hash slot."""
     return f"{PREFIX}{{{owner_id}}}:{list_id}"
+
+
+def list_pending_key(owner_id: int, list_id: int) -> str:
+    """The deliveries to ``list_key`` not yet folded into it (same hash tag), as a home's
+    ``pending_key``: created, renewed, rebuilt and dropped with the feed."""
+    return f"{list_key(owner_id, list_id)}{PENDING_SUFFIX}"
 
 
 def members_key(owner_id: int) -> str:
@@ -169,11 +178,15 @@ class ListFeeds(FeedSets):
         self._client.unlink(members_key(owner_id))
 
     def forget(self, owner_id: int, list_id: int) -> None:
-        """Delete the list's feed and drop the copy of its owner's lists' members (a list
-        deleted, or members about to join it), in one command (one slot)."""
-        self._client.unlink(list_key(owner_id, list_id), members_key(owner_id))
+        """Delete the list's feed (with its pending deliveries) and drop the copy of its
+        owner's lists' members (a list deleted, or members about to join it), in one
+        command (one slot)."""
+        feed, pending = list_key(owner_id, list_id), list_pending_key(owner_id, list_id)
+        self._client.unlink(feed, pending, members_key(owner_id))
 
     def drop_all(self) -> int:
-        """Delete every list feed (``read`` mode reads none); each is rebuilt at its next
-        read once another mode is in force. How many were dropped."""
+        """Delete every list feed and its pending deliveries (``read`` mode reads none);
+        each is rebuilt at its next read once another mode is in force. How many feeds were
+        dropped (the pending lists go first, so the second pass counts feeds only)."""
+        unlink_matching(self._client, f"{PREFIX}*{PENDING_SUFFIX}")
         return unlink_matching(self._client, f"{PREFIX}*")

@@ -60,9 +60,9 @@ SENTINEL = "floor"
 # 2 KB allocation (tests use smaller buckets to exercise splits and trims on short timelines).
 BUCKET_RECORDS = 145
 BATCH = 1000  # keys per script call on a single server: bounds how long one call blocks
-# A home's or tagged set's pending deliveries (``pending_key``, ``tagged_pending_key``) are
-# folded into it by the delivery that finds this many: the list stays a few hundred bytes,
-# and a fold is one delivery in 32.
+# A home's, tagged set's or list feed's pending deliveries (``pending_key``,
+# ``tagged_pending_key``, ``list_feeds.list_pending_key``) are folded into it by the delivery
+# that finds this many: the list stays a few hundred bytes, and a fold is one delivery in 32.
 PENDING_FOLD = 32
 PENDING_SUFFIX = ":new"
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
@@ -187,12 +187,15 @@ def pulls_key(user_id: int) -> str:
 def _script_texts(folder: Path, ttl: int, bucket: int) -> tuple[tuple[str, str], ...]:
     """Each timeline script's text: the constants, the part of the library it uses, and
     its own code, from ``folder`` (``LUA``; a benchmark reads another commit's)."""
+    from socialapp.stores.list_feeds import PREFIX as LIST_PREFIX  # (it imports this module)
+
     constants = (
         f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\n"
         f"local LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
         f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
         f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
         f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
+        f"local LIST_PREFIX = '{LIST_PREFIX}'\n"
         f"local TAGS = '{FOLLOWS_TAGS}'\n"
         f"local PENDING_SUFFIX = '{PENDING_SUFFIX}'\nlocal FOLD = {PENDING_FOLD}\n"
     )

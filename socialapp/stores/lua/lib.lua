@@ -21,9 +21,9 @@
 -- entry there is a post and a tag, so a post two followed tags brought is two entries,
 -- adjacent, the higher tag number first. A bucket of 145 records is 2,030 bytes (112 tagged
 -- records, 2,016), just under a 2 KB allocation: about 15 bytes of Redis an entry (a tagged
--- one about 20) where a sorted set member cost 130 to 180. A delivery to a home is one
--- LPUSHX onto its pending list (see pending_of). Elsewhere a delivery (nearly always the
--- newest entry) prepends to 'd' (one HMGET, one HSET of a few hundred bytes at most: a
+-- one about 20) where a sorted set member cost 130 to 180. A delivery to a home, a tagged
+-- set or a list's feed is one LPUSHX onto its pending list (see pending_of). Elsewhere (an
+-- outbox, a shared feed) a delivery (nearly always the newest entry) prepends to 'd' (one HMGET, one HSET of a few hundred bytes at most: a
 -- script's cost grows with the bytes it moves, and rewriting a 2 KB head each time cost a
 -- delivery half again as much); once 'd' holds PENDING records the next delivery rewrites
 -- the whole head, leaving its newest entry in 'd' and 'h' at most BUCKET - PENDING records,
@@ -42,8 +42,8 @@
 -- by a server of that version while versions mixed).
 --
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
--- defines TTL (seconds), BUCKET, FOLD and PENDING_SUFFIX (a home's pending list: below)
--- above this library. Creating or rebuilding a timeline sets its TTL, and reading a home
+-- defines TTL (seconds), BUCKET, FOLD, PENDING_SUFFIX (a home's pending list: below) and
+-- the key prefixes above this library. Creating or rebuilding a timeline sets its TTL, and reading a home
 -- renews it (deliveries do not: that would cost a command per follower), so an idle
 -- reader's home expires. Only timelines that can be rebuilt carry a TTL, which is what a
 -- volatile-* eviction policy evicts.
@@ -72,8 +72,8 @@ local function is_tagged(key)
   return string.sub(key, 1, #TAGGED_PREFIX) == TAGGED_PREFIX
 end
 
--- A home's or tagged set's pending deliveries: a list beside it (same hash tag, so one
--- Cluster slot; SCAN home:* finds both), newest first, each element one entry (a home's:
+-- A home's, tagged set's or list feed's pending deliveries: a list beside it (same hash
+-- tag, so one Cluster slot; SCAN home:* finds both), newest first, each element one entry (a home's:
 -- its records), the last element the sentinel (a list cannot be empty): the cap as text. A
 -- delivery is one LPUSHX, which only writes while the list exists, so its existence is the
 -- timeline's: the two are created, renewed, dropped and rebuilt together, the timeline
@@ -85,7 +85,8 @@ end
 -- finite floor, each post once, trimmed to the cap), and empties the list; a delivery
 -- folds once the list holds FOLD entries (defined above), so it stays small.
 local function pending_of(key)
-  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX or is_tagged(key) then
+  if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX or is_tagged(key)
+      or string.sub(key, 1, #LIST_PREFIX) == LIST_PREFIX then
     return key .. PENDING_SUFFIX
   end
   return nil
@@ -227,8 +228,8 @@ local function two_record_tagged(key, head, pending)
   return false
 end
 
--- Give the home or tagged set ``key`` a new, empty pending list (``cap``: the sentinel)
--- and mark it.
+-- Give the home, tagged set or list feed ``key`` a new, empty pending list (``cap``: the
+-- sentinel) and mark it.
 local function start_pending(key, cap)
   local pending = pending_of(key)
   if not pending then return end
@@ -690,8 +691,8 @@ local function merge_args(t, cap)
   save(t)
 end
 
--- Whether the timeline exists and is whole: not a home or tagged set marked as having a
--- pending list that is gone, nor a tagged set in the old encoding.
+-- Whether the timeline exists and is whole: not one marked as having a pending list that
+-- is gone, nor a tagged set in the old encoding.
 local function whole(key)
   if redis.call('EXISTS', key) == 0 then return false end
   local pending = pending_of(key)
@@ -718,10 +719,10 @@ local function create(key)
 end
 
 -- Deliver one entry (score ``score``, text ``member``, ``entry`` its parse and ``encoded`` its
--- records) to an existing timeline as add() does; whether it exists. To a home or tagged
--- set, one LPUSHX onto its
--- pending list (folded in by every load, and here once it holds FOLD entries). To one
--- written before it had a pending list, or another compact timeline (an outbox), the usual
+-- records) to an existing timeline as add() does; whether it exists. To a home, tagged set
+-- or list feed, one LPUSHX onto its pending list (folded in by every load, and here once it
+-- holds FOLD entries). To one written before it had a pending list, or another compact
+-- timeline (an outbox, a shared feed), the usual
 -- delivery: for a compact one the newest entry with room in 'd' and no trim due, or the
 -- first into an empty timeline, is one HMGET and one HSET. ``held``: the length LPUSHX
 -- already gave, if the caller pushed.
@@ -783,8 +784,8 @@ local function add(key, delivery)
 end
 
 -- Replace the timeline with an empty one that is being rebuilt (floor +inf).
--- A home's or tagged set's pending list starts with sentinel 0: nothing is trimmed while
--- the floor is +inf, and finish_rebuild sets the cap.
+-- A pending list (pending_of) starts with sentinel 0: nothing is trimmed while the floor
+-- is +inf, and finish_rebuild sets the cap.
 local function begin_rebuild(key)
   redis.call('DEL', key)
   redis.call('HSET', key, 'f', 'inf', 'n', 0)
