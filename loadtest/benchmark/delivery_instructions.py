@@ -8,10 +8,15 @@ first in turn. A post's count is every instruction the server ran from a settled
 its last chunk is delivered (callgrind dumps and zeroes its counters at each end), less what
 the server runs meanwhile when no post is made (``background``: the settings' refreshes, the
 worker's waits on the broker, the server's own cron; measured in instructions a second over
-idle spans, and taken out at that rate for the post's span). Deliveries/s move by ±10%
-between runs of the same code on this machine; a count does not move with the machine's
-load. It tells whether one post asks more of Redis than another, not how fast either runs,
-and it leaves out the Python process's side.
+idle spans, and taken out at that rate for the post's span). Beside it, the commands' own
+part of the same count (``processCommand``'s inclusive cost, by callgrind_annotate: scripts
+included; the event loop, cron, query parsing and reply writing left out), whose background
+is some sixty times smaller, so that its figure hardly depends on how long a post took.
+Deliveries/s move by ±10% between runs of the same code on this machine; a count does not
+move with the machine's load. It tells whether one post asks more of Redis than another, not
+how fast either runs, and it leaves out the Python process's side. Posts of one side differ
+by up to 10% (in the commands too: what a post costs depends on the posts before it),
+so the sides alternate, each first in turn, and their medians are compared.
 
 Needs valgrind (``apt-get install valgrind``); callgrind slows the server some fifty times,
 so a full-size run takes a few minutes.
@@ -28,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from loadtest import environment
 from loadtest.benchmark import SIZES, delivery, lists_and_tags
@@ -39,6 +45,15 @@ from socialapp.embedded.redis_server import RedisServer
 PAIRS = 4
 IDLE_SPANS = 3
 IDLE_SPAN_S = 2.0
+
+
+class Counted(NamedTuple):
+    """Instructions the server ran between two counts: all of them, and those under
+    ``processCommand`` (the commands themselves, scripts included: no event loop, cron,
+    query parsing or reply writing)."""
+
+    total: int
+    commands: int
 
 
 class CountedRedis(RedisServer):
@@ -57,19 +72,31 @@ class CountedRedis(RedisServer):
             start_timeout=120,  # callgrind slows the server's start too
         )
 
-    def count(self) -> int:
-        """Dump (which zeroes the counters) and read the dump's total."""
+    def count(self) -> Counted:
+        """Dump (which zeroes the counters) and read the dump's total and, by
+        callgrind_annotate's inclusive costs, the commands' part of it."""
         subprocess.run(["callgrind_control", "--dump", str(self._process.pid)], check=True,
                        capture_output=True)  # fmt: skip
         self.dumps += 1
-        for line in Path(f"{self.out}.{self.dumps}").read_text().splitlines():
-            if line.startswith("totals:"):
-                return int(line.split()[1])
-        raise RuntimeError(f"no totals in {self.out}.{self.dumps}")
+        dump = f"{self.out}.{self.dumps}"
+        annotated = subprocess.run(
+            ["callgrind_annotate", "--inclusive=yes", "--threshold=100", dump],
+            check=True, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+        return Counted(_cost(annotated, "PROGRAM TOTALS"), _cost(annotated, ":processCommand "))
+
+
+def _cost(annotated: str, label: str) -> int:
+    """The instructions on callgrind_annotate's line holding ``label`` (0: none ran)."""
+    for line in annotated.splitlines():
+        if label in line:
+            return int(line.split()[0].replace(",", ""))
+    return 0
 
 
 def measure(world: World, server: CountedRedis, authors: tuple[int, int], pairs: int) -> dict:
-    """Instructions per delivery of each side's posts, their medians and listed / plain."""
+    """Instructions per delivery of each side's posts, all and the commands' own, their
+    medians and listed / plain."""
     plain, listed = authors
     sides = ((plain, "benchmark post"), (listed, f"benchmark post #{lists_and_tags.TAG}"))
     c = world.c
@@ -88,23 +115,29 @@ def measure(world: World, server: CountedRedis, authors: tuple[int, int], pairs:
             return server.count(), elapsed, result
 
         idle = [counted(time.sleep, IDLE_SPAN_S) for _ in range(IDLE_SPANS)]
-        background = statistics.median(spent / elapsed for spent, elapsed, _ in idle)
-        runs: list[list[float]] = [[], []]
+        background = Counted(
+            *(statistics.median(spent[k] / elapsed for spent, elapsed, _ in idle) for k in (0, 1))
+        )
+        runs: dict[str, list[list[float]]] = {"total": [[], []], "commands": [[], []]}
         for turn in range(pairs):
             for side in (0, 1) if turn % 2 == 0 else (1, 0):
                 spent, elapsed, trace = counted(delivery._post_and_wait, c, probe, *sides[side])
                 reached = trace["deliveries"]
-                runs[side].append((spent - background * elapsed) / reached)
-    plain_cost, listed_cost = (statistics.median(side) for side in runs)
-    return {
-        "deliveries_per_post": reached,
-        "background_instructions_per_s": rounded(background, 0),
-        "plain_per_delivery": [rounded(x, 0) for x in runs[0]],
-        "listed_per_delivery": [rounded(x, 0) for x in runs[1]],
-        "plain": rounded(plain_cost, 0),
-        "listed": rounded(listed_cost, 0),
-        "ratio": rounded(listed_cost / plain_cost, 4),
-    }
+                for k, name in enumerate(Counted._fields):
+                    runs[name][side].append((spent[k] - background[k] * elapsed) / reached)
+    found: dict = {"deliveries_per_post": reached}
+    for name in Counted._fields:
+        plain_cost, listed_cost = (statistics.median(side) for side in runs[name])
+        prefix = "" if name == "total" else f"{name}_"
+        found |= {
+            f"{prefix}background_instructions_per_s": rounded(getattr(background, name), 0),
+            f"{prefix}plain_per_delivery": [rounded(x, 0) for x in runs[name][0]],
+            f"{prefix}listed_per_delivery": [rounded(x, 0) for x in runs[name][1]],
+            f"{prefix}plain": rounded(plain_cost, 0),
+            f"{prefix}listed": rounded(listed_cost, 0),
+            f"{prefix}ratio": rounded(listed_cost / plain_cost, 4),
+        }
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Redis instructions per delivery ({found['deliveries_per_post']:,} a post): plain "
         f"{found['plain']:,.0f}, in {size.lists_holding} lists with a tag "
-        f"{size.tag_followers:,} follow {found['listed']:,.0f}: listed / plain {found['ratio']}"
+        f"{size.tag_followers:,} follow {found['listed']:,.0f}: listed / plain {found['ratio']}; "
+        f"in the commands alone {found['commands_plain']:,.0f} and "
+        f"{found['commands_listed']:,.0f}: {found['commands_ratio']}"
     )
     environment.finish(figures, args.out)
     return 0

@@ -24,6 +24,14 @@ def test_each_post_is_counted_per_delivery_beside_the_idle_server(tmp_path, caps
     # spread over 205 deliveries: more per delivery than 205 homes
     assert found["listed"] > found["plain"] > 0
     assert found["ratio"] == pytest.approx(found["listed"] / found["plain"], rel=1e-3)
+    # the commands' own part (processCommand's inclusive cost) of the same counts: the idle
+    # server runs fewer of them than its event loop and cron, and the posts' shapes hold
+    assert found["commands_background_instructions_per_s"] > 0
+    assert found["commands_background_instructions_per_s"] < found["background_instructions_per_s"]
+    assert found["commands_listed"] > found["commands_plain"] > 0
+    assert found["commands_ratio"] == pytest.approx(
+        found["commands_listed"] / found["commands_plain"], rel=1e-3
+    )
     assert "listed / plain" in capsys.readouterr().out
 
 
