@@ -15,9 +15,10 @@ is some sixty times smaller, so that its figure hardly depends on how long a pos
 Deliveries/s move by ±10% between runs of the same code on this machine; a count does not
 move with the machine's load. It tells whether one post asks more of Redis than another, not
 how fast either runs, and it leaves out the Python process's side. Posts of one side differ
-by up to 15%, in the commands too: what a post costs depends on the posts before it (the
-homes' pending lists fold once in 32 deliveries, the scripts' garbage is collected in steps
-that fall in later calls). So the sides alternate, each first in turn, 32 posts a side by
+by up to 15%, in the commands too: what a post costs depends on the posts before it (a
+side's homes get the same posts, so their pending lists grow together, are reallocated
+together as they cross the allocator's size classes, and fold together once in 32
+deliveries). So the sides alternate, each first in turn, 32 posts a side by
 default, and their means are compared: the cost of a post and what it leaves to the next.
 The consistency auditor is off (``World``): its rounds are work no post asked for.
 
