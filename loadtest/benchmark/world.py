@@ -16,8 +16,8 @@ from socialapp.stores import mongo
 BENCHMARK_SETTINGS = dict(
     secret_key="benchmark-secret-key-that-is-long-enough-for-hs256",
     settings_refresh_seconds=0.1,  # mode switches settle in 0.7 s
-    # the consistency auditor off: a round (every minute by default) reads and rebuilds
-    # sampled homes, work no measured post asked for, which landed in a post's count
+    # the consistency auditor off: a round (every minute by default) reads sampled homes
+    # and MongoDB, work no measured post asked for
     audit_interval_seconds=0,
 )
 
