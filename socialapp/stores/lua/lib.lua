@@ -21,17 +21,17 @@
 -- entry there is a post and a tag, so a post two followed tags brought is two entries,
 -- adjacent, the higher tag number first. A bucket of 145 records is 2,030 bytes (112 tagged
 -- records, 2,016), just under a 2 KB allocation: about 15 bytes of Redis an entry (a tagged
--- one about 20) where a sorted set member cost 130 to 180. A delivery to a home, a tagged
--- set or a list's feed is one LPUSHX onto its pending list (see pending_of). Elsewhere (an
--- outbox, a shared feed) a delivery (nearly always the newest entry) prepends to 'd' (one HMGET, one HSET of a few hundred bytes at most: a
--- script's cost grows with the bytes it moves, and rewriting a 2 KB head each time cost a
--- delivery half again as much); once 'd' holds PENDING records the next delivery rewrites
--- the whole head, leaving its newest entry in 'd' and 'h' at most BUCKET - PENDING records,
--- so 'd' can grow to PENDING without the head passing BUCKET. A full head moves to a
--- numbered bucket, a trim cuts the tail bucket, a page reads the buckets that hold it, a
--- retraction rewrites the bucket holding it, an unmerge (remove_author) reads every bucket
--- and rewrites those holding the author's entries; adding many entries at once (creating,
--- rebuilding, a backfill: merge) rewrites the buckets their ids fall in.
+-- one about 20) where a sorted set member cost 130 to 180. A delivery to a home, a tagged set or a
+-- list's feed is one LPUSHX onto its pending list (see pending_of). Elsewhere (an outbox, a shared
+-- feed) a delivery (nearly always the newest entry) prepends to 'd' (one HMGET, one HSET of a few
+-- hundred bytes at most: a script's cost grows with the bytes it moves, and rewriting a 2 KB head
+-- each time cost a delivery half again as much); once 'd' holds PENDING records the next delivery
+-- rewrites the whole head, leaving its newest entry in 'd' and 'h' at most BUCKET - PENDING
+-- records, so 'd' can grow to PENDING without the head passing BUCKET. A full head moves to a
+-- numbered bucket, a trim cuts the tail bucket, a page reads the buckets that hold it, a retraction
+-- rewrites the bucket holding it, an unmerge (remove_author) reads every bucket and rewrites those
+-- holding the author's entries; adding many entries at once (creating, rebuilding, a backfill:
+-- merge) rewrites the buckets their ids fall in.
 --
 -- The old text encoding, a sorted set of text members scored by post id plus the member
 -- 'floor' scored by the floor: a timeline key found in it (a server upgraded with timelines
@@ -43,9 +43,9 @@
 --
 -- Single-key scripts work on KEYS[1]; the *_many scripts loop over KEYS. TimelineScripts
 -- defines TTL (seconds), BUCKET, FOLD, PENDING_SUFFIX (a home's pending list: below) and
--- the key prefixes above this library. Creating or rebuilding a timeline sets its TTL, and reading a home
--- renews it (deliveries do not: that would cost a command per follower), so an idle
--- reader's home expires. Only timelines that can be rebuilt carry a TTL, which is what a
+-- the key prefixes above this library. Creating or rebuilding a timeline sets its TTL, and
+-- reading a home renews it (deliveries do not: that would cost a command per follower), so
+-- an idle reader's home expires. Only timelines that can be rebuilt carry a TTL, which is what a
 -- volatile-* eviction policy evicts.
 local SENTINEL = 'floor'
 local key = KEYS[1]
@@ -72,18 +72,17 @@ local function is_tagged(key)
   return string.sub(key, 1, #TAGGED_PREFIX) == TAGGED_PREFIX
 end
 
--- A home's, tagged set's or list feed's pending deliveries: a list beside it (same hash
--- tag, so one Cluster slot; SCAN home:* finds both), newest first, each element one entry (a home's:
--- its records), the last element the sentinel (a list cannot be empty): the cap as text. A
--- delivery is one LPUSHX, which only writes while the list exists, so its existence is the
--- timeline's: the two are created, renewed, dropped and rebuilt together, the timeline
--- marked (field 'p') to say its list exists. A marked timeline without its list (evicted,
--- expired apart) may have lost deliveries and reads as missing; so does a list without its
--- timeline. One without the mark was written before it had a list and takes deliveries
--- directly, as it did, until its next creation or rebuild. Every load() folds the pending
--- entries in, in the order they came, each as a delivery would have (dropped at or below a
--- finite floor, each post once, trimmed to the cap), and empties the list; a delivery
--- folds once the list holds FOLD entries (defined above), so it stays small.
+-- A home's, tagged set's or list feed's pending deliveries: a list beside it (same hash tag, so one
+-- Cluster slot; SCAN home:* finds both), newest first, each element one entry (a home's: its
+-- records), the last element the sentinel (a list cannot be empty): the cap as text. A delivery is
+-- one LPUSHX, which only writes while the list exists, so its existence is the timeline's: the two
+-- are created, renewed, dropped and rebuilt together, the timeline marked (field 'p') to say its
+-- list exists. A marked timeline without its list (evicted, expired apart) may have lost deliveries
+-- and reads as missing; so does a list without its timeline. One without the mark was written
+-- before it had a list and takes deliveries directly, as it did, until its next creation or
+-- rebuild. Every load() folds the pending entries in, in the order they came, each as a delivery
+-- would have (dropped at or below a finite floor, each post once, trimmed to the cap), and empties
+-- the list; a delivery folds once the list holds FOLD entries (defined above), so it stays small.
 local function pending_of(key)
   if string.sub(key, 1, #HOME_PREFIX) == HOME_PREFIX or is_tagged(key)
       or string.sub(key, 1, #LIST_PREFIX) == LIST_PREFIX then
