@@ -30,6 +30,7 @@ from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores.shared_feeds import FeedSets
 from socialapp.stores.timelines import (
+    LIST_FEEDS,
     MISSING,
     PENDING_SUFFIX,
     ReadyPage,
@@ -44,7 +45,7 @@ from socialapp.stores.timelines import (
 )
 from socialapp.stores.unavailable import REDIS, translates
 
-PREFIX = "list:"
+PREFIX = LIST_FEEDS  # (defined in timelines, whose scripts tell a list feed by it)
 MEMBERS_MISSING = "members"  # a page must load the list's members first
 
 

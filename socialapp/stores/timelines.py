@@ -65,6 +65,9 @@ BATCH = 1000  # keys per script call on a single server: bounds how long one cal
 # that finds this many: the list stays a few hundred bytes, and a fold is one delivery in 32.
 PENDING_FOLD = 32
 PENDING_SUFFIX = ":new"
+# The list feeds' key prefix, for the scripts to tell a list feed (which has a pending list)
+# by: ``list_feeds`` builds and owns the keys (it imports this module, so the prefix is here).
+LIST_FEEDS = "list:"
 LOADED, BUILDING = "0", "-1"  # pulled sets' markers: author ids start at 1
 MISSING, INACTIVE = "missing", "inactive"  # why a page's sources must be rebuilt first
 READY = "="  # a page script's first reply when it answers the page itself
@@ -187,15 +190,13 @@ def pulls_key(user_id: int) -> str:
 def _script_texts(folder: Path, ttl: int, bucket: int) -> tuple[tuple[str, str], ...]:
     """Each timeline script's text: the constants, the part of the library it uses, and
     its own code, from ``folder`` (``LUA``; a benchmark reads another commit's)."""
-    from socialapp.stores.list_feeds import PREFIX as LIST_PREFIX  # (it imports this module)
-
     constants = (
         f"local TTL = {int(ttl)}\nlocal BUCKET = {int(bucket)}\n"
         f"local LOADED = '{LOADED}'\nlocal BUILDING = '{BUILDING}'\n"
         f"local OUTBOX_PREFIX = '{outbox_key(0)[:-2]}'\n"
         f"local HOME_PREFIX = '{home_key(0)[:-2]}'\n"
         f"local TAGGED_PREFIX = '{tagged_key(0)[:-2]}'\n"
-        f"local LIST_PREFIX = '{LIST_PREFIX}'\n"
+        f"local LIST_PREFIX = '{LIST_FEEDS}'\n"
         f"local TAGS = '{FOLLOWS_TAGS}'\n"
         f"local PENDING_SUFFIX = '{PENDING_SUFFIX}'\nlocal FOLD = {PENDING_FOLD}\n"
     )
