@@ -77,11 +77,21 @@ def drop_entry(client, key: str, entry: Entry) -> int:
     return scripts(client).remove([key], entry)
 
 
+def waiting(client, pending_list: str) -> tuple[int, str | None]:
+    """Entries waiting in a timeline's pending list, and its sentinel (the cap)."""
+    return client.llen(pending_list) - 1, client.lindex(pending_list, -1)
+
+
+def as_before_pending_lists(client, key: str, pending_list: str) -> None:
+    """Make the timeline ``key`` as the version before pending lists wrote it: no list, no
+    mark (it takes each delivery at once, the reference a fold must read back as)."""
+    client.delete(pending_list)
+    client.hdel(key, "p")
+
+
 def tagged_as_before_lists(client, user_id: int) -> None:
-    """Make the reader's tagged set as the version before pending lists wrote it: no list,
-    no mark (it takes each delivery at once, the reference a fold must read back as)."""
-    client.delete(tagged_pending_key(user_id))
-    client.hdel(tagged_key(user_id), "p")
+    """The reader's tagged set as before pending lists (``as_before_pending_lists``)."""
+    as_before_pending_lists(client, tagged_key(user_id), tagged_pending_key(user_id))
 
 
 def tag_ids() -> TagIds:

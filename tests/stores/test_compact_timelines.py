@@ -28,7 +28,13 @@ from socialapp.stores.timelines import (
     tagged_key,
     tagged_pending_key,
 )
-from tests.helpers_timelines import tagged_as_before_lists, timeline_entries, timeline_sizes
+from tests.helpers_timelines import (
+    as_before_pending_lists,
+    tagged_as_before_lists,
+    timeline_entries,
+    timeline_sizes,
+    waiting,
+)
 
 CAP = 400  # about three buckets of 145 records
 
@@ -249,8 +255,7 @@ def test_a_head_written_before_its_newest_records_had_a_field_of_their_own(redis
 
 def pending_sentinel(client, user_id: int) -> tuple[int, str | None]:
     """Entries waiting in the home's pending list, and its sentinel (the home's cap)."""
-    key = pending_key(user_id)
-    return client.llen(key) - 1, client.lindex(key, -1)
+    return waiting(client, pending_key(user_id))
 
 
 def test_a_delivery_to_a_home_is_one_push_its_reads_fold_in(redis_client):
@@ -342,8 +347,7 @@ def test_a_home_written_before_pending_lists_takes_deliveries_until_rebuilt(redi
     no mark) takes deliveries into its buckets as it did, and gets its list when rebuilt."""
     store = TimelineStore(redis_client, Settings.from_env({}, timeline_cap=CAP))
     store.create_home(1, [Entry(10, 2)])
-    redis_client.delete(pending_key(1))
-    redis_client.hdel(home_key(1), "p")
+    as_before_pending_lists(redis_client, home_key(1), pending_key(1))
     assert store.deliver([1], Entry(20, 3)) == 1
     assert not redis_client.exists(pending_key(1))
     assert store.read_home(1).entries == [Entry(20, 3), Entry(10, 2)]

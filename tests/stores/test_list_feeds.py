@@ -13,8 +13,8 @@ import pytest
 from socialapp.config import Settings
 from socialapp.domain.timeline import Entry
 from socialapp.stores.list_feeds import ListFeeds, list_key, list_pending_key
-from socialapp.stores.timelines import BATCH, PENDING_FOLD
-from tests.helpers_timelines import timeline_sizes
+from socialapp.stores.timelines import BATCH, PENDING_FOLD, PENDING_SUFFIX
+from tests.helpers_timelines import as_before_pending_lists, timeline_sizes, waiting
 
 LISTS = BATCH + 3  # past one script call's keys
 CAP = 400
@@ -74,8 +74,8 @@ def test_one_call_delivers_a_post_or_a_boost_to_each_feed_as_its_floor_allows(ti
 
 
 def pending(client, key: str) -> tuple[int, str | None]:
-    """Entries waiting in the feed's pending list, and its sentinel (the cap)."""
-    return client.llen(f"{key}:new") - 1, client.lindex(f"{key}:new", -1)
+    """Entries waiting in the feed ``key``'s pending list, and its sentinel (the cap)."""
+    return waiting(client, f"{key}{PENDING_SUFFIX}")
 
 
 def test_a_delivery_to_a_list_feed_is_one_push_its_reads_fold_in(timeline_client):
@@ -133,19 +133,12 @@ def test_a_list_feed_and_its_pending_list_live_and_go_together(timeline_client):
     assert not timeline_client.exists(key, listed, list_key(3, 6), list_pending_key(3, 6))
 
 
-def as_before_pending_lists(client, key: str) -> None:
-    """The feed as the version before list feeds had pending lists wrote it: no list, no
-    mark (each delivery taken at once: the reference a fold must read back as)."""
-    client.delete(f"{key}:new")
-    client.hdel(key, "p")
-
-
 def test_a_list_feed_written_before_pending_lists_takes_deliveries_until_rebuilt(redis_client):
     """Upgrade without downtime: a feed the previous version wrote takes deliveries into its
     hash, as it did, and gets its pending list when rebuilt."""
     key = list_key(4, 1)
     feeds = made(redis_client, [key])
-    as_before_pending_lists(redis_client, key)
+    as_before_pending_lists(redis_client, key, list_pending_key(4, 1))
     assert feeds.add([key], Entry(20, 3)) == 1
     assert not redis_client.exists(list_pending_key(4, 1))
     assert feeds.read([key], None, None, 5)[key].entries == [Entry(20, 3)]
@@ -165,7 +158,7 @@ def test_list_folds_read_back_as_one_at_a_time_deliveries(redis_client, seed, ca
     keys = [list_key(5, 1), list_key(5, 2)]
     feeds = made(redis_client, keys, cap)
     feeds.backfill(keys, [Entry(p, 1) for p in range(1, cap + 1)], 0)
-    as_before_pending_lists(redis_client, keys[1])
+    as_before_pending_lists(redis_client, keys[1], list_pending_key(5, 2))
     post, delivered = 1000, []
     for step in range(600):
         op = rng.random()

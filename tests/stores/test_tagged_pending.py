@@ -32,6 +32,7 @@ from tests.helpers_timelines import (
     tag_ids,
     tagged_as_before_lists,
     timeline_sizes,
+    waiting,
 )
 
 CAP = 400
@@ -64,8 +65,7 @@ def raw(client, user_id: int) -> bytes:
 
 def pending(client, user_id: int) -> tuple[int, str | None]:
     """Members waiting in the set's pending list, and its sentinel (the cap)."""
-    key = tagged_pending_key(user_id)
-    return client.llen(key) - 1, client.lindex(key, -1)
+    return waiting(client, tagged_pending_key(user_id))
 
 
 def test_a_delivery_to_a_tagged_set_is_one_push_its_reads_fold_in(redis_client):
