@@ -26,6 +26,7 @@ class Batched:
         self._delay = delay
         self._what = what
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # one write at a time (``flush``)
         self._pending: collections.Counter = collections.Counter()
         self._timer: threading.Timer | None = None
 
@@ -38,16 +39,19 @@ class Batched:
                 self._timer.start()
 
     def flush(self) -> None:
-        """Write what is pending now; the pending timer, if any, is called off (a timer
-        left to run would find the next timer's place free, and each early write would
-        start another chain of them)."""
-        with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()  # no-op if it is the one running this
-            pending, self._pending, self._timer = self._pending, collections.Counter(), None
-        if not pending:
-            return
-        try:
-            self._write(pending)
-        except Unavailable as error:
-            log.warning("%s not written: %r", self._what, error)
+        """Write what is pending now, and return once everything added before the call is
+        written: a write under way in another thread (the timer's) is waited for, so a
+        reader that flushes first (adaptive mode's round) sees every count. The pending
+        timer, if any, is called off (a timer left to run would find the next timer's place
+        free, and each early write would start another chain of them)."""
+        with self._writing:  # adds go on meanwhile: they take ``_lock`` only
+            with self._lock:
+                if self._timer is not None:
+                    self._timer.cancel()  # no-op if it is the one running this
+                pending, self._pending, self._timer = self._pending, collections.Counter(), None
+            if not pending:
+                return
+            try:
+                self._write(pending)
+            except Unavailable as error:
+                log.warning("%s not written: %r", self._what, error)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -89,3 +90,29 @@ def test_writing_early_does_not_multiply_the_timed_writes():
         time.sleep(0.001)
     later = [at for at in writes if at >= began]
     assert 1 <= len(later) <= 0.5 / 0.05 + 2  # one chain of timers: not 21
+
+
+def test_a_flush_returns_only_once_a_write_under_way_elsewhere_is_written():
+    """The timer's thread took the counts and is still writing them when another thread
+    flushes (adaptive mode's round, before it reads the population's meter): that flush
+    waits for the write, so what it reads next holds every count added before it."""
+    started, release, written = threading.Event(), threading.Event(), []
+
+    def slow_write(pending) -> None:
+        started.set()
+        release.wait(30)
+        written.append(dict(pending))
+
+    batched = Batched(slow_write, delay=60)
+    batched.add("posts", 3)
+    timer = threading.Thread(target=batched.flush)  # as the timer's thread runs it
+    timer.start()
+    assert started.wait(30)
+    seen_at_return: list[list] = []
+    reader = threading.Thread(target=lambda: (batched.flush(), seen_at_return.append(written[:])))
+    reader.start()
+    reader.join(0.2)  # the round's flush, while the write is under way
+    release.set()
+    for thread in (timer, reader):
+        thread.join(30)
+    assert seen_at_return == [[{"posts": 3}]]
