@@ -1,8 +1,9 @@
-"""The compact timeline encoding (``lua/lib.lua``: fixed-width records in buckets of a hash)
-against the text encoding it replaced, which tagged sets still use: the same operations on
-a home and on a tagged set must read back alike, over timelines long enough to fill, split,
-trim and empty buckets. And a home left in the old encoding by an upgraded server is read
-correctly, converted, the first time it is touched."""
+"""The compact timeline encoding (``lua/lib.lua``: fixed-width records in buckets of a hash):
+the same operations on a home, whose deliveries wait in its pending list and are folded in,
+and on an outbox, which has no pending list and takes each delivery at once, must read back
+alike, over timelines long enough to fill, split, trim and empty buckets. And a home left in
+the old text encoding by an upgraded server is read correctly, converted, the first time it
+is touched."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from socialapp.stores.timelines import (
     pending_key,
     read_args,
     slice_of,
+    tagged_args,
     tagged_key,
     tagged_pending_key,
 )
@@ -49,8 +51,8 @@ def random_entry(rng: random.Random, authors: list[int]) -> Entry:
 
 
 def both(lua: TimelineScripts, name: str, args) -> list:
-    """Run ``name`` on the compact home and on the text-encoded tagged set."""
-    return lua.run([(name, home_key(1), args), (name, tagged_key(1), args)])
+    """Run ``name`` on the home and on the outbox (no pending list)."""
+    return lua.run([(name, home_key(1), args), (name, outbox_key(1), args)])
 
 
 def random_batch(rng: random.Random, authors: list[int], held: list[Entry]) -> list[Entry]:
@@ -68,7 +70,7 @@ def random_batch(rng: random.Random, authors: list[int], held: list[Entry]) -> l
 
 
 @pytest.mark.parametrize(("seed", "bucket"), [(0, 145), (1, 145), (2, 5), (3, 5)])
-def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed, bucket):
+def test_a_home_reads_as_a_timeline_without_a_pending_list_does(redis_client, seed, bucket):
     """With 5-record buckets every operation crosses, splits and empties buckets."""
     rng = random.Random(seed)
     lua = TimelineScripts(redis_client, ttl=600, bucket=bucket)
@@ -99,9 +101,9 @@ def test_the_compact_encoding_reads_as_the_text_encoding_does(redis_client, seed
         upper = rng.choice([None, rng.randrange(1, 3000)])
         lower = rng.choice([None, rng.randrange(1, 3000)])
         args = read_args(upper, lower, rng.choice([1, 20, 200, 2000]))
-        home, tagged = both(lua, "read", args)
-        assert home == tagged
-        assert len(set(timeline_sizes(redis_client, [home_key(1), tagged_key(1)]))) == 1
+        home, outbox = both(lua, "read", args)
+        assert home == outbox
+        assert len(set(timeline_sizes(redis_client, [home_key(1), outbox_key(1)]))) == 1
     assert timeline_sizes(redis_client, [home_key(1)])[0] > bucket  # more than one bucket
 
 
@@ -136,7 +138,7 @@ def test_a_backfill_of_older_entries_rewrites_only_the_buckets_it_lands_in(redis
     )
 
 
-def test_deliveries_of_the_newest_posts_read_as_the_text_encoding_does(redis_client):
+def test_deliveries_of_the_newest_posts_read_as_without_a_pending_list(redis_client):
     """Fan-out's deliveries (``deliver.lua``), nearly all of the newest post: they fill the
     head's newest records ('d') and rewrite the head each time those are full, roll full
     heads into buckets and trim past the cap, among redeliveries, late ones and deletes."""
@@ -158,15 +160,15 @@ def test_deliveries_of_the_newest_posts_read_as_the_text_encoding_does(redis_cli
         if entry.post_id not in posts:
             delivered.append(entry)
             posts[entry.post_id] = entry
-        for prefix in (home_key(0)[:-2], tagged_key(0)[:-2]):
+        for prefix in (home_key(0)[:-2], outbox_key(0)[:-2]):
             args = (CAP, entry.post_id, member_text(entry), prefix, "", 0, '["1"]')  # reader 1
             lua.run([("deliver", [], args)])
         if op > 0.98:
             assert len(set(both(lua, "remove", (member_text(rng.choice(delivered)),)))) == 1
         if step % 60 == 0 or step == 1199:
-            home, tagged = both(lua, "read", read_args(None, None, 2000))
-            assert home == tagged
-            assert len(set(timeline_sizes(redis_client, [home_key(1), tagged_key(1)]))) == 1
+            home, outbox = both(lua, "read", read_args(None, None, 2000))
+            assert home == outbox
+            assert len(set(timeline_sizes(redis_client, [home_key(1), outbox_key(1)]))) == 1
             assert max(bucket_sizes(redis_client, home_key(1))) <= 145 * 14  # under 2 KB
     assert timeline_sizes(redis_client, [home_key(1)])[0] >= CAP  # trimmed, past buckets
 
@@ -365,26 +367,34 @@ def test_a_home_written_before_pending_lists_takes_deliveries_until_rebuilt(redi
 @pytest.mark.parametrize("cap", [4, 40])
 def test_a_fold_trims_and_floors_as_deliveries_one_at_a_time_would(redis_client, cap):
     """Pending entries folded at once (by the delivery that finds PENDING_FOLD, or a read)
-    leave the home, and a tagged set, as the text encoding's one-at-a-time adds leave a
-    tagged set written before pending lists (no list, no mark: it takes each delivery at
+    leave a home as one-at-a-time adds leave an outbox (no pending list), and a tagged set as
+    they leave one written before pending lists (no list, no mark: it takes each delivery at
     once): the same trims, the floor raised alike, a late entry and a redelivery among them."""
     lua = TimelineScripts(redis_client, ttl=600, bucket=5)
-    keys = [home_key(1), tagged_key(1), tagged_key(2)]
-    args = add_args(cap, 0, [Entry(post, 1) for post in range(1, cap + 1)])
-    lua.run([("create", key, args) for key in keys])
+    timelines = {  # key: its add's arguments (a tagged set's entries under tag 7)
+        home_key(1): add_args,
+        outbox_key(1): add_args,
+        tagged_key(1): lambda cap, floor, entries: tagged_args(cap, floor, {7: entries}),
+        tagged_key(2): lambda cap, floor, entries: tagged_args(cap, floor, {7: entries}),
+    }
+    first = [Entry(post, 1) for post in range(1, cap + 1)]
+    lua.run([("create", key, args(cap, 0, first)) for key, args in timelines.items()])
     tagged_as_before_lists(redis_client, 2)
 
     def read_all() -> list:
-        return lua.run([("read", key, read_args(None, None, 2000)) for key in keys])
+        return lua.run([("read", key, read_args(None, None, 2000)) for key in timelines])
 
     posts = list(range(100, 100 + 2 * PENDING_FOLD + 5))
     posts[40:40] = [120, 50, 2]  # again, late, below the floor by then
+    posts[70:70] = [3]  # below the floor among new ones: dropped from a fold that stays fast
     for post in posts:
-        lua.run([("add", key, add_args(cap, 0, [Entry(post, 2)])) for key in keys])
+        entry = [Entry(post, 2)]
+        lua.run([("add", key, args(cap, 0, entry)) for key, args in timelines.items()])
         if post == 130:
-            home, tagged, reference = read_all()
-            assert home == tagged == reference
-    home, tagged, reference = read_all()
-    assert home == tagged == reference
+            home, outbox, tagged, reference = read_all()
+            assert (home, tagged) == (outbox, reference)
+    home, outbox, tagged, reference = read_all()
+    assert (home, tagged) == (outbox, reference)
     assert not redis_client.exists(tagged_pending_key(2))
-    assert float(home[0]) > 1  # trimmed: the floor rose
+    assert float(home[0]) > 1 and float(tagged[0]) > 1  # trimmed: the floor rose
+    assert tagged[1].endswith("#7")

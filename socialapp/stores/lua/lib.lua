@@ -216,15 +216,10 @@ local function bytes_of(entry)
 end
 
 -- Whether the tagged set ``key`` is in the previous compact form, by its head (``head``, its
--- newest records) or its pending entries (``pending``, the list, or nil): dropped then.
-local function two_record_tagged(key, head, pending)
+-- newest records): dropped then. (Its pending entries are told by their width, in fold().)
+local function two_record_tagged(key, head)
   if not is_tagged(key) then return false end
-  if head and #head > 0 and flags_at(head, 1) == EARLIER_TAGGED then return true end
-  for i = 1, pending and #pending - 1 or 0 do  -- a length, not a call, for each of its own
-    local entry = pending[i]                   -- width (the cost of every fold)
-    if #entry ~= TAGGED_RECORD and flags_at(entry, 1) == EARLIER_TAGGED then return true end
-  end
-  return false
+  return head and #head > 0 and flags_at(head, 1) == EARLIER_TAGGED
 end
 
 -- Give the home, tagged set or list feed ``key`` a new, empty pending list (``cap``: the
@@ -286,9 +281,7 @@ local function load(key)
     pending = redis.call('LRANGE', pending, 0, -1)  -- (an unmarked home's list, made
     if found[6] and #pending == 0 then return nil end  -- while versions mixed, is folded)
   end
-  if two_record_tagged(key, newest_of(found[5], found[4]), pending) then
-    return drop_earlier(key)
-  end
+  if two_record_tagged(key, newest_of(found[5], found[4])) then return drop_earlier(key) end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
     lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {},
     d = found[5] or ''}
@@ -296,7 +289,9 @@ local function load(key)
   for at = 1, #index, INDEX do
     t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
   end
-  if pending and #pending > 1 then fold(t, pending) end
+  if pending and #pending > 1 and not fold(t, pending, is_tagged(key) and TAGGED_RECORD) then
+    return drop_earlier(key)
+  end
   return t
 end
 
@@ -529,20 +524,27 @@ local function insert(t, entry)
 end
 
 -- Past cap + slack(cap) entries keep cap; the floor rises to the highest post id removed,
--- never lowers. The oldest entries are cut from the end of the tail bucket.
+-- never lowers. The oldest entries are cut from the end of the tail bucket: a tagged set's
+-- by arithmetic (each its own width), a home's a record at a time (a boost takes two), and
+-- the newest entry cut, the bucket's first after what stays, is its highest.
 local function cut_oldest(t, excess)
   local highest
   while excess > 0 and #t.ids > 0 do
     local i = #t.ids
     local bucket = bucket_of(t, i)
-    local cut, width = #bucket, width_of(bucket)
+    local cut = #bucket
+    if width_of(bucket) == TAGGED_RECORD then
+      local taken = math.min(excess, math.floor(cut / TAGGED_RECORD))
+      cut, excess, t.n = cut - taken * TAGGED_RECORD, excess - taken, t.n - taken
+    end
     while excess > 0 and cut > 0 do
-      local at = cut - width + 1
-      local _, _, flags = record_at(bucket, at)
-      if flags == ORIGINAL then at = at - RECORD end
-      local post = post_at(bucket, at)
-      if not highest or post > highest then highest = post end
+      local at = cut - RECORD + 1
+      if flags_at(bucket, at) == ORIGINAL then at = at - RECORD end
       cut, excess, t.n = at - 1, excess - 1, t.n - 1
+    end
+    if cut < #bucket then
+      local post = post_at(bucket, cut + 1)
+      if not highest or post > highest then highest = post end
     end
     if cut == 0 then drop_bucket(t, i) else set_bucket(t, i, string.sub(bucket, 1, cut)) end
   end
@@ -565,29 +567,46 @@ end
 -- Fold a home's pending entries (``pending``: its list, newest first, the cap last) in,
 -- oldest first, each as deliver_one() would have added it; marked for save() to write back.
 -- The usual fold, each entry newer than the last (or at or below the floor), is one
--- prepend to the head, and when the head's newest records ('d') have room, save() writes
--- only them: no entry is decoded. Trims are counted as one delivery at a time would have
--- made them (each cuts the oldest, which the newer entries never are until the older are
--- gone), then cut at once.
-fold = function(t, pending)
-  t.folded, t.floor_changed = true, true  -- every caller saves a changed floor
-  local cap, finite = tonumber(pending[#pending]), t.floor ~= math.huge
+-- prepend to the head, the list's own elements concatenated, and when the head's newest
+-- records ('d') have room, save() writes only them: no entry is decoded but for its post id,
+-- and no table is made. Trims are counted as one delivery at a time would have made them
+-- (each cuts the oldest, which the newer entries never are until the older are gone), then
+-- cut at once. ``width``: the bytes every entry must take (a tagged set's), or nil; false,
+-- and nothing folded, when one does not (pushed by a server of the previous form).
+fold = function(t, pending, width)
+  local cap, last, floor = tonumber(pending[#pending]), #pending - 1, t.floor
+  local finite = floor ~= math.huge
   local head = #t.ids > 0 and bucket_of(t, 1) or ''
-  local top, fresh = #head > 0 and post_at(head, 1) or -1, {}
-  for i = #pending - 1, 1, -1 do
-    local post = post_at(pending[i], 1)
-    if post > top and (not finite or post > t.floor) then
-      top, fresh[#fresh + 1] = post, pending[i]
-    elseif not finite or post > t.floor then  -- late or again: one at a time
-      for j = #pending - 1, 1, -1 do add_one(t, entry_at(pending[j], 1), cap) end
-      return
+  local top, fresh, oldest, dropped, late = #head > 0 and post_at(head, 1) or -1, 0, nil, nil
+  for i = last, 1, -1 do
+    local entry = pending[i]
+    if width and #entry ~= width then return false end
+    local post = struct.unpack('>I7', entry)
+    if finite and post <= floor then
+      dropped = dropped or {}
+      dropped[i] = true
+    elseif post > top then
+      top, fresh, oldest = post, fresh + 1, oldest or post
+    else  -- late or again
+      late = true
     end
   end
-  if #fresh == 0 then return end
-  local added = {}
-  for j = #fresh, 1, -1 do added[#added + 1] = fresh[j] end
-  added = table.concat(added)
-  if #t.ids == 0 then t.ids[1], t.lows[1], t.index_changed = 0, post_at(fresh[1], 1), true end
+  t.folded, t.floor_changed = true, true  -- every caller saves a changed floor
+  if late then  -- one at a time
+    for j = last, 1, -1 do add_one(t, entry_at(pending[j], 1), cap) end
+    return true
+  end
+  if fresh == 0 then return true end
+  local added = pending
+  if dropped then
+    added = {}
+    for i = 1, last do
+      if not dropped[i] then added[#added + 1] = pending[i] end
+    end
+    last = #added
+  end
+  added = table.concat(added, '', 1, last)
+  if #t.ids == 0 then t.ids[1], t.lows[1], t.index_changed = 0, oldest, true end
   local value = added .. head
   set_bucket(t, 1, value)
   if #value > BUCKET * RECORD and #head > 0 and #added <= BUCKET * RECORD then
@@ -595,7 +614,7 @@ fold = function(t, pending)
     table.insert(t.ids, 2, id)
     table.insert(t.lows, 2, t.lows[1])
     t.buckets[id], t.changed[id] = head, true
-    t.lows[1], t.index_changed = post_at(fresh[1], 1), true
+    t.lows[1], t.index_changed = oldest, true
     set_bucket(t, 1, added)
   elseif #value > BUCKET * RECORD then
     fill(t, 1, entries_of(value), t.lows[1])
@@ -603,13 +622,14 @@ fold = function(t, pending)
     t.head_d, t.head_value = added .. t.d, value
   end
   local n = t.n
-  t.n = t.n + #fresh
-  if not finite then return end
-  for _ = 1, #fresh do
+  t.n = t.n + fresh
+  if not finite then return true end
+  for _ = 1, fresh do
     n = n + 1
     if n > cap + slack(cap) then n = cap end
   end
   if n < t.n then cut_oldest(t, t.n - n) end
+  return true
 end
 
 -- Merge ``entries`` (any order) into the timeline's, each post once, entries at or below a
