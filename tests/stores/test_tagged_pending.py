@@ -290,16 +290,20 @@ def test_a_tagged_set_in_an_earlier_form_is_rebuilt_when_first_touched(redis_cli
     assert read(redis_client, 1) == (["10:2#cats"], 0)
 
 
-def test_an_earlier_server_s_push_drops_the_tagged_set(redis_client):
+@pytest.mark.parametrize("late", [False, True])
+def test_an_earlier_server_s_push_drops_the_tagged_set(redis_client, late):
     """While versions mix, a server of the previous compact form pushes its two records
     onto a set's pending list: the set cannot hold them, so the first script that folds
-    them drops the set and its list, and its reader's next page rebuilds it. A set holding
-    one-record entries only is kept whole."""
+    them drops the set and its list, and its reader's next page rebuilds it; also when a
+    late entry waits beside them (a fold then takes its entries one at a time). A set
+    holding one-record entries only is kept whole."""
     store = store_of(redis_client)
     create(redis_client, 1, {"cats": [Entry(10, 2)]})
     store.deliver_tagged([1], Entry(20, 3), "cats")
     assert read(redis_client, 1) == (["20:3#cats", "10:2#cats"], 0)
     redis_client.lpush(tagged_pending_key(1), two_record_entry(30, 3, TAGS.ids(["cats"])["cats"]))
+    if late:
+        store.deliver_tagged([1], Entry(15, 3), "cats")
     assert read(redis_client, 1) == ([], None)
     assert not redis_client.exists(tagged_key(1), tagged_pending_key(1))
 

@@ -21,11 +21,13 @@
 -- entry there is a post and a tag, so a post two followed tags brought is two entries,
 -- adjacent, the higher tag number first. A bucket of 145 records is 2,030 bytes (112 tagged
 -- records, 2,016), just under a 2 KB allocation: about 15 bytes of Redis an entry (a tagged
--- one about 20) where a sorted set member cost 130 to 180. A delivery to a home, a tagged set or a
--- list's feed is one LPUSHX onto its pending list (see pending_of). Elsewhere (an outbox, a shared
--- feed) a delivery (nearly always the newest entry) prepends to 'd' (one HMGET, one HSET of a few
--- hundred bytes at most: a script's cost grows with the bytes it moves, and rewriting a 2 KB head
--- each time cost a delivery half again as much); once 'd' holds PENDING records the next delivery
+-- one about 20) where a sorted set member cost 130 to 180. A delivery to a home, a tagged set or
+-- a list's feed is one LPUSHX onto its pending list (see pending_of), and its fold prepends the
+-- entries to 'd' alone while the head has room, so 'd' there may hold most of the head.
+-- Elsewhere (an outbox, a shared feed) a delivery (nearly always the newest entry) prepends to
+-- 'd' (one HMGET, one HSET of a few hundred bytes at most: a script's cost grows with the bytes
+-- it moves, some 11 instructions a byte for each string it makes, and rewriting a 2 KB head each
+-- time cost a delivery half again as much); once 'd' holds PENDING records the next delivery
 -- rewrites the whole head, leaving its newest entry in 'd' and 'h' at most BUCKET - PENDING
 -- records, so 'd' can grow to PENDING without the head passing BUCKET. A full head moves to a
 -- numbered bucket, a trim cuts the tail bucket, a page reads the buckets that hold it, a retraction
@@ -215,11 +217,11 @@ local function bytes_of(entry)
   return entry[3] == 0 and RECORD or 2 * RECORD
 end
 
--- Whether the tagged set ``key`` is in the previous compact form, by its head (``head``, its
--- newest records): dropped then. (Its pending entries are told by their width, in fold().)
-local function two_record_tagged(key, head)
-  if not is_tagged(key) then return false end
-  return head and #head > 0 and flags_at(head, 1) == EARLIER_TAGGED
+-- Whether a timeline (``tagged``: a tagged set) is a tagged set in the previous compact form,
+-- by its head (``head``, its newest records): dropped then. (Its pending entries are told by
+-- their width, in fold().)
+local function two_record_tagged(tagged, head)
+  return tagged and head and #head > 0 and flags_at(head, 1) == EARLIER_TAGGED
 end
 
 -- Give the home, tagged set or list feed ``key`` a new, empty pending list (``cap``: the
@@ -281,24 +283,28 @@ local function load(key)
     pending = redis.call('LRANGE', pending, 0, -1)  -- (an unmarked home's list, made
     if found[6] and #pending == 0 then return nil end  -- while versions mixed, is folded)
   end
-  if two_record_tagged(key, newest_of(found[5], found[4])) then return drop_earlier(key) end
+  local tagged = is_tagged(key)
+  if two_record_tagged(tagged, newest_of(found[5], found[4])) then return drop_earlier(key) end
   local t = {key = key, floor = tonumber(found[1]), n = tonumber(found[2]), ids = {},
-    lows = {}, buckets = {[0] = (found[5] or '') .. (found[4] or '')}, gone = {}, changed = {},
-    d = found[5] or ''}
+    lows = {}, buckets = {}, gone = {}, changed = {}, d = found[5] or '', h = found[4] or ''}
   local index = found[3] or ''
   for at = 1, #index, INDEX do
     t.ids[#t.ids + 1], t.lows[#t.lows + 1] = struct.unpack('>I4I7', index, at)
   end
-  if pending and #pending > 1 and not fold(t, pending, is_tagged(key) and TAGGED_RECORD) then
+  if pending and #pending > 1 and not fold(t, pending, tagged and TAGGED_RECORD) then
     return drop_earlier(key)
   end
   return t
 end
 
+-- Bucket ``i`` of the index. The head (id 0) is made from the fields 'd' and 'h' load() read
+-- only when a script asks for it: a fold that prepends to 'd' makes no string of it (a string
+-- made in a script costs some 11 instructions a byte, a head up to 2 KB).
 local function bucket_of(t, i)
   local id = t.ids[i]
   if not t.buckets[id] then
-    t.buckets[id] = redis.call('HGET', t.key, tostring(id)) or ''
+    if id == 0 then t.buckets[0] = (t.d or '') .. (t.h or '')
+    else t.buckets[id] = redis.call('HGET', t.key, tostring(id)) or '' end
   end
   return t.buckets[id]
 end
@@ -308,8 +314,10 @@ local function load_buckets(t, indexes)
   local names, missing = {}, {}
   for _, i in ipairs(indexes) do
     local id = t.ids[i]
-    if not t.buckets[id] then
-      names[#names + 1], missing[#missing + 1] = id == 0 and 'h' or tostring(id), id
+    if id == 0 then
+      bucket_of(t, i)
+    elseif not t.buckets[id] then
+      names[#names + 1], missing[#missing + 1] = tostring(id), id
     end
   end
   if #names == 0 then return end
@@ -425,8 +433,8 @@ local function save(t)
     fields[#fields + 1], fields[#fields + 2] = 'x', table.concat(index)
   end
   for id in pairs(t.changed) do
-    if kept[id] and id == 0 and t.buckets[0] == t.head_value then  -- a fold's prepend
-      fields[#fields + 1], fields[#fields + 2] = 'd', t.head_d
+    if kept[id] and id == 0 and not t.buckets[0] then  -- a fold's prepend to 'd' alone
+      fields[#fields + 1], fields[#fields + 2] = 'd', t.d
     elseif kept[id] and id == 0 then
       local newest, rest = head_parts(t.buckets[0])
       fields[#fields + 1], fields[#fields + 2] = 'd', newest
@@ -567,21 +575,20 @@ end
 -- Fold a home's pending entries (``pending``: its list, newest first, the cap last) in,
 -- oldest first, each as deliver_one() would have added it; marked for save() to write back.
 -- The usual fold, each entry newer than the last (or at or below the floor), is one
--- prepend to the head, the list's own elements concatenated, and when the head's newest
--- records ('d') have room, save() writes only them: no entry is decoded but for its post id,
--- and no table is made. Trims are counted as one delivery at a time would have made them
--- (each cuts the oldest, which the newer entries never are until the older are gone), then
--- cut at once. ``width``: the bytes every entry must take (a tagged set's), or nil; false,
--- and nothing folded, when one does not (pushed by a server of the previous form).
+-- prepend to the head: the list's own elements concatenated before 'd' (the head's newest
+-- records), 'h' left as it is while the head holds them all, and no entry decoded but for
+-- its post id. Trims are counted as one delivery at a time would have made them (each cuts
+-- the oldest, which the newer entries never are until the older are gone), then cut at
+-- once. ``width``: the bytes every entry folded in must take (a tagged set's), or nil; false,
+-- and nothing folded, when one does not (pushed by a server of the previous form): told by
+-- the entries' total length, no look at each.
 fold = function(t, pending, width)
   local cap, last, floor = tonumber(pending[#pending]), #pending - 1, t.floor
   local finite = floor ~= math.huge
-  local head = #t.ids > 0 and bucket_of(t, 1) or ''
-  local top, fresh, oldest, dropped, late = #head > 0 and post_at(head, 1) or -1, 0, nil, nil
+  local newest = #t.d > 0 and t.d or t.h  -- the head's first records (no 'd': written before it)
+  local top, fresh, oldest, dropped, late = #newest > 0 and post_at(newest, 1) or -1, 0, nil, nil
   for i = last, 1, -1 do
-    local entry = pending[i]
-    if width and #entry ~= width then return false end
-    local post = struct.unpack('>I7', entry)
+    local post = struct.unpack('>I7', pending[i])
     if finite and post <= floor then
       dropped = dropped or {}
       dropped[i] = true
@@ -593,6 +600,9 @@ fold = function(t, pending, width)
   end
   t.folded, t.floor_changed = true, true  -- every caller saves a changed floor
   if late then  -- one at a time
+    for j = last, 1, -1 do
+      if width and #pending[j] ~= width then return false end
+    end
     for j = last, 1, -1 do add_one(t, entry_at(pending[j], 1), cap) end
     return true
   end
@@ -606,20 +616,20 @@ fold = function(t, pending, width)
     last = #added
   end
   added = table.concat(added, '', 1, last)
+  if width and #added ~= last * width then return false end
+  local held = #t.ids > 0 and #t.d + #t.h or 0
   if #t.ids == 0 then t.ids[1], t.lows[1], t.index_changed = 0, oldest, true end
-  local value = added .. head
-  set_bucket(t, 1, value)
-  if #value > BUCKET * RECORD and #head > 0 and #added <= BUCKET * RECORD then
+  if held + #added <= BUCKET * RECORD then
+    t.d, t.changed[0] = added .. t.d, true
+  elseif held > 0 and #added <= BUCKET * RECORD then
     local id = new_id(t)  -- as insert() does: the head moves below, a new head begins
     table.insert(t.ids, 2, id)
     table.insert(t.lows, 2, t.lows[1])
-    t.buckets[id], t.changed[id] = head, true
+    t.buckets[id], t.changed[id] = bucket_of(t, 1), true
     t.lows[1], t.index_changed = oldest, true
     set_bucket(t, 1, added)
-  elseif #value > BUCKET * RECORD then
-    fill(t, 1, entries_of(value), t.lows[1])
-  elseif #t.d > 0 and #t.d + #added <= PENDING * RECORD then
-    t.head_d, t.head_value = added .. t.d, value
+  else
+    fill(t, 1, entries_of(added .. bucket_of(t, 1)), t.lows[1])
   end
   local n = t.n
   t.n = t.n + fresh
@@ -720,7 +730,7 @@ local function whole(key)
   if type(marked) == 'table' then return not is_tagged(key) end
   if is_tagged(key) then  -- the previous compact form is replaced too
     local head = redis.call('HMGET', key, 'd', 'h')
-    if two_record_tagged(key, newest_of(head[1], head[2])) then return false end
+    if two_record_tagged(true, newest_of(head[1], head[2])) then return false end
   end
   return marked ~= 1 or redis.call('EXISTS', pending) == 1
 end
@@ -760,7 +770,7 @@ local function deliver_one(key, cap, score, member, entry, encoded, held)
     if held > 0 then return true end
   end
   local found = redis.pcall('HMGET', key, 'f', 'n', 'd', 'p')
-  if not found.err and not two_record_tagged(key, found[3]) then  -- (else dropped by load)
+  if not found.err and not two_record_tagged(is_tagged(key), found[3]) then  -- (else load drops)
     if not found[1] or found[4] then return false end  -- no home, or it lost its list
     local floor, n, newest = tonumber(found[1]), tonumber(found[2]), found[3]
     if floor ~= math.huge and score <= floor then return true end
