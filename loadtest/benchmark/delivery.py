@@ -13,6 +13,7 @@ import logging
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from loadtest import environment
@@ -23,7 +24,9 @@ from loadtest.benchmark.targets import delivery_targets
 from loadtest.benchmark.world import World
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.services import operators, posts
+from socialapp.stores.timelines import PENDING_FOLD, PENDING_SUFFIX, TimelineScripts
 
+STAGGER_BATCH = 100  # timelines folded by one script while staggering
 PHASES = ("queued_s", "lookup_s", "enqueue_s", "delivery_s", "visible_s", "first_visible_s",
           "lookup_end_s")  # fmt: skip
 
@@ -112,12 +115,14 @@ def check_delivered(c, authors: dict[int, int], sample: int = 5) -> bool:
 def measure_pairs(world, first: tuple[int, str], second: tuple[int, str],
                   followers: tuple[int, int], pairs: int) -> dict:  # fmt: skip
     """Posts by two authors (``(author_id, text)``, of ``followers`` each in order) in turn,
-    one at a time: each ratio second/first of deliveries/s (and end to end) from two posts side by
-    side, as reads pair their runs (the machine's speed drifts); the medians, and each
-    side's figures as ``measure`` gives them."""
+    one at a time, once their timelines' folds are staggered (``stagger``: each post then
+    folds one timeline in PENDING_FOLD, its share): each ratio second/first of deliveries/s
+    (and end to end) from two posts side by side, as reads pair their runs (the machine's
+    speed drifts); the medians, and each side's figures as ``measure`` gives them."""
     c = world.c
     with Probe().installed(c) as probe:
         _post_and_wait(c, probe, first[0])  # warm-up: scripts loaded, outbox built
+        stagger(c, lambda: [_post_and_wait(c, probe, *side) for side in (first, second)])
         traces = [[_post_and_wait(c, probe, *side) for side in (first, second)]
                   for _ in range(pairs)]  # fmt: skip
     world.settle()
@@ -133,6 +138,24 @@ def measure_pairs(world, first: tuple[int, str], second: tuple[int, str],
         for count, side in zip(followers, zip(*traces, strict=True), strict=True)
     ]  # fmt: skip
     return {"sides": sides, **found}
+
+
+def stagger(c, post_each: Callable[[], None]) -> None:
+    """Spread the timelines' folds evenly over PENDING_FOLD posts: every timeline with a
+    pending list (homes, tagged sets, list feeds; found by SCAN) takes a phase, and after
+    ``post_each()`` (a post by each side) those of one phase are folded (``sizes`` loads
+    them, which folds and saves). Those folded last then wait one delivery fewer than those
+    folded first, so the next posts fold one phase each."""
+    keys = sorted(
+        key.removesuffix(PENDING_SUFFIX)
+        for key in c.redis.scan_iter(match=f"*{PENDING_SUFFIX}", count=1000)
+    )
+    scripts = TimelineScripts(c.redis, c.settings.inactive_after_seconds)
+    for phase in range(PENDING_FOLD):
+        post_each()
+        folded = keys[phase::PENDING_FOLD]
+        for first in range(0, len(folded), STAGGER_BATCH):  # short scripts: under callgrind
+            scripts.sizes(folded[first : first + STAGGER_BATCH])  # a long one blocks the worker
 
 
 def _post_and_wait(c, probe: Probe, author_id: int, text: str = "benchmark post"):

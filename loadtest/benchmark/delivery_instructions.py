@@ -14,18 +14,20 @@ included; the event loop, cron, query parsing and reply writing left out), whose
 is some sixty times smaller, so that its figure hardly depends on how long a post took.
 Deliveries/s move by ±10% between runs of the same code on this machine; a count does not
 move with the machine's load. It tells whether one post asks more of Redis than another, not
-how fast either runs, and it leaves out the Python process's side. Posts of one side differ
-by up to 15%, in the commands too: what a post costs depends on the posts before it (a
-side's homes get the same posts, so their pending lists grow together, are reallocated
-together as they cross the allocator's size classes, and fold together once in 32
-deliveries). So the sides alternate, each first in turn, 32 posts a side by
-default (one fold cycle), and the means of the posts between folds are compared. The fold
-posts, some 30 times the others (every timeline of the side folds at once), are given apart:
-one a side in a run, they tell what a fold costs, not which side's costs more. The
+how fast either runs, and it leaves out the Python process's side.
+
+A timeline's pending list folds into it once in PENDING_FOLD deliveries, and a fold is more
+than half of what deliveries cost. A side's timelines, made together and given the same posts,
+would all fold at the same post, one post in 32 costing some 30 times the others, and each
+run's fold post moves by a third (the Lua heap's collections and the allocator's size
+classes, crossed by every timeline at once). So the timelines' phases are spread first
+(``delivery.stagger``): then each post folds one timeline in PENDING_FOLD, as a service's homes,
+read and posted to at their own times, do, and the mean over 32 posts a side (one fold
+cycle, each timeline folding once) is the cost of a delivery, folds included. The
 consistency auditor is off (``World``): its rounds are work no post asked for.
 
 Needs valgrind (``apt-get install valgrind``); callgrind slows the server some fifty times,
-so a full-size run takes a few minutes.
+so a full-size run takes about ten minutes.
 """
 
 from __future__ import annotations
@@ -49,10 +51,9 @@ from loadtest.benchmark.world import World
 from socialapp.embedded.redis_server import RedisServer
 from socialapp.stores.timelines import PENDING_FOLD
 
-# A home's pending list folds once in PENDING_FOLD deliveries: over 32 posts a side every
-# home of each side folds once, whatever its phase, so the sides' means hold one fold each.
+# Staggered, one timeline in PENDING_FOLD folds at each post: over PENDING_FOLD posts a side,
+# every timeline of each side folds once, so the sides' means hold one fold cycle each.
 PAIRS = PENDING_FOLD
-FOLD_POST = 5  # a post costing this many times its side's median is a fold post (_folds)
 IDLE_SPANS = 3
 IDLE_SPAN_S = 2.0
 
@@ -105,14 +106,15 @@ def _cost(annotated: str, label: str) -> int:
 
 
 def measure(world: World, server: CountedRedis, authors: tuple[int, int], pairs: int) -> dict:
-    """Instructions per delivery of each side's posts, all and the commands' own: the
-    means of the posts between folds and listed / plain, and the fold posts apart."""
+    """Instructions per delivery of each side's posts, all and the commands' own: their
+    means (folds included, staggered) and listed / plain."""
     plain, listed = authors
     sides = ((plain, "benchmark post"), (listed, f"benchmark post #{lists_and_tags.TAG}"))
     c = world.c
     with Probe().installed(c) as probe:
         for author, text in sides:  # warm-up: scripts loaded, outboxes built
             delivery._post_and_wait(c, probe, author, text)
+        delivery.stagger(c, lambda: [delivery._post_and_wait(c, probe, *side) for side in sides])
 
         def counted(post, *args):
             """Instructions from a settled moment until ``post(*args)`` returns, its
@@ -138,8 +140,7 @@ def measure(world: World, server: CountedRedis, authors: tuple[int, int], pairs:
     found: dict = {"deliveries_per_post": reached}
     for name in Counted._fields:
         prefix = "" if name == "total" else f"{name}_"
-        (plain_between, plain_folds), (listed_between, listed_folds) = map(_folds, runs[name])
-        plain_cost, listed_cost = statistics.mean(plain_between), statistics.mean(listed_between)
+        plain_cost, listed_cost = map(statistics.mean, runs[name])
         found |= {
             f"{prefix}background_instructions_per_s": rounded(getattr(background, name), 0),
             f"{prefix}plain_per_delivery": [rounded(x, 0) for x in runs[name][0]],
@@ -147,19 +148,8 @@ def measure(world: World, server: CountedRedis, authors: tuple[int, int], pairs:
             f"{prefix}plain": rounded(plain_cost, 0),
             f"{prefix}listed": rounded(listed_cost, 0),
             f"{prefix}ratio": rounded(listed_cost / plain_cost, 4),
-            f"{prefix}plain_folds": [rounded(x, 0) for x in plain_folds],
-            f"{prefix}listed_folds": [rounded(x, 0) for x in listed_folds],
         }
     return found
-
-
-def _folds(costs: list[float]) -> tuple[list[float], list[float]]:
-    """A side's posts between folds, and its fold posts: those where the side's timelines
-    fold their pending lists together (a side's homes got the same posts since they were
-    made, so they fold at the same post, once in PENDING_FOLD), which cost Redis some 30
-    times the others; one a fold cycle, too few to compare sides by."""
-    usual = statistics.median(costs)
-    return [c for c in costs if c < FOLD_POST * usual], [c for c in costs if c >= FOLD_POST * usual]
 
 
 def main(argv: list[str] | None = None) -> int:
