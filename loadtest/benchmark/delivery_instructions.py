@@ -16,8 +16,8 @@ Deliveries/s move by ±10% between runs of the same code on this machine; a coun
 move with the machine's load. It tells whether one post asks more of Redis than another, not
 how fast either runs, and it leaves out the Python process's side.
 
-A timeline's pending list folds into it once in PENDING_FOLD deliveries, and a fold is more
-than half of what deliveries cost. A side's timelines, made together and given the same posts,
+A timeline's pending list folds into it once in PENDING_FOLD deliveries, and its fold is about
+half of what a delivery costs. A side's timelines, made together and given the same posts,
 would all fold at the same post, one post in 32 costing some 30 times the others, and each
 run's fold post moves by a third (the Lua heap's collections and the allocator's size
 classes, crossed by every timeline at once). So the timelines' phases are spread first
