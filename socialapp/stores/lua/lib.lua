@@ -258,6 +258,13 @@ local function newest_of(d, h)
   return (d and #d > 0) and d or h
 end
 
+-- An empty timeline not yet written (floor and index to save). Every timeline's 'd' and 'h' are
+-- its head's two fields as read, '' here: bucket_of() makes the head's bucket (id 0) of them.
+local function new_timeline(key, floor)
+  return {key = key, floor = floor, n = 0, ids = {}, lows = {}, buckets = {}, gone = {},
+    changed = {}, floor_changed = true, index_changed = true, d = '', h = ''}
+end
+
 local function load(key)
   local found = redis.pcall('HMGET', key, 'f', 'n', 'x', 'h', 'd', 'p')
   if found.err then  -- the old encoding: a sorted set of text members
@@ -269,11 +276,9 @@ local function load(key)
       else entries[#entries + 1] = entry_of(members[i]) end
     end
     if not floor then return nil end
-    local t = {key = key, floor = floor, n = 0, ids = {}, lows = {}, buckets = {},
-      gone = {}, changed = {}}
+    local t = new_timeline(key, floor)
     table.sort(entries, function(a, b) return a[1] > b[1] end)
     rewrite(t, entries)
-    t.floor_changed, t.index_changed = true, true
     if ttl > 0 then t.ttl = ttl end
     return t
   end
@@ -303,7 +308,7 @@ end
 local function bucket_of(t, i)
   local id = t.ids[i]
   if not t.buckets[id] then
-    if id == 0 then t.buckets[0] = (t.d or '') .. (t.h or '')
+    if id == 0 then t.buckets[0] = t.d .. t.h
     else t.buckets[id] = redis.call('HGET', t.key, tostring(id)) or '' end
   end
   return t.buckets[id]
@@ -450,11 +455,6 @@ local function save(t)
   if t.folded then redis.call('LTRIM', pending_of(t.key), -1, -1) end  -- the sentinel stays
 end
 
-local function new_timeline(key, floor)
-  return {key = key, floor = floor, n = 0, ids = {}, lows = {}, buckets = {}, gone = {},
-    changed = {}, floor_changed = true, index_changed = true}
-end
-
 -- The bucket that holds (or would hold) post id ``post``.
 local function locate(t, post)
   for i = 1, #t.ids do
@@ -581,7 +581,8 @@ end
 -- the oldest, which the newer entries never are until the older are gone), then cut at
 -- once. ``width``: the bytes every entry folded in must take (a tagged set's), or nil; false,
 -- and nothing folded, when one does not (pushed by a server of the previous form): told by
--- the entries' total length, no look at each.
+-- the entries' total length, no look at each. Only load() calls it, before anything has made
+-- the head's bucket: so 't.d' is the head's newest records, and stays so while no one does.
 fold = function(t, pending, width)
   local cap, last, floor = tonumber(pending[#pending]), #pending - 1, t.floor
   local finite = floor ~= math.huge
